@@ -1,0 +1,37 @@
+"""Errors of the constructs-fifo runtime: one base class, narrow subclasses."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "ConstructsFifoRuntimeError",
+    "MalformedJobError",
+    "PermanentJobError",
+]
+
+
+class ConstructsFifoRuntimeError(Exception):
+    """Base class of every error the runtime raises."""
+
+
+class ConfigurationError(ConstructsFifoRuntimeError):
+    """The function's environment is missing or wrong (handler, table name, numbers)."""
+
+
+class PermanentJobError(ConstructsFifoRuntimeError):
+    """Raise from a job function when retrying cannot help.
+
+    The claim is marked ``FAILED`` with the error, the record is reported failed without a backoff
+    and reaches the dead-letter queue once its receive count passes ``maxReceiveCount``.
+
+    Examples
+    --------
+    >>> from constructs_fifo.runtime import PermanentJobError
+    >>> def handle(job, context):
+    ...     if "diff" not in job.payload:
+    ...         raise PermanentJobError("apply_patch needs payload.diff")
+    """
+
+
+class MalformedJobError(PermanentJobError):
+    """The record's body is not a JSON object with a string ``jobId`` (and ``type``)."""
