@@ -1,0 +1,47 @@
+# constructs-fifo: every command works on a fresh clone; nothing is installed globally.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+NODE_BIN := $(CURDIR)/node_modules/.bin
+
+export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export CDK_DISABLE_VERSION_CHECK := 1
+
+.PHONY: setup lint typecheck test test-fast synth bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(VENV)/.installed node_modules/.installed
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+test: lint typecheck
+	$(BIN)/pytest
+
+test-fast: setup
+	$(BIN)/pytest -m "not e2e"
+
+synth: setup
+	cdk synth --quiet
+
+bench: setup
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build
