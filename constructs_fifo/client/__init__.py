@@ -1,0 +1,44 @@
+"""The producer side: send jobs to an ``OrderedAgentQueue``'s FIFO queue.
+
+Examples
+--------
+>>> from constructs_fifo.client import JobMessage, JobProducer
+>>> producer = JobProducer(queue_url)  # doctest: +SKIP
+>>> producer.send_batch([JobMessage("j-1", "apply_patch", {"diff": "..."}, group="ws#1")])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from constructs_fifo.client.errors import (
+    BatchSendError,
+    FailedEntry,
+    InvalidJobError,
+    ProducerError,
+    SendFailedError,
+)
+from constructs_fifo.client.producer import (
+    MAX_BATCH_ENTRIES,
+    MAX_ID_LENGTH,
+    MAX_MESSAGE_BYTES,
+    JobMessage,
+    JobProducer,
+    SendResult,
+    build_body,
+    validate_job,
+)
+
+__all__ = [
+    "MAX_BATCH_ENTRIES",
+    "MAX_ID_LENGTH",
+    "MAX_MESSAGE_BYTES",
+    "BatchSendError",
+    "FailedEntry",
+    "InvalidJobError",
+    "JobMessage",
+    "JobProducer",
+    "ProducerError",
+    "SendFailedError",
+    "SendResult",
+    "build_body",
+    "validate_job",
+]

@@ -1,0 +1,387 @@
+"""Send jobs to an ``OrderedAgentQueue``: the message envelope, validation, batching and retries.
+
+The body of every message is the JSON envelope the runtime reads::
+
+    {"jobId": "...", "type": "...", "payload": {...}}
+
+The message group id orders jobs (one group per workspace, e.g. ``ws#42``); the deduplication id
+defaults to the job id, so a producer that retries a send after a timeout does not enqueue the job
+twice (SQS drops a repeated deduplication id for 5 minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import boto3
+from botocore.exceptions import ClientError
+
+from constructs_fifo.client.errors import (
+    BatchSendError,
+    FailedEntry,
+    InvalidJobError,
+    SendFailedError,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
+
+__all__ = [
+    "MAX_BATCH_ENTRIES",
+    "MAX_ID_LENGTH",
+    "MAX_MESSAGE_BYTES",
+    "RETRYABLE_ERROR_CODES",
+    "JobMessage",
+    "JobProducer",
+    "SendResult",
+    "build_body",
+    "validate_job",
+]
+
+#: SQS quota: the largest message (and the largest SendMessageBatch request), 1 MiB.
+MAX_MESSAGE_BYTES: Final = 1024 * 1024
+#: SQS quota: entries in one SendMessageBatch.
+MAX_BATCH_ENTRIES: Final = 10
+#: SQS quota: length of MessageGroupId and MessageDeduplicationId.
+MAX_ID_LENGTH: Final = 128
+#: Batch entry error codes worth retrying (the service's side, not the request's).
+RETRYABLE_ERROR_CODES: Final = frozenset(
+    {
+        "InternalError",
+        "InternalFailure",
+        "ServiceUnavailable",
+        "RequestThrottled",
+        "ThrottlingException",
+        "Throttling",
+        "KmsThrottled",
+        "KMS.ThrottlingException",
+    }
+)
+
+_ID_PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_ID_PATTERN: Final = re.compile("[A-Za-z0-9" + re.escape(_ID_PUNCTUATION) + "]+")
+_ID_RULE: Final = f"1 to {MAX_ID_LENGTH} characters, each a letter, a digit or one of {_ID_PUNCTUATION}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobMessage:
+    """One job to send.
+
+    Attributes
+    ----------
+    job_id:
+        The job's id: the key of its claim, unique per job, stable across resends.
+    job_type:
+        What the job does, e.g. ``apply_patch``.
+    payload:
+        Any JSON-serialisable value.
+    group:
+        The message group id: jobs of one group run one at a time, in send order.
+    deduplication_id:
+        Defaults to ``job_id``.
+    """
+
+    job_id: str
+    job_type: str
+    payload: Any
+    group: str
+    deduplication_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    """What SQS answered for one accepted job.
+
+    A send that SQS deduplicated is accepted too (and not delivered a second time).
+    """
+
+    message_id: str
+    sequence_number: str | None
+    job_id: str
+
+
+def build_body(job: JobMessage) -> str:
+    """Return the JSON envelope of ``job``: ``{"jobId", "type", "payload"}``.
+
+    Raises
+    ------
+    InvalidJobError
+        The payload is not JSON-serialisable.
+    """
+    try:
+        return json.dumps(
+            {"jobId": job.job_id, "type": job.job_type, "payload": job.payload},
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidJobError(
+            f"job {job.job_id!r}: payload is not JSON-serialisable ({exc}); the body must be JSON. "
+            "Fix: pass only dicts, lists, strings, numbers, booleans and None (finite numbers)."
+        ) from exc
+
+
+def _check_id(job_id: str, field: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidJobError(
+            f"job {job_id!r}: {field} {value!r} is not allowed: it must be a non-empty string of {_ID_RULE}. "
+            f"Fix: pass a non-empty {field}."
+        )
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidJobError(
+            f"job {job_id!r}: {field} {value[:40]!r}... is {len(value)} characters long; SQS allows "
+            f"{_ID_RULE}. Fix: shorten it, e.g. to a hash of the value."
+        )
+    if not _ID_PATTERN.fullmatch(value):
+        bad = sorted({c for c in value if not _ID_PATTERN.fullmatch(c)})
+        raise InvalidJobError(
+            f"job {job_id!r}: {field} {value!r} contains {''.join(bad)!r}; SQS allows {_ID_RULE}. "
+            "Fix: replace those characters (spaces and non-ASCII letters are not allowed)."
+        )
+
+
+def validate_job(job: JobMessage) -> str:
+    """Check ``job`` against SQS's rules and return its body.
+
+    Parameters
+    ----------
+    job:
+        The job to check.
+
+    Returns
+    -------
+    str
+        The JSON body to send.
+
+    Raises
+    ------
+    InvalidJobError
+        The job id, type, group id, deduplication id or body size breaks a rule; the message names the
+        value, the rule and the fix.
+
+    Examples
+    --------
+    >>> validate_job(JobMessage("j-1", "run_tests", {}, group="ws#1"))
+    '{"jobId":"j-1","type":"run_tests","payload":{}}'
+    """
+    if not isinstance(job.job_id, str) or not job.job_id:
+        raise InvalidJobError(
+            f"job_id {job.job_id!r} is not allowed: it must be a non-empty string. "
+            "Fix: give every job a unique, stable id."
+        )
+    if not isinstance(job.job_type, str) or not job.job_type:
+        raise InvalidJobError(
+            f"job {job.job_id!r}: job_type {job.job_type!r} is not allowed: it must be a non-empty string. "
+            "Fix: name what the job does, e.g. 'apply_patch'."
+        )
+    _check_id(job.job_id, "group", job.group)
+    dedup = job.job_id if job.deduplication_id is None else job.deduplication_id
+    _check_id(job.job_id, "deduplication_id", dedup)
+    body = build_body(job)
+    size = len(body.encode("utf-8"))
+    if size > MAX_MESSAGE_BYTES:
+        raise InvalidJobError(
+            f"job {job.job_id!r}: body is {size} bytes; SQS allows at most {MAX_MESSAGE_BYTES} bytes "
+            "(1 MiB). "
+            "Fix: store the large part elsewhere (e.g. S3) and send a reference to it in the payload."
+        )
+    return body
+
+
+class JobProducer:
+    """Send jobs to a FIFO queue of an ``OrderedAgentQueue``.
+
+    Parameters
+    ----------
+    queue_url:
+        The queue's URL (the stack output ``QueueUrl``).
+    sqs_client:
+        A boto3 SQS client; by default ``boto3.client("sqs")`` (which honours ``AWS_ENDPOINT_URL``).
+    max_attempts:
+        How many times a batch entry that failed with a retryable error is tried in all.
+    backoff_seconds:
+        First delay between attempts; doubles every attempt.
+    sleep:
+        Injectable for tests.
+
+    Examples
+    --------
+    >>> producer = JobProducer(queue_url)  # doctest: +SKIP
+    >>> producer.send("job-1", "apply_patch", {"diff": "..."}, group="ws#42")  # doctest: +SKIP
+    SendResult(message_id='...', sequence_number='...', job_id='job-1')
+    """
+
+    def __init__(
+        self,
+        queue_url: str,
+        *,
+        sqs_client: SQSClient | None = None,
+        max_attempts: int = 5,
+        backoff_seconds: float = 0.1,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not queue_url.endswith(".fifo"):
+            raise InvalidJobError(
+                f"queue_url {queue_url!r} is not a FIFO queue: its name must end in '.fifo'. "
+                "Fix: pass the QueueUrl output of the stack that holds the OrderedAgentQueue."
+            )
+        if max_attempts < 1:
+            raise InvalidJobError(f"max_attempts {max_attempts!r} must be at least 1. Fix: pass 1 or more.")
+        self.queue_url = queue_url
+        self._sqs: SQSClient = sqs_client if sqs_client is not None else boto3.client("sqs")
+        self._max_attempts = max_attempts
+        self._backoff_seconds = backoff_seconds
+        self._sleep = sleep
+
+    def send(
+        self,
+        job_id: str,
+        job_type: str,
+        payload: Any,
+        *,
+        group: str,
+        deduplication_id: str | None = None,
+    ) -> SendResult:
+        """Send one job.
+
+        Raises
+        ------
+        InvalidJobError
+            The job breaks an SQS rule (nothing was sent).
+        SendFailedError
+            SQS refused the send (after botocore's own retries); the cause is chained.
+        """
+        job = JobMessage(job_id, job_type, payload, group, deduplication_id)
+        body = validate_job(job)
+        try:
+            response = self._sqs.send_message(
+                QueueUrl=self.queue_url,
+                MessageBody=body,
+                MessageGroupId=job.group,
+                MessageDeduplicationId=job.deduplication_id or job.job_id,
+            )
+        except ClientError as exc:
+            raise SendFailedError(
+                f"job {job_id!r} was not sent to {self.queue_url}: {exc}. Fix the cause and send it again "
+                "with the same job id (its deduplication id keeps a resend from being delivered twice)."
+            ) from exc
+        return SendResult(response["MessageId"], response.get("SequenceNumber"), job_id)
+
+    def send_batch(self, jobs: Sequence[JobMessage]) -> list[SendResult]:
+        """Send many jobs, in order, in SendMessageBatch calls of at most 10 entries and 1 MiB.
+
+        Every job is validated before the first call. Entries that fail with a retryable error
+        (throttling, internal errors) are sent again with a backoff, still in their order; any other
+        failure raises.
+
+        Returns
+        -------
+        list[SendResult]
+            One result per job, in the order of ``jobs``.
+
+        Raises
+        ------
+        InvalidJobError
+            A job breaks an SQS rule (nothing was sent).
+        BatchSendError
+            Some jobs were not sent; it lists them and the results of those that were.
+        """
+        bodies = [validate_job(job) for job in jobs]
+        results: list[SendResult | None] = [None] * len(jobs)
+        failed: list[FailedEntry] = []
+        for chunk in self._chunks(bodies):
+            failed.extend(self._send_chunk(jobs, bodies, chunk, results))
+            if failed:
+                # Later jobs may belong to the same groups: sending them would overtake the failed ones.
+                break
+        succeeded = [r for r in results if r is not None]
+        if failed:
+            sent = {r.job_id for r in succeeded}
+            failed_ids = {f.job_id for f in failed}
+            unsent = [
+                FailedEntry(job.job_id, "NotAttempted", "not sent after an earlier failure", False)
+                for job in jobs
+                if job.job_id not in sent and job.job_id not in failed_ids
+            ]
+            raise BatchSendError(failed + unsent, succeeded)
+        return succeeded
+
+    @staticmethod
+    def _chunks(bodies: Sequence[str]) -> list[list[int]]:
+        chunks: list[list[int]] = []
+        current: list[int] = []
+        size = 0
+        for index, body in enumerate(bodies):
+            body_size = len(body.encode("utf-8"))
+            if current and (len(current) == MAX_BATCH_ENTRIES or size + body_size > MAX_MESSAGE_BYTES):
+                chunks.append(current)
+                current, size = [], 0
+            current.append(index)
+            size += body_size
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _send_chunk(
+        self,
+        jobs: Sequence[JobMessage],
+        bodies: Sequence[str],
+        chunk: list[int],
+        results: list[SendResult | None],
+    ) -> list[FailedEntry]:
+        pending = list(chunk)
+        for attempt in range(1, self._max_attempts + 1):
+            entries: list[SendMessageBatchRequestEntryTypeDef] = [
+                {
+                    "Id": str(index),
+                    "MessageBody": bodies[index],
+                    "MessageGroupId": jobs[index].group,
+                    "MessageDeduplicationId": jobs[index].deduplication_id or jobs[index].job_id,
+                }
+                for index in pending
+            ]
+            try:
+                response = self._sqs.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "ClientError")
+                message = exc.response.get("Error", {}).get("Message", str(exc))
+                if code in RETRYABLE_ERROR_CODES and attempt < self._max_attempts:
+                    self._sleep(self._backoff_seconds * 2 ** (attempt - 1))
+                    continue
+                return [FailedEntry(jobs[i].job_id, code, message, True) for i in pending]
+            for ok in response.get("Successful", []):
+                index = int(ok["Id"])
+                results[index] = SendResult(ok["MessageId"], ok.get("SequenceNumber"), jobs[index].job_id)
+            retry: list[int] = []
+            retry_entries: list[FailedEntry] = []
+            final: list[FailedEntry] = []
+            for bad in response.get("Failed", []):
+                index = int(bad["Id"])
+                entry = FailedEntry(
+                    jobs[index].job_id,
+                    bad.get("Code", ""),
+                    bad.get("Message", ""),
+                    bad.get("SenderFault", True),
+                )
+                if (bad.get("Code") in RETRYABLE_ERROR_CODES or not entry.sender_fault) and (
+                    attempt < self._max_attempts
+                ):
+                    retry.append(index)
+                    retry_entries.append(entry)
+                else:
+                    final.append(entry)
+            if final:
+                # Not retrying the retryable ones either: they may be later jobs of a failed group.
+                return final + retry_entries
+            if not retry:
+                return []
+            pending = sorted(retry)
+            self._sleep(self._backoff_seconds * 2 ** (attempt - 1))
+        return []  # pragma: no cover - the loop always returns
