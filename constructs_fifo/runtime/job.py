@@ -1,0 +1,141 @@
+"""The job envelope: turning one SQS record into a :class:`Job`.
+
+The body is JSON ``{"jobId": str, "type": str, "payload": <any JSON>, ...}``; the group is the
+record's ``MessageGroupId`` and the attempt its ``ApproximateReceiveCount``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.exceptions import MalformedJobError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["Job", "parse_record", "record_attempt", "record_group", "record_message_id"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job, as the user's ``handle(job, context)`` receives it.
+
+    Attributes
+    ----------
+    id : str
+        The ``jobId`` of the body: the idempotency key of the claim table.
+    group : str
+        The record's ``MessageGroupId`` (jobs of one group run in order).
+    type : str
+        The ``type`` of the body, e.g. ``"apply_patch"``.
+    payload : Any
+        The ``payload`` of the body (``{}`` when the body has none).
+    attempt : int
+        The record's ``ApproximateReceiveCount``: 1 on the first delivery.
+    message_id : str
+        The SQS ``messageId`` of this delivery.
+    body : dict
+        The whole decoded body, for fields beyond the envelope.
+
+    Examples
+    --------
+    >>> def handle(job: Job, context: object) -> None:
+    ...     if job.type == "apply_patch":
+    ...         print(job.id, job.group, job.payload["diff"])
+    """
+
+    id: str
+    group: str
+    type: str
+    payload: Any
+    attempt: int
+    message_id: str
+    body: dict[str, Any] = field(repr=False)
+
+
+def record_message_id(record: SQSRecord) -> str:
+    """Return the record's ``messageId`` (``""`` when Lambda sent none, which it never does)."""
+    return str(record.get("messageId", ""))
+
+
+def record_group(record: SQSRecord) -> str:
+    """Return the record's ``MessageGroupId``.
+
+    A record without one (not from a FIFO queue) is its own group: it is keyed by its
+    ``messageId``, so a failure there never holds back unrelated records.
+    """
+    group = record.get("attributes", {}).get("MessageGroupId")
+    return group if group else f"message#{record_message_id(record)}"
+
+
+def record_attempt(record: SQSRecord) -> int:
+    """Return the record's ``ApproximateReceiveCount`` as an int (1 when missing or unreadable)."""
+    raw = record.get("attributes", {}).get("ApproximateReceiveCount", "1")
+    try:
+        return max(1, int(raw))
+    except (TypeError, ValueError):
+        return 1
+
+
+def parse_record(record: SQSRecord) -> Job:
+    """Decode one SQS record into a :class:`Job`.
+
+    Parameters
+    ----------
+    record : SQSRecord
+        A record of the Lambda SQS event.
+
+    Returns
+    -------
+    Job
+        The decoded job.
+
+    Raises
+    ------
+    MalformedJobError
+        The body is not JSON, not a JSON object, has no string ``jobId`` or no string ``type``.
+        Decoding is deterministic, so this failure is permanent.
+
+    Examples
+    --------
+    >>> job = parse_record({"messageId": "m1", "body": '{"jobId": "j1", "type": "run_tests"}',
+    ...                     "attributes": {"MessageGroupId": "ws#1", "ApproximateReceiveCount": "2"}})
+    >>> (job.id, job.group, job.type, job.payload, job.attempt)
+    ('j1', 'ws#1', 'run_tests', {}, 2)
+    """
+    message_id = record_message_id(record)
+    raw = record.get("body", "")
+    hint = 'the body must be a JSON object like {"jobId": "...", "type": "...", "payload": {...}}'
+    try:
+        body = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        preview = str(raw)[:80]
+        raise MalformedJobError(
+            f"message {message_id}: body {preview!r} is not JSON ({exc}); {hint}"
+        ) from None
+    if not isinstance(body, dict):
+        raise MalformedJobError(
+            f"message {message_id}: body is a JSON {type(body).__name__}, not an object; {hint}"
+        )
+    job_id = body.get("jobId")
+    if not isinstance(job_id, str) or not job_id:
+        raise MalformedJobError(
+            f"message {message_id}: jobId is {job_id!r}, it must be a non-empty string; {hint}"
+        )
+    job_type = body.get("type")
+    if not isinstance(job_type, str) or not job_type:
+        raise MalformedJobError(
+            f"message {message_id} (jobId {job_id!r}): type is {job_type!r}, it must be a non-empty "
+            f"string; {hint}"
+        )
+    return Job(
+        id=job_id,
+        group=record_group(record),
+        type=job_type,
+        payload=body.get("payload", {}),
+        attempt=record_attempt(record),
+        message_id=message_id,
+        body=body,
+    )
