@@ -1,0 +1,133 @@
+"""The Lambda handler the construct configures: ``constructs_fifo.runtime.entrypoint.handler``.
+
+Per container (cold start) it reads :class:`~constructs_fifo.runtime.config.RuntimeConfig` from the
+environment, creates the boto3 clients and imports the user's ``module.function`` once; every
+invocation then only processes its batch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.backoff import VisibilityChanger
+from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.config import RuntimeConfig
+from constructs_fifo.runtime.constants import ENV_USER_HANDLER
+from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
+from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.types import BatchResponse
+
+__all__ = ["build_processor", "handler", "load_user_handler", "reset"]
+
+_processor: OrderedBatchProcessor | None = None
+
+
+def handler(event: dict[str, Any], context: Any) -> BatchResponse:
+    """Lambda entry point: process one SQS FIFO batch with the user's job function.
+
+    Raises
+    ------
+    ConfigurationError
+        On the first invocation of a container whose environment is wrong (the message names the
+        variable, the value and the fix). Job failures never raise; they are reported per record.
+    """
+    global _processor  # noqa: PLW0603 - one processor per container, built on first use
+    if _processor is None:
+        _processor = build_processor()
+    return _processor.process(event, context)
+
+
+def reset() -> None:
+    """Forget the cached processor (tests, or a caller that changed the environment)."""
+    global _processor  # noqa: PLW0603
+    _processor = None
+
+
+def build_processor(
+    config: RuntimeConfig | None = None,
+    *,
+    dynamodb_client: Any = None,
+    sqs_client: Any = None,
+    job_handler: JobHandler | None = None,
+    logger: JobLogger | None = None,
+) -> OrderedBatchProcessor:
+    """Build the processor from the configuration; every part can be injected.
+
+    Parameters
+    ----------
+    config : RuntimeConfig, optional
+        Default: :meth:`RuntimeConfig.from_env`.
+    dynamodb_client, sqs_client : boto3 clients, optional
+        Default: new clients from boto3's default session.
+    job_handler : JobHandler, optional
+        Default: the function named by ``config.user_handler``.
+    logger : JobLogger, optional
+        Default: EMF lines on stdout in the configured namespace.
+    """
+    cfg = config if config is not None else RuntimeConfig.from_env()
+    user_fn = job_handler if job_handler is not None else load_user_handler(cfg.user_handler or "")
+    if dynamodb_client is None or sqs_client is None:
+        import boto3  # noqa: PLC0415 - only when no client was injected
+
+        dynamodb_client = dynamodb_client or boto3.client("dynamodb")
+        sqs_client = sqs_client or boto3.client("sqs")
+    log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
+    return OrderedBatchProcessor(
+        handler=user_fn,
+        claims=ClaimStore(cfg.claim_table, dynamodb_client, ttl_seconds=cfg.claim_ttl_seconds),
+        visibility=VisibilityChanger(sqs_client, cfg.queue_url, on_error=log.event),
+        logger=log,
+        backoff_base_seconds=cfg.backoff_base_seconds,
+        visibility_timeout_seconds=cfg.visibility_timeout_seconds,
+        queue_name=queue_name_from_arn(cfg.queue_url),
+    )
+
+
+def load_user_handler(spec: str) -> JobHandler:
+    """Import the user's job function from ``module.function`` (``pkg.module.function`` works too).
+
+    Raises
+    ------
+    ConfigurationError
+        ``spec`` is not ``module.function``, the module cannot be imported, or the attribute is
+        missing or not callable.
+
+    Examples
+    --------
+    >>> load_user_handler("json.dumps")({"a": 1})
+    '{"a": 1}'
+    """
+    module_name, _, function_name = spec.strip().rpartition(".")
+    if (
+        not module_name
+        or not function_name
+        or not all(part.isidentifier() for part in (*module_name.split("."), function_name))
+    ):
+        raise ConfigurationError(
+            f"{ENV_USER_HANDLER}={spec!r} is not 'module.function': name the module and the job "
+            "function in it, e.g. 'agent_worker.handle' (set OrderedAgentQueue's handler prop)"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"{ENV_USER_HANDLER}={spec!r}: module {module_name!r} cannot be imported ({exc}); ship it "
+            "at the top level of the function's code asset or fix the handler name"
+        ) from exc
+    function = getattr(module, function_name, None)
+    if function is None:
+        raise ConfigurationError(
+            f"{ENV_USER_HANDLER}={spec!r}: module {module_name!r} has no attribute {function_name!r}; "
+            "define it as 'def handle(job, context)' or fix the handler name"
+        )
+    if not callable(function):
+        raise ConfigurationError(
+            f"{ENV_USER_HANDLER}={spec!r}: {module_name}.{function_name} is a "
+            f"{type(function).__name__}, not a function; it must be callable as handle(job, context)"
+        )
+    user_fn: JobHandler = function
+    return user_fn
