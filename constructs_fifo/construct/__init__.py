@@ -1,0 +1,22 @@
+"""The CDK side of constructs-fifo: :class:`OrderedAgentQueue` and its errors.
+
+Never imported by the Lambda runtime (the function's asset does not even contain this package).
+"""
+
+from __future__ import annotations
+
+from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
+from constructs_fifo.construct.validation import (
+    WARNING_MAX_RECEIVE_COUNT_ONE,
+    WARNING_VISIBILITY_TIMEOUT,
+    ConstructsFifoError,
+    InvalidPropsError,
+)
+
+__all__ = [
+    "WARNING_MAX_RECEIVE_COUNT_ONE",
+    "WARNING_VISIBILITY_TIMEOUT",
+    "ConstructsFifoError",
+    "InvalidPropsError",
+    "OrderedAgentQueue",
+]

@@ -1,0 +1,93 @@
+"""Every default of :class:`~constructs_fifo.construct.OrderedAgentQueue`, in one place.
+
+The construct's signature, its validation and ``docs/construct.md`` all read from here, so a default
+is changed once.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+
+from constructs_fifo.runtime.constants import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_METRICS_NAMESPACE,
+)
+
+__all__ = [
+    "AGE_ALARM_THRESHOLD",
+    "ALARM_EVALUATION_PERIODS",
+    "ALARM_PERIOD",
+    "BACKOFF_BASE",
+    "BATCH_SIZE",
+    "BATCH_SIZE_MAX",
+    "BATCH_SIZE_MIN",
+    "CLAIM_TTL",
+    "CONTENT_BASED_DEDUPLICATION",
+    "DLQ_RETENTION",
+    "FUNCTION_RUNTIME",
+    "LOG_RETENTION",
+    "MAX_CONCURRENCY_MAX",
+    "MAX_CONCURRENCY_MIN",
+    "MAX_QUEUE_NAME_LENGTH",
+    "MAX_RECEIVE_COUNT",
+    "MAX_RECEIVE_COUNT_MIN",
+    "MEMORY_SIZE",
+    "MEMORY_SIZE_MAX",
+    "MEMORY_SIZE_MIN",
+    "METRICS_NAMESPACE",
+    "RESERVED_CONCURRENCY",
+    "TABLE_REMOVAL_POLICY",
+    "TIMEOUT",
+    "VISIBILITY_TIMEOUT_FACTOR",
+]
+
+# --- event source mapping -----------------------------------------------------------------------
+#: Records per batch; FIFO event source mappings accept 1 to 10.
+BATCH_SIZE: Final = 10
+BATCH_SIZE_MIN: Final = 1
+BATCH_SIZE_MAX: Final = 10
+#: Bounds of the mapping's ``ScalingConfig.MaximumConcurrency`` (AWS API_ScalingConfig).
+MAX_CONCURRENCY_MIN: Final = 2
+MAX_CONCURRENCY_MAX: Final = 1000
+
+# --- queues -------------------------------------------------------------------------------------------
+#: Receives before a message moves to the dead-letter queue.
+MAX_RECEIVE_COUNT: Final = 5
+MAX_RECEIVE_COUNT_MIN: Final = 1
+#: AWS guidance: the queue's visibility timeout is at least 6 x the function timeout.
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+#: How long the dead-letter queue keeps a message: the SQS maximum.
+DLQ_RETENTION: Final = Duration.days(14)
+CONTENT_BASED_DEDUPLICATION: Final = False
+#: SQS queue names are at most 80 characters, ``.fifo`` included.
+MAX_QUEUE_NAME_LENGTH: Final = 80
+
+# --- function --------------------------------------------------------------------------------------
+#: The newest Python runtime in aws-cdk-lib 2.275. ``Runtime.determine_latest_python_runtime`` answers
+#: the newest runtime available in *every* region (3.13 here), which cdk-nag's AwsSolutions-L1 flags.
+FUNCTION_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
+TIMEOUT: Final = Duration.minutes(2)
+RESERVED_CONCURRENCY: Final = 10
+#: Megabytes; more than Lambda's 128 MB default (Serverless-LambdaDefaultMemorySize) for boto3's import.
+MEMORY_SIZE: Final = 256
+MEMORY_SIZE_MIN: Final = 128
+MEMORY_SIZE_MAX: Final = 10240
+LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
+
+# --- runtime settings written into the function's environment --------------------------------------
+CLAIM_TTL: Final = Duration.seconds(DEFAULT_CLAIM_TTL_SECONDS)
+BACKOFF_BASE: Final = Duration.seconds(DEFAULT_BACKOFF_BASE_SECONDS)
+METRICS_NAMESPACE: Final = DEFAULT_METRICS_NAMESPACE
+
+# --- claim table ------------------------------------------------------------------------------------
+TABLE_REMOVAL_POLICY: Final = RemovalPolicy.RETAIN
+
+# --- alarms -------------------------------------------------------------------------------------------
+AGE_ALARM_THRESHOLD: Final = Duration.minutes(5)
+ALARM_PERIOD: Final = Duration.minutes(1)
+ALARM_EVALUATION_PERIODS: Final = 1

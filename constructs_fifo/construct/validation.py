@@ -1,0 +1,309 @@
+"""Validation of :class:`~constructs_fifo.construct.OrderedAgentQueue` props.
+
+Three levels, as in the AWS CDK's own constructs:
+
+- invalid input: every problem of one call is collected and raised together as one
+  :class:`InvalidPropsError` (a :class:`ValueError`), each message naming the prop, its value, the
+  rule and the fix;
+- valid but risky input: a CDK warning with an id (``Annotations.add_warning_v2``);
+- unresolved tokens (values only known at deploy time) are not validated.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import Annotations, Duration, Token
+from aws_cdk import aws_lambda as lambda_
+from constructs import IConstruct
+
+from constructs_fifo.construct import defaults
+
+__all__ = [
+    "RESERVED_PACKAGE",
+    "WARNING_MAX_RECEIVE_COUNT_ONE",
+    "WARNING_VISIBILITY_TIMEOUT",
+    "ConstructsFifoError",
+    "InvalidPropsError",
+    "Props",
+    "check_code",
+    "check_environment",
+    "check_props",
+    "raise_if_any",
+    "warn_risky",
+]
+
+#: The top-level package the construct adds to the function's asset; a user asset may not hold one.
+RESERVED_PACKAGE = "constructs_fifo"
+#: Warning ids, for ``Validations.of(scope).acknowledge(id=...)``.
+WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
+WARNING_MAX_RECEIVE_COUNT_ONE = "constructs-fifo:maxReceiveCountOne"
+
+#: Lambda's function timeout limit and SQS's visibility timeout limit, in seconds.
+_MAX_FUNCTION_TIMEOUT_SECONDS = 900
+_MAX_VISIBILITY_TIMEOUT_SECONDS = 43_200
+
+
+class ConstructsFifoError(Exception):
+    """Base class of every error the constructs-fifo construct raises."""
+
+
+class InvalidPropsError(ConstructsFifoError, ValueError):
+    """One or more props of an :class:`OrderedAgentQueue` are invalid; the message lists them all."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        header = f"OrderedAgentQueue: {len(problems)} invalid prop(s):"
+        super().__init__("\n".join([header, *(f"- {p}" for p in problems)]))
+
+
+@dataclass(frozen=True)
+class Props:
+    """The props that are checked by value (codes and environment are checked separately)."""
+
+    handler: str
+    batch_size: int | float
+    max_receive_count: int | float
+    timeout: Duration
+    visibility_timeout: Duration
+    reserved_concurrency: int | float
+    max_concurrency: int | float | None
+    claim_ttl: Duration
+    age_alarm_threshold: Duration
+    memory_size: int | float
+    backoff_base: Duration
+
+
+def _resolved_number(value: int | float | None) -> bool:
+    return value is not None and not Token.is_unresolved(value)
+
+
+def _seconds(value: Duration) -> float | None:
+    """The duration in seconds, or None when it is an unresolved token."""
+    if value.is_unresolved():
+        return None
+    return float(value.to_seconds(integral=False))
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+def _check_range(name: str, value: int | float | None, low: int, high: int, why: str) -> list[str]:
+    if not _resolved_number(value) or value is None:
+        return []
+    if low <= value <= high:
+        return []
+    return [
+        f"{name}={value:g} is out of range: {why} it must be between {low} and {high} inclusive; "
+        f"pass {name} from {low} to {high}."
+    ]
+
+
+def _check_handler(handler: str) -> list[str]:
+    if Token.is_unresolved(handler):
+        return []
+    parts = handler.split(".")
+    if len(parts) >= 2 and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        return []
+    return [
+        f"handler={handler!r} is not 'module.function': it must be a module path of Python "
+        "identifiers (dots allowed) and a function name, separated by a dot; pass e.g. "
+        "handler='agent_worker.handle' for handle() in agent_worker.py at the root of code."
+    ]
+
+
+def _check_positive(name: str, value: Duration, example: str) -> list[str]:
+    seconds = _seconds(value)
+    if seconds is None or seconds >= 1:
+        return []
+    return [
+        f"{name}={_fmt(seconds)} is shorter than 1 second: it must be positive and is used in whole "
+        f"seconds; pass a Duration of at least 1 second, e.g. {example}."
+    ]
+
+
+def check_props(props: Props) -> list[str]:
+    """Collect every problem of ``props``.
+
+    Parameters
+    ----------
+    props
+        The values to check. Unresolved tokens are skipped.
+
+    Returns
+    -------
+    list of str
+        One message per problem, each naming the prop, its value, the rule and the fix; empty when
+        every prop is valid.
+    """
+    problems: list[str] = []
+    problems += _check_handler(props.handler)
+    problems += _check_range(
+        "batch_size",
+        props.batch_size,
+        defaults.BATCH_SIZE_MIN,
+        defaults.BATCH_SIZE_MAX,
+        "an SQS FIFO event source takes at most 10 records per batch, so",
+    )
+    if _resolved_number(props.max_receive_count) and props.max_receive_count < defaults.MAX_RECEIVE_COUNT_MIN:
+        problems.append(
+            f"max_receive_count={props.max_receive_count:g} is less than 1: a message must be received "
+            f"at least once before it moves to the dead-letter queue; pass max_receive_count >= 1 "
+            f"(default {defaults.MAX_RECEIVE_COUNT})."
+        )
+    timeout = _seconds(props.timeout)
+    visibility = _seconds(props.visibility_timeout)
+    if timeout is not None and not 1 <= timeout <= _MAX_FUNCTION_TIMEOUT_SECONDS:
+        problems.append(
+            f"timeout={_fmt(timeout)} is out of range: a Lambda function timeout must be between 1 second "
+            "and 15 minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15)."
+        )
+    if timeout is not None and visibility is not None and visibility < timeout:
+        problems.append(
+            f"visibility_timeout={_fmt(visibility)} is shorter than timeout={_fmt(timeout)}: Lambda "
+            "rejects an SQS event source whose function timeout exceeds the queue's visibility timeout; "
+            f"pass visibility_timeout >= timeout (AWS recommends 6 x timeout = "
+            f"{_fmt(timeout * defaults.VISIBILITY_TIMEOUT_FACTOR)}), or omit it for that default."
+        )
+    if visibility is not None and visibility > _MAX_VISIBILITY_TIMEOUT_SECONDS:
+        problems.append(
+            f"visibility_timeout={_fmt(visibility)} is longer than 12 hours, the SQS maximum; pass "
+            "visibility_timeout <= Duration.hours(12) (a shorter timeout gives a shorter default)."
+        )
+    reserved = props.reserved_concurrency
+    if _resolved_number(reserved) and reserved < 1:
+        problems.append(
+            f"reserved_concurrency={reserved:g} is less than 1: with 0 the function never runs and "
+            "every message ends in the dead-letter queue; pass reserved_concurrency >= 1 "
+            f"(default {defaults.RESERVED_CONCURRENCY})."
+        )
+    maximum = props.max_concurrency
+    problems += _check_range(
+        "max_concurrency",
+        maximum,
+        defaults.MAX_CONCURRENCY_MIN,
+        defaults.MAX_CONCURRENCY_MAX,
+        "Lambda's ScalingConfig.MaximumConcurrency is limited, so",
+    )
+    if (
+        _resolved_number(reserved)
+        and _resolved_number(maximum)
+        and maximum is not None
+        and reserved >= 1
+        and reserved < maximum
+    ):
+        problems.append(
+            f"reserved_concurrency={reserved:g} is less than max_concurrency={maximum:g}: the event "
+            "source would be throttled, and throttled receives push messages toward the dead-letter "
+            f"queue; pass reserved_concurrency >= {maximum:g} or lower max_concurrency."
+        )
+    problems += _check_positive("claim_ttl", props.claim_ttl, "Duration.days(7)")
+    problems += _check_positive("age_alarm_threshold", props.age_alarm_threshold, "Duration.minutes(5)")
+    problems += _check_positive("backoff_base", props.backoff_base, "Duration.seconds(2)")
+    problems += _check_range(
+        "memory_size",
+        props.memory_size,
+        defaults.MEMORY_SIZE_MIN,
+        defaults.MEMORY_SIZE_MAX,
+        "Lambda memory is given in MB and",
+    )
+    return problems
+
+
+def check_code(code: lambda_.Code) -> list[str]:
+    """Check that ``code`` is an asset directory the construct can add its runtime to.
+
+    Parameters
+    ----------
+    code
+        The user's job code.
+
+    Returns
+    -------
+    list of str
+        The problems (at most one); empty when ``code`` is a usable directory asset.
+    """
+    fix = "pass code=lambda_.Code.from_asset('<directory holding your handler module>')"
+    if not isinstance(code, lambda_.AssetCode):
+        return [
+            f"code={type(code).__name__} is not supported: the construct adds its runtime next to your "
+            f"handler, so code must be a local directory asset; {fix}."
+        ]
+    path = Path(code.path)
+    if not path.is_dir():
+        return [
+            f"code=Code.from_asset({code.path!r}) is not a directory: the construct adds its runtime "
+            f"next to your handler, so a zip file or missing path cannot be used; {fix}."
+        ]
+    if (path / RESERVED_PACKAGE).exists():
+        return [
+            f"code=Code.from_asset({code.path!r}) already holds a top-level {RESERVED_PACKAGE!r}: the "
+            "construct adds the installed runtime under that name and would shadow or be shadowed by "
+            f"it; remove {path / RESERVED_PACKAGE} from the asset directory."
+        ]
+    return []
+
+
+def check_environment(environment: Mapping[str, str] | None, reserved: Mapping[str, str]) -> list[str]:
+    """Reject user environment variables that collide with the ones the construct writes.
+
+    Parameters
+    ----------
+    environment
+        The user's extra environment variables.
+    reserved
+        The variables the construct sets for its runtime.
+
+    Returns
+    -------
+    list of str
+        One message per colliding key.
+    """
+    if not environment:
+        return []
+    return [
+        f"environment[{key!r}] is reserved: the construct sets it for its runtime ({reserved[key]!r}); "
+        f"remove {key!r} from environment (use the matching prop instead)."
+        for key in sorted(environment)
+        if key in reserved
+    ]
+
+
+def raise_if_any(problems: list[str]) -> None:
+    """Raise one :class:`InvalidPropsError` listing ``problems``, if there are any."""
+    if problems:
+        raise InvalidPropsError(problems)
+
+
+def warn_risky(scope: IConstruct, props: Props) -> None:
+    """Add a CDK warning for each valid but risky setting.
+
+    Parameters
+    ----------
+    scope
+        The construct the warning is attached to.
+    props
+        The validated props.
+    """
+    timeout = _seconds(props.timeout)
+    visibility = _seconds(props.visibility_timeout)
+    factor = defaults.VISIBILITY_TIMEOUT_FACTOR
+    if timeout is not None and visibility is not None and timeout <= visibility < factor * timeout:
+        Annotations.of(scope).add_warning_v2(
+            WARNING_VISIBILITY_TIMEOUT,
+            f"visibility_timeout={_fmt(visibility)} is less than {factor} x timeout="
+            f"{_fmt(factor * timeout)}: AWS recommends at least {factor} x the function timeout so that "
+            "retries and throttling do not redeliver a message still being processed; omit "
+            "visibility_timeout for that default.",
+        )
+    if _resolved_number(props.max_receive_count) and props.max_receive_count == 1:
+        Annotations.of(scope).add_warning_v2(
+            WARNING_MAX_RECEIVE_COUNT_ONE,
+            "max_receive_count=1: any single failure, throttle or timeout moves the job to the "
+            "dead-letter queue and later jobs of its group run without it; use 3 or more unless that "
+            "is what you want.",
+        )
