@@ -1,0 +1,57 @@
+"""Fixtures of the runtime's functional tests: moto in-process with a claim table and a FIFO queue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from .runtime_harness import QUEUE_NAME, REGION, TABLE_NAME, Harness
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> DynamoDBClient:
+    client = boto3.client("dynamodb", region_name=REGION)
+    client.create_table(
+        TableName=TABLE_NAME,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return client
+
+
+@pytest.fixture
+def sqs(aws: None) -> SQSClient:
+    return boto3.client("sqs", region_name=REGION)
+
+
+@pytest.fixture
+def queue_url(sqs: SQSClient) -> str:
+    return sqs.create_queue(
+        QueueName=QUEUE_NAME,
+        Attributes={"FifoQueue": "true", "VisibilityTimeout": "120"},
+    )["QueueUrl"]
+
+
+@pytest.fixture
+def harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str) -> Harness:
+    return Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url)

@@ -1,0 +1,199 @@
+"""Helpers for the runtime's functional tests: Lambda-shaped SQS records, a fake context and clock,
+a DynamoDB call counter, and a harness that wires an OrderedBatchProcessor to moto clients."""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.backoff import VisibilityChanger
+from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.processor import OrderedBatchProcessor
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+QUEUE_NAME = "jobs.fifo"
+QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE_NAME}"
+TABLE_NAME = "claims"
+
+
+class FakeContext:
+    """A Lambda context whose remaining time is set by the test."""
+
+    def __init__(self, remaining_ms: int = 60_000) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+class FakeClock:
+    """Epoch seconds that move only when the test says so."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def body(job_id: str, job_type: str = "apply_patch", **payload: Any) -> str:
+    """A job envelope as the producer sends it."""
+    return json.dumps({"jobId": job_id, "type": job_type, "payload": payload})
+
+
+def make_record(
+    raw_body: str,
+    *,
+    group: str = "ws#1",
+    attempt: int = 1,
+    message_id: str | None = None,
+    receipt_handle: str | None = None,
+    dedup_id: str | None = None,
+) -> SQSRecord:
+    """A record shaped like the ones Lambda's SQS event source mapping delivers."""
+    mid = message_id or str(uuid.uuid4())
+    return {
+        "messageId": mid,
+        "receiptHandle": receipt_handle or f"rh-{mid}",
+        "body": raw_body,
+        "attributes": {
+            "ApproximateReceiveCount": str(attempt),
+            "SentTimestamp": "1700000000000",
+            "SenderId": "AIDAEXAMPLE",
+            "ApproximateFirstReceiveTimestamp": "1700000000001",
+            "SequenceNumber": "18878027350649327616",
+            "MessageGroupId": group,
+            "MessageDeduplicationId": dedup_id or mid,
+        },
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": QUEUE_ARN,
+        "awsRegion": REGION,
+    }
+
+
+def event(*records: SQSRecord) -> dict[str, Any]:
+    return {"Records": list(records)}
+
+
+def failed_ids(response: BatchResponse) -> list[str]:
+    return [failure["itemIdentifier"] for failure in response["batchItemFailures"]]
+
+
+def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> list[SQSRecord]:
+    """Receive from the (moto) queue and shape the messages as Lambda records (real receipt handles)."""
+    response = sqs.receive_message(
+        QueueUrl=queue_url,
+        MaxNumberOfMessages=max_messages,
+        MessageSystemAttributeNames=["All"],
+        WaitTimeSeconds=0,
+    )
+    records: list[SQSRecord] = []
+    for message in response.get("Messages", []):
+        attributes = message.get("Attributes", {})
+        records.append(
+            {
+                "messageId": message["MessageId"],
+                "receiptHandle": message["ReceiptHandle"],
+                "body": message["Body"],
+                "attributes": {
+                    "ApproximateReceiveCount": attributes.get("ApproximateReceiveCount", "1"),
+                    "SentTimestamp": attributes.get("SentTimestamp", "0"),
+                    "MessageGroupId": attributes.get("MessageGroupId", ""),
+                    "MessageDeduplicationId": attributes.get("MessageDeduplicationId", ""),
+                    "SequenceNumber": attributes.get("SequenceNumber", ""),
+                },
+                "messageAttributes": {},
+                "md5OfBody": message.get("MD5OfBody", ""),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": QUEUE_ARN,
+                "awsRegion": REGION,
+            }
+        )
+    return records
+
+
+class DynamoCallCounter:
+    """Counts DynamoDB API calls made through one client (botocore event hook, removed on close)."""
+
+    def __init__(self, client: DynamoDBClient) -> None:
+        self.calls: list[str] = []
+        self._client = client
+        client.meta.events.register("before-call.dynamodb", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls.append(model.name)
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def close(self) -> None:
+        self._client.meta.events.unregister("before-call.dynamodb", self._count)
+
+
+@dataclass
+class Harness:
+    """A processor on moto clients, with a scriptable job function that records what ran."""
+
+    dynamodb: DynamoDBClient
+    sqs: SQSClient
+    queue_url: str
+    clock: FakeClock = field(default_factory=FakeClock)
+    ran: list[str] = field(default_factory=list)
+    behaviour: dict[str, Callable[[Job], None]] = field(default_factory=dict)
+    stream: io.StringIO = field(default_factory=io.StringIO)
+    backoff_base_seconds: int = 2
+    visibility_timeout_seconds: int = 120
+
+    def handle(self, job: Job, context: object) -> None:
+        self.ran.append(job.id)
+        action = self.behaviour.get(job.id)
+        if action is not None:
+            action(job)
+
+    @property
+    def store(self) -> ClaimStore:
+        return ClaimStore(TABLE_NAME, self.dynamodb, ttl_seconds=3600, clock=self.clock)
+
+    def processor(self, **overrides: Any) -> OrderedBatchProcessor:
+        logger = JobLogger("Test", stream=self.stream, clock=self.clock)
+        options: dict[str, Any] = {
+            "handler": self.handle,
+            "claims": self.store,
+            "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
+            "logger": logger,
+            "backoff_base_seconds": self.backoff_base_seconds,
+            "visibility_timeout_seconds": self.visibility_timeout_seconds,
+        }
+        options.update(overrides)
+        return OrderedBatchProcessor(**options)
+
+    def run(self, *records: SQSRecord, remaining_ms: int = 60_000) -> BatchResponse:
+        return self.processor().process(event(*records), FakeContext(remaining_ms))
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
+
+    def outcomes(self) -> list[tuple[str | None, str]]:
+        return [(line["jobId"], line["status"]) for line in self.lines() if "status" in line]
+
+    def claim_item(self, job_id: str) -> dict[str, Any]:
+        item = self.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": job_id}}, ConsistentRead=True)
+        return dict(item.get("Item", {}))

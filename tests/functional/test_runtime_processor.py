@@ -1,0 +1,460 @@
+"""Functional tests of OrderedBatchProcessor on moto: order, claims, fencing, poison, backoff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from constructs_fifo.runtime.exceptions import PermanentJobError
+from constructs_fifo.runtime.job import Job
+
+from .runtime_harness import (
+    DynamoCallCounter,
+    FakeContext,
+    Harness,
+    body,
+    event,
+    failed_ids,
+    make_record,
+)
+
+
+def transient(job: Job) -> None:
+    raise RuntimeError(f"tests flaked for {job.id}")
+
+
+def poison(job: Job) -> None:
+    raise PermanentJobError(f"{job.id} can never apply")
+
+
+def visibility_requests(harness: Harness) -> list[list[dict[str, Any]]]:
+    """Capture the Entries of every ChangeMessageVisibilityBatch call made from now on."""
+    captured: list[list[dict[str, Any]]] = []
+
+    def capture(params: dict[str, Any], **_: Any) -> None:
+        captured.append(list(params["Entries"]))
+
+    harness.sqs.meta.events.register("provide-client-params.sqs.ChangeMessageVisibilityBatch", capture)
+    return captured
+
+
+# --- order ------------------------------------------------------------------------------------
+
+
+def test_mixed_groups_run_in_batch_order_and_all_succeed(harness: Harness) -> None:
+    # GIVEN a batch interleaving three groups
+    records = [
+        make_record(body("a1"), group="ws#a"),
+        make_record(body("b1"), group="ws#b"),
+        make_record(body("a2"), group="ws#a"),
+        make_record(body("c1"), group="ws#c"),
+        make_record(body("b2"), group="ws#b"),
+    ]
+    # WHEN it is processed
+    response = harness.run(*records)
+    # THEN every job ran once in batch order, nothing is reported and every claim is SUCCEEDED
+    assert harness.ran == ["a1", "b1", "a2", "c1", "b2"]
+    assert response == {"batchItemFailures": []}
+    assert {harness.claim_item(j)["status"]["S"] for j in harness.ran} == {"SUCCEEDED"}
+
+
+def test_transient_failure_skips_rest_of_its_group_while_other_groups_go_on(harness: Harness) -> None:
+    # GIVEN a2 fails transiently, with later records of ws#a and of ws#b in the batch
+    harness.behaviour["a2"] = transient
+    records = [
+        make_record(body("a1"), group="ws#a"),
+        make_record(body("a2"), group="ws#a"),
+        make_record(body("b1"), group="ws#b"),
+        make_record(body("a3"), group="ws#a"),
+        make_record(body("b2"), group="ws#b"),
+    ]
+    # WHEN the batch is processed
+    response = harness.run(*records)
+    # THEN a3 never ran, a2 and a3 are reported in order, ws#b went on
+    assert harness.ran == ["a1", "a2", "b1", "b2"]
+    assert failed_ids(response) == [records[1]["messageId"], records[3]["messageId"]]
+    assert harness.outcomes() == [
+        ("a1", "SUCCEEDED"),
+        ("a2", "FAILED"),
+        ("b1", "SUCCEEDED"),
+        ("a3", "SKIPPED"),
+        ("b2", "SUCCEEDED"),
+    ]
+    # AND a2's claim is FAILED (transient) with its error; a3 was never claimed
+    item = harness.claim_item("a2")
+    assert item["status"]["S"] == "FAILED"
+    assert item["permanent"]["BOOL"] is False
+    assert item["error"]["S"] == "tests flaked for a2"
+    assert item["error_type"]["S"] == "RuntimeError"
+    assert harness.claim_item("a3") == {}
+
+
+def test_transient_failure_is_claimed_again_and_succeeds_on_retry(harness: Harness) -> None:
+    # GIVEN a job that failed transiently on its first delivery
+    harness.behaviour["j1"] = transient
+    harness.run(make_record(body("j1"), attempt=1))
+    del harness.behaviour["j1"]
+    # WHEN it is delivered again
+    response = harness.run(make_record(body("j1"), attempt=2))
+    # THEN it runs again at once (no lease to wait for) and its claim records the attempt
+    assert harness.ran == ["j1", "j1"]
+    assert response == {"batchItemFailures": []}
+    item = harness.claim_item("j1")
+    assert item["status"]["S"] == "SUCCEEDED"
+    assert item["attempts"]["N"] == "2"
+    assert "error" not in item
+    assert "lease_expires_at" not in item
+
+
+def test_every_failed_record_is_returned_and_nothing_raises_when_all_fail(harness: Harness) -> None:
+    # GIVEN a batch whose every record fails, in several ways
+    harness.behaviour.update({"a1": transient, "b1": poison})
+    records = [
+        make_record(body("a1"), group="ws#a"),
+        make_record(body("b1"), group="ws#b"),
+        make_record("not json", group="ws#c"),
+        make_record(body("a2"), group="ws#a"),
+    ]
+    # WHEN it is processed
+    response = harness.run(*records)
+    # THEN the response lists every record, in batch order
+    assert failed_ids(response) == [r["messageId"] for r in records]
+
+
+# --- claims -----------------------------------------------------------------------------------
+
+
+def test_duplicate_of_a_succeeded_job_is_skipped_and_not_reported(harness: Harness) -> None:
+    # GIVEN j1 already succeeded
+    harness.run(make_record(body("j1")))
+    # WHEN j1 arrives again in another message (a producer retry)
+    response = harness.run(make_record(body("j1")), make_record(body("j2")))
+    # THEN it is not run and not reported (Lambda deletes it), and the duplicate is counted
+    assert harness.ran == ["j1", "j2"]
+    assert response == {"batchItemFailures": []}
+    duplicate = [line for line in harness.lines() if line.get("status") == "DUPLICATE"]
+    assert len(duplicate) == 1
+    assert duplicate[0]["DuplicatesSkipped"] == 1
+
+
+def test_live_in_flight_claim_is_reported_not_run_and_blocks_its_group(harness: Harness) -> None:
+    # GIVEN another worker holds j1 under a lease that ends in 30 s
+    other = make_record(body("j1"))
+    from constructs_fifo.runtime.job import parse_record
+
+    assert harness.store.claim(parse_record(other), lease_ms=30_000).owner
+    captured = visibility_requests(harness)
+    records = [
+        make_record(body("j1"), group="ws#1"),
+        make_record(body("j2"), group="ws#1"),
+        make_record(body("k1"), group="ws#2"),
+    ]
+    # WHEN our worker gets j1 with a later record of its group and another group
+    response = harness.run(*records)
+    # THEN j1 and j2 are reported without running, k1 runs
+    assert harness.ran == ["k1"]
+    assert failed_ids(response) == [records[0]["messageId"], records[1]["messageId"]]
+    assert harness.outcomes()[:2] == [("j1", "CONFLICT"), ("j2", "SKIPPED")]
+    assert harness.lines()[0]["ClaimConflicts"] == 1
+    # AND both wait until the other worker's lease has expired (30 s > backoff 2 s)
+    assert [(e["ReceiptHandle"], e["VisibilityTimeout"]) for e in captured[0]] == [
+        (records[0]["receiptHandle"], 30),
+        (records[1]["receiptHandle"], 30),
+    ]
+
+
+def test_expired_lease_is_taken_over(harness: Harness) -> None:
+    # GIVEN a worker claimed j1 with a 5 s lease and vanished
+    from constructs_fifo.runtime.job import parse_record
+
+    first = harness.store.claim(parse_record(make_record(body("j1"))), lease_ms=5_000)
+    # WHEN the lease has expired and the retry arrives
+    harness.clock.advance(10)
+    response = harness.run(make_record(body("j1"), attempt=2))
+    # THEN the retry takes the claim over, runs the job and completes it under its own owner
+    assert harness.ran == ["j1"]
+    assert response == {"batchItemFailures": []}
+    item = harness.claim_item("j1")
+    assert item["status"]["S"] == "SUCCEEDED"
+    assert item["owner"]["S"] != first.owner
+
+
+def test_stale_worker_cannot_overwrite_the_new_owners_success(harness: Harness) -> None:
+    # GIVEN worker A runs j1 with a 1 s lease and stalls past it; meanwhile worker B takes over
+    # and completes j1
+    stale_record = make_record(body("j1"))
+    fresh_record = make_record(body("j1"), attempt=2)
+    owners: list[str] = []
+
+    def stall_then_let_b_finish(job: Job) -> None:
+        owners.append(harness.claim_item("j1")["owner"]["S"])
+        harness.clock.advance(5)
+        harness.behaviour["j1"] = lambda job: owners.append(harness.claim_item("j1")["owner"]["S"])
+        assert harness.run(fresh_record) == {"batchItemFailures": []}
+
+    harness.behaviour["j1"] = stall_then_let_b_finish
+    # WHEN worker A finishes after B
+    response = harness.processor().process(event(stale_record), FakeContext(remaining_ms=1_000))
+    # THEN A's record is reported failed (FENCED) and B's SUCCEEDED claim stands under B's owner
+    assert failed_ids(response) == [stale_record["messageId"]]
+    assert ("j1", "FENCED") in harness.outcomes()
+    item = harness.claim_item("j1")
+    assert item["status"]["S"] == "SUCCEEDED"
+    assert item["owner"]["S"] == owners[1] != owners[0]
+    # AND when A's record comes back it is a duplicate: deleted, not run a third time
+    assert harness.run(make_record(body("j1"), attempt=2)) == {"batchItemFailures": []}
+    assert harness.ran == ["j1", "j1"]
+
+
+def test_stale_worker_cannot_overwrite_the_new_owner_with_a_failure(harness: Harness) -> None:
+    # GIVEN worker A's job fails after B took over and succeeded
+    def stall_then_fail(job: Job) -> None:
+        harness.clock.advance(5)
+        harness.behaviour["j1"] = lambda job: None
+        harness.run(make_record(body("j1"), attempt=2))
+        raise RuntimeError("late failure")
+
+    harness.behaviour["j1"] = stall_then_fail
+    # WHEN A records its failure
+    response = harness.processor().process(event(make_record(body("j1"))), FakeContext(remaining_ms=1_000))
+    # THEN the record is reported, the line notes the refused write, and B's SUCCEEDED stands
+    assert len(failed_ids(response)) == 1
+    failed = next(line for line in harness.lines() if line.get("status") == "FAILED")
+    assert failed["claimWriteError"] == "fenced: another worker owns the claim now"
+    assert harness.claim_item("j1")["status"]["S"] == "SUCCEEDED"
+
+
+def test_claim_past_its_ttl_expiration_can_be_claimed_again(harness: Harness) -> None:
+    # GIVEN j1 succeeded and its claim's TTL (3600 s) has passed but TTL has not deleted it yet
+    harness.run(make_record(body("j1")))
+    harness.clock.advance(3601)
+    assert harness.claim_item("j1")["status"]["S"] == "SUCCEEDED"
+    # WHEN j1 is sent again
+    response = harness.run(make_record(body("j1")))
+    # THEN it is claimed and run again, as a new job
+    assert harness.ran == ["j1", "j1"]
+    assert response == {"batchItemFailures": []}
+
+
+# --- permanent failures -----------------------------------------------------------------------
+
+
+def test_permanent_failure_marks_claim_failed_reports_and_blocks_the_group(harness: Harness) -> None:
+    # GIVEN p1 raises PermanentJobError, followed by a record of its group and one of another
+    harness.behaviour["p1"] = poison
+    captured = visibility_requests(harness)
+    records = [
+        make_record(body("p1"), group="ws#1"),
+        make_record(body("a2"), group="ws#1"),
+        make_record(body("b1"), group="ws#2"),
+    ]
+    # WHEN processed
+    response = harness.run(*records)
+    # THEN p1 is reported and its group is blocked for the batch; ws#2 goes on
+    assert harness.ran == ["p1", "b1"]
+    assert failed_ids(response) == [records[0]["messageId"], records[1]["messageId"]]
+    # AND the claim is a permanent FAILED with the error, kept for triage
+    item = harness.claim_item("p1")
+    assert item["status"]["S"] == "FAILED"
+    assert item["permanent"]["BOOL"] is True
+    assert item["error"]["S"] == "p1 can never apply"
+    assert item["error_type"]["S"] == "PermanentJobError"
+    assert item["message_id"]["S"] == records[0]["messageId"]
+    # AND both reported records come back at once (no backoff), and the log says where p1 goes
+    assert [e["VisibilityTimeout"] for e in captured[0]] == [0, 0]
+    line = harness.lines()[0]
+    assert line["status"] == "POISON"
+    assert "will go to the dead-letter queue" in line["action"]
+
+
+def test_known_poison_is_not_run_again_and_does_not_block_its_group(harness: Harness) -> None:
+    # GIVEN p1 failed permanently in an earlier batch
+    harness.behaviour["p1"] = poison
+    first = make_record(body("p1"), group="ws#1")
+    harness.run(first, make_record(body("a2"), group="ws#1"))
+    harness.ran.clear()
+    # WHEN the same message comes back with the group's next record
+    again = make_record(body("p1"), group="ws#1", attempt=2, message_id=first["messageId"])
+    later = make_record(body("a2"), group="ws#1", attempt=2)
+    response = harness.run(again, later)
+    # THEN p1 is reported without running (on its way to the DLQ) and a2 runs
+    assert harness.ran == ["a2"]
+    assert failed_ids(response) == [again["messageId"]]
+    assert harness.outcomes()[-2:] == [("p1", "DEAD_LETTERING"), ("a2", "SUCCEEDED")]
+
+
+def test_redriven_poison_with_a_new_message_id_runs_again(harness: Harness) -> None:
+    # GIVEN p1 failed permanently, and was then fixed and redriven from the DLQ (new messageId)
+    harness.behaviour["p1"] = poison
+    harness.run(make_record(body("p1")))
+    del harness.behaviour["p1"]
+    # WHEN the redriven message arrives
+    response = harness.run(make_record(body("p1")))
+    # THEN the job runs and succeeds
+    assert harness.ran == ["p1", "p1"]
+    assert response == {"batchItemFailures": []}
+    assert harness.claim_item("p1")["status"]["S"] == "SUCCEEDED"
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("not json", "is not JSON"),
+        ("[1, 2]", "body is a JSON list, not an object"),
+        ('{"type": "run_tests"}', "jobId is None, it must be a non-empty string"),
+        ('{"jobId": 7, "type": "run_tests"}', "jobId is 7, it must be a non-empty string"),
+        ('{"jobId": "j9"}', "type is None, it must be a non-empty string"),
+    ],
+)
+def test_malformed_body_is_reported_without_claim_and_blocks_its_group_once(
+    harness: Harness, raw: str, reason: str
+) -> None:
+    # GIVEN a malformed record first seen, followed by a record of its group
+    bad = make_record(raw, group="ws#1")
+    after = make_record(body("a2"), group="ws#1")
+    # WHEN processed
+    response = harness.run(bad, after)
+    # THEN both are reported, nothing ran and no claim was written for the bad one
+    assert failed_ids(response) == [bad["messageId"], after["messageId"]]
+    assert harness.ran == []
+    malformed = harness.lines()[0]
+    assert malformed["status"] == "MALFORMED"
+    assert reason in malformed["error"]
+    assert "dead-letter queue" in malformed["action"]
+    assert harness.claim_item("j9") == {}
+    # WHEN the bad record comes back (attempt 2) with its group's next record
+    response = harness.run(make_record(raw, group="ws#1", attempt=2), make_record(body("a2"), attempt=2))
+    # THEN it is reported again but no longer blocks: a2 runs
+    assert harness.ran == ["a2"]
+    assert len(failed_ids(response)) == 1
+
+
+# --- time, errors and visibility ---------------------------------------------------------------
+
+
+def test_no_job_starts_when_the_invocation_is_nearly_out_of_time(harness: Harness) -> None:
+    # GIVEN only 500 ms left (below the 1 s safety margin)
+    captured = visibility_requests(harness)
+    records = [make_record(body("a1"), group="ws#a"), make_record(body("b1"), group="ws#b")]
+    # WHEN the batch is processed
+    response = harness.run(*records, remaining_ms=500)
+    # THEN nothing runs, every record is reported and made visible again at once
+    assert harness.ran == []
+    assert failed_ids(response) == [r["messageId"] for r in records]
+    assert [e["VisibilityTimeout"] for e in captured[0]] == [0, 0]
+    assert {status for _, status in harness.outcomes()} == {"DEADLINE"}
+
+
+def test_a_claim_store_error_reports_the_record_and_blocks_its_group(harness: Harness) -> None:
+    # GIVEN a processor whose claim table does not exist
+    from constructs_fifo.runtime.claims import ClaimStore
+
+    broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
+    records = [
+        make_record(body("a1"), group="ws#a"),
+        make_record(body("a2"), group="ws#a"),
+    ]
+    # WHEN the batch is processed
+    response = harness.processor(claims=broken).process(event(*records), FakeContext())
+    # THEN nothing ran, nothing was lost, and the error is logged
+    assert harness.ran == []
+    assert failed_ids(response) == [r["messageId"] for r in records]
+    assert [status for _, status in harness.outcomes()] == ["ERROR", "SKIPPED"]
+    assert "ResourceNotFoundException" in harness.lines()[0]["error"]
+
+
+def test_a_failed_visibility_change_is_logged_not_raised(harness: Harness) -> None:
+    # GIVEN a queue URL that does not exist and a failing job
+    from constructs_fifo.runtime.backoff import VisibilityChanger
+    from constructs_fifo.runtime.observability import JobLogger
+
+    harness.behaviour["a1"] = transient
+    logger = JobLogger("Test", stream=harness.stream)
+    changer = VisibilityChanger(harness.sqs, harness.queue_url + "-missing", on_error=logger.event)
+    record = make_record(body("a1"))
+    # WHEN processed
+    response = harness.processor(visibility=changer, logger=logger).process(event(record), FakeContext())
+    # THEN the record is still reported and the failure is a warning line
+    assert failed_ids(response) == [record["messageId"]]
+    warning = harness.lines()[-1]
+    assert warning["event"] == "visibility_change_failed"
+    assert warning["messageIds"] == [record["messageId"]]
+
+
+def test_transient_backoff_doubles_with_the_attempt_and_is_capped(harness: Harness) -> None:
+    # GIVEN jobs failing on attempts 1, 3 and 9 (cap: the 120 s visibility timeout)
+    harness.behaviour.update({"a": transient, "b": transient, "c": transient})
+    captured = visibility_requests(harness)
+    records = [
+        make_record(body("a"), group="g1", attempt=1),
+        make_record(body("a-next"), group="g1", attempt=1),
+        make_record(body("b"), group="g2", attempt=3),
+        make_record(body("c"), group="g3", attempt=9),
+    ]
+    # WHEN processed
+    harness.run(*records)
+    # THEN one ChangeMessageVisibilityBatch call holds base * 2**(attempt-1) per record, capped,
+    # and the skipped record gets its blocker's delay
+    assert len(captured) == 1
+    assert [e["VisibilityTimeout"] for e in captured[0]] == [2, 2, 8, 120]
+
+
+# --- budget and logs --------------------------------------------------------------------------
+
+
+def test_dynamodb_calls_are_two_for_a_new_job_and_one_for_a_duplicate(harness: Harness) -> None:
+    counter = DynamoCallCounter(harness.dynamodb)
+    try:
+        # GIVEN / WHEN a new job succeeds
+        harness.run(make_record(body("j1")))
+        # THEN it cost a PutItem and an UpdateItem
+        assert counter.calls == ["PutItem", "UpdateItem"]
+        # GIVEN / WHEN its duplicate arrives
+        counter.reset()
+        harness.run(make_record(body("j1")))
+        # THEN it cost one PutItem
+        assert counter.calls == ["PutItem"]
+    finally:
+        counter.close()
+
+
+def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
+    # GIVEN / WHEN one job succeeds
+    record = make_record(body("j1", "run_tests"), group="ws#7", attempt=3)
+    harness.run(record)
+    # THEN its one line carries the job fields and a valid EMF block for the queue
+    (line,) = harness.lines()
+    assert line["_aws"] == {
+        "Timestamp": int(harness.clock() * 1000),
+        "CloudWatchMetrics": [
+            {
+                "Namespace": "Test",
+                "Dimensions": [["QueueName"]],
+                "Metrics": [
+                    {"Name": "JobsSucceeded", "Unit": "Count"},
+                    {"Name": "JobsFailed", "Unit": "Count"},
+                    {"Name": "DuplicatesSkipped", "Unit": "Count"},
+                    {"Name": "ClaimConflicts", "Unit": "Count"},
+                    {"Name": "JobDuration", "Unit": "Milliseconds"},
+                ],
+            }
+        ],
+    }
+    assert line["QueueName"] == "jobs.fifo"
+    assert (line["JobsSucceeded"], line["JobsFailed"], line["DuplicatesSkipped"], line["ClaimConflicts"]) == (
+        1,
+        0,
+        0,
+        0,
+    )
+    assert line["JobDuration"] == line["duration_ms"] >= 0
+    assert {k: line[k] for k in ("jobId", "group", "type", "status", "attempt", "messageId")} == {
+        "jobId": "j1",
+        "group": "ws#7",
+        "type": "run_tests",
+        "status": "SUCCEEDED",
+        "attempt": 3,
+        "messageId": record["messageId"],
+    }
+    assert "error" not in line
