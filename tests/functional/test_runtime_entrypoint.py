@@ -1,0 +1,190 @@
+"""Functional tests of the Lambda entry point: configuration errors and a real batch on moto."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from constructs_fifo.runtime import entrypoint
+from constructs_fifo.runtime.config import RuntimeConfig
+from constructs_fifo.runtime.constants import (
+    ENV_BACKOFF_BASE_SECONDS,
+    ENV_CLAIM_TABLE,
+    ENV_QUEUE_URL,
+    ENV_USER_HANDLER,
+    ENV_VISIBILITY_TIMEOUT_SECONDS,
+)
+from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.observability import JobLogger
+
+from .runtime_harness import TABLE_NAME, FakeContext, body, failed_ids, receive_records
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+WORKER = """
+from constructs_fifo.runtime import PermanentJobError
+
+SEEN = []
+NOT_A_FUNCTION = 42
+
+def handle(job, context):
+    SEEN.append((job.id, job.group, job.attempt))
+    if job.payload.get("simulate") == "poison":
+        raise PermanentJobError("poison job")
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_entrypoint() -> Iterator[None]:
+    entrypoint.reset()
+    yield
+    entrypoint.reset()
+    sys.modules.pop("cf_test_worker", None)
+
+
+@pytest.fixture
+def worker_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "cf_test_worker.py").write_text(WORKER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "cf_test_worker"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "handle",
+            "CONSTRUCTS_FIFO_HANDLER='handle' is not 'module.function': name the module and the job "
+            "function in it, e.g. 'agent_worker.handle' (set OrderedAgentQueue's handler prop)",
+        ),
+        (
+            "agent worker.handle",
+            "CONSTRUCTS_FIFO_HANDLER='agent worker.handle' is not 'module.function': name the module and "
+            "the job function in it, e.g. 'agent_worker.handle' (set OrderedAgentQueue's handler prop)",
+        ),
+        (
+            "no_such_module_xyz.handle",
+            "CONSTRUCTS_FIFO_HANDLER='no_such_module_xyz.handle': module 'no_such_module_xyz' cannot be "
+            "imported (No module named 'no_such_module_xyz'); ship it at the top level of the function's "
+            "code asset or fix the handler name",
+        ),
+        (
+            "cf_test_worker.missing",
+            "CONSTRUCTS_FIFO_HANDLER='cf_test_worker.missing': module 'cf_test_worker' has no attribute "
+            "'missing'; define it as 'def handle(job, context)' or fix the handler name",
+        ),
+        (
+            "cf_test_worker.NOT_A_FUNCTION",
+            "CONSTRUCTS_FIFO_HANDLER='cf_test_worker.NOT_A_FUNCTION': cf_test_worker.NOT_A_FUNCTION is a "
+            "int, not a function; it must be callable as handle(job, context)",
+        ),
+    ],
+)
+def test_bad_handler_setting_raises_a_configuration_error_naming_it(
+    worker_module: str, spec: str, message: str
+) -> None:
+    # GIVEN / WHEN the handler setting is loaded
+    with pytest.raises(ConfigurationError) as caught:
+        entrypoint.load_user_handler(spec)
+    # THEN the message names the variable, the value, the rule and the fix
+    assert str(caught.value) == message
+
+
+def test_missing_claim_table_is_a_configuration_error_on_first_invocation(
+    monkeypatch: pytest.MonkeyPatch, worker_module: str
+) -> None:
+    # GIVEN an environment without the claim table
+    monkeypatch.delenv(ENV_CLAIM_TABLE, raising=False)
+    monkeypatch.setenv(ENV_QUEUE_URL, "https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo")
+    monkeypatch.setenv(ENV_USER_HANDLER, f"{worker_module}.handle")
+    # WHEN the function is invoked
+    with pytest.raises(ConfigurationError) as caught:
+        entrypoint.handler({"Records": []}, FakeContext())
+    # THEN the error says which variable and how to fix it
+    assert str(caught.value) == (
+        "CONSTRUCTS_FIFO_CLAIM_TABLE='': the claim table's name is required and is empty or unset; set "
+        "CONSTRUCTS_FIFO_CLAIM_TABLE in the function's environment (OrderedAgentQueue does) or pass it "
+        "to RuntimeConfig.from_env()"
+    )
+
+
+@pytest.mark.usefixtures("dynamodb")
+def test_handler_processes_real_messages_and_returns_failed_ones_to_the_queue_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+    worker_module: str,
+    sqs: SQSClient,
+    queue_url: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the environment the construct writes, and three messages of one group on the FIFO queue:
+    # a good job, a poison job, and a job after it
+    monkeypatch.setenv(ENV_CLAIM_TABLE, TABLE_NAME)
+    monkeypatch.setenv(ENV_QUEUE_URL, queue_url)
+    monkeypatch.setenv(ENV_USER_HANDLER, f"{worker_module}.handle")
+    monkeypatch.setenv(ENV_VISIBILITY_TIMEOUT_SECONDS, "120")
+    monkeypatch.setenv(ENV_BACKOFF_BASE_SECONDS, "2")
+    for job_id, payload in (("j1", {}), ("j2", {"simulate": "poison"}), ("j3", {})):
+        sqs.send_message(
+            QueueUrl=queue_url,
+            MessageBody=body(job_id, **payload),
+            MessageGroupId="ws#1",
+            MessageDeduplicationId=job_id,
+        )
+    records = receive_records(sqs, queue_url)
+    assert [json.loads(r["body"])["jobId"] for r in records] == ["j1", "j2", "j3"]
+    # WHEN Lambda invokes the entry point with them
+    response = entrypoint.handler({"Records": records}, FakeContext())
+    # THEN j1 ran and succeeded; j2 (poison) and j3 (skipped) are reported
+    worker = sys.modules[worker_module]
+    assert [seen[0] for seen in worker.SEEN] == ["j1", "j2"]
+    assert failed_ids(response) == [records[1]["messageId"], records[2]["messageId"]]
+    # AND the reported records were made visible at once (visibility 0): the next receive gets them
+    # (Lambda would have deleted j1; the test does it)
+    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=records[0]["receiptHandle"])
+    again = receive_records(sqs, queue_url)
+    assert sorted(r["messageId"] for r in again) == sorted(failed_ids(response))
+    # AND the outcome lines went to stdout
+    statuses = [json.loads(line)["status"] for line in capsys.readouterr().out.splitlines()]
+    assert statuses == ["SUCCEEDED", "POISON", "SKIPPED"]
+
+
+def test_transient_failure_brings_the_message_back_after_the_backoff_not_the_visibility_timeout(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a job function that fails transiently, a 1 s backoff base, a queue with a 120 s
+    # visibility timeout and a real message
+    def flaky(job: object, context: object) -> None:
+        raise TimeoutError("model API timed out")
+
+    config = RuntimeConfig(
+        claim_table=TABLE_NAME, queue_url=queue_url, backoff_base_seconds=1, visibility_timeout_seconds=120
+    )
+    processor = entrypoint.build_processor(
+        config,
+        dynamodb_client=dynamodb,
+        sqs_client=sqs,
+        job_handler=flaky,
+        logger=JobLogger("T", stream=io.StringIO()),
+    )
+    sqs.send_message(
+        QueueUrl=queue_url, MessageBody=body("j1"), MessageGroupId="g", MessageDeduplicationId="j1"
+    )
+    records = receive_records(sqs, queue_url)
+    # WHEN it is processed
+    response = processor.process({"Records": records}, FakeContext())
+    # THEN it is reported and hidden for about 1 s only: invisible now, back with attempt 2 soon after
+    assert failed_ids(response) == [records[0]["messageId"]]
+    assert receive_records(sqs, queue_url) == []
+    time.sleep(1.2)
+    (again,) = receive_records(sqs, queue_url)
+    assert again["messageId"] == records[0]["messageId"]
+    assert again["attributes"]["ApproximateReceiveCount"] == "2"
