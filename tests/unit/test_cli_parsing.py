@@ -1,0 +1,180 @@
+"""Unit tests of the constructs-fifo command line: parsing, defaults, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
+from constructs_fifo.cli import app as cli_app
+from constructs_fifo.local.demo import DemoError
+from constructs_fifo.local.deploy import CdkNotFoundError
+
+
+def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN no endpoint in the environment
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # WHEN `demo` is parsed with no options
+    args = build_parser().parse_args(["demo"])
+    # THEN the defaults are the issue's: 20 workspaces, 500 jobs, 10 % duplicates and failures, 2 poison
+    assert (args.workspaces, args.jobs, args.duplicate_rate, args.failure_rate, args.poison) == (
+        20,
+        500,
+        0.1,
+        0.1,
+        2,
+    )
+    assert args.endpoint_url is None
+    assert args.scenario == "verify"
+    assert args.stack == "AgentJobs"
+
+
+def test_endpoint_defaults_to_aws_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN AWS_ENDPOINT_URL is set
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:4599")
+    # WHEN each AWS-talking command is parsed THEN it honours the variable
+    for command in (["deploy"], ["drain"], ["demo"]):
+        assert build_parser().parse_args(command).endpoint_url == "http://localhost:4599"
+    # AND an explicit flag wins
+    args = build_parser().parse_args(["drain", "--endpoint-url", "http://localhost:1"])
+    assert args.endpoint_url == "http://localhost:1"
+
+
+def test_full_demo_command_line_is_parsed() -> None:
+    # GIVEN every demo option WHEN parsed THEN each lands typed
+    args = build_parser().parse_args(
+        [
+            "demo",
+            "--endpoint-url",
+            "http://localhost:4566",
+            "--region",
+            "eu-west-1",
+            "--workspaces",
+            "4",
+            "--jobs",
+            "40",
+            "--duplicate-rate",
+            "0.25",
+            "--failure-rate",
+            "0",
+            "--poison",
+            "1",
+            "--seed",
+            "42",
+            "--report",
+            "out/r.json",
+        ]
+    )
+    assert args.endpoint_url == "http://localhost:4566"
+    assert args.region == "eu-west-1"
+    assert (args.workspaces, args.jobs, args.poison, args.seed) == (4, 40, 1, 42)
+    assert (args.duplicate_rate, args.failure_rate) == (0.25, 0.0)
+    assert args.report == Path("out/r.json")
+
+
+def test_drain_takes_until_empty_or_for_but_not_both(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN the drain command
+    parser = build_parser()
+    # WHEN --for is given THEN it is seconds
+    assert parser.parse_args(["drain", "--for", "2.5"]).for_seconds == 2.5
+    assert parser.parse_args(["drain", "--until-empty"]).for_seconds is None
+    # AND both together are a usage error
+    with pytest.raises(SystemExit) as caught:
+        parser.parse_args(["drain", "--until-empty", "--for", "3"])
+    assert caught.value.code == EXIT_USAGE
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["demo", "--duplicate-rate", "1.5"], "1.5 is outside 0..1"),
+        (["demo", "--failure-rate", "x"], "'x' is not a number"),
+        (["demo", "--jobs", "0"], "0 is below the minimum 1"),
+        (["demo", "--poison", "-1"], "-1 is below the minimum 0"),
+        (["demo", "--scenario", "chaos"], "invalid choice: 'chaos'"),
+        (["drain", "--for", "0"], "must be more than 0 seconds"),
+        (["local", "serve", "--port", "abc"], "'abc' is not a whole number"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_value(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a bad value WHEN parsed THEN exit code 2 and the message names the value
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == EXIT_USAGE
+    assert fragment in capsys.readouterr().err
+
+
+def test_an_invalid_workload_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN fewer jobs than workspaces WHEN the demo runs THEN it stops before any AWS call
+    code = main(["demo", "--workspaces", "5", "--jobs", "3"])
+    # THEN exit 2 and one line naming value, rule and fix
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_USAGE
+    assert len(err) == 1
+    assert "jobs=3: must be at least the number of workspaces (5)" in err[0]
+
+
+def test_missing_cdk_cli_is_one_line_with_a_fix_and_exit_3(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN deploy fails because there is no CDK CLI
+    def no_cdk(*args: object, **kwargs: object) -> dict[str, str]:
+        raise CdkNotFoundError("the AWS CDK CLI was not found; deploying needs it. Fix: run `npm ci`.")
+
+    monkeypatch.setattr(cli_app, "deploy", no_cdk)
+    # WHEN `deploy` runs
+    code = main(["deploy", "--endpoint-url", "http://localhost:1"])
+    # THEN exit 3, no traceback, the fix on the line
+    err = capsys.readouterr().err
+    assert code == EXIT_ENVIRONMENT
+    assert "Traceback" not in err
+    assert err.startswith("constructs-fifo: the AWS CDK CLI was not found")
+    assert "Fix: run `npm ci`" in err
+
+
+def test_emulator_failure_prints_cause_and_fix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the demo cannot start its emulator
+    def broken(*args: object, **kwargs: object) -> object:
+        raise DemoError("the local emulator exited with code 1 before it was ready", "run `local serve`")
+
+    monkeypatch.setattr(cli_app, "run_demo", broken)
+    # WHEN the demo runs
+    code = main(["demo", "--workspaces", "1", "--jobs", "1", "--poison", "0"])
+    # THEN exit 3 and exactly one line: cause then fix
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_ENVIRONMENT
+    assert err == [
+        "constructs-fifo: the local emulator exited with code 1 before it was ready Fix: run `local serve`"
+    ]
+
+
+def test_deploy_prints_the_outputs_as_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GIVEN a deploy that returns outputs, recording what it was given
+    seen: dict[str, object] = {}
+
+    def fake_deploy(app_dir: Path, **kwargs: object) -> dict[str, str]:
+        seen.update(kwargs, app_dir=app_dir)
+        return {"QueueUrl": "http://localhost:1/123456789012/q.fifo", "FunctionName": "f"}
+
+    monkeypatch.setattr(cli_app, "deploy", fake_deploy)
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    # WHEN deploy runs against a local endpoint
+    code = main(
+        ["deploy", "--endpoint-url", "http://localhost:1", "--app-dir", str(tmp_path), "--stack", "S"]
+    )
+    # THEN the outputs are printed as JSON and the call carried endpoint, stack and app dir
+    out = capsys.readouterr().out
+    assert code == 0
+    assert json.loads(out[out.index("{") :])["FunctionName"] == "f"
+    assert seen["endpoint_url"] == "http://localhost:1"
+    assert seen["stack"] == "S"
+    assert seen["app_dir"] == tmp_path
