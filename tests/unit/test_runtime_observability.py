@@ -1,0 +1,57 @@
+"""Unit tests of the outcome lines: counters per status, error field, flushing."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus, queue_name_from_arn
+
+
+@pytest.mark.parametrize(
+    ("status", "counters"),
+    [
+        (OutcomeStatus.SUCCEEDED, (1, 0, 0, 0)),
+        (OutcomeStatus.FAILED, (0, 1, 0, 0)),
+        (OutcomeStatus.POISON, (0, 1, 0, 0)),
+        (OutcomeStatus.MALFORMED, (0, 1, 0, 0)),
+        (OutcomeStatus.FENCED, (0, 1, 0, 0)),
+        (OutcomeStatus.DUPLICATE, (0, 0, 1, 0)),
+        (OutcomeStatus.CONFLICT, (0, 0, 0, 1)),
+        (OutcomeStatus.SKIPPED, (0, 0, 0, 0)),
+        (OutcomeStatus.DEAD_LETTERING, (0, 0, 0, 0)),
+    ],
+)
+def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int, int, int, int]) -> None:
+    # GIVEN a logger on a buffer / WHEN one outcome is written
+    out = io.StringIO()
+    JobLogger("NS", stream=out, clock=lambda: 1.5).outcome(
+        status,
+        queue_name="q.fifo",
+        job_id="j",
+        group="g",
+        job_type="t",
+        attempt=1,
+        message_id="m",
+        duration_ms=None,
+        error="boom" if status is OutcomeStatus.FAILED else None,
+    )
+    # THEN exactly one line holds the four counters, no JobDuration when the job did not run
+    (raw,) = out.getvalue().splitlines()
+    line = json.loads(raw)
+    assert (
+        line["JobsSucceeded"],
+        line["JobsFailed"],
+        line["DuplicatesSkipped"],
+        line["ClaimConflicts"],
+    ) == counters
+    assert "JobDuration" not in line
+    assert line["_aws"]["Timestamp"] == 1500
+    assert ("error" in line) is (status is OutcomeStatus.FAILED)
+
+
+def test_queue_name_comes_from_an_arn_or_a_url() -> None:
+    assert queue_name_from_arn("arn:aws:sqs:us-east-1:123456789012:jobs.fifo") == "jobs.fifo"
+    assert queue_name_from_arn("https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo") == "jobs.fifo"
