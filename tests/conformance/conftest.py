@@ -1,0 +1,93 @@
+"""Fixtures of the conformance suite: one target (local emulator or, with ``--aws``, real AWS).
+
+The emulator starts once per session on a free port. ``CONSTRUCTS_FIFO_CONFORMANCE_RAW=1`` serves
+moto without the fidelity patches: the suite then shows which AWS behaviours moto 5.2.5 lacks
+(that run is expected to fail; docs/emulator.md records its result).
+
+Every queue and table gets a unique name (``cfconf-<run>-...``) and is deleted at teardown.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+
+from constructs_fifo.local.emulator import LocalEmulator
+
+from .support import FifoQueue, QueueFactory, Target, Timing
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+RAW_ENV = "CONSTRUCTS_FIFO_CONFORMANCE_RAW"
+
+
+@pytest.fixture(scope="session")
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    run_id = uuid.uuid4().hex[:8]
+    if request.config.getoption("--aws"):
+        yield Target(True, boto3.session.Session(), None, run_id)
+        return
+    with LocalEmulator(port=0, fidelity_patches=os.environ.get(RAW_ENV) != "1") as emu:
+        session = boto3.session.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+        )
+        yield Target(False, session, emu.endpoint_url, run_id)
+
+
+@pytest.fixture(scope="session")
+def timing(target: Target) -> Timing:
+    return Timing(empty_wait=2, settle=6.0) if target.on_aws else Timing(empty_wait=0, settle=0.3)
+
+
+@pytest.fixture(scope="session")
+def sqs(target: Target) -> SQSClient:
+    client: SQSClient = target.client("sqs")
+    return client
+
+
+@pytest.fixture(scope="session")
+def dynamodb(target: Target) -> DynamoDBClient:
+    client: DynamoDBClient = target.client("dynamodb")
+    return client
+
+
+@pytest.fixture
+def fifo_queue(target: Target, sqs: SQSClient, request: pytest.FixtureRequest) -> Iterator[QueueFactory]:
+    """Factory: ``fifo_queue(name, **attributes)`` creates a FIFO queue deleted after the test."""
+    created: list[str] = []
+
+    def create(name: str, **attributes: str) -> FifoQueue:
+        full = f"cfconf-{target.run_id}-{request.node.name[:20]}-{name}".replace("[", "-").replace("]", "")
+        full = "".join(c if c.isalnum() or c in "-_" else "-" for c in full)[:75] + ".fifo"
+        all_attributes: dict[str, Any] = {"FifoQueue": "true", **attributes}
+        url = sqs.create_queue(QueueName=full, Attributes=all_attributes)["QueueUrl"]  # type: ignore[arg-type]
+        created.append(url)
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        return FifoQueue(url, arn)
+
+    yield create
+    for url in created:
+        sqs.delete_queue(QueueUrl=url)
+
+
+@pytest.fixture
+def table(target: Target, dynamodb: DynamoDBClient, request: pytest.FixtureRequest) -> Iterator[str]:
+    """An on-demand table with partition key ``id`` (S), deleted after the test."""
+    name = f"cfconf-{target.run_id}-{request.node.name[:40]}"
+    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 2, "MaxAttempts": 60})
+    yield name
+    dynamodb.delete_table(TableName=name)
