@@ -56,13 +56,26 @@ __all__ = [
     "DEFAULT_REGION",
     "EMULATOR_READY",
     "FAKE_CREDENTIALS",
+    "REQUIRED_OUTPUTS",
+    "Clients",
     "DemoError",
     "DemoOptions",
     "DemoResult",
     "EmulatorProcess",
     "Phase",
+    "ProgressCallback",
+    "Reporter",
+    "check_fresh",
+    "check_outputs",
     "child_environment",
+    "drain_queue",
+    "endpoint_for",
     "free_port",
+    "make_clients",
+    "make_session",
+    "needs_fake_credentials",
+    "queue_depth",
+    "run_demo",
     "scoped_environ",
     "send_workload",
 ]
@@ -411,6 +424,21 @@ def needs_fake_credentials(endpoint_url: str | None, *, started_emulator: bool) 
     return boto3.session.Session().get_credentials() is None
 
 
+#: The stack outputs the demo reads.
+REQUIRED_OUTPUTS: Final = ("QueueUrl", "DeadLetterQueueUrl", "ClaimTableName", "WorkspaceTableName")
+
+
+def check_outputs(stack: str, outputs: Mapping[str, str]) -> None:
+    """Raise :class:`DemoError` when the deployed stack lacks an output the demo reads."""
+    missing = [name for name in REQUIRED_OUTPUTS if not outputs.get(name)]
+    if missing:
+        raise DemoError(
+            f"stack {stack} has no output {', '.join(missing)} "
+            f"(it has: {', '.join(sorted(outputs)) or 'none'}); the demo needs the sample app's outputs",
+            "deploy the sample app (app.py, stack AgentJobs) or pass --stack with a stack that has them",
+        )
+
+
 def check_fresh(workload: Workload, *, outputs: Mapping[str, str], dynamodb: DynamoDBClient) -> None:
     """Refuse to run a workload whose workspaces already exist (an earlier run with the same seed)."""
     for workspace in workload.workspace_ids[:3]:
@@ -564,6 +592,7 @@ def run_demo(
                     cloudformation_client=session.client("cloudformation", endpoint_url=endpoint),
                 )
         result.outputs = dict(outputs)
+        check_outputs(options.stack, outputs)
         check_fresh(workload, outputs=outputs, dynamodb=clients.dynamodb)
 
         with timings.timed("send"):

@@ -23,6 +23,7 @@ from constructs_fifo.local.demo import (
     DemoOptions,
     Phase,
     Reporter,
+    check_outputs,
     child_environment,
     drain_queue,
     endpoint_for,
@@ -197,6 +198,7 @@ def run_divergence(options: DemoOptions, *, say: Reporter = print) -> Divergence
                     "cloudformation", endpoint_url=endpoint
                 )
                 outputs = stack_outputs(options.stack, cloudformation_client=cloudformation)
+        check_outputs(options.stack, outputs)
         (first, first_messages), (second, second_messages) = plan(options.spec.seed)
         with timings.timed("send"):
             producer = JobProducer(outputs["QueueUrl"], sqs_client=clients.sqs)
