@@ -1,0 +1,1 @@
+"""Benchmarks of constructs-fifo (run with ``python -m benchmarks``; not part of the test suite)."""
