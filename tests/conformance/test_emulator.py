@@ -1,0 +1,81 @@
+"""The emulator itself: how it starts, stops and refuses an unpinned moto (emulator-only)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import boto3
+import pytest
+
+from constructs_fifo.local import fidelity
+from constructs_fifo.local.emulator import EmulatorError, LocalEmulator
+
+pytestmark = pytest.mark.emulator_only
+
+
+def test_apply_refuses_another_moto_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN moto reported at a version the patches were not written for
+    monkeypatch.setattr(fidelity, "_installed_moto_version", lambda: "5.3.0")
+    # WHEN the patches are applied THEN they refuse, naming both versions and the fix
+    with pytest.raises(fidelity.UnsupportedMotoVersionError) as caught:
+        fidelity.apply()
+    message = str(caught.value)
+    assert "moto 5.3.0 is installed" in message
+    assert f"moto[server]=={fidelity.MOTO_VERSION}" in message
+
+
+def test_apply_is_idempotent() -> None:
+    # GIVEN the patches applied
+    fidelity.apply()
+    from moto.sqs.models import Queue
+
+    patched = Queue.add_message
+    # WHEN applied again THEN nothing changes (no patch wraps another)
+    fidelity.apply()
+    assert fidelity.is_applied()
+    assert Queue.add_message is patched
+
+
+def test_port_zero_picks_a_free_port_and_a_taken_port_is_refused() -> None:
+    # GIVEN an emulator on a free port
+    with LocalEmulator(port=0) as first:
+        assert first.endpoint_url == f"http://localhost:{first.port}"
+        # WHEN a second one asks for the same port THEN it fails naming the port and the fix
+        with pytest.raises(EmulatorError, match=rf"port {first.port} on 127.0.0.1 is already in use"):
+            LocalEmulator(port=first.port).start()
+
+
+def test_module_serves_until_sigterm() -> None:
+    # GIVEN the emulator started as a subprocess on a free port
+    process = subprocess.Popen(
+        [sys.executable, "-m", "constructs_fifo.local.emulator", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        # THEN it prints the ready line with its endpoint, and answers there
+        assert line.startswith("constructs-fifo emulator ready at http://localhost:")
+        endpoint = line.rsplit(" ", 1)[-1]
+        sqs = boto3.client(
+            "sqs",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        sqs.create_queue(QueueName="ready.fifo", Attributes={"FifoQueue": "true"})
+        assert sqs.list_queues()["QueueUrls"][0].endswith("/ready.fifo")
+        # WHEN it gets SIGTERM THEN it exits cleanly
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
