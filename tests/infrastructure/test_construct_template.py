@@ -1,0 +1,514 @@
+"""Template assertions for every default and every prop of OrderedAgentQueue."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from constructs_fifo.construct import WARNING_MAX_RECEIVE_COUNT_ONE, WARNING_VISIBILITY_TIMEOUT
+from constructs_fifo.runtime import constants
+
+from .stacks import Synthesized
+
+
+def _resources(template: Template, type_: str) -> dict[str, dict[str, Any]]:
+    return {logical_id: dict(resource) for logical_id, resource in template.find_resources(type_).items()}
+
+
+def _one(template: Template, type_: str, **match: Any) -> tuple[str, dict[str, Any]]:
+    found = template.find_resources(type_, {"Properties": Match.object_like(match)} if match else None)
+    assert len(found) == 1, f"expected one {type_} matching {match}, found {list(found)}"
+    ((logical_id, resource),) = found.items()
+    return logical_id, dict(resource)
+
+
+def _queue(template: Template, dlq: bool) -> tuple[str, dict[str, Any]]:
+    queues = _resources(template, "AWS::SQS::Queue")
+    for logical_id, resource in queues.items():
+        if ("RedrivePolicy" in resource["Properties"]) != dlq:
+            return logical_id, resource
+    raise AssertionError("queue not found")
+
+
+def _function(template: Template) -> dict[str, Any]:
+    properties: dict[str, Any] = _one(template, "AWS::Lambda::Function")[1]["Properties"]
+    return properties
+
+
+def _policy_statements(template: Template, role_prefix: str) -> list[dict[str, Any]]:
+    statements: list[dict[str, Any]] = []
+    for resource in _resources(template, "AWS::IAM::Policy").values():
+        roles = json.dumps(resource["Properties"]["Roles"])
+        if role_prefix in roles:
+            statements += resource["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement["Action"]
+    return [actions] if isinstance(actions, str) else list(actions)
+
+
+# --- queues ------------------------------------------------------------------------------------------
+
+
+def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack (construct defaults)
+    template = synthesized.templates["AgentJobs"]
+    # WHEN reading the source queue
+    _, queue = _queue(template, dlq=False)
+    dlq_id, _ = _queue(template, dlq=True)
+    # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE and redrive after 5
+    assert queue["Properties"] == {
+        "QueueName": synthesized.sample_jobs.queue_name,
+        "FifoQueue": True,
+        "DeduplicationScope": "messageGroup",
+        "FifoThroughputLimit": "perMessageGroupId",
+        "ContentBasedDeduplication": False,
+        "SqsManagedSseEnabled": True,
+        "VisibilityTimeout": 720,
+        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 5},
+    }
+
+
+def test_queue_names_are_fifo_and_within_80_characters(synthesized: Synthesized) -> None:
+    # GIVEN both stacks' constructs
+    for jobs in (synthesized.sample_jobs, synthesized.variant_jobs):
+        # THEN both names end in .fifo, fit SQS's limit and differ
+        assert jobs.queue_name.endswith(".fifo")
+        assert jobs.dead_letter_queue_name.endswith("-dlq.fifo")
+        assert len(jobs.dead_letter_queue_name) <= 80
+    assert synthesized.sample_jobs.queue_name != synthesized.variant_jobs.queue_name
+
+
+def test_dead_letter_queue_keeps_14_days_and_allows_only_the_source_queue(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    # WHEN reading the dead-letter queue
+    _, dlq = _queue(template, dlq=True)
+    # THEN it is FIFO, 14 days, SSE, and its redrive allow policy names the source queue by name
+    assert dlq["Properties"] == {
+        "QueueName": synthesized.sample_jobs.dead_letter_queue_name,
+        "FifoQueue": True,
+        "MessageRetentionPeriod": 14 * 24 * 3600,
+        "SqsManagedSseEnabled": True,
+        "RedriveAllowPolicy": {
+            "redrivePermission": "byQueue",
+            "sourceQueueArns": [
+                {
+                    "Fn::Join": [
+                        "",
+                        [
+                            "arn:",
+                            {"Ref": "AWS::Partition"},
+                            ":sqs:",
+                            {"Ref": "AWS::Region"},
+                            ":",
+                            {"Ref": "AWS::AccountId"},
+                            f":{synthesized.sample_jobs.queue_name}",
+                        ],
+                    ]
+                }
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("stack", ["AgentJobs", "Variant"])
+def test_both_queues_deny_non_tls_access(synthesized: Synthesized, stack: str) -> None:
+    # GIVEN a stack
+    template = synthesized.templates[stack]
+    queue_ids = set(_resources(template, "AWS::SQS::Queue"))
+    # WHEN reading the queue policies
+    policies = _resources(template, "AWS::SQS::QueuePolicy").values()
+    # THEN each queue has a policy denying every action without TLS
+    covered = set()
+    for policy in policies:
+        statement = policy["Properties"]["PolicyDocument"]["Statement"][0]
+        assert statement["Effect"] == "Deny"
+        assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        covered.add(policy["Properties"]["Queues"][0]["Ref"])
+    assert covered == queue_ids
+
+
+def test_variant_queues_use_the_kms_key_and_content_based_deduplication(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (encryption_key, content_based_deduplication, visibility, receive count)
+    template = synthesized.templates["Variant"]
+    key_id, _ = _one(template, "AWS::KMS::Key")
+    # WHEN reading both queues
+    _, queue = _queue(template, dlq=False)
+    _, dlq = _queue(template, dlq=True)
+    # THEN both use the key, and the props show up
+    key_arn = {"Fn::GetAtt": [key_id, "Arn"]}
+    assert queue["Properties"]["KmsMasterKeyId"] == key_arn
+    assert dlq["Properties"]["KmsMasterKeyId"] == key_arn
+    assert "SqsManagedSseEnabled" not in queue["Properties"]
+    assert queue["Properties"]["ContentBasedDeduplication"] is True
+    assert queue["Properties"]["VisibilityTimeout"] == 300
+    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 3
+
+
+# --- claim table ------------------------------------------------------------------------------------
+
+
+def test_claim_table_defaults(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    # WHEN reading the claim table (the one with TTL)
+    found = template.find_resources(
+        "AWS::DynamoDB::Table", {"Properties": {"TimeToLiveSpecification": Match.any_value()}}
+    )
+    ((_, table),) = found.items()
+    # THEN pk id (S), TTL expiration, on demand, PITR, AWS managed encryption
+    assert table["Properties"] == {
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "BillingMode": "PAY_PER_REQUEST",
+        "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        "SSESpecification": {"SSEEnabled": True},
+        "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
+    }
+
+
+def test_claim_table_is_retained_by_default(synthesized: Synthesized) -> None:
+    # GIVEN the risky stack, which keeps the default table_removal_policy
+    template = synthesized.templates["Risky"]
+    # WHEN reading the table
+    _, table = _one(template, "AWS::DynamoDB::Table")
+    # THEN it is retained on delete and replace
+    assert table["DeletionPolicy"] == "Retain"
+    assert table["UpdateReplacePolicy"] == "Retain"
+
+
+def test_claim_table_variant_uses_the_key_and_removal_policy(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack
+    template = synthesized.templates["Variant"]
+    key_id, _ = _one(template, "AWS::KMS::Key")
+    # WHEN reading the table
+    _, table = _one(template, "AWS::DynamoDB::Table")
+    # THEN the customer managed key encrypts it and it is deleted with the stack
+    assert table["Properties"]["SSESpecification"] == {
+        "KMSMasterKeyId": {"Fn::GetAtt": [key_id, "Arn"]},
+        "SSEEnabled": True,
+        "SSEType": "KMS",
+    }
+    assert table["DeletionPolicy"] == "Delete"
+
+
+# --- function -------------------------------------------------------------------------------------
+
+
+def test_function_defaults(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    function = _function(synthesized.templates["AgentJobs"])
+    # THEN the runtime entry point, latest Python, 2 minutes, 256 MB, reserved concurrency 10
+    assert function["Handler"] == constants.ENTRYPOINT == "constructs_fifo.runtime.entrypoint.handler"
+    assert function["Runtime"] == "python3.14"
+    assert function["Timeout"] == 120
+    assert function["MemorySize"] == 256
+    assert function["ReservedConcurrentExecutions"] == 10
+    assert "TracingConfig" not in function
+
+
+def test_function_environment_carries_the_runtime_settings(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    function = _function(template)
+    queue_id, _ = _queue(template, dlq=False)
+    claim_id = next(
+        iid
+        for iid, t in _resources(template, "AWS::DynamoDB::Table").items()
+        if "TimeToLiveSpecification" in t["Properties"]
+    )
+    workspace_id = next(iid for iid in _resources(template, "AWS::DynamoDB::Table") if iid != claim_id)
+    # THEN the env names the user handler, table, queue and numbers, plus the app's own variable
+    assert function["Environment"]["Variables"] == {
+        constants.ENV_USER_HANDLER: "agent_worker.handle",
+        constants.ENV_CLAIM_TABLE: {"Ref": claim_id},
+        constants.ENV_QUEUE_URL: {"Ref": queue_id},
+        constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "720",
+        constants.ENV_BACKOFF_BASE_SECONDS: "2",
+        constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
+        constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
+        "WORKSPACE_TABLE_NAME": {"Ref": workspace_id},
+    }
+
+
+def test_function_variant_props(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack
+    function = _function(synthesized.templates["Variant"])
+    variables = function["Environment"]["Variables"]
+    # THEN every function prop shows up
+    assert function["Timeout"] == 30
+    assert function["MemorySize"] == 512
+    assert function["ReservedConcurrentExecutions"] == 20
+    assert variables[constants.ENV_USER_HANDLER] == "workers.agent.handle"
+    assert variables[constants.ENV_VISIBILITY_TIMEOUT_SECONDS] == "300"
+    assert variables[constants.ENV_BACKOFF_BASE_SECONDS] == "5"
+    assert variables[constants.ENV_CLAIM_TTL_SECONDS] == "86400"
+    assert variables[constants.ENV_METRICS_NAMESPACE] == "Agents"
+    assert variables["EXTRA"] == "1"
+
+
+def test_function_logs_to_its_own_log_group_with_retention(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    log_group_id, log_group = _one(template, "AWS::Logs::LogGroup")
+    # THEN the function logs there and the group keeps one month
+    assert _function(template)["LoggingConfig"] == {"LogGroup": {"Ref": log_group_id}}
+    assert log_group["Properties"]["RetentionInDays"] == 30
+
+
+def test_function_role_has_no_managed_policy(synthesized: Synthesized) -> None:
+    # GIVEN every stack
+    for template in synthesized.templates.values():
+        roles = _resources(template, "AWS::IAM::Role")
+        # THEN no role carries a managed policy (AWSLambdaBasicExecutionRole has a broad logs scope)
+        for role in roles.values():
+            assert "ManagedPolicyArns" not in role["Properties"]
+
+
+def test_function_role_is_least_privilege(synthesized: Synthesized) -> None:
+    # GIVEN the risky stack (only the construct: no app grants)
+    template = synthesized.templates["Risky"]
+    queue_id, _ = _queue(template, dlq=False)
+    table_id, _ = _one(template, "AWS::DynamoDB::Table")
+    log_group_id, _ = _one(template, "AWS::Logs::LogGroup")
+    # WHEN reading the function role's statements
+    statements = _policy_statements(template, "FunctionRole")
+    # THEN logs on its group, item operations on its table, consume on its queue; nothing else
+    by_resource = {json.dumps(s["Resource"], sort_keys=True): sorted(_actions(s)) for s in statements}
+    assert by_resource == {
+        json.dumps({"Fn::GetAtt": [log_group_id, "Arn"]}): ["logs:CreateLogStream", "logs:PutLogEvents"],
+        json.dumps({"Fn::GetAtt": [table_id, "Arn"]}): [
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+        ],
+        json.dumps({"Fn::GetAtt": [queue_id, "Arn"]}): [
+            "sqs:ChangeMessageVisibility",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:GetQueueUrl",
+            "sqs:ReceiveMessage",
+        ],
+    }
+
+
+def test_function_role_may_use_the_key_when_there_is_one(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack
+    template = synthesized.templates["Variant"]
+    key_id, _ = _one(template, "AWS::KMS::Key")
+    # WHEN collecting the function role's actions on the key
+    key_actions = {
+        action
+        for s in _policy_statements(template, "FunctionRole")
+        if s["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}
+        for action in _actions(s)
+    }
+    # THEN it can read and write the encrypted table and decrypt the queue's messages
+    assert key_actions == {"kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey"}
+
+
+@pytest.mark.parametrize("stack", ["AgentJobs", "Variant", "Risky"])
+def test_no_iam_statement_allows_a_wildcard_resource(synthesized: Synthesized, stack: str) -> None:
+    # GIVEN a stack
+    template = synthesized.templates[stack]
+    # WHEN collecting the Allow statements of every identity policy
+    statements = [
+        s
+        for p in _resources(template, "AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Allow"
+    ]
+    # THEN none names the resource "*" and none uses a wildcard action
+    assert statements
+    for statement in statements:
+        resources = (
+            statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        )
+        assert "*" not in resources, statement
+        assert all("*" not in action for action in _actions(statement)), statement
+
+
+# --- event source mapping ---------------------------------------------------------------------------
+
+
+def test_event_source_defaults(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    queue_id, _ = _queue(template, dlq=False)
+    # WHEN reading the mapping
+    _, mapping = _one(template, "AWS::Lambda::EventSourceMapping")
+    # THEN batch 10, ReportBatchItemFailures, no batching window, no scaling config
+    properties = mapping["Properties"]
+    assert properties["BatchSize"] == 10
+    assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert properties["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    assert "MaximumBatchingWindowInSeconds" not in properties
+    assert "ScalingConfig" not in properties
+
+
+def test_event_source_variant(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (batch_size=3, max_concurrency=5)
+    _, mapping = _one(synthesized.templates["Variant"], "AWS::Lambda::EventSourceMapping")
+    # THEN both show up, failures still reported
+    assert mapping["Properties"]["BatchSize"] == 3
+    assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": 5}
+    assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+# --- alarms ---------------------------------------------------------------------------------------------
+
+
+def _alarms_by_metric(template: Template) -> dict[str, dict[str, Any]]:
+    return {
+        a["Properties"]["MetricName"]: a["Properties"]
+        for a in _resources(template, "AWS::CloudWatch::Alarm").values()
+    }
+
+
+def test_alarms_defaults(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    alarms = _alarms_by_metric(synthesized.templates["AgentJobs"])
+    # THEN four alarms with their thresholds, missing data not breaching, no actions
+    assert sorted(alarms) == [
+        "ApproximateAgeOfOldestMessage",
+        "ApproximateNumberOfMessagesVisible",
+        "Errors",
+        "Throttles",
+    ]
+    expected = {
+        "ApproximateAgeOfOldestMessage": ("GreaterThanThreshold", 300),
+        "ApproximateNumberOfMessagesVisible": ("GreaterThanOrEqualToThreshold", 1),
+        "Errors": ("GreaterThanThreshold", 0),
+        "Throttles": ("GreaterThanThreshold", 0),
+    }
+    for name, (operator, threshold) in expected.items():
+        assert (alarms[name]["ComparisonOperator"], alarms[name]["Threshold"]) == (operator, threshold)
+        assert alarms[name]["TreatMissingData"] == "notBreaching"
+        assert "AlarmActions" not in alarms[name]
+
+
+def test_alarms_watch_the_right_resources(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    template = synthesized.templates["AgentJobs"]
+    alarms = _alarms_by_metric(template)
+    queue_id, _ = _queue(template, dlq=False)
+    dlq_id, _ = _queue(template, dlq=True)
+    function_id, _ = _one(template, "AWS::Lambda::Function")
+    # THEN the age alarm watches the queue, the depth alarm the DLQ, the others the function
+    assert alarms["ApproximateAgeOfOldestMessage"]["Dimensions"][0]["Value"] == {
+        "Fn::GetAtt": [queue_id, "QueueName"]
+    }
+    assert alarms["ApproximateNumberOfMessagesVisible"]["Dimensions"][0]["Value"] == {
+        "Fn::GetAtt": [dlq_id, "QueueName"]
+    }
+    assert alarms["Errors"]["Dimensions"][0]["Value"] == {"Ref": function_id}
+    assert alarms["Throttles"]["Dimensions"][0]["Value"] == {"Ref": function_id}
+
+
+def test_alarms_variant_threshold_and_topic_actions(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (age_alarm_threshold 10 minutes, alarm_topic)
+    template = synthesized.templates["Variant"]
+    topic_id, _ = _one(template, "AWS::SNS::Topic")
+    alarms = _alarms_by_metric(template)
+    # THEN the threshold follows the prop and every alarm notifies the topic on ALARM and OK
+    assert alarms["ApproximateAgeOfOldestMessage"]["Threshold"] == 600
+    for alarm in alarms.values():
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}]
+        assert alarm["OKActions"] == [{"Ref": topic_id}]
+
+
+def test_alarms_attribute_lists_them_with_stable_ids(synthesized: Synthesized) -> None:
+    # GIVEN the construct
+    jobs = synthesized.sample_jobs
+    # THEN alarms holds the four in order, under stable construct ids
+    assert [a.node.id for a in jobs.alarms] == [
+        "QueueAgeAlarm",
+        "DeadLetterQueueAlarm",
+        "FunctionErrorsAlarm",
+        "FunctionThrottlesAlarm",
+    ]
+
+
+# --- grant_enqueue --------------------------------------------------------------------------------
+
+
+def test_grant_enqueue_gives_send_message_only(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack, where a Producer role got grant_enqueue
+    template = synthesized.templates["AgentJobs"]
+    queue_id, _ = _queue(template, dlq=False)
+    # WHEN reading the producer's statements
+    statements = _policy_statements(template, "Producer")
+    # THEN exactly one: sqs:SendMessage on the queue
+    assert statements == [
+        {"Action": "sqs:SendMessage", "Effect": "Allow", "Resource": {"Fn::GetAtt": [queue_id, "Arn"]}}
+    ]
+
+
+def test_grant_enqueue_with_key_adds_only_the_key_actions(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (with a KMS key)
+    template = synthesized.templates["Variant"]
+    queue_id, _ = _queue(template, dlq=False)
+    key_id, _ = _one(template, "AWS::KMS::Key")
+    # WHEN reading the producer's statements
+    statements = _policy_statements(template, "Producer")
+    # THEN SendMessage on the queue and GenerateDataKey + Decrypt on the key
+    by_resource = {json.dumps(s["Resource"]): sorted(_actions(s)) for s in statements}
+    assert by_resource == {
+        json.dumps({"Fn::GetAtt": [queue_id, "Arn"]}): ["sqs:SendMessage"],
+        json.dumps({"Fn::GetAtt": [key_id, "Arn"]}): ["kms:Decrypt", "kms:GenerateDataKey"],
+    }
+
+
+# --- metrics -------------------------------------------------------------------------------------------
+
+
+def test_metric_methods_use_the_runtime_namespace_and_queue_dimension(synthesized: Synthesized) -> None:
+    # GIVEN the variant construct (metrics_namespace "Agents")
+    jobs = synthesized.variant_jobs
+    # WHEN asking for the runtime's metrics
+    metrics = {
+        jobs.metric_jobs_succeeded(): constants.METRIC_JOBS_SUCCEEDED,
+        jobs.metric_jobs_failed(): constants.METRIC_JOBS_FAILED,
+        jobs.metric_duplicates_skipped(): constants.METRIC_DUPLICATES_SKIPPED,
+        jobs.metric_claim_conflicts(): constants.METRIC_CLAIM_CONFLICTS,
+        jobs.metric_job_duration(): constants.METRIC_JOB_DURATION,
+    }
+    # THEN each is in the namespace, dimensioned by the queue's literal name
+    for metric, name in metrics.items():
+        assert metric.metric_name == name
+        assert metric.namespace == "Agents"
+        assert metric.dimensions == {constants.METRIC_DIMENSION_QUEUE: jobs.queue_name}
+    assert jobs.metric_job_duration().statistic == "Average"
+    assert jobs.metric_jobs_failed().statistic == "Sum"
+
+
+# --- warnings -------------------------------------------------------------------------------------------
+
+
+def test_risky_props_add_warnings(synthesized: Synthesized) -> None:
+    # GIVEN the risky stack (visibility 2 min for a 1 min timeout, max_receive_count 1)
+    annotations = synthesized.annotations["Risky"]
+    # WHEN reading its warnings
+    warnings = [w.entry.data for w in annotations.find_warning("*", Match.any_value())]
+    text = "\n".join(str(w) for w in warnings)
+    # THEN both warnings are there, with their ids
+    assert f"[ack: {WARNING_VISIBILITY_TIMEOUT}]" in text
+    assert "visibility_timeout=120s is less than 6 x timeout=360s" in text
+    assert f"[ack: {WARNING_MAX_RECEIVE_COUNT_ONE}]" in text
+    assert "max_receive_count=1" in text
+
+
+def test_defaults_add_no_warnings(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack
+    annotations = synthesized.annotations["AgentJobs"]
+    # THEN no construct-fifo warning is raised
+    text = "\n".join(str(w.entry.data) for w in annotations.find_warning("*", Match.any_value()))
+    assert "constructs-fifo:" not in text
