@@ -19,13 +19,11 @@ import pytest
 
 from constructs_fifo.local.emulator import LocalEmulator
 
-from .support import FifoQueue, QueueFactory, Target, Timing
+from .support import RAW_ENV, FifoQueue, QueueFactory, Target, Timing
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
     from mypy_boto3_sqs.client import SQSClient
-
-RAW_ENV = "CONSTRUCTS_FIFO_CONFORMANCE_RAW"
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 __all__ = [
+    "RAW_ENV",
     "FifoQueue",
     "QueueFactory",
     "Target",
@@ -24,6 +25,10 @@ __all__ = [
     "redrive_policy",
     "send",
 ]
+
+
+RAW_ENV = "CONSTRUCTS_FIFO_CONFORMANCE_RAW"
+"""Set to 1 to serve moto without the fidelity patches (shows what they correct)."""
 
 
 @dataclass(frozen=True)

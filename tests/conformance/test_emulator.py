@@ -13,7 +13,13 @@ import pytest
 from constructs_fifo.local import fidelity
 from constructs_fifo.local.emulator import EmulatorError, LocalEmulator
 
-pytestmark = pytest.mark.emulator_only
+from .support import RAW_ENV
+
+pytestmark = [
+    pytest.mark.emulator_only,
+    # These tests apply the patches; a raw-moto run (see conftest.py) must not get them.
+    pytest.mark.skipif(os.environ.get(RAW_ENV) == "1", reason="raw-moto run: the patches must stay off"),
+]
 
 
 def test_apply_refuses_another_moto_version(monkeypatch: pytest.MonkeyPatch) -> None:
