@@ -296,3 +296,43 @@ def test_start_message_move_task_redrives_a_fifo_dlq_keeping_groups(
     back = receive(sqs, source, wait=2)
     assert [(m["Body"], m["Attributes"]["MessageGroupId"]) for m in back] == [("poison", "ws#3")]
     assert back[0]["MessageId"] != original_id
+
+
+def test_concurrent_receives_never_share_a_group(sqs: SQSClient, fifo_queue: QueueFactory) -> None:
+    """AWS: FIFO-key-terms / knowledge-center sqs-fifo-messages-not-returned (while a group has a
+    message in flight, no other receive gets that group), also for receives at the same moment."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    # GIVEN 20 messages of one group
+    queue = fifo_queue("concurrent")
+    sqs.send_message_batch(
+        QueueUrl=queue.url,
+        Entries=[
+            {
+                "Id": f"e{i}",
+                "MessageBody": f"m{i:02d}",
+                "MessageGroupId": "g",
+                "MessageDeduplicationId": f"m{i}",
+            }
+            for i in range(10)
+        ],
+    )
+    sqs.send_message_batch(
+        QueueUrl=queue.url,
+        Entries=[
+            {
+                "Id": f"e{i}",
+                "MessageBody": f"m{i:02d}",
+                "MessageGroupId": "g",
+                "MessageDeduplicationId": f"m{i}",
+            }
+            for i in range(10, 20)
+        ],
+    )
+    # WHEN eight consumers receive at once
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        batches = list(pool.map(lambda _: receive(sqs, queue, wait=1, visibility=30), range(8)))
+    # THEN exactly one consumer got messages, the head of the group in order
+    non_empty = [[m["Body"] for m in batch] for batch in batches if batch]
+    assert len(non_empty) == 1
+    assert non_empty[0] == [f"m{i:02d}" for i in range(len(non_empty[0]))]
