@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
+from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo.local.emulator import LocalEmulator
 
@@ -30,7 +31,16 @@ if TYPE_CHECKING:
 def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     run_id = uuid.uuid4().hex[:8]
     if request.config.getoption("--aws"):
-        yield Target(True, boto3.session.Session(), None, run_id)
+        session = boto3.session.Session()
+        try:
+            session.client("sts").get_caller_identity()
+        except (BotoCoreError, ClientError) as err:
+            pytest.fail(
+                f"--aws needs working default AWS credentials and a region ({err}); configure them "
+                "(aws configure, AWS_PROFILE, AWS_REGION) or run without --aws to use the emulator.",
+                pytrace=False,
+            )
+        yield Target(True, session, None, run_id)
         return
     with LocalEmulator(port=0, fidelity_patches=os.environ.get(RAW_ENV) != "1") as emu:
         session = boto3.session.Session(
