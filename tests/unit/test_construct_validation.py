@@ -1,0 +1,247 @@
+"""OrderedAgentQueue validation: one test per rule pinning its message, one for collecting several."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from aws_cdk import App, CfnParameter, Duration, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Match, Template
+
+from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def code() -> lambda_.Code:
+    return lambda_.Code.from_asset(str(REPO / "lambda"))
+
+
+def _problems(code: lambda_.Code, **props: Any) -> list[str]:
+    """Build the construct with ``props`` and return the problems it raised."""
+    kwargs: dict[str, Any] = {"code": code, "handler": "agent_worker.handle", **props}
+    with pytest.raises(InvalidPropsError) as raised:
+        OrderedAgentQueue(Stack(App(), "S"), "Jobs", **kwargs)
+    return raised.value.problems
+
+
+RULES: dict[str, tuple[dict[str, Any], str]] = {
+    "batch_size_above_10": (
+        {"batch_size": 11},
+        "batch_size=11 is out of range: an SQS FIFO event source takes at most 10 records per batch, so "
+        "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
+    ),
+    "batch_size_below_1": (
+        {"batch_size": 0},
+        "batch_size=0 is out of range: an SQS FIFO event source takes at most 10 records per batch, so "
+        "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
+    ),
+    "max_receive_count_below_1": (
+        {"max_receive_count": 0},
+        "max_receive_count=0 is less than 1: a message must be received at least once before it moves "
+        "to the dead-letter queue; pass max_receive_count >= 1 (default 5).",
+    ),
+    "visibility_timeout_below_timeout": (
+        {"visibility_timeout": Duration.seconds(60)},
+        "visibility_timeout=60s is shorter than timeout=120s: Lambda rejects an SQS event source whose "
+        "function timeout exceeds the queue's visibility timeout; pass visibility_timeout >= timeout "
+        "(AWS recommends 6 x timeout = 720s), or omit it for that default.",
+    ),
+    "visibility_timeout_above_12_hours": (
+        {"visibility_timeout": Duration.hours(13)},
+        "visibility_timeout=46800s is longer than 12 hours, the SQS maximum; pass visibility_timeout <= "
+        "Duration.hours(12) (a shorter timeout gives a shorter default).",
+    ),
+    "timeout_above_15_minutes": (
+        {"timeout": Duration.minutes(16)},
+        "timeout=960s is out of range: a Lambda function timeout must be between 1 second and 15 "
+        "minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15).",
+    ),
+    "reserved_concurrency_below_1": (
+        {"reserved_concurrency": 0},
+        "reserved_concurrency=0 is less than 1: with 0 the function never runs and every message ends "
+        "in the dead-letter queue; pass reserved_concurrency >= 1 (default 10).",
+    ),
+    "reserved_concurrency_below_max_concurrency": (
+        {"reserved_concurrency": 5, "max_concurrency": 10},
+        "reserved_concurrency=5 is less than max_concurrency=10: the event source would be throttled, "
+        "and throttled receives push messages toward the dead-letter queue; pass reserved_concurrency "
+        ">= 10 or lower max_concurrency.",
+    ),
+    "max_concurrency_below_2": (
+        {"max_concurrency": 1},
+        "max_concurrency=1 is out of range: Lambda's ScalingConfig.MaximumConcurrency is limited, so it "
+        "must be between 2 and 1000 inclusive; pass max_concurrency from 2 to 1000.",
+    ),
+    "max_concurrency_above_1000": (
+        {"max_concurrency": 1001, "reserved_concurrency": 2000},
+        "max_concurrency=1001 is out of range: Lambda's ScalingConfig.MaximumConcurrency is limited, so "
+        "it must be between 2 and 1000 inclusive; pass max_concurrency from 2 to 1000.",
+    ),
+    "claim_ttl_not_positive": (
+        {"claim_ttl": Duration.seconds(0)},
+        "claim_ttl=0s is shorter than 1 second: it must be positive and is used in whole seconds; pass "
+        "a Duration of at least 1 second, e.g. Duration.days(7).",
+    ),
+    "age_alarm_threshold_not_positive": (
+        {"age_alarm_threshold": Duration.seconds(0)},
+        "age_alarm_threshold=0s is shorter than 1 second: it must be positive and is used in whole "
+        "seconds; pass a Duration of at least 1 second, e.g. Duration.minutes(5).",
+    ),
+    "backoff_base_below_1_second": (
+        {"backoff_base": Duration.millis(500)},
+        "backoff_base=0.5s is shorter than 1 second: it must be positive and is used in whole seconds; "
+        "pass a Duration of at least 1 second, e.g. Duration.seconds(2).",
+    ),
+    "memory_size_below_128": (
+        {"memory_size": 64},
+        "memory_size=64 is out of range: Lambda memory is given in MB and it must be between 128 and "
+        "10240 inclusive; pass memory_size from 128 to 10240.",
+    ),
+    "memory_size_above_10240": (
+        {"memory_size": 10241},
+        "memory_size=10241 is out of range: Lambda memory is given in MB and it must be between 128 and "
+        "10240 inclusive; pass memory_size from 128 to 10240.",
+    ),
+    "handler_without_function": (
+        {"handler": "agent_worker"},
+        "handler='agent_worker' is not 'module.function': it must be a module path of Python identifiers "
+        "(dots allowed) and a function name, separated by a dot; pass e.g. handler='agent_worker.handle' "
+        "for handle() in agent_worker.py at the root of code.",
+    ),
+    "handler_with_bad_identifier": (
+        {"handler": "agent-worker.handle"},
+        "handler='agent-worker.handle' is not 'module.function': it must be a module path of Python "
+        "identifiers (dots allowed) and a function name, separated by a dot; pass e.g. "
+        "handler='agent_worker.handle' for handle() in agent_worker.py at the root of code.",
+    ),
+    "environment_collides_with_the_runtime": (
+        {"environment": {"CONSTRUCTS_FIFO_CLAIM_TABLE": "mine"}},
+        "environment['CONSTRUCTS_FIFO_CLAIM_TABLE'] is reserved: the construct sets it for its runtime "
+        "(\"the claim table's name\"); remove 'CONSTRUCTS_FIFO_CLAIM_TABLE' from environment (use the "
+        "matching prop instead).",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_each_rule_raises_its_message(code: lambda_.Code, rule: str) -> None:
+    # GIVEN props that break exactly one rule
+    props, message = RULES[rule]
+    # WHEN the construct is built
+    problems = _problems(code, **props)
+    # THEN exactly that problem is reported, with its pinned message
+    assert problems == [message]
+
+
+def test_all_problems_of_one_call_are_raised_together(code: lambda_.Code) -> None:
+    # GIVEN three invalid props in one call
+    with pytest.raises(InvalidPropsError) as raised:
+        OrderedAgentQueue(
+            Stack(App(), "S"),
+            "Jobs",
+            code=code,
+            handler="handle",
+            batch_size=20,
+            max_receive_count=0,
+        )
+    # THEN one ValueError lists all three, with a header counting them
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert isinstance(error, ConstructsFifoError)
+    assert [p.split(" ")[0] for p in error.problems] == [
+        "handler='handle'",
+        "batch_size=20",
+        "max_receive_count=0",
+    ]
+    assert str(error).splitlines()[0] == "OrderedAgentQueue: 3 invalid prop(s):"
+    assert str(error).splitlines()[1:] == [f"- {p}" for p in error.problems]
+
+
+def test_invalid_props_create_no_resources(code: lambda_.Code) -> None:
+    # GIVEN a stack
+    stack = Stack(App(), "S")
+    # WHEN the construct is rejected
+    with pytest.raises(InvalidPropsError):
+        OrderedAgentQueue(stack, "Jobs", code=code, handler="agent_worker.handle", batch_size=0)
+    # THEN nothing but the (empty) construct scope was added
+    jobs = stack.node.find_child("Jobs")
+    assert jobs.node.children == []
+
+
+def test_unresolved_tokens_are_not_validated(code: lambda_.Code) -> None:
+    # GIVEN values known only at deploy time
+    stack = Stack(App(), "S")
+    batch = CfnParameter(stack, "Batch", type="Number").value_as_number
+    memory = CfnParameter(stack, "Memory", type="Number").value_as_number
+    handler = CfnParameter(stack, "Handler").value_as_string
+    # WHEN the construct is built with them
+    OrderedAgentQueue(
+        stack, "Jobs", code=code, handler=handler, batch_size=cast(int, batch), memory_size=cast(int, memory)
+    )
+    # THEN it builds (no ValueError) and passes them through to the template
+    template = Template.from_stack(stack)
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {"BatchSize": {"Ref": "Batch"}})
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "MemorySize": {"Ref": "Memory"},
+            "Environment": {"Variables": Match.object_like({"CONSTRUCTS_FIFO_HANDLER": {"Ref": "Handler"}})},
+        },
+    )
+
+
+def test_unresolved_timeout_needs_an_explicit_visibility_timeout(code: lambda_.Code) -> None:
+    # GIVEN a timeout known only at deploy time and no visibility_timeout
+    stack = Stack(App(), "S")
+    seconds = CfnParameter(stack, "Timeout", type="Number").value_as_number
+    # WHEN the construct is built
+    problems = _problems(code, timeout=Duration.seconds(seconds))
+    # THEN the default cannot be computed and the fix is named
+    assert problems == [
+        "visibility_timeout=None cannot default to 6 x timeout when timeout is an unresolved token; "
+        "pass visibility_timeout explicitly."
+    ]
+
+
+def test_inline_code_is_rejected() -> None:
+    # GIVEN inline code
+    problems = _problems(lambda_.Code.from_inline("def handle(job, context): pass"))
+    # THEN the message asks for a directory asset
+    assert problems == [
+        "code=InlineCode is not supported: the construct adds its runtime next to your handler, so code "
+        "must be a local directory asset; pass code=lambda_.Code.from_asset('<directory holding your "
+        "handler module>')."
+    ]
+
+
+def test_zip_file_asset_is_rejected(tmp_path: Path) -> None:
+    # GIVEN an asset that is a zip file, not a directory
+    archive = tmp_path / "code.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    # WHEN the construct is built
+    problems = _problems(lambda_.Code.from_asset(str(archive)))
+    # THEN the message names the path and asks for a directory
+    assert problems == [
+        f"code=Code.from_asset({str(archive)!r}) is not a directory: the construct adds its runtime next "
+        "to your handler, so a zip file or missing path cannot be used; pass "
+        "code=lambda_.Code.from_asset('<directory holding your handler module>')."
+    ]
+
+
+def test_asset_with_its_own_constructs_fifo_is_rejected(tmp_path: Path) -> None:
+    # GIVEN a directory that already holds a top-level constructs_fifo
+    (tmp_path / "constructs_fifo").mkdir()
+    (tmp_path / "worker.py").write_text("def handle(job, context):\n    pass\n")
+    # WHEN the construct is built
+    problems = _problems(lambda_.Code.from_asset(str(tmp_path)), handler="worker.handle")
+    # THEN the message says why and what to remove
+    assert problems == [
+        f"code=Code.from_asset({str(tmp_path)!r}) already holds a top-level 'constructs_fifo': the "
+        "construct adds the installed runtime under that name and would shadow or be shadowed by it; "
+        f"remove {tmp_path / 'constructs_fifo'} from the asset directory."
+    ]
