@@ -37,12 +37,13 @@ from constructs_fifo.local.demo import (
     DemoResult,
     child_environment,
     drain_queue,
+    make_session,
     needs_fake_credentials,
     run_demo,
-    scoped_environ,
 )
 from constructs_fifo.local.deploy import DeployError, deploy
 from constructs_fifo.local.divergence import DivergenceResult, run_divergence
+from constructs_fifo.local.runner import RunnerError
 from constructs_fifo.local.workload import WorkloadError, WorkloadSpec
 
 __all__ = [
@@ -202,15 +203,14 @@ def _deploy(args: argparse.Namespace) -> int:
 
 def _drain(args: argparse.Namespace) -> int:
     fake = needs_fake_credentials(args.endpoint_url, started_emulator=False)
-    env = child_environment(args.endpoint_url, args.region, fake_credentials=True, base={}) if fake else {}
-    with scoped_environ(env):
-        stats = drain_queue(
-            args.stack,
-            endpoint_url=args.endpoint_url,
-            region=args.region,
-            until_empty=args.for_seconds is None,
-            for_seconds=args.for_seconds,
-        )
+    stats = drain_queue(
+        args.stack,
+        endpoint_url=args.endpoint_url,
+        region=args.region,
+        session=make_session(args.region, fake_credentials=fake),
+        until_empty=args.for_seconds is None,
+        for_seconds=args.for_seconds,
+    )
     print(json.dumps(stats, indent=2, sort_keys=True))
     return EXIT_OK
 
@@ -272,9 +272,13 @@ def _demo(args: argparse.Namespace) -> int:
     with Progress(
         TextColumn("draining"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     ) as bar:
-        task = bar.add_task("drain", total=None, visible=False)
+        task = bar.add_task("drain", total=None, visible=False, start=False)
+        started: list[bool] = []
 
         def progress(done: int, total: int) -> None:
+            if not started:  # the clock starts with the drain, not with the deploy
+                bar.start_task(task)
+                started.append(True)
             bar.update(task, completed=done, total=total, visible=True)
 
         result = run_demo(options, say=console.log, progress=progress)
@@ -308,12 +312,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
         errors.append(FidelityError)
     except ImportError:  # moto (the 'local' extra) not installed
         pass
-    try:
-        from constructs_fifo.local.runner import RunnerError  # type: ignore[import-not-found]  # noqa: PLC0415
-
-        errors.append(RunnerError)
-    except ImportError:
-        pass
+    errors.append(RunnerError)
     return tuple(errors)
 
 

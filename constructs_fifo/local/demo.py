@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,6 +39,7 @@ import boto3
 
 from constructs_fifo.client import JobMessage, JobProducer
 from constructs_fifo.local.deploy import deploy, stack_outputs
+from constructs_fifo.local.runner import EventSourceRunner
 from constructs_fifo.local.verify import (
     WORKSPACE_KEY,
     Violation,
@@ -471,19 +472,12 @@ def _watch_queue(
         progress(max(0, total - left), total)
 
 
-def _stats_dict(stats: object) -> dict[str, Any]:
-    if stats is None:
-        return {}
-    if hasattr(stats, "__dataclass_fields__"):
-        return {key: value for key, value in asdict(stats).items() if isinstance(value, int | float | str)}  # type: ignore[call-overload]
-    return {key: value for key, value in vars(stats).items() if isinstance(value, int | float | str)}
-
-
 def drain_queue(
     stack: str,
     *,
     endpoint_url: str | None,
     region: str,
+    session: boto3.session.Session | None = None,
     until_empty: bool = True,
     for_seconds: float | None = None,
     progress: ProgressCallback | None = None,
@@ -493,16 +487,16 @@ def drain_queue(
 
     Parameters
     ----------
+    session
+        Where the runner reads the deployment and whose credentials its workers get.
     watch
         ``(sqs_client, queue_url, total)``: poll the queue's depth to report progress.
 
     Returns
     -------
     dict
-        The runner's numeric statistics.
+        The runner's statistics (:meth:`DrainStats.as_dict`).
     """
-    from constructs_fifo.local.runner import EventSourceRunner  # noqa: PLC0415 - lands in parallel
-
     stop = threading.Event()
     watcher: threading.Thread | None = None
     if progress is not None and watch is not None:
@@ -515,13 +509,15 @@ def drain_queue(
         )
         watcher.start()
     try:
-        runner = EventSourceRunner.from_stack(stack, endpoint_url=endpoint_url, region=region)
-        stats = runner.drain(until_empty=until_empty, for_seconds=for_seconds)
+        with EventSourceRunner.from_stack(
+            stack, session=session, endpoint_url=endpoint_url, region=region
+        ) as runner:
+            stats = runner.drain(until_empty=until_empty, for_seconds=for_seconds)
     finally:
         stop.set()
         if watcher is not None:
             watcher.join(timeout=2)
-    return _stats_dict(stats)
+    return dict(stats.as_dict())
 
 
 @contextlib.contextmanager
@@ -600,12 +596,13 @@ def run_demo(
             accepted = send_workload(workload, outputs["QueueUrl"], sqs_client=clients.sqs)
         delivered = queue_depth(clients.sqs, outputs["QueueUrl"])
 
-        with timings.timed("drain"), scoped_environ(env if fake else {}):
+        with timings.timed("drain"):
             say(f"draining {delivered} messages through the function's handler ...")
             result.drain_stats = drain_queue(
                 options.stack,
                 endpoint_url=endpoint,
                 region=options.region,
+                session=make_session(options.region, fake_credentials=fake),
                 progress=progress,
                 watch=(clients.sqs, outputs["QueueUrl"], delivered),
             )
@@ -621,7 +618,8 @@ def run_demo(
             result.violations = verify(expectations_of(workload), observed)
 
     applied = sum(len(order) for order in observed.applied.values())
-    dead_lettered = len(observed.dead_letter_job_ids)
+    ours = {job.job_id for job in workload.jobs}
+    dead_lettered = sum(1 for job_id in observed.dead_letter_job_ids if job_id in ours)
     duplicates = workload.count("sqs_duplicate") + workload.count("late_duplicate")
     result.counts = {
         "jobs": len(workload.jobs),

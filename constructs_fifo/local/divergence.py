@@ -29,7 +29,6 @@ from constructs_fifo.local.demo import (
     endpoint_for,
     make_clients,
     make_session,
-    scoped_environ,
 )
 from constructs_fifo.local.deploy import deploy, stack_outputs
 from constructs_fifo.local.verify import APPLIED_ATTRIBUTE, WORKSPACE_KEY
@@ -204,8 +203,14 @@ def run_divergence(options: DemoOptions, *, say: Reporter = print) -> Divergence
             producer = JobProducer(outputs["QueueUrl"], sqs_client=clients.sqs)
             say(f"sending the same 3 events to {first} (in order) and {second} (shuffled) ...")
             producer.send_batch(first_messages + second_messages)
-        with timings.timed("drain"), scoped_environ(env if fake else {}):
-            drain_queue(options.stack, endpoint_url=endpoint, region=options.region)
+        with timings.timed("drain"):
+            say("draining both workspaces through the function's handler ...")
+            drain_queue(
+                options.stack,
+                endpoint_url=endpoint,
+                region=options.region,
+                session=make_session(options.region, fake_credentials=fake),
+            )
         outcomes = []
         for workspace, messages in ((first, first_messages), (second, second_messages)):
             item = (

@@ -86,7 +86,8 @@ class Observed:
     applied
         For each workspace found, its ``applied`` list; a workspace with no item is absent.
     dead_letter_job_ids
-        The ``jobId`` of every message in the dead-letter queue (repeats kept).
+        The ``jobId`` of every message in the dead-letter queue (repeats kept), including messages
+        that are not of this run (they are ignored).
     claim_status
         The claim ``status`` per job id (``None`` when a job has no claim item).
     queue_visible, queue_in_flight
@@ -216,8 +217,10 @@ def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
                     status,
                 )
             )
+    # The DLQ may hold messages of earlier runs or other producers: only this run's jobs are judged.
+    healthy = {job_id for order in expectations.order.values() for job_id in order}
     for job_id in sorted(dead):
-        if job_id not in poison:
+        if job_id in healthy:
             violations.append(
                 Violation(
                     "unexpected_dead_letter",

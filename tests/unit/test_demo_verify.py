@@ -92,6 +92,13 @@ def test_each_violation_kind_is_caught_and_described(observed: Observed, kind: s
     assert fragment in matching[0].message
 
 
+def test_dead_letters_of_other_runs_are_ignored() -> None:
+    # GIVEN the DLQ also holds a message of an earlier run (a job id this run never sent)
+    observed = replace(CLEAN, dead_letter_job_ids=["b2", "s7-w02-j000"])
+    # WHEN verified THEN it is not this run's violation
+    assert verify(EXPECTED, observed) == []
+
+
 def test_a_reordered_workspace_reports_expected_and_actual_lists() -> None:
     # GIVEN one workspace whose last two jobs swapped
     observed = replace(CLEAN, applied={**CLEAN.applied, "ws-a": ["a1", "a3", "a2"]})
