@@ -171,8 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 # --- commands --------------------------------------------------------------------------------------------
 
 
-def _console() -> Console:
-    return Console(stderr=False, highlight=False)
+def _console(*, stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -185,7 +185,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _deploy(args: argparse.Namespace) -> int:
     fake = needs_fake_credentials(args.endpoint_url, started_emulator=False)
     env = child_environment(args.endpoint_url, args.region, fake_credentials=fake)
-    console = _console()
+    console = _console(stderr=True)  # stdout holds only the outputs' JSON, so it can be piped
     console.print(
         f"deploying {args.stack} from {args.app_dir} to {args.endpoint_url or 'AWS'} ({args.region})"
     )
