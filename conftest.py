@@ -1,4 +1,4 @@
-"""Repository-wide pytest options: ``--aws`` and its skip logic (nothing else lives here).
+"""Repository-wide pytest options: ``--aws`` and its skip logic (markers live in pyproject.toml).
 
 ``pytest_addoption`` only works in an initial conftest, hence this file at the repository root.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,12 +22,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the conformance suite (and tests marked 'aws') against real AWS with the default "
         "boto3 credentials and region; creates and deletes uniquely named resources",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "emulator_only: pins behaviour of the local emulator itself; skipped with --aws"
     )
 
 

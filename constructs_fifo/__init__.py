@@ -19,7 +19,8 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name == "OrderedAgentQueue":
-        from constructs_fifo.construct import OrderedAgentQueue
+        # Lazy on purpose: the runtime ships this file into Lambda, where aws_cdk is absent.
+        from constructs_fifo.construct import OrderedAgentQueue  # noqa: PLC0415
 
         return OrderedAgentQueue
     raise AttributeError(f"module 'constructs_fifo' has no attribute {name!r}")
