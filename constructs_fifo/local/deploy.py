@@ -209,7 +209,35 @@ def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) ->
             f"stack {stack!r} is in state {found['StackStatus']}; it must be in a *_COMPLETE state. "
             "Fix: look at its events (describe-stack-events) and deploy again."
         )
-    return {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", []) if "OutputKey" in o}
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", []) if "OutputKey" in o}
+    if not outputs:
+        outputs = _outputs_from_template(stack, cloudformation_client)
+    return outputs
+
+
+def _outputs_from_template(stack: str, cloudformation_client: CloudFormationClient) -> dict[str, str]:
+    """Resolve the template's literal and ``Ref`` outputs from the stack's resources.
+
+    moto 5.2.5 leaves ``Outputs`` empty on a stack created by executing a change set (what
+    ``cdk deploy`` does); the template and the physical resource ids are there. ``Ref`` of each
+    resource is its physical id, which is what CloudFormation would output; other intrinsic
+    functions are skipped.
+    """
+    body: Any = cloudformation_client.get_template(StackName=stack)["TemplateBody"]
+    template = json.loads(body) if isinstance(body, str) else body
+    physical = {
+        r["LogicalResourceId"]: r["PhysicalResourceId"]
+        for r in cloudformation_client.describe_stack_resources(StackName=stack)["StackResources"]
+        if r.get("LogicalResourceId") and r.get("PhysicalResourceId")
+    }
+    resolved: dict[str, str] = {}
+    for key, output in (template.get("Outputs") or {}).items():
+        value = output.get("Value")
+        if isinstance(value, str):
+            resolved[key] = value
+        elif isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in physical:
+            resolved[key] = physical[value["Ref"]]
+    return resolved
 
 
 def _run(
@@ -244,7 +272,8 @@ def deploy(
     cdk: str | None = None,
     echo: Callable[[str], None] | None = None,
     cloudformation_client: CloudFormationClient | None = None,
-    sts_client: Any = None,  # no STS stubs in the dev extra: typed loosely
+    sts_client: Any = None,
+    output_dir: str | os.PathLike[str] | None = None,  # no STS stubs in the dev extra: typed loosely
 ) -> dict[str, str]:
     """Bootstrap if needed, ``cdk deploy`` the stack and return its outputs.
 
@@ -268,6 +297,9 @@ def deploy(
     cloudformation_client, sts_client:
         Clients for the bootstrap check, the account id and the outputs; by default built from the
         child environment (so they use the same endpoint and credentials as the CLI).
+    output_dir:
+        The CDK CLI's ``--output`` (cloud assembly) directory; default ``cdk.out`` in ``app_dir``.
+        Pass a separate one when another synth may run in the same directory at the same time.
 
     Returns
     -------
@@ -289,10 +321,19 @@ def deploy(
     cloudformation = cloudformation_client or _session(child_env).client(
         "cloudformation", endpoint_url=endpoint_url, region_name=region
     )
+    output_args = ["--output", str(Path(output_dir).resolve())] if output_dir is not None else []
     if not is_bootstrapped(cloudformation_client=cloudformation):
         sts = sts_client or _session(child_env).client("sts", endpoint_url=endpoint_url, region_name=region)
         account = sts.get_caller_identity()["Account"]
-        _run([executable, "bootstrap", f"aws://{account}/{region}"], cwd=app_path, env=child_env, echo=echo)
+        # Outside the app directory: with no cdk.json there, the CLI bootstraps the named environment
+        # without synthesizing the app first (measured: ~20 s less on 2 cores).
+        with tempfile.TemporaryDirectory(prefix="constructs-fifo-bootstrap-") as elsewhere:
+            _run(
+                [executable, "bootstrap", f"aws://{account}/{region}"],
+                cwd=Path(elsewhere),
+                env=child_env,
+                echo=echo,
+            )
     with tempfile.TemporaryDirectory(prefix="constructs-fifo-deploy-") as scratch:
         outputs_file = Path(scratch) / "outputs.json"
         _run(
@@ -304,6 +345,7 @@ def deploy(
                 "never",
                 "--outputs-file",
                 str(outputs_file),
+                *output_args,
             ],
             cwd=app_path,
             env=child_env,
@@ -311,6 +353,6 @@ def deploy(
         )
         if outputs_file.is_file():
             written: dict[str, dict[str, str]] = json.loads(outputs_file.read_text())
-            if stack in written:
+            if written.get(stack):
                 return dict(written[stack])
     return stack_outputs(stack, cloudformation_client=cloudformation)

@@ -684,12 +684,12 @@ class EventSourceRunner:
         if function_name is None:
             resources = cfn.describe_stack_resources(StackName=stack)["StackResources"]
             functions = [
-                r["PhysicalResourceId"] for r in resources if r["ResourceType"] == "AWS::Lambda::Function"
+                r["PhysicalResourceId"] for r in resources if r.get("ResourceType") == "AWS::Lambda::Function"
             ]
             mapped = [
                 r["PhysicalResourceId"]
                 for r in resources
-                if r["ResourceType"] == "AWS::Lambda::EventSourceMapping"
+                if r.get("ResourceType") == "AWS::Lambda::EventSourceMapping"
             ]
             if len(functions) != 1 or not mapped:
                 raise MappingNotFoundError(

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from constructs_fifo.local.emulator import LocalEmulator
-from constructs_fifo.local.runner import BatchReport, EventSourceRunner
+from constructs_fifo.local.runner import BatchReport, EventSourceRunner, MappingNotFoundError
 
 REGION = "us-east-1"
 BUCKET = "cdk-hnb659fds-assets-123456789012-us-east-1"
@@ -398,3 +399,39 @@ def test_for_seconds_stops_a_drain_that_would_not_end(emulator: LocalEmulator, t
     # THEN it stopped on time with the message still queued
     assert 1.5 <= stats.elapsed_seconds < 4
     assert depth(emulator, deployed.queue_url) == 1
+
+
+def test_from_stack_finds_the_function_by_its_output(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a stack whose FunctionName output names a deployed function with a mapping
+    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok")])
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"FunctionName": {"Value": deployed.name}},
+    }
+    stack = f"Stack-{deployed.name}"
+    emulator.client("cloudformation").create_stack(StackName=stack, TemplateBody=json.dumps(template))
+
+    # WHEN a runner is built from the stack and drains
+    with EventSourceRunner.from_stack(
+        stack, endpoint_url=emulator.endpoint_url, region=REGION, session=_session()
+    ) as runner:
+        stats = runner.drain(quiet_seconds=0.3)
+
+    # THEN it ran that function's code on that function's queue
+    assert runner.function.name == deployed.name
+    assert stats.succeeded == 1
+    assert [line["id"] for line in lines(deployed)] == ["a"]
+
+
+def test_from_stack_names_a_missing_stack(emulator: LocalEmulator) -> None:
+    # GIVEN no such stack WHEN a runner is built THEN the error names it and the fix
+    with pytest.raises(
+        MappingNotFoundError, match=r"stack 'Missing' was not found .* Fix: run `constructs-fifo deploy`"
+    ):
+        EventSourceRunner.from_stack(
+            "Missing", endpoint_url=emulator.endpoint_url, region=REGION, session=_session()
+        )
+
+
+def _session() -> boto3.Session:
+    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
