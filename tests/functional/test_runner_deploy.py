@@ -221,3 +221,27 @@ def test_stack_outputs_reads_outputs_and_names_missing_stacks(session: boto3.Ses
         StackNotFoundError, match=r"stack 'Nope' was not found .* Fix: run `constructs-fifo deploy`"
     ):
         stack_outputs("Nope", cloudformation_client=cloudformation)
+
+
+def test_stack_outputs_of_a_change_set_stack_come_from_the_template(session: boto3.Session) -> None:
+    # GIVEN a stack created by executing a change set (what cdk deploy does; moto leaves Outputs empty)
+    cloudformation = session.client("cloudformation")
+    template = {
+        "Resources": {"Bucket": {"Type": "AWS::S3::Bucket"}},
+        "Outputs": {
+            "Literal": {"Value": "x"},
+            "BucketName": {"Value": {"Ref": "Bucket"}},
+            "Arn": {"Value": {"Fn::GetAtt": ["Bucket", "Arn"]}},
+        },
+    }
+    cloudformation.create_change_set(
+        StackName="AgentJobs", ChangeSetName="cs", ChangeSetType="CREATE", TemplateBody=json.dumps(template)
+    )
+    cloudformation.execute_change_set(ChangeSetName="cs", StackName="AgentJobs")
+
+    # WHEN its outputs are read
+    outputs = stack_outputs("AgentJobs", cloudformation_client=cloudformation)
+
+    # THEN literal and Ref outputs are resolved from the resources (GetAtt is not)
+    bucket = cloudformation.describe_stack_resources(StackName="AgentJobs")["StackResources"][0]
+    assert outputs == {"Literal": "x", "BucketName": bucket["PhysicalResourceId"]}
