@@ -1,0 +1,1 @@
+"""End-to-end tests: the local emulator, the real CDK CLI, the demo."""
