@@ -46,6 +46,8 @@ def handle(event, context):
         print("this print goes to the function log, not the protocol pipe")
         if action == "sleep_once" and attempt == 1:
             time.sleep(30)
+        if action == "crash_once" and attempt == 1:
+            os._exit(3)
         if action == "sleep":
             time.sleep(body["seconds"])
         line["end"] = time.time()
@@ -435,3 +437,20 @@ def test_from_stack_names_a_missing_stack(emulator: LocalEmulator) -> None:
 
 def _session() -> boto3.Session:
     return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+
+
+def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a job whose first attempt kills its worker process
+    deployed = deploy(emulator, tmp_path, [("crash", "g1", "crash_once")], visibility=1)
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN the crash was a handler error that left the message; a new worker ran the retry
+    assert reports[0].error is not None
+    assert reports[0].error.startswith("WorkerError: worker process")
+    assert reports[0].deleted == ()
+    assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("crash", 2)]
+    assert (stats.handler_errors, stats.cold_starts, stats.succeeded) == (1, 2, 1)
