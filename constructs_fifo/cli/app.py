@@ -229,7 +229,11 @@ def _print_demo(console: Console, result: DemoResult) -> None:
         ),
         ("collapsed by SQS", str(counts["collapsed_by_sqs"])),
         ("skipped by claims", str(counts["skipped_by_claims"])),
-        ("transient failures retried", str(counts["transient_failures"])),
+        (
+            "transient failures retried",
+            f"{counts['transient_failures_recovered']} of {counts['transient_failures']} applied after retry",
+        ),
+        ("redeliveries (retries, rest of group)", str(counts["redeliveries"])),
         ("poison dead-lettered", f"{counts['poison_dead_lettered']} of {counts['poison_sent']}"),
         ("violations", str(counts["violations"])),
     ]

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -178,10 +178,24 @@ class EmulatorProcess:
         Region given to the child.
     startup_timeout
         Seconds to wait for the ready line before giving up.
+    command
+        The command to run instead of ``python -m constructs_fifo.local.emulator --port PORT`` (tests).
     """
 
-    def __init__(self, port: int = 0, *, region: str = DEFAULT_REGION, startup_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        region: str = DEFAULT_REGION,
+        startup_timeout: float = 60.0,
+        command: Sequence[str] | None = None,
+    ) -> None:
         self.port = port or free_port()
+        self.command = (
+            list(command)
+            if command is not None
+            else [sys.executable, "-m", "constructs_fifo.local.emulator", "--port", str(self.port)]
+        )
         self.region = region
         self.startup_timeout = startup_timeout
         self.endpoint_url = f"http://localhost:{self.port}"
@@ -196,9 +210,8 @@ class EmulatorProcess:
         DemoError
             When the child exits or stays silent past ``startup_timeout``.
         """
-        command = [sys.executable, "-m", "constructs_fifo.local.emulator", "--port", str(self.port)]
         self._process = subprocess.Popen(
-            command,
+            self.command,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -619,6 +632,7 @@ def run_demo(
 
     applied = sum(len(order) for order in observed.applied.values())
     ours = {job.job_id for job in workload.jobs}
+    applied_ids = {job_id for order in observed.applied.values() for job_id in order}
     dead_lettered = sum(1 for job_id in observed.dead_letter_job_ids if job_id in ours)
     duplicates = workload.count("sqs_duplicate") + workload.count("late_duplicate")
     result.counts = {
@@ -632,6 +646,10 @@ def run_demo(
         "skipped_by_claims": max(0, delivered - applied - dead_lettered),
         "applied": applied,
         "transient_failures": len(workload.transient_jobs),
+        "transient_failures_recovered": sum(
+            1 for job in workload.transient_jobs if job.job_id in applied_ids
+        ),
+        "redeliveries": max(0, int(result.drain_stats.get("records", delivered)) - delivered),
         "transient_retries_planned": sum(job.fail_attempts for job in workload.transient_jobs),
         "poison_sent": len(workload.poison_jobs),
         "poison_dead_lettered": sum(
