@@ -161,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--report", type=Path, help="write the JSON report here")
     demo.add_argument("--no-deploy", action="store_true", help="reuse the deployed stack")
     demo.add_argument(
+        "--no-drain",
+        action="store_true",
+        help="do not drain locally; wait for the deployed function (real AWS) to drain the queue",
+    )
+    demo.add_argument(
         "--no-emulator",
         action="store_true",
         help="with no --endpoint-url, talk to real AWS instead of starting the embedded emulator",
@@ -266,6 +271,7 @@ def _demo(args: argparse.Namespace) -> int:
         report=args.report,
         use_emulator=not args.no_emulator,
         deploy=not args.no_deploy,
+        drain=not args.no_drain,
     )
     console = _console()
     if args.scenario == "divergence":

@@ -79,6 +79,7 @@ __all__ = [
     "run_demo",
     "scoped_environ",
     "send_workload",
+    "wait_until_empty",
 ]
 
 #: Region used for the emulator when none is given.
@@ -351,6 +352,11 @@ class DemoOptions:
         Start the embedded emulator when no endpoint is given.
     deploy
         Deploy first (``False`` reuses a deployed stack).
+    drain
+        Drain with the local event source runner; ``False`` waits for the deployed function (real
+        AWS) to drain the queue instead, up to ``wait_seconds``.
+    wait_seconds
+        How long to wait for the deployed function when ``drain`` is false.
     """
 
     spec: WorkloadSpec = field(default_factory=WorkloadSpec)
@@ -361,6 +367,8 @@ class DemoOptions:
     report: Path | None = None
     use_emulator: bool = True
     deploy: bool = True
+    drain: bool = True
+    wait_seconds: float = 900.0
 
 
 @dataclass
@@ -533,6 +541,45 @@ def drain_queue(
     return dict(stats.as_dict())
 
 
+def wait_until_empty(
+    sqs: SQSClient,
+    queue_url: str,
+    *,
+    total: int,
+    timeout: float,
+    progress: ProgressCallback | None = None,
+    quiet_seconds: float = 5.0,
+    poll_seconds: float = 2.0,
+) -> None:
+    """Wait while another consumer (the deployed Lambda) drains the queue.
+
+    Raises
+    ------
+    DemoError
+        When the queue is not empty (for ``quiet_seconds``) within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    quiet_since: float | None = None
+    while time.monotonic() < deadline:
+        left = queue_depth(sqs, queue_url)
+        if progress is not None:
+            progress(max(0, total - left), total)
+        now = time.monotonic()
+        if left:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= quiet_seconds:
+            return
+        time.sleep(poll_seconds)
+    raise DemoError(
+        f"the queue {queue_url} still holds messages after {timeout:.0f} s of waiting for the deployed "
+        "function to drain it",
+        "check the function's logs and its event source mapping (enabled?), or drain locally "
+        "without --no-drain",
+    )
+
+
 @contextlib.contextmanager
 def endpoint_for(options: DemoOptions, timings: Phase) -> Iterator[tuple[str | None, bool]]:
     """Yield ``(endpoint_url, fake_credentials)``, starting the embedded emulator when needed."""
@@ -610,15 +657,25 @@ def run_demo(
         delivered = queue_depth(clients.sqs, outputs["QueueUrl"])
 
         with timings.timed("drain"):
-            say(f"draining {delivered} messages through the function's handler ...")
-            result.drain_stats = drain_queue(
-                options.stack,
-                endpoint_url=endpoint,
-                region=options.region,
-                session=make_session(options.region, fake_credentials=fake),
-                progress=progress,
-                watch=(clients.sqs, outputs["QueueUrl"], delivered),
-            )
+            if not options.drain:
+                say(f"waiting for the deployed function to drain {delivered} messages ...")
+                wait_until_empty(
+                    clients.sqs,
+                    outputs["QueueUrl"],
+                    total=delivered,
+                    timeout=options.wait_seconds,
+                    progress=progress,
+                )
+            else:
+                say(f"draining {delivered} messages through the function's handler ...")
+                result.drain_stats = drain_queue(
+                    options.stack,
+                    endpoint_url=endpoint,
+                    region=options.region,
+                    session=make_session(options.region, fake_credentials=fake),
+                    progress=progress,
+                    watch=(clients.sqs, outputs["QueueUrl"], delivered),
+                )
 
         with timings.timed("verify"):
             say("verifying workspaces, claims and queues ...")

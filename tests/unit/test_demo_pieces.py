@@ -10,10 +10,12 @@ import pytest
 
 from constructs_fifo.local.demo import (
     FAKE_CREDENTIALS,
+    DemoError,
     DemoOptions,
     DemoResult,
     child_environment,
     scoped_environ,
+    wait_until_empty,
 )
 from constructs_fifo.local.divergence import DivergenceResult, WorkspaceOutcome, plan
 from constructs_fifo.local.verify import Violation
@@ -112,3 +114,39 @@ def test_divergence_plan_sends_the_same_events_in_two_orders() -> None:
     assert [m.payload for m in sorted(in_order, key=lambda m: m.job_type)] == [
         m.payload for m in sorted(shuffled, key=lambda m: m.job_type)
     ]
+
+
+class _Queue:
+    """A stand-in SQS client whose queue depth follows a script."""
+
+    def __init__(self, depths: list[int]) -> None:
+        self.depths = depths
+
+    def get_queue_attributes(self, **_: object) -> dict[str, dict[str, str]]:
+        depth = self.depths.pop(0) if len(self.depths) > 1 else self.depths[0]
+        return {"Attributes": {"ApproximateNumberOfMessages": str(depth)}}
+
+
+def test_waiting_for_the_deployed_function_reports_progress_until_quiet() -> None:
+    # GIVEN a queue another consumer drains: 4, 2, then empty
+    queue = _Queue([4, 2, 0])
+    seen: list[tuple[int, int]] = []
+    # WHEN the demo waits for it
+    wait_until_empty(
+        queue,  # type: ignore[arg-type]
+        "q.fifo",
+        total=4,
+        timeout=5,
+        progress=lambda done, total: seen.append((done, total)),
+        quiet_seconds=0,
+        poll_seconds=0,
+    )
+    # THEN progress went 0 -> 2 -> 4 of 4
+    assert seen[:3] == [(0, 4), (2, 4), (4, 4)]
+
+
+def test_waiting_gives_up_with_a_fix_when_the_queue_never_empties() -> None:
+    # GIVEN a queue nobody drains WHEN the demo waits THEN it stops with a DemoError naming the queue
+    with pytest.raises(DemoError, match=r"the queue q\.fifo still holds messages") as caught:
+        wait_until_empty(_Queue([3]), "q.fifo", total=3, timeout=0.05, poll_seconds=0.01)  # type: ignore[arg-type]
+    assert "event source mapping" in caught.value.fix
