@@ -34,7 +34,15 @@ from constructs_fifo.local.deploy import deploy, stack_outputs
 from constructs_fifo.local.verify import APPLIED_ATTRIBUTE, WORKSPACE_KEY
 from constructs_fifo.local.workload import group_of
 
-__all__ = ["EVENTS", "SHUFFLED", "DivergenceResult", "WorkspaceOutcome", "run_divergence"]
+__all__ = [
+    "EVENTS",
+    "SHUFFLED",
+    "DivergenceResult",
+    "WorkspaceOutcome",
+    "outcome_state",
+    "plan",
+    "run_divergence",
+]
 
 #: The events, as the right producer sends them: (suffix, type, payload).
 EVENTS: Final = (
@@ -161,6 +169,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _without_job_ids(value: Any) -> Any:
+    """Drop ``jobId`` fields: the two workspaces' job ids differ by construction, not by outcome."""
+    if isinstance(value, list):
+        return [_without_job_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_job_ids(v) for k, v in value.items() if k != "jobId"}
+    return value
+
+
+def outcome_state(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparable state of a workspace item: no bookkeeping, no job ids."""
+    return {k: _without_job_ids(v) for k, v in item.items() if k not in _BOOKKEEPING}
+
+
 def plan(seed: int) -> tuple[tuple[str, list[JobMessage]], tuple[str, list[JobMessage]]]:
     """The two workspaces and their messages, in send order."""
     workspaces = (f"div-s{seed}-in-order", f"div-s{seed}-shuffled")
@@ -228,7 +250,7 @@ def run_divergence(options: DemoOptions, *, say: Reporter = print) -> Divergence
                     sent=tuple(m.job_id for m in messages),
                     sent_types=tuple(m.job_type for m in messages),
                     applied=tuple(str(j) for j in plain.get(APPLIED_ATTRIBUTE, [])),
-                    state={k: v for k, v in plain.items() if k not in _BOOKKEEPING},
+                    state=outcome_state(plain),
                 )
             )
     return DivergenceResult(in_order=outcomes[0], shuffled=outcomes[1], timings=timings)

@@ -17,7 +17,7 @@ from constructs_fifo.local.demo import (
     scoped_environ,
     wait_until_empty,
 )
-from constructs_fifo.local.divergence import DivergenceResult, WorkspaceOutcome, plan
+from constructs_fifo.local.divergence import DivergenceResult, WorkspaceOutcome, outcome_state, plan
 from constructs_fifo.local.verify import Violation
 
 
@@ -101,6 +101,19 @@ def test_divergence_is_shown_only_when_both_were_delivered_faithfully_and_differ
     unfaithful = DivergenceResult(_outcome("in", ids, ids, True), _outcome("sh", ids, ("a", "c", "b"), False))
     assert not unfaithful.diverged
     assert "did not apply its jobs in the order" in unfaithful.verdict()
+
+
+def test_outcome_state_ignores_bookkeeping_and_job_ids() -> None:
+    # GIVEN two workspace items that differ only in ids, version and the applied list
+    first = {"workspaceId": "a", "version": 3, "applied": ["a-1"], "prs": [{"jobId": "a-pr", "tested": True}]}
+    second = {
+        "workspaceId": "b",
+        "version": 4,
+        "applied": ["b-1"],
+        "prs": [{"jobId": "b-pr", "tested": True}],
+    }
+    # WHEN their comparable states are taken THEN they are equal: no false divergence
+    assert outcome_state(first) == outcome_state(second) == {"prs": [{"tested": True}]}
 
 
 def test_divergence_plan_sends_the_same_events_in_two_orders() -> None:
