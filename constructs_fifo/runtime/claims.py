@@ -7,7 +7,9 @@ ApproximateReceiveCount), ``updated_at`` (epoch ms), ``expiration`` (epoch s, th
 
 Call budget: a new job that succeeds costs exactly two DynamoDB calls (the conditional PutItem of
 :meth:`ClaimStore.claim` and the fenced UpdateItem of :meth:`ClaimStore.complete`); a duplicate costs
-one, because the PutItem's condition failure returns the existing item (``ALL_OLD``).
+one, because the PutItem's condition failure returns the existing item (``ALL_OLD``). A malformed body
+that carries a usable ``jobId`` costs one (:meth:`ClaimStore.fail_malformed` puts the FAILED item
+directly, under the same condition as a claim).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from constructs_fifo.runtime.constants import (
     STATUS_IN_FLIGHT,
     STATUS_SUCCEEDED,
 )
+from constructs_fifo.runtime.exceptions import MalformedJobError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -187,27 +190,55 @@ class ClaimStore:
             ATTR_MESSAGE_ID: {"S": job.message_id},
             ATTR_PERMANENT: {"BOOL": False},
         }
-        try:
-            self._client.put_item(
-                TableName=self.table_name,
-                Item=item,
-                ConditionExpression=_CLAIM_CONDITION,
-                ExpressionAttributeNames=_NAMES,
-                ExpressionAttributeValues={
-                    ":failed": {"S": STATUS_FAILED},
-                    ":in_flight": {"S": STATUS_IN_FLIGHT},
-                    ":true": {"BOOL": True},
-                    ":mid": {"S": job.message_id},
-                    ":now_ms": {"N": str(now_ms)},
-                    ":now_s": {"N": str(now_ms // 1000)},
-                },
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except self._client.exceptions.ConditionalCheckFailedException as exc:
-            old = cast("dict[str, Any]", exc.response.get("Item") or {})
-            existing = _decode(old)
-            return _refused(job, existing)
+        existing = self._conditional_put(item, message_id=job.message_id, now_ms=now_ms)
+        if existing is not None:
+            return _refused(job.id, existing)
         return Claim(ClaimOutcome.ACQUIRED, job.id, owner=owner, lease_expires_at_ms=lease)
+
+    def fail_malformed(self, job_id: str, *, group: str, message_id: str, attempt: int, error: str) -> Claim:
+        """Record a malformed body that carries a usable ``jobId`` as a permanent FAILED claim.
+
+        One conditional PutItem of the FAILED item itself, under the same condition as
+        :meth:`claim`: an item that is SUCCEEDED, IN_FLIGHT under another worker's live lease, or
+        already this message's permanent failure is never overwritten (the refusal says which).
+
+        Parameters
+        ----------
+        job_id : str
+            The body's ``jobId``.
+        group, message_id : str
+            The record's ``MessageGroupId`` and ``messageId``.
+        attempt : int
+            The record's ``ApproximateReceiveCount``.
+        error : str
+            Why the body is not a job (stored, cut to :data:`MAX_ERROR_LENGTH`).
+
+        Returns
+        -------
+        Claim
+            ``ACQUIRED`` when the FAILED item was written (taken and closed at once, so ``owner``
+            is set and ``lease_expires_at_ms`` is ``None``); otherwise ``DUPLICATE``, ``CONFLICT``
+            or ``KNOWN_POISON`` with the item found, left untouched.
+        """
+        now_ms = self.now_ms()
+        owner = self._owner_factory()
+        item: dict[str, Any] = {
+            ATTR_ID: {"S": job_id},
+            ATTR_STATUS: {"S": STATUS_FAILED},
+            ATTR_GROUP: {"S": group},
+            ATTR_OWNER: {"S": owner},
+            ATTR_ATTEMPTS: {"N": str(attempt)},
+            ATTR_UPDATED_AT: {"N": str(now_ms)},
+            ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
+            ATTR_MESSAGE_ID: {"S": message_id},
+            ATTR_PERMANENT: {"BOOL": True},
+            ATTR_ERROR: {"S": _truncate(error) or "(no message)"},
+            ATTR_ERROR_TYPE: {"S": MalformedJobError.__name__},
+        }
+        existing = self._conditional_put(item, message_id=message_id, now_ms=now_ms)
+        if existing is not None:
+            return _refused(job_id, existing)
+        return Claim(ClaimOutcome.ACQUIRED, job_id, owner=owner)
 
     def complete(self, job_id: str, owner: str) -> bool:
         """Mark the job SUCCEEDED if ``owner`` still holds it.
@@ -256,6 +287,30 @@ class ClaimStore:
             },
         )
 
+    def _conditional_put(
+        self, item: dict[str, Any], *, message_id: str, now_ms: int
+    ) -> dict[str, Any] | None:
+        """PutItem under the claim condition; ``None`` when written, else the item found (decoded)."""
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item=item,
+                ConditionExpression=_CLAIM_CONDITION,
+                ExpressionAttributeNames=_NAMES,
+                ExpressionAttributeValues={
+                    ":failed": {"S": STATUS_FAILED},
+                    ":in_flight": {"S": STATUS_IN_FLIGHT},
+                    ":true": {"BOOL": True},
+                    ":mid": {"S": message_id},
+                    ":now_ms": {"N": str(now_ms)},
+                    ":now_s": {"N": str(now_ms // 1000)},
+                },
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except self._client.exceptions.ConditionalCheckFailedException as exc:
+            return _decode(cast("dict[str, Any]", exc.response.get("Item") or {}))
+        return None
+
     def _fenced_update(
         self,
         job_id: str,
@@ -287,7 +342,7 @@ class ClaimStore:
         return True
 
 
-def _refused(job: Job, existing: dict[str, Any]) -> Claim:
+def _refused(job_id: str, existing: dict[str, Any]) -> Claim:
     status = existing.get(ATTR_STATUS)
     lease = existing.get(ATTR_LEASE_EXPIRES_AT)
     lease_ms = int(lease) if isinstance(lease, int | float) else None
@@ -298,7 +353,7 @@ def _refused(job: Job, existing: dict[str, Any]) -> Claim:
         outcome = ClaimOutcome.KNOWN_POISON
     else:
         outcome = ClaimOutcome.CONFLICT
-    return Claim(outcome, job.id, lease_expires_at_ms=lease_ms, existing=existing)
+    return Claim(outcome, job_id, lease_expires_at_ms=lease_ms, existing=existing)
 
 
 def _decode(item: dict[str, Any]) -> dict[str, Any]:

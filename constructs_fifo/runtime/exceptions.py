@@ -34,4 +34,17 @@ class PermanentJobError(ConstructsFifoRuntimeError):
 
 
 class MalformedJobError(PermanentJobError):
-    """The record's body is not a JSON object with a string ``jobId`` (and ``type``)."""
+    """The record's body is not a JSON object with a string ``jobId`` (and ``type``).
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what is expected.
+    job_id : str, optional
+        The body's ``jobId`` when it is a usable (non-empty string) one although the rest of the
+        envelope is not: the runtime then records a permanent ``FAILED`` claim under it.
+    """
+
+    def __init__(self, message: str, *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id

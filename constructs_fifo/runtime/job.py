@@ -96,7 +96,8 @@ def parse_record(record: SQSRecord) -> Job:
     ------
     MalformedJobError
         The body is not JSON, not a JSON object, has no string ``jobId`` or no string ``type``.
-        Decoding is deterministic, so this failure is permanent.
+        Decoding is deterministic, so this failure is permanent. When the ``jobId`` is usable and
+        only the rest is wrong, the error carries it as ``job_id``.
 
     Examples
     --------
@@ -128,7 +129,8 @@ def parse_record(record: SQSRecord) -> Job:
     if not isinstance(job_type, str) or not job_type:
         raise MalformedJobError(
             f"message {message_id} (jobId {job_id!r}): type is {job_type!r}, it must be a non-empty "
-            f"string; {hint}"
+            f"string; {hint}",
+            job_id=job_id,
         )
     return Job(
         id=job_id,

@@ -2,8 +2,12 @@
 
 Rules, per record and in batch order:
 
-1. **Parse.** A body that is not a job envelope is a permanent failure: no claim is taken, the record
-   is reported failed with visibility 0 so it reaches the dead-letter queue quickly.
+1. **Parse.** A body that is not a job envelope is a permanent failure: the record is reported failed
+   with visibility 0 so it reaches the dead-letter queue quickly. When the body still carries a usable
+   ``jobId`` (a JSON object with a non-empty string ``jobId`` but no valid ``type``), a permanent
+   FAILED claim with the error is written under it in one conditional PutItem, under the claim
+   condition: an existing SUCCEEDED item or another worker's live lease is left untouched and the
+   outcome line says so. A write error is noted on the line, never raised.
 2. **Group blocked?** Once a record of group G fails in this batch, every later record of G is
    reported failed without running (status ``SKIPPED``) and gets the same visibility delay as the
    failure that blocked G, so the group comes back together and in order. Other groups go on.
@@ -195,13 +199,16 @@ class OrderedBatchProcessor:
             job = parse_record(record)
         except MalformedJobError as exc:
             first_time = attempt <= 1
+            claim_note = self._record_malformed(record, exc) if exc.job_id is not None else {}
             self._log(
                 OutcomeStatus.MALFORMED,
                 record,
+                job_id=exc.job_id,
                 error=str(exc),
                 action=_DEAD_LETTER_ACTION,
                 visibilityTimeout=0,
                 blocksGroup=first_time and group not in blocked,
+                **claim_note,
             )
             return _Result(reported=True, visibility=0, block=0 if first_time else None)
 
@@ -306,6 +313,23 @@ class OrderedBatchProcessor:
             return {"claimWriteError": _describe(write_error)}
         return {} if kept else {"claimWriteError": "fenced: another worker owns the claim now"}
 
+    def _record_malformed(self, record: SQSRecord, exc: MalformedJobError) -> dict[str, Any]:
+        """Write the permanent FAILED claim of a malformed body with a jobId; note what happened."""
+        try:
+            claim = self._claims.fail_malformed(
+                exc.job_id or "",
+                group=record_group(record),
+                message_id=record_message_id(record),
+                attempt=record_attempt(record),
+                error=str(exc),
+            )
+        except Exception as write_error:  # the record is reported anyway
+            return {"claimWriteError": _describe(write_error)}
+        if claim.outcome is ClaimOutcome.ACQUIRED:
+            return {"claim": "FAILED (permanent)"}
+        status = (claim.existing or {}).get("status")
+        return {"claim": f"left untouched: the table holds {status} for this jobId ({claim.outcome.value})"}
+
     def _not_reached(self, record: SQSRecord) -> _Result:
         self._log(
             OutcomeStatus.DEADLINE,
@@ -338,6 +362,7 @@ class OrderedBatchProcessor:
         record: SQSRecord,
         *,
         job: Job | None = None,
+        job_id: str | None = None,
         duration_ms: float | None = None,
         error: str | None = None,
         **fields: Any,
@@ -346,7 +371,7 @@ class OrderedBatchProcessor:
         self._logger.outcome(
             status,
             queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
-            job_id=job.id if job else None,
+            job_id=job.id if job else job_id,
             group=record_group(record),
             job_type=job.type if job else None,
             attempt=record_attempt(record),

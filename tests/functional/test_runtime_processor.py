@@ -39,6 +39,11 @@ def visibility_requests(harness: Harness) -> list[list[dict[str, Any]]]:
     return captured
 
 
+def outcome_lines(harness: Harness) -> list[dict[str, Any]]:
+    """The outcome lines only (fake receipt handles also make visibility-warning lines)."""
+    return [line for line in harness.lines() if "status" in line]
+
+
 # --- order ------------------------------------------------------------------------------------
 
 
@@ -304,30 +309,159 @@ def test_redriven_poison_with_a_new_message_id_runs_again(harness: Harness) -> N
         ("[1, 2]", "body is a JSON list, not an object"),
         ('{"type": "run_tests"}', "jobId is None, it must be a non-empty string"),
         ('{"jobId": 7, "type": "run_tests"}', "jobId is 7, it must be a non-empty string"),
+        ('{"jobId": "", "type": "run_tests"}', "jobId is '', it must be a non-empty string"),
         ('{"jobId": "j9"}', "type is None, it must be a non-empty string"),
+        ('{"jobId": "j9", "type": 3}', "type is 3, it must be a non-empty string"),
     ],
 )
-def test_malformed_body_is_reported_without_claim_and_blocks_its_group_once(
+def test_malformed_body_is_reported_and_blocks_its_group_once(
     harness: Harness, raw: str, reason: str
 ) -> None:
     # GIVEN a malformed record first seen, followed by a record of its group
     bad = make_record(raw, group="ws#1")
     after = make_record(body("a2"), group="ws#1")
+    captured = visibility_requests(harness)
     # WHEN processed
     response = harness.run(bad, after)
-    # THEN both are reported, nothing ran and no claim was written for the bad one
+    # THEN both are reported, nothing ran, and both come back at once (visibility 0)
     assert failed_ids(response) == [bad["messageId"], after["messageId"]]
     assert harness.ran == []
+    assert [e["VisibilityTimeout"] for e in captured[0]] == [0, 0]
     malformed = harness.lines()[0]
     assert malformed["status"] == "MALFORMED"
+    assert malformed["JobsFailed"] == 1
     assert reason in malformed["error"]
     assert "dead-letter queue" in malformed["action"]
-    assert harness.claim_item("j9") == {}
+    assert malformed["blocksGroup"] is True
     # WHEN the bad record comes back (attempt 2) with its group's next record
     response = harness.run(make_record(raw, group="ws#1", attempt=2), make_record(body("a2"), attempt=2))
     # THEN it is reported again but no longer blocks: a2 runs
     assert harness.ran == ["a2"]
     assert len(failed_ids(response)) == 1
+
+
+@pytest.mark.parametrize("raw", ["not json", "[1, 2]", '{"type": "run_tests"}', '{"jobId": 7, "type": "t"}'])
+def test_malformed_body_without_a_usable_job_id_writes_no_claim(harness: Harness, raw: str) -> None:
+    # GIVEN a malformed body with no string jobId
+    counter = DynamoCallCounter(harness.dynamodb)
+    try:
+        # WHEN processed
+        harness.run(make_record(raw))
+        # THEN the claim table is not touched at all and the line has no jobId
+        assert counter.calls == []
+    finally:
+        counter.close()
+    (line,) = outcome_lines(harness)
+    assert line["jobId"] is None
+    assert "claim" not in line
+
+
+def test_malformed_body_with_a_job_id_writes_a_permanent_failed_claim_in_one_call(harness: Harness) -> None:
+    # GIVEN a JSON object with a jobId but no type
+    bad = make_record('{"jobId": "j9", "payload": {}}', group="ws#9", attempt=1)
+    counter = DynamoCallCounter(harness.dynamodb)
+    try:
+        # WHEN processed
+        response = harness.run(bad)
+        # THEN it cost exactly one PutItem
+        assert counter.calls == ["PutItem"]
+    finally:
+        counter.close()
+    # AND the record is reported and the claim is a permanent FAILED with the error
+    assert failed_ids(response) == [bad["messageId"]]
+    item = harness.claim_item("j9")
+    assert item["status"]["S"] == "FAILED"
+    assert item["permanent"]["BOOL"] is True
+    assert item["error_type"]["S"] == "MalformedJobError"
+    assert "type is None, it must be a non-empty string" in item["error"]["S"]
+    assert item["message_id"]["S"] == bad["messageId"]
+    assert item["group"]["S"] == "ws#9"
+    assert item["attempts"]["N"] == "1"
+    assert int(item["expiration"]["N"]) == int(harness.clock()) + 3600
+    assert "lease_expires_at" not in item
+    # AND the outcome line names the job and says the claim was written
+    (line,) = outcome_lines(harness)
+    assert (line["jobId"], line["status"], line["claim"]) == ("j9", "MALFORMED", "FAILED (permanent)")
+
+
+def test_malformed_redelivery_keeps_the_claim_and_no_longer_blocks(harness: Harness) -> None:
+    # GIVEN a malformed body with a jobId already recorded as FAILED on its first delivery
+    bad = make_record('{"jobId": "j9"}', group="ws#1")
+    harness.run(bad)
+    first_item = harness.claim_item("j9")
+    harness.clock.advance(5)
+    # WHEN the same message comes back (attempt 2) with its group's next record
+    again = make_record('{"jobId": "j9"}', group="ws#1", attempt=2, message_id=bad["messageId"])
+    response = harness.run(again, make_record(body("a2"), group="ws#1", attempt=2))
+    # THEN it is reported, its group goes on, and its claim is left as it was (known poison)
+    assert failed_ids(response) == [again["messageId"]]
+    assert harness.ran == ["a2"]
+    assert harness.claim_item("j9") == first_item
+    line = outcome_lines(harness)[1]
+    assert line["blocksGroup"] is False
+    assert line["claim"] == "left untouched: the table holds FAILED for this jobId (KNOWN_POISON)"
+
+
+def test_malformed_body_never_overwrites_a_succeeded_job(harness: Harness) -> None:
+    # GIVEN j1 already succeeded
+    harness.run(make_record(body("j1")))
+    before = harness.claim_item("j1")
+    # WHEN a malformed body with the same jobId arrives
+    bad = make_record('{"jobId": "j1", "type": ""}')
+    response = harness.run(bad)
+    # THEN it is still reported for the DLQ, the SUCCEEDED item is untouched, and the line says so
+    assert failed_ids(response) == [bad["messageId"]]
+    assert harness.claim_item("j1") == before
+    assert before["status"]["S"] == "SUCCEEDED"
+    line = outcome_lines(harness)[-1]
+    assert line["status"] == "MALFORMED"
+    assert line["claim"] == "left untouched: the table holds SUCCEEDED for this jobId (DUPLICATE)"
+
+
+def test_malformed_body_never_overwrites_another_workers_live_lease(harness: Harness) -> None:
+    # GIVEN another worker holds j1 under a live lease
+    from constructs_fifo.runtime.job import parse_record
+
+    held = harness.store.claim(parse_record(make_record(body("j1"))), lease_ms=30_000)
+    before = harness.claim_item("j1")
+    # WHEN a malformed body with the same jobId arrives
+    response = harness.run(make_record('{"jobId": "j1"}'))
+    # THEN the lease stands (the other worker can still complete) and the record is reported
+    assert len(failed_ids(response)) == 1
+    assert harness.claim_item("j1") == before
+    assert (
+        outcome_lines(harness)[-1]["claim"]
+        == "left untouched: the table holds IN_FLIGHT for this jobId (CONFLICT)"
+    )
+    assert harness.store.complete("j1", held.owner or "")
+
+
+def test_malformed_body_takes_over_an_expired_lease(harness: Harness) -> None:
+    # GIVEN a worker claimed j1 with a 5 s lease and vanished
+    from constructs_fifo.runtime.job import parse_record
+
+    stale = harness.store.claim(parse_record(make_record(body("j1"))), lease_ms=5_000)
+    harness.clock.advance(10)
+    # WHEN a malformed body with the same jobId arrives after the lease expired
+    harness.run(make_record('{"jobId": "j1"}'))
+    # THEN the claim is FAILED (permanent) and the stale worker is fenced out
+    assert harness.claim_item("j1")["status"]["S"] == "FAILED"
+    assert not harness.store.complete("j1", stale.owner or "")
+
+
+def test_a_claim_write_error_on_a_malformed_body_is_noted_not_raised(harness: Harness) -> None:
+    # GIVEN a processor whose claim table does not exist
+    from constructs_fifo.runtime.claims import ClaimStore
+
+    broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
+    records = [make_record('{"jobId": "j9"}', group="ws#1"), make_record(body("a2"), group="ws#1")]
+    # WHEN a malformed body with a jobId is processed
+    response = harness.processor(claims=broken).process(event(*records), FakeContext())
+    # THEN it keeps the malformed behaviour (reported, blocks its group) and the line notes the error
+    assert failed_ids(response) == [r["messageId"] for r in records]
+    line = harness.lines()[0]
+    assert line["status"] == "MALFORMED"
+    assert "ResourceNotFoundException" in line["claimWriteError"]
 
 
 # --- time, errors and visibility ---------------------------------------------------------------

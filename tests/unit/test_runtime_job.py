@@ -74,6 +74,26 @@ def test_malformed_bodies_raise_a_permanent_error_naming_the_problem(raw: str, m
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize(
+    ("raw", "job_id"),
+    [
+        ('{"jobId": "j1"}', "j1"),
+        ('{"jobId": "j1", "type": ""}', "j1"),
+        ('{"jobId": "", "type": "t"}', None),
+        ('{"jobId": 5, "type": "t"}', None),
+        ('{"type": "t"}', None),
+        ("[]", None),
+        ("{oops", None),
+    ],
+)
+def test_malformed_error_carries_the_job_id_only_when_it_is_usable(raw: str, job_id: str | None) -> None:
+    # GIVEN / WHEN a malformed body is parsed
+    with pytest.raises(MalformedJobError) as caught:
+        parse_record(record(raw))
+    # THEN the error carries the jobId exactly when it is a non-empty string
+    assert caught.value.job_id == job_id
+
+
 def test_unreadable_receive_count_counts_as_first_attempt() -> None:
     assert record_attempt(record("{}", ApproximateReceiveCount="x")) == 1
     assert record_attempt({"messageId": "m"}) == 1
