@@ -13,12 +13,15 @@ from constructs_fifo.local.demo import (
     DemoError,
     DemoOptions,
     DemoResult,
+    check_fresh,
+    check_outputs,
     child_environment,
     scoped_environ,
     wait_until_empty,
 )
 from constructs_fifo.local.divergence import DivergenceResult, WorkspaceOutcome, outcome_state, plan
 from constructs_fifo.local.verify import Violation
+from constructs_fifo.local.workload import WorkloadSpec, generate_workload
 
 
 def test_fake_credentials_cut_children_off_from_user_config() -> None:
@@ -163,3 +166,42 @@ def test_waiting_gives_up_with_a_fix_when_the_queue_never_empties() -> None:
     with pytest.raises(DemoError, match=r"the queue q\.fifo still holds messages") as caught:
         wait_until_empty(_Queue([3]), "q.fifo", total=3, timeout=0.05, poll_seconds=0.01)  # type: ignore[arg-type]
     assert "event source mapping" in caught.value.fix
+
+
+class _Table:
+    """A stand-in DynamoDB client holding some workspace items."""
+
+    def __init__(self, existing: set[str]) -> None:
+        self.existing = existing
+
+    def get_item(self, *, Key: dict[str, dict[str, str]], **_: object) -> dict[str, object]:  # noqa: N803
+        workspace = Key["workspaceId"]["S"]
+        return {"Item": {"workspaceId": {"S": workspace}}} if workspace in self.existing else {}
+
+
+OUTPUTS = {
+    "QueueUrl": "q.fifo",
+    "DeadLetterQueueUrl": "dlq.fifo",
+    "ClaimTableName": "claims",
+    "WorkspaceTableName": "workspaces",
+}
+
+
+def test_a_seed_already_run_against_the_deployment_is_refused_with_the_next_seed() -> None:
+    # GIVEN a deployment that already holds a workspace of seed 5
+    workload = generate_workload(WorkloadSpec(workspaces=3, jobs=9, seed=5))
+    table = _Table({workload.workspace_ids[0]})
+    # WHEN the demo checks it THEN it refuses, naming the workspace, and suggests --seed 6
+    with pytest.raises(DemoError, match=f"workspace {workload.workspace_ids[0]} already exists") as caught:
+        check_fresh(workload, outputs=OUTPUTS, dynamodb=table)  # type: ignore[arg-type]
+    assert "--seed 6" in caught.value.fix
+    # AND a fresh deployment passes
+    check_fresh(workload, outputs=OUTPUTS, dynamodb=_Table(set()))  # type: ignore[arg-type]
+
+
+def test_missing_stack_outputs_are_named() -> None:
+    # GIVEN outputs without the workspace table WHEN checked THEN the error names it and what exists
+    partial = {k: v for k, v in OUTPUTS.items() if k != "WorkspaceTableName"}
+    with pytest.raises(DemoError, match="has no output WorkspaceTableName"):
+        check_outputs("AgentJobs", partial)
+    check_outputs("AgentJobs", OUTPUTS)
