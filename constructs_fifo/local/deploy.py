@@ -38,6 +38,7 @@ __all__ = [
     "CdkNotFoundError",
     "DeployError",
     "StackNotFoundError",
+    "StackOutputsError",
     "cdk_executable",
     "child_environment",
     "deploy",
@@ -88,6 +89,10 @@ class CdkCommandError(DeployError):
 
 class StackNotFoundError(DeployError):
     """The stack does not exist (or is not in a complete state) on the endpoint."""
+
+
+class StackOutputsError(DeployError):
+    """The stack exists but DescribeStacks returns no outputs for it."""
 
 
 def cdk_executable(project_dir: str | os.PathLike[str] | None = None) -> str:
@@ -189,12 +194,17 @@ def is_bootstrapped(*, cloudformation_client: CloudFormationClient) -> bool:
 
 
 def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) -> dict[str, str]:
-    """Return the outputs of a deployed stack as ``{OutputKey: OutputValue}``.
+    """Return the outputs of a deployed stack (DescribeStacks) as ``{OutputKey: OutputValue}``.
+
+    On the local emulator this relies on the fidelity patch that gives a stack created or updated
+    through a change set (what ``cdk deploy`` does) its outputs; moto 5.2.5 alone leaves them empty.
 
     Raises
     ------
     StackNotFoundError
         The stack does not exist or is not in a complete state.
+    StackOutputsError
+        The stack has no outputs.
     """
     try:
         stacks = cloudformation_client.describe_stacks(StackName=stack)["Stacks"]
@@ -211,33 +221,13 @@ def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) ->
         )
     outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", []) if "OutputKey" in o}
     if not outputs:
-        outputs = _outputs_from_template(stack, cloudformation_client)
+        raise StackOutputsError(
+            f"stack {stack!r} ({found['StackStatus']}) has no outputs in DescribeStacks; its outputs "
+            "(QueueUrl, ...) are needed. Fix: deploy the app that defines them (`constructs-fifo deploy`); "
+            "on a local endpoint, serve it with `constructs-fifo local serve` (moto without the "
+            "constructs-fifo fidelity patches drops the outputs of stacks deployed by `cdk deploy`)."
+        )
     return outputs
-
-
-def _outputs_from_template(stack: str, cloudformation_client: CloudFormationClient) -> dict[str, str]:
-    """Resolve the template's literal and ``Ref`` outputs from the stack's resources.
-
-    moto 5.2.5 leaves ``Outputs`` empty on a stack created by executing a change set (what
-    ``cdk deploy`` does); the template and the physical resource ids are there. ``Ref`` of each
-    resource is its physical id, which is what CloudFormation would output; other intrinsic
-    functions are skipped.
-    """
-    body: Any = cloudformation_client.get_template(StackName=stack)["TemplateBody"]
-    template = json.loads(body) if isinstance(body, str) else body
-    physical = {
-        r["LogicalResourceId"]: r["PhysicalResourceId"]
-        for r in cloudformation_client.describe_stack_resources(StackName=stack)["StackResources"]
-        if r.get("LogicalResourceId") and r.get("PhysicalResourceId")
-    }
-    resolved: dict[str, str] = {}
-    for key, output in (template.get("Outputs") or {}).items():
-        value = output.get("Value")
-        if isinstance(value, str):
-            resolved[key] = value
-        elif isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in physical:
-            resolved[key] = physical[value["Ref"]]
-    return resolved
 
 
 def _run(

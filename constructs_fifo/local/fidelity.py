@@ -18,7 +18,8 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters.
 7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` (DLQ redrive), done synchronously.
 8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; ``RedriveAllowPolicy``
-   is kept and returned; a table's ``TimeToLiveSpecification`` is applied.
+   is kept and returned; a table's ``TimeToLiveSpecification`` is applied; a stack created or
+   updated by executing a change set (what ``cdk deploy`` does) has its ``Outputs``.
 9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not
    count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
 
@@ -569,6 +570,27 @@ def _table_from_cloudformation(
     return table
 
 
+def _apply_change_set(self: Any) -> None:
+    # AWS: API_DescribeStacks, "Outputs: A list of output structures", and
+    # using-cfn-updating-stacks-changesets: executing a change set creates or updates the stack
+    # from the change set's template, outputs included. moto 5.2.5's ChangeSet.apply updated the
+    # resources only: the stack kept the output map built from the empty template of
+    # CreateChangeSet (or the previous template on an update), so DescribeStacks had no Outputs
+    # after `cdk deploy`. Rebuilt here as moto's own CreateStack and UpdateStack do.
+    from moto.cloudformation.models import ChangeSet  # noqa: PLC0415 - loaded by apply() already
+
+    _original(ChangeSet, "apply")(self)
+    stack = self.stack
+    stack.template_dict = self.template_dict
+    stack.description = self.template_dict.get("Description")
+    stack.output_map = stack._create_output_map()
+
+
 def _patch_cloudformation() -> None:
+    # Imported here, not at the top: moto.cloudformation loads most of moto's services (~2.5 s on
+    # 2 cores), which a process importing this module without applying the patches should not pay.
+    from moto.cloudformation.models import ChangeSet  # noqa: PLC0415
+
     _replace(Queue, "create_from_cloudformation_json", classmethod(_queue_from_cloudformation))
     _replace(Table, "create_from_cloudformation_json", classmethod(_table_from_cloudformation))
+    _replace(ChangeSet, "apply", _apply_change_set)

@@ -18,12 +18,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.local import fidelity
 from constructs_fifo.local.deploy import (
     FAKE_ACCESS_KEY_ID,
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
     StackNotFoundError,
+    StackOutputsError,
     cdk_executable,
     child_environment,
     deploy,
@@ -66,6 +68,16 @@ def fake_cdk(tmp_path: Path) -> Path:
 def session() -> Iterator[boto3.Session]:
     with mock_aws():
         yield boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name=REGION)
+
+
+@pytest.fixture
+def fidelity_patches() -> Iterator[None]:
+    """moto as the emulator serves it; reverted afterwards unless something applied it before."""
+    already = fidelity.is_applied()
+    fidelity.apply()
+    yield
+    if not already:
+        fidelity.revert()
 
 
 def _calls(log: Path) -> list[dict[str, Any]]:
@@ -215,16 +227,19 @@ def test_stack_outputs_reads_outputs_and_names_missing_stacks(session: boto3.Ses
 
     # WHEN its outputs are read THEN both come back; a missing stack is named with the fix
     outputs = stack_outputs("AgentJobs", cloudformation_client=cloudformation)
-    assert outputs["A"] == "1"
-    assert set(outputs) == {"A", "B"}
+    bucket = cloudformation.describe_stack_resources(StackName="AgentJobs")["StackResources"][0]
+    assert outputs == {"A": "1", "B": bucket["PhysicalResourceId"]}
     with pytest.raises(
         StackNotFoundError, match=r"stack 'Nope' was not found .* Fix: run `constructs-fifo deploy`"
     ):
         stack_outputs("Nope", cloudformation_client=cloudformation)
 
 
-def test_stack_outputs_of_a_change_set_stack_come_from_the_template(session: boto3.Session) -> None:
-    # GIVEN a stack created by executing a change set (what cdk deploy does; moto leaves Outputs empty)
+def test_stack_outputs_of_a_change_set_stack_are_all_read(
+    session: boto3.Session, fidelity_patches: None
+) -> None:
+    # GIVEN a stack created by executing a change set (what cdk deploy does), on moto with the
+    # emulator's fidelity patches
     cloudformation = session.client("cloudformation")
     template = {
         "Resources": {"Bucket": {"Type": "AWS::S3::Bucket"}},
@@ -232,6 +247,7 @@ def test_stack_outputs_of_a_change_set_stack_come_from_the_template(session: bot
             "Literal": {"Value": "x"},
             "BucketName": {"Value": {"Ref": "Bucket"}},
             "Arn": {"Value": {"Fn::GetAtt": ["Bucket", "Arn"]}},
+            "Joined": {"Value": {"Fn::Join": ["/", ["b", {"Ref": "Bucket"}]]}},
         },
     }
     cloudformation.create_change_set(
@@ -242,6 +258,26 @@ def test_stack_outputs_of_a_change_set_stack_come_from_the_template(session: bot
     # WHEN its outputs are read
     outputs = stack_outputs("AgentJobs", cloudformation_client=cloudformation)
 
-    # THEN literal and Ref outputs are resolved from the resources (GetAtt is not)
+    # THEN every output comes back resolved, intrinsic functions included
     bucket = cloudformation.describe_stack_resources(StackName="AgentJobs")["StackResources"][0]
-    assert outputs == {"Literal": "x", "BucketName": bucket["PhysicalResourceId"]}
+    name = bucket["PhysicalResourceId"]
+    assert outputs == {
+        "Literal": "x",
+        "BucketName": name,
+        "Arn": f"arn:aws:s3:::{name}",
+        "Joined": f"b/{name}",
+    }
+
+
+def test_stack_outputs_of_a_stack_without_outputs_name_the_stack_and_the_fix(session: boto3.Session) -> None:
+    # GIVEN a complete stack with no outputs
+    cloudformation = session.client("cloudformation")
+    template = {"Resources": {"B": {"Type": "AWS::S3::Bucket"}}}
+    cloudformation.create_stack(StackName="Bare", TemplateBody=json.dumps(template))
+
+    # WHEN its outputs are read THEN the error names the stack and how to fix it
+    with pytest.raises(
+        StackOutputsError, match=r"stack 'Bare' \(CREATE_COMPLETE\) has no outputs .* Fix: deploy the app"
+    ) as caught:
+        stack_outputs("Bare", cloudformation_client=cloudformation)
+    assert "constructs-fifo local serve" in str(caught.value)
