@@ -10,7 +10,7 @@ export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth bench clean
+.PHONY: setup lint typecheck test test-fast synth demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test-fast: setup
 
 synth: setup
 	cdk synth --quiet
+
+# The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
+demo: setup
+	$(BIN)/constructs-fifo demo --report reports/demo.json
 
 bench: setup
 	$(PY) -m benchmarks
