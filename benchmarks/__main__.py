@@ -1,9 +1,9 @@
-"""``python -m benchmarks``: run the runtime benchmark (``make bench``)."""
+"""``python -m benchmarks``: run the runtime benchmark (``make bench``); ``--help`` for options."""
 
 from __future__ import annotations
 
 import sys
 
-from benchmarks.runtime_throughput import main
+from benchmarks.report import main
 
-sys.exit(main())
+sys.exit(main(sys.argv[1:]))
