@@ -12,6 +12,7 @@ is missing, :func:`available` says so and the benchmark reports the baseline as 
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 from typing import Any
@@ -57,28 +58,25 @@ def run_powertools(work: Workload) -> list[PassResult]:
     """Measure the Powertools consumer on the same workload, in a fresh moto."""
     aws_environment()
     import boto3  # noqa: PLC0415
-    from aws_lambda_powertools.utilities.batch import (  # noqa: PLC0415
-        SqsFifoPartialProcessor,
-        process_partial_response,
-    )
-    from aws_lambda_powertools.utilities.idempotency import (  # noqa: PLC0415
-        DynamoDBPersistenceLayer,
-        IdempotencyConfig,
-        idempotent_function,
-    )
+
+    # Imported by name so that type checking never needs the optional package installed.
+    batch = importlib.import_module("aws_lambda_powertools.utilities.batch")
+    idempotency = importlib.import_module("aws_lambda_powertools.utilities.idempotency")
     from moto import mock_aws  # noqa: PLC0415
 
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         create_claim_table(dynamodb)
-        persistence = DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=dynamodb)
-        config = IdempotencyConfig(event_key_jmespath="jobId", expires_after_seconds=_CLAIM_TTL_SECONDS)
+        persistence = idempotency.DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=dynamodb)
+        config = idempotency.IdempotencyConfig(
+            event_key_jmespath="jobId", expires_after_seconds=_CLAIM_TTL_SECONDS
+        )
         executed = [0]
 
         def run_job(job: dict[str, Any]) -> None:
             executed[0] += 1
 
-        handle: Any = idempotent_function(
+        handle = idempotency.idempotent_function(
             run_job, data_keyword_argument="job", persistence_store=persistence, config=config
         )
 
@@ -86,15 +84,15 @@ def run_powertools(work: Workload) -> list[PassResult]:
             handle(job=json.loads(record.body))
 
         context = BenchContext()
-        processor = SqsFifoPartialProcessor(skip_group_on_error=True)  # once, as its docs show
+        processor = batch.SqsFifoPartialProcessor(skip_group_on_error=True)  # once, as its docs show
 
-        def process_batch(batch: list[Record]) -> dict[str, Any]:
-            config.register_lambda_context(context)  # type: ignore[arg-type]
-            response = process_partial_response(
-                event={"Records": batch},
+        def process_batch(records: list[Record]) -> dict[str, Any]:
+            config.register_lambda_context(context)
+            response = batch.process_partial_response(
+                event={"Records": records},
                 record_handler=record_handler,
                 processor=processor,
-                context=context,  # type: ignore[arg-type]
+                context=context,
             )
             return dict(response)
 
