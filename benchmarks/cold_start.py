@@ -8,7 +8,8 @@ when it builds its clients), Powertools' DynamoDB persistence layer at import.
 Bytecode is kept equal on both sides through a private ``PYTHONPYCACHEPREFIX`` (which replaces every
 ``__pycache__`` directory, for reading too): with ``bytecode=True`` the warm-up run writes ``.pyc``
 files there for every module and the timed runs load them; with ``bytecode=False`` nothing is written,
-so every module is compiled from source each time, as in a Lambda asset shipped without ``.pyc``.
+so every module is compiled from source each time, as in a Lambda asset shipped without ``.pyc``
+(the standard library included, which Lambda does ship compiled: read that mode as an upper bound).
 Otherwise a pip-installed package (compiled at install) would be timed against a source tree run with
 ``PYTHONDONTWRITEBYTECODE`` (compiled on every import).
 """
