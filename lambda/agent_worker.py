@@ -9,7 +9,8 @@ optimistic lock on ``version``, so order matters and shows:
 - ``open_pr`` appends ``{"jobId", "head", "tested"}`` to ``prs``, where ``tested`` says whether the
   tests ran on exactly the patches the PR holds.
 
-Every applied jobId is appended to ``applied``; a job already there is not applied again. For demos
+Every applied jobId is appended to ``applied``; a job already there is not applied again, and its
+delivery is appended to ``replayed`` instead. For demos
 the payload may ask for failure: ``{"simulate": {"fail_attempts": n}}`` fails attempts 1..n,
 ``{"simulate": "poison"}`` fails permanently.
 """
@@ -32,6 +33,7 @@ __all__ = [
     "ENV_WORKSPACE_TABLE",
     "GROUP_PREFIX",
     "JOB_TYPES",
+    "REPLAYED",
     "SimulatedFailureError",
     "WorkspaceConflictError",
     "WorkspaceStore",
@@ -41,6 +43,8 @@ __all__ = [
 ]
 
 ENV_WORKSPACE_TABLE = "WORKSPACE_TABLE_NAME"
+#: Job ids delivered to the worker again after they were applied (not applied a second time).
+REPLAYED = "replayed"
 GROUP_PREFIX = "ws#"
 JOB_TYPES = ("apply_patch", "run_tests", "open_pr")
 
@@ -216,5 +220,9 @@ def handle(job: Job, context: object, *, store: WorkspaceStore | None = None) ->
     store = store or _default_store()
     state, version = store.load(workspace_id)
     if job.id in state.get("applied", []):
-        return  # already applied: the effect happens once even if the claim was lost
+        # Already applied: the effect happens once even if the claim was lost (a crash between this
+        # write and the runtime's SUCCEEDED write). The delivery is recorded in "replayed", so a
+        # verifier can tell the claim table did not stop it.
+        store.save(workspace_id, {**state, REPLAYED: [*state.get(REPLAYED, []), job.id]}, version)
+        return
     store.save(workspace_id, apply_job(job, state), version)

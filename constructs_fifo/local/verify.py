@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -48,10 +48,13 @@ __all__ = [
 WORKSPACE_KEY: Final = "workspaceId"
 #: The workspace item's list of job ids in the order they were applied.
 APPLIED_ATTRIBUTE: Final = "applied"
+#: The workspace item's list of job ids delivered to the worker again after they were applied.
+REPLAYED_ATTRIBUTE: Final = "replayed"
 
 ViolationKind = Literal[
     "order",
     "applied_twice",
+    "duplicate_reached_worker",
     "poison_applied",
     "poison_not_dead_lettered",
     "poison_claim_not_failed",
@@ -92,6 +95,9 @@ class Observed:
         The claim ``status`` per job id (``None`` when a job has no claim item).
     queue_visible, queue_in_flight
         Messages left in the main queue.
+    replayed
+        For each workspace, the job ids its worker received again after applying them (its own
+        guard kept the effect single; the claim table should have skipped them first).
     """
 
     applied: Mapping[str, Sequence[str]]
@@ -99,6 +105,7 @@ class Observed:
     claim_status: Mapping[str, str | None]
     queue_visible: int
     queue_in_flight: int
+    replayed: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,18 @@ def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
                         times,
                     )
                 )
+        for job_id in observed.replayed.get(workspace, []):
+            violations.append(
+                Violation(
+                    "duplicate_reached_worker",
+                    f"workspace {workspace}: job {job_id} reached the worker again after it was applied; "
+                    "the claim table should have skipped it (only the worker's own guard kept it single)",
+                    workspace,
+                    job_id,
+                    "skipped by the claim table",
+                    "delivered to the worker",
+                )
+            )
         for job_id in actual:
             if job_id in poison:
                 violations.append(
@@ -330,15 +349,18 @@ def observe(
         boto3 clients pointed at the deployment's endpoint.
     """
     applied: dict[str, list[str]] = {}
+    replayed: dict[str, list[str]] = {}
     for workspace in workspaces:
         item = dynamodb_client.get_item(
             TableName=outputs["WorkspaceTableName"],
             Key={WORKSPACE_KEY: {"S": workspace}},
             ConsistentRead=True,
         ).get("Item")
-        if item is not None and APPLIED_ATTRIBUTE in item:
-            value = _DESERIALIZER.deserialize(item[APPLIED_ATTRIBUTE])
-            applied[workspace] = [str(job_id) for job_id in value]
+        if item is None:
+            continue
+        for attribute, found in ((APPLIED_ATTRIBUTE, applied), (REPLAYED_ATTRIBUTE, replayed)):
+            if attribute in item:
+                found[workspace] = [str(job_id) for job_id in _DESERIALIZER.deserialize(item[attribute])]
     attributes = sqs_client.get_queue_attributes(
         QueueUrl=outputs["QueueUrl"],
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
@@ -349,4 +371,5 @@ def observe(
         claim_status=_scan_claims(dynamodb_client, outputs["ClaimTableName"]),
         queue_visible=int(attributes.get("ApproximateNumberOfMessages", "0")),
         queue_in_flight=int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0")),
+        replayed=replayed,
     )

@@ -75,9 +75,10 @@ def test_a_job_already_applied_is_not_applied_again(store: Any) -> None:
     worker.handle(_job("j1", "apply_patch"), None, store=store)
     # WHEN the same job runs again (its claim was lost)
     worker.handle(_job("j1", "apply_patch", attempt=2), None, store=store)
-    # THEN the workspace did not change
+    # THEN the patch was not applied again, and the second delivery is recorded as a replay
     state, version = store.load("w1")
-    assert (state["patches"], version) == (["j1"], 1)
+    assert (state["patches"], state["applied"], version) == (["j1"], ["j1"], 2)
+    assert state[worker.REPLAYED] == ["j1"]
 
 
 def test_fail_attempts_fails_only_the_first_attempts(store: Any) -> None:

@@ -47,6 +47,11 @@ def test_a_clean_run_has_no_violation() -> None:
             "job a2 applied 2 times",
         ),
         (
+            replace(CLEAN, replayed={"ws-a": ["a2"]}),
+            "duplicate_reached_worker",
+            "workspace ws-a: job a2 reached the worker again after it was applied",
+        ),
+        (
             replace(CLEAN, applied={**CLEAN.applied, "ws-b": ["b1", "b2", "b3"]}),
             "poison_applied",
             "poison job b2 was applied",
