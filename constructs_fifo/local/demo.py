@@ -600,6 +600,35 @@ Reporter = Callable[[str], None]
 """Prints one progress line (``print`` or a rich console's ``log``)."""
 
 
+def deploy_or_read_outputs(
+    options: DemoOptions,
+    endpoint: str | None,
+    *,
+    env: Mapping[str, str],
+    fake_credentials: bool,
+    say: Reporter = print,
+) -> dict[str, str]:
+    """Deploy the sample stack (or, with ``options.deploy`` off, read the deployed one's outputs).
+
+    Returns
+    -------
+    dict
+        The stack outputs, checked to hold every output the demo needs.
+    """
+    if options.deploy:
+        say(f"deploying stack {options.stack} from {options.app_dir} with the CDK CLI ...")
+        outputs = deploy(
+            options.app_dir, stack=options.stack, endpoint_url=endpoint, region=options.region, env=env
+        )
+    else:
+        session = make_session(options.region, fake_credentials=fake_credentials)
+        outputs = stack_outputs(
+            options.stack, cloudformation_client=session.client("cloudformation", endpoint_url=endpoint)
+        )
+    check_outputs(options.stack, outputs)
+    return dict(outputs)
+
+
 def run_demo(
     options: DemoOptions,
     *,
@@ -632,23 +661,8 @@ def run_demo(
         env = child_environment(endpoint, options.region, fake_credentials=fake)
         clients = make_clients(endpoint, options.region, fake_credentials=fake)
         with timings.timed("deploy"):
-            if options.deploy:
-                say(f"deploying stack {options.stack} from {options.app_dir} with the CDK CLI ...")
-                outputs = deploy(
-                    options.app_dir,
-                    stack=options.stack,
-                    endpoint_url=endpoint,
-                    region=options.region,
-                    env=env,
-                )
-            else:
-                session = make_session(options.region, fake_credentials=fake)
-                outputs = stack_outputs(
-                    options.stack,
-                    cloudformation_client=session.client("cloudformation", endpoint_url=endpoint),
-                )
+            outputs = deploy_or_read_outputs(options, endpoint, env=env, fake_credentials=fake, say=say)
         result.outputs = dict(outputs)
-        check_outputs(options.stack, outputs)
         check_fresh(workload, outputs=outputs, dynamodb=clients.dynamodb)
 
         with timings.timed("send"):

@@ -23,14 +23,13 @@ from constructs_fifo.local.demo import (
     DemoOptions,
     Phase,
     Reporter,
-    check_outputs,
     child_environment,
+    deploy_or_read_outputs,
     drain_queue,
     endpoint_for,
     make_clients,
     make_session,
 )
-from constructs_fifo.local.deploy import deploy, stack_outputs
 from constructs_fifo.local.verify import APPLIED_ATTRIBUTE, WORKSPACE_KEY
 from constructs_fifo.local.workload import group_of
 
@@ -205,21 +204,7 @@ def run_divergence(options: DemoOptions, *, say: Reporter = print) -> Divergence
         env = child_environment(endpoint, options.region, fake_credentials=fake)
         clients = make_clients(endpoint, options.region, fake_credentials=fake)
         with timings.timed("deploy"):
-            if options.deploy:
-                say(f"deploying stack {options.stack} ...")
-                outputs = deploy(
-                    options.app_dir,
-                    stack=options.stack,
-                    endpoint_url=endpoint,
-                    region=options.region,
-                    env=env,
-                )
-            else:
-                cloudformation = make_session(options.region, fake_credentials=fake).client(
-                    "cloudformation", endpoint_url=endpoint
-                )
-                outputs = stack_outputs(options.stack, cloudformation_client=cloudformation)
-        check_outputs(options.stack, outputs)
+            outputs = deploy_or_read_outputs(options, endpoint, env=env, fake_credentials=fake, say=say)
         (first, first_messages), (second, second_messages) = plan(options.spec.seed)
         with timings.timed("send"):
             producer = JobProducer(outputs["QueueUrl"], sqs_client=clients.sqs)
