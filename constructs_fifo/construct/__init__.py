@@ -8,6 +8,7 @@ from __future__ import annotations
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
 from constructs_fifo.construct.validation import (
     WARNING_MAX_RECEIVE_COUNT_ONE,
+    WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
     ConstructsFifoError,
     InvalidPropsError,
@@ -15,6 +16,7 @@ from constructs_fifo.construct.validation import (
 
 __all__ = [
     "WARNING_MAX_RECEIVE_COUNT_ONE",
+    "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
     "ConstructsFifoError",
     "InvalidPropsError",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Token
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
@@ -44,6 +44,7 @@ __all__ = [
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
+    "max_concurrency_for",
 ]
 
 # --- event source mapping -----------------------------------------------------------------------
@@ -54,6 +55,20 @@ BATCH_SIZE_MAX: Final = 10
 #: Bounds of the mapping's ``ScalingConfig.MaximumConcurrency`` (AWS API_ScalingConfig).
 MAX_CONCURRENCY_MIN: Final = 2
 MAX_CONCURRENCY_MAX: Final = 1000
+
+
+def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
+    """The mapping's MaximumConcurrency when ``max_concurrency`` is not given: ``reserved_concurrency``.
+
+    Without a cap the mapping may invoke more functions than the reserved concurrency lets run; a
+    throttled FIFO batch goes back to the queue with the receive count of every record raised, and
+    sustained throttling pushes healthy jobs to the dead-letter queue. ``None`` (no cap) when the
+    reserved concurrency is below the API's minimum of 2 (a warning says so) or an unresolved token.
+    """
+    if Token.is_unresolved(reserved_concurrency) or reserved_concurrency < MAX_CONCURRENCY_MIN:
+        return None
+    return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
+
 
 # --- queues -------------------------------------------------------------------------------------------
 #: Receives before a message moves to the dead-letter queue.

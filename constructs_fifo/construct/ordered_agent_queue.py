@@ -93,8 +93,9 @@ class OrderedAgentQueue(Construct):
     reserved_concurrency
         The function's reserved concurrency, at least 1 and at least ``max_concurrency``. Default 10.
     max_concurrency
-        The event source's maximum concurrency, 2 to 1000. Default none (bounded by
-        ``reserved_concurrency`` and the number of active groups).
+        The event source's maximum concurrency, 2 to 1000. Default ``reserved_concurrency`` (when it
+        is 2 or more), so the mapping never invokes more functions than may run: throttled batches
+        return to the queue with raised receive counts.
     claim_ttl
         How long a claim item lives before DynamoDB's TTL may delete it. Default 7 days.
     age_alarm_threshold
@@ -337,7 +338,11 @@ class OrderedAgentQueue(Construct):
             self.queue,
             batch_size=batch_size,
             report_batch_item_failures=True,
-            max_concurrency=max_concurrency,
+            max_concurrency=(
+                max_concurrency
+                if max_concurrency is not None
+                else defaults.max_concurrency_for(reserved_concurrency)
+            ),
         )
         self.function.add_event_source(self.event_source)
 

@@ -25,6 +25,7 @@ from constructs_fifo.construct import defaults
 __all__ = [
     "RESERVED_PACKAGE",
     "WARNING_MAX_RECEIVE_COUNT_ONE",
+    "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
     "ConstructsFifoError",
     "InvalidPropsError",
@@ -41,6 +42,7 @@ RESERVED_PACKAGE = "constructs_fifo"
 #: Warning ids, for ``Validations.of(scope).acknowledge(id=...)``.
 WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
 WARNING_MAX_RECEIVE_COUNT_ONE = "constructs-fifo:maxReceiveCountOne"
+WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
 
 #: Lambda's function timeout limit and SQS's visibility timeout limit, in seconds.
 _MAX_FUNCTION_TIMEOUT_SECONDS = 900
@@ -306,4 +308,12 @@ def warn_risky(scope: IConstruct, props: Props) -> None:
             "max_receive_count=1: any single failure, throttle or timeout moves the job to the "
             "dead-letter queue and later jobs of its group run without it; use 3 or more unless that "
             "is what you want.",
+        )
+    if _resolved_number(props.reserved_concurrency) and props.reserved_concurrency == 1:
+        Annotations.of(scope).add_warning_v2(
+            WARNING_RESERVED_CONCURRENCY_ONE,
+            "reserved_concurrency=1: the event source mapping cannot be capped below "
+            f"MaximumConcurrency={defaults.MAX_CONCURRENCY_MIN}, so with two or more active groups Lambda "
+            "throttles, and throttled batches count towards max_receive_count; use 2 or more unless "
+            "one job at a time across all groups is what you want.",
         )

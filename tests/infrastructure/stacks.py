@@ -4,7 +4,8 @@ Stacks:
 
 - ``AgentJobs``: the sample app's stack, all defaults of the construct;
 - ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency ...);
-- ``Risky``: valid but risky props (visibility < 6 x timeout, max_receive_count 1) for warnings.
+- ``Risky``: valid but risky props (visibility < 6 x timeout, max_receive_count 1, reserved_concurrency
+  1) for warnings.
 
 Each stack also grants ``grant_enqueue`` to a producer role (``Producer``).
 """
@@ -98,6 +99,7 @@ def build_synthesized() -> Synthesized:
         timeout=Duration.minutes(1),
         visibility_timeout=Duration.minutes(2),
         max_receive_count=1,
+        reserved_concurrency=1,
     )
 
     stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky}

@@ -8,7 +8,11 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from constructs_fifo.construct import WARNING_MAX_RECEIVE_COUNT_ONE, WARNING_VISIBILITY_TIMEOUT
+from constructs_fifo.construct import (
+    WARNING_MAX_RECEIVE_COUNT_ONE,
+    WARNING_RESERVED_CONCURRENCY_ONE,
+    WARNING_VISIBILITY_TIMEOUT,
+)
 from constructs_fifo.runtime import constants
 
 from .stacks import Synthesized
@@ -345,13 +349,14 @@ def test_event_source_defaults(synthesized: Synthesized) -> None:
     queue_id, _ = _queue(template, dlq=False)
     # WHEN reading the mapping
     _, mapping = _one(template, "AWS::Lambda::EventSourceMapping")
-    # THEN batch 10, ReportBatchItemFailures, no batching window, no scaling config
+    # THEN batch 10, ReportBatchItemFailures, no batching window, and MaximumConcurrency capped at the
+    # reserved concurrency (10) so the mapping never invokes more functions than may run
     properties = mapping["Properties"]
     assert properties["BatchSize"] == 10
     assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert properties["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     assert "MaximumBatchingWindowInSeconds" not in properties
-    assert "ScalingConfig" not in properties
+    assert properties["ScalingConfig"] == {"MaximumConcurrency": 10}
 
 
 def test_event_source_variant(synthesized: Synthesized) -> None:
@@ -494,16 +499,25 @@ def test_metric_methods_use_the_runtime_namespace_and_queue_dimension(synthesize
 
 
 def test_risky_props_add_warnings(synthesized: Synthesized) -> None:
-    # GIVEN the risky stack (visibility 2 min for a 1 min timeout, max_receive_count 1)
+    # GIVEN the risky stack (visibility 2 min for a 1 min timeout, max_receive_count 1, reserved 1)
     annotations = synthesized.annotations["Risky"]
     # WHEN reading its warnings
     warnings = [w.entry.data for w in annotations.find_warning("*", Match.any_value())]
     text = "\n".join(str(w) for w in warnings)
-    # THEN both warnings are there, with their ids
+    # THEN each warning is there, with its id
     assert f"[ack: {WARNING_VISIBILITY_TIMEOUT}]" in text
     assert "visibility_timeout=120s is less than 6 x timeout=360s" in text
     assert f"[ack: {WARNING_MAX_RECEIVE_COUNT_ONE}]" in text
     assert "max_receive_count=1" in text
+    assert f"[ack: {WARNING_RESERVED_CONCURRENCY_ONE}]" in text
+    assert "reserved_concurrency=1: the event source mapping cannot be capped below" in text
+
+
+def test_reserved_concurrency_one_leaves_the_mapping_uncapped(synthesized: Synthesized) -> None:
+    # GIVEN the risky stack (reserved_concurrency=1, below MaximumConcurrency's minimum of 2)
+    _, mapping = _one(synthesized.templates["Risky"], "AWS::Lambda::EventSourceMapping")
+    # THEN no ScalingConfig is written (the API would reject 1)
+    assert "ScalingConfig" not in mapping["Properties"]
 
 
 def test_defaults_add_no_warnings(synthesized: Synthesized) -> None:
