@@ -15,6 +15,7 @@ import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from aws_cdk import Annotations, Duration, Token
 from aws_cdk import aws_lambda as lambda_
@@ -79,7 +80,8 @@ class Props:
     backoff_base: Duration
 
 
-def _resolved_number(value: int | float | None) -> bool:
+def _resolved_number(value: int | float | None) -> TypeGuard[int | float]:
+    """Whether ``value`` is given and known at synth time (not an unresolved token)."""
     return value is not None and not Token.is_unresolved(value)
 
 
@@ -95,9 +97,7 @@ def _fmt(seconds: float) -> str:
 
 
 def _check_range(name: str, value: int | float | None, low: int, high: int, why: str) -> list[str]:
-    if not _resolved_number(value) or value is None:
-        return []
-    if low <= value <= high:
+    if not _resolved_number(value) or low <= value <= high:
         return []
     return [
         f"{name}={value:g} is out of range: {why} it must be between {low} and {high} inclusive; "
@@ -191,13 +191,7 @@ def check_props(props: Props) -> list[str]:
         defaults.MAX_CONCURRENCY_MAX,
         "Lambda's ScalingConfig.MaximumConcurrency is limited, so",
     )
-    if (
-        _resolved_number(reserved)
-        and _resolved_number(maximum)
-        and maximum is not None
-        and reserved >= 1
-        and reserved < maximum
-    ):
+    if _resolved_number(reserved) and _resolved_number(maximum) and reserved >= 1 and reserved < maximum:
         problems.append(
             f"reserved_concurrency={reserved:g} is less than max_concurrency={maximum:g}: the event "
             "source would be throttled, and throttled receives push messages toward the dead-letter "
