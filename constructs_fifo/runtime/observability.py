@@ -1,8 +1,10 @@
 """One JSON line per job outcome, which is also a CloudWatch embedded-metric-format (EMF) document.
 
-Hand-written on purpose: Powertools' Logger and Metrics would do this, but importing them costs about
-185 ms of cold start (measured, see the project's facts), more than the whole runtime needs. Lambda
-sends stdout to CloudWatch Logs, and CloudWatch extracts the metrics from the ``_aws`` block.
+Hand-written on purpose: Powertools' Logger and Metrics would do this, but they are a third-party
+package the function's asset would have to ship (the Lambda Python runtime has boto3, not Powertools),
+and importing them adds about 13 ms of cold start on top of boto3 (about 95 ms without it; measured
+here with Powertools 3.37). Lambda sends stdout to CloudWatch Logs, and CloudWatch extracts the
+metrics from the ``_aws`` block.
 
 Every outcome line declares the same four counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
 ClaimConflicts; 0 or 1) so that sums over any period are exact, and JobDuration when the job ran.
