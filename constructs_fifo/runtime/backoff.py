@@ -39,17 +39,20 @@ def backoff_seconds(attempt: int, *, base_seconds: int, cap_seconds: int) -> int
     >>> [backoff_seconds(a, base_seconds=2, cap_seconds=60) for a in (1, 2, 3, 6, 7)]
     [2, 4, 8, 60, 60]
     """
-    cap = max(0, min(cap_seconds, MAX_VISIBILITY_TIMEOUT_SECONDS))
     exponent = min(max(attempt, 1) - 1, 32)  # 2**32 s is far past any cap: no huge integers
-    return min(max(base_seconds, 0) * (1 << exponent), cap)
+    return min(max(base_seconds, 0) * (1 << exponent), _clamp_cap(cap_seconds))
 
 
 def lease_delay_seconds(lease_expires_at_ms: int | None, now_ms: int, *, cap_seconds: int) -> int:
     """Return whole seconds until a lease expires (0 when unknown or past), capped like the backoff."""
     if lease_expires_at_ms is None:
         return 0
-    cap = max(0, min(cap_seconds, MAX_VISIBILITY_TIMEOUT_SECONDS))
-    return min(max(0, math.ceil((lease_expires_at_ms - now_ms) / 1000)), cap)
+    return min(max(0, math.ceil((lease_expires_at_ms - now_ms) / 1000)), _clamp_cap(cap_seconds))
+
+
+def _clamp_cap(cap_seconds: int) -> int:
+    """Bring a cap into what SQS accepts as a visibility timeout: 0 to 43200 seconds."""
+    return max(0, min(cap_seconds, MAX_VISIBILITY_TIMEOUT_SECONDS))
 
 
 @dataclass(frozen=True)

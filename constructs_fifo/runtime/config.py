@@ -155,7 +155,7 @@ def _integer(
         value = int(str(raw).strip())
     except ValueError:
         value = None
-    if value is None or isinstance(raw, bool) or value < low or (high is not None and value > high):
+    if value is None or value < low or (high is not None and value > high):
         raise ConfigurationError(
             f"{name}={raw!r} ({source}): must be {rule} of seconds; fix the value or unset it to use "
             f"the default {default}"

@@ -89,3 +89,9 @@ def test_bad_environment_raises_naming_variable_value_rule_and_fix(env: dict[str
 def test_bad_explicit_argument_is_reported_as_an_argument() -> None:
     with pytest.raises(ConfigurationError, match=r"=-1 \(argument\): must be a whole number from 0"):
         RuntimeConfig.from_env(BASE, backoff_base_seconds=-1)
+
+
+def test_a_boolean_argument_is_not_taken_for_a_number() -> None:
+    # GIVEN / WHEN True is passed where seconds are expected / THEN it is refused, not read as 1
+    with pytest.raises(ConfigurationError, match=r"=True \(argument\): must be a whole number from 0"):
+        RuntimeConfig.from_env(BASE, backoff_base_seconds=True)
