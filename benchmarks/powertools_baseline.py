@@ -3,7 +3,7 @@
 ``SqsFifoPartialProcessor(skip_group_on_error=True)`` (the mode that keeps other groups going, like
 ours) with ``idempotent_function`` keyed on the body's ``jobId`` and a ``DynamoDBPersistenceLayer``
 on an equivalent table (partition key ``id``, string; Powertools' defaults). The record expiry is set
-to our claim TTL (7 days), the local cache stays off (ours has none), and the Lambda context is
+to our default claim TTL (7 days), the local cache stays off (ours has none), and the Lambda context is
 registered per batch so the in-progress lease is the remaining time, as in ours.
 
 Powertools is an optional dependency of the benchmark only (``pip install -e '.[bench]'``); when it
@@ -28,6 +28,7 @@ from benchmarks.runtime_throughput import (
     create_claim_table,
     measure,
 )
+from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
 
 __all__ = ["INSTALL_HINT", "POWERTOOLS_IMPORT", "POWERTOOLS_VERSION", "available", "run_powertools"]
 
@@ -42,7 +43,6 @@ POWERTOOLS_IMPORT = (
     "from aws_lambda_powertools.utilities.idempotency import "
     "DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function"
 )
-_CLAIM_TTL_SECONDS = 7 * 24 * 60 * 60
 
 
 def available() -> str | None:
@@ -69,7 +69,7 @@ def run_powertools(work: Workload) -> list[PassResult]:
         create_claim_table(dynamodb)
         persistence = idempotency.DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=dynamodb)
         config = idempotency.IdempotencyConfig(
-            event_key_jmespath="jobId", expires_after_seconds=_CLAIM_TTL_SECONDS
+            event_key_jmespath="jobId", expires_after_seconds=DEFAULT_CLAIM_TTL_SECONDS
         )
         executed = [0]
 

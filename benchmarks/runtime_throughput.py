@@ -30,13 +30,16 @@ BUDGET = {"new jobs": 2.0, "duplicates": 1.0}
 
 __all__ = [
     "BUDGET",
+    "QUEUE_ARN",
+    "REGION",
+    "TABLE",
     "BenchContext",
     "PassResult",
+    "Record",
     "Workload",
     "aws_environment",
     "create_claim_table",
     "measure",
-    "run",
     "run_ours",
     "workload",
 ]
@@ -208,8 +211,3 @@ def run_ours(work: Workload) -> list[PassResult]:
             return dict(processor.process({"Records": batch}, context))
 
         return measure("constructs-fifo", work, process_batch, dynamodb=dynamodb, executed=executed)
-
-
-def run(jobs: int = 1000, groups: int = 50, batch_size: int = 10) -> list[PassResult]:
-    """Run our runtime's new-jobs and duplicates passes; return their measurements."""
-    return run_ours(workload(jobs, groups, batch_size))
