@@ -6,8 +6,11 @@ import json
 from typing import Any
 
 import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
+from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import (
     WARNING_MAX_RECEIVE_COUNT_ONE,
     WARNING_RESERVED_CONCURRENCY_ONE,
@@ -15,7 +18,7 @@ from constructs_fifo.construct import (
 )
 from constructs_fifo.runtime import constants
 
-from .stacks import Synthesized
+from .stacks import REPO, Synthesized
 
 
 def _resources(template: Template, type_: str) -> dict[str, dict[str, Any]]:
@@ -86,6 +89,21 @@ def test_queue_names_are_fifo_and_within_80_characters(synthesized: Synthesized)
         assert jobs.dead_letter_queue_name.endswith("-dlq.fifo")
         assert len(jobs.dead_letter_queue_name) <= 80
     assert synthesized.sample_jobs.queue_name != synthesized.variant_jobs.queue_name
+
+
+def test_long_construct_paths_are_truncated_to_distinct_names_within_80_characters() -> None:
+    # GIVEN two constructs whose paths are far longer than 80 characters and differ only at the end
+    stack = Stack(App(), "S" * 100)
+    code = lambda_.Code.from_asset(str(REPO / "lambda"))
+    built = [
+        OrderedAgentQueue(stack, f"Jobs{'x' * 120}{suffix}", code=code, handler="agent_worker.handle")
+        for suffix in "AB"
+    ]
+    # THEN every name was shortened to fit SQS's 80 characters, .fifo included, and stays unique
+    names = [name for jobs in built for name in (jobs.queue_name, jobs.dead_letter_queue_name)]
+    assert all(70 < len(name) <= 80 for name in names), names
+    assert all(name.endswith(".fifo") for name in names)
+    assert len(set(names)) == 4
 
 
 def test_dead_letter_queue_keeps_14_days_and_allows_only_the_source_queue(synthesized: Synthesized) -> None:
