@@ -1,8 +1,10 @@
 """The Lambda handler the construct configures: ``constructs_fifo.runtime.entrypoint.handler``.
 
-Per container (cold start) it reads :class:`~constructs_fifo.runtime.config.RuntimeConfig` from the
-environment, creates the boto3 clients and imports the user's ``module.function`` once; every
-invocation then only processes its batch.
+Importing it loads neither boto3 nor the user's code. The first invocation of a container reads
+:class:`~constructs_fifo.runtime.config.RuntimeConfig` from the environment, imports boto3, creates
+the clients and imports the user's ``module.function``, once; a wrong environment is raised there as a
+:class:`~constructs_fifo.runtime.exceptions.ConfigurationError` naming the variable. Every later
+invocation only processes its batch.
 """
 
 from __future__ import annotations

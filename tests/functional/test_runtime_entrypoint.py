@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -188,3 +189,15 @@ def test_transient_failure_brings_the_message_back_after_the_backoff_not_the_vis
     (again,) = receive_records(sqs, queue_url)
     assert again["messageId"] == records[0]["messageId"]
     assert again["attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_importing_the_entry_point_loads_no_cdk_and_defers_boto3_to_the_first_invocation() -> None:
+    # GIVEN a fresh interpreter (what a Lambda container starts with)
+    probe = (
+        "import sys, constructs_fifo.runtime.entrypoint; "
+        "print(sorted(m for m in ('aws_cdk', 'constructs', 'boto3', 'botocore') if m in sys.modules))"
+    )
+    # WHEN it imports the handler module the construct configures
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    # THEN neither the CDK nor boto3 was loaded: boto3 waits for the first invocation's clients
+    assert done.stdout.strip() == "[]"
