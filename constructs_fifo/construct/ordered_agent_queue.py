@@ -94,8 +94,8 @@ class OrderedAgentQueue(Construct):
         The function's reserved concurrency, at least 1 and at least ``max_concurrency``. Default 10.
     max_concurrency
         The event source's maximum concurrency, 2 to 1000. Default ``reserved_concurrency`` (when it
-        is 2 or more), so the mapping never invokes more functions than may run: throttled batches
-        return to the queue with raised receive counts.
+        is 2 or more; at most 1000), so the mapping never invokes more functions than may run:
+        throttled batches return to the queue with raised receive counts.
     claim_ttl
         How long a claim item lives before DynamoDB's TTL may delete it. Default 7 days.
     age_alarm_threshold
