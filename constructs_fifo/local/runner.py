@@ -53,6 +53,8 @@ from typing import TYPE_CHECKING, Any, Final, Self
 import boto3
 from botocore.exceptions import ClientError
 
+from constructs_fifo.local.deploy import FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_lambda.client import LambdaClient
     from mypy_boto3_sqs.client import SQSClient
@@ -73,6 +75,7 @@ __all__ = [
     "build_record",
     "fetch_function_code",
     "parse_batch_response",
+    "queue_counts",
 ]
 
 #: Concurrency when the mapping has no MaximumConcurrency and the function no reserved concurrency.
@@ -80,7 +83,10 @@ DEFAULT_CONCURRENCY: Final = 5
 #: Extra time a worker gets past the function timeout before it is killed (pipe and JSON overhead).
 TIMEOUT_GRACE_SECONDS: Final = 0.5
 _WORKER_SCRIPT: Final = Path(__file__).with_name("worker.py")
-_FAKE_CREDENTIALS: Final = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+_FAKE_CREDENTIALS: Final = {
+    "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY_ID,
+    "AWS_SECRET_ACCESS_KEY": FAKE_SECRET_ACCESS_KEY,
+}
 _PASSED_THROUGH: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "TZ")
 
 
@@ -527,7 +533,8 @@ class EventSourceRunner:
     concurrency:
         Overrides the concurrency read from the deployment.
     log_path:
-        Where the workers' stderr (the function log) goes; by default a file next to the code.
+        Where the workers' stderr (the function log) goes; by default a new temporary file, kept
+        after :meth:`close` so it can be read.
     """
 
     def __init__(
@@ -559,7 +566,11 @@ class EventSourceRunner:
         if credentials is None:
             credentials = dict(_FAKE_CREDENTIALS) if endpoint_url is not None else {}
         self._credentials = dict(credentials)
-        self.log_path = log_path or Path(tempfile.mkstemp(prefix=f"{function.name}-", suffix=".log")[1])
+        if log_path is None:
+            handle, name = tempfile.mkstemp(prefix=f"{function.name}-", suffix=".log")
+            os.close(handle)  # reopened below for appending; the file outlives the runner for reading
+            log_path = Path(name)
+        self.log_path = log_path
         self._log = self.log_path.open("ab")
         self._workers: dict[int, _Worker] = {}
         self._stop = threading.Event()
@@ -769,24 +780,13 @@ class EventSourceRunner:
 
     def _start_worker(self) -> _Worker:
         command = [sys.executable, str(_WORKER_SCRIPT), str(self.function.code_dir), self.function.handler]
-        worker = _Worker(command, self.worker_environment(), self._log)
-        return worker
+        return _Worker(command, self.worker_environment(), self._log)
 
     # -- draining ---------------------------------------------------------------------------------------
 
     def queue_depth(self) -> tuple[int, int]:
-        """``(visible + delayed, in flight)`` messages of the source queue."""
-        attributes = self._sqs.get_queue_attributes(
-            QueueUrl=self.queue.url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        ).get("Attributes", {})
-        visible = int(attributes.get("ApproximateNumberOfMessages", "0"))
-        delayed = int(attributes.get("ApproximateNumberOfMessagesDelayed", "0"))
-        return visible + delayed, int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0"))
+        """``(visible + delayed, in flight)`` messages of the source queue (see :func:`queue_counts`)."""
+        return queue_counts(self._sqs, self.queue.url)
 
     def drain(
         self,
@@ -965,6 +965,21 @@ class EventSourceRunner:
             deleted.extend(chunk[int(ok["Id"])]["MessageId"] for ok in response.get("Successful", []))
             failures += len(response.get("Failed", []))
         return deleted, failures
+
+
+def queue_counts(sqs_client: SQSClient, queue_url: str) -> tuple[int, int]:
+    """``(visible + delayed, in flight)`` messages of a queue, from SQS's approximate counters."""
+    attributes = sqs_client.get_queue_attributes(
+        QueueUrl=queue_url,
+        AttributeNames=[
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ],
+    ).get("Attributes", {})
+    visible = int(attributes.get("ApproximateNumberOfMessages", "0"))
+    delayed = int(attributes.get("ApproximateNumberOfMessagesDelayed", "0"))
+    return visible + delayed, int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0"))
 
 
 def _reserved(get_function_response: Mapping[str, Any]) -> int | None:
