@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 
 from constructs_fifo.client import JobMessage, JobProducer
-from constructs_fifo.local.deploy import deploy, stack_outputs
-from constructs_fifo.local.runner import EventSourceRunner
+from constructs_fifo.local.deploy import FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY, deploy, stack_outputs
+from constructs_fifo.local.runner import EventSourceRunner, queue_counts
 from constructs_fifo.local.verify import (
     WORKSPACE_KEY,
     Violation,
@@ -88,8 +88,8 @@ DEFAULT_REGION: Final = "us-east-1"
 EMULATOR_READY: Final = "emulator ready at "
 #: Credentials the emulator accepts; given only to the demo's own children, never written anywhere.
 FAKE_CREDENTIALS: Final = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY_ID,
+    "AWS_SECRET_ACCESS_KEY": FAKE_SECRET_ACCESS_KEY,
     "AWS_SESSION_TOKEN": "testing",
 }
 #: Environment variables that would point a child at the user's own AWS configuration.
@@ -318,15 +318,7 @@ def send_workload(workload: Workload, queue_url: str, *, sqs_client: SQSClient) 
 
 def queue_depth(sqs_client: SQSClient, queue_url: str) -> int:
     """Visible plus in-flight plus delayed messages of a queue."""
-    attributes = sqs_client.get_queue_attributes(
-        QueueUrl=queue_url,
-        AttributeNames=[
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ],
-    )["Attributes"]
-    return sum(int(value) for value in attributes.values())
+    return sum(queue_counts(sqs_client, queue_url))
 
 
 @dataclass(frozen=True)
@@ -604,11 +596,12 @@ def deploy_or_read_outputs(
     options: DemoOptions,
     endpoint: str | None,
     *,
-    env: Mapping[str, str],
     fake_credentials: bool,
     say: Reporter = print,
 ) -> dict[str, str]:
     """Deploy the sample stack (or, with ``options.deploy`` off, read the deployed one's outputs).
+
+    The CDK CLI runs in :func:`child_environment` of ``endpoint`` and ``fake_credentials``.
 
     Returns
     -------
@@ -617,6 +610,7 @@ def deploy_or_read_outputs(
     """
     if options.deploy:
         say(f"deploying stack {options.stack} from {options.app_dir} with the CDK CLI ...")
+        env = child_environment(endpoint, options.region, fake_credentials=fake_credentials)
         outputs = deploy(
             options.app_dir, stack=options.stack, endpoint_url=endpoint, region=options.region, env=env
         )
@@ -658,10 +652,9 @@ def run_demo(
     with endpoint_for(options, timings) as (endpoint, fake):
         result.endpoint_url = endpoint
         say(f"endpoint: {endpoint or 'AWS (default endpoints)'} in {options.region}")
-        env = child_environment(endpoint, options.region, fake_credentials=fake)
         clients = make_clients(endpoint, options.region, fake_credentials=fake)
         with timings.timed("deploy"):
-            outputs = deploy_or_read_outputs(options, endpoint, env=env, fake_credentials=fake, say=say)
+            outputs = deploy_or_read_outputs(options, endpoint, fake_credentials=fake, say=say)
         result.outputs = dict(outputs)
         check_fresh(workload, outputs=outputs, dynamodb=clients.dynamodb)
 
@@ -704,7 +697,8 @@ def run_demo(
     applied = sum(len(order) for order in observed.applied.values())
     ours = {job.job_id for job in workload.jobs}
     applied_ids = {job_id for order in observed.applied.values() for job_id in order}
-    dead_lettered = sum(1 for job_id in observed.dead_letter_job_ids if job_id in ours)
+    dead_letter_ids = set(observed.dead_letter_job_ids)
+    dead_lettered = sum(1 for job_id in observed.dead_letter_job_ids if job_id in ours)  # messages
     duplicates = workload.count("sqs_duplicate") + workload.count("late_duplicate")
     result.counts = {
         "jobs": len(workload.jobs),
@@ -723,9 +717,7 @@ def run_demo(
         "redeliveries": max(0, int(result.drain_stats.get("records", delivered)) - delivered),
         "transient_retries_planned": sum(job.fail_attempts for job in workload.transient_jobs),
         "poison_sent": len(workload.poison_jobs),
-        "poison_dead_lettered": sum(
-            1 for job in workload.poison_jobs if job.job_id in set(observed.dead_letter_job_ids)
-        ),
+        "poison_dead_lettered": sum(1 for job in workload.poison_jobs if job.job_id in dead_letter_ids),
         "violations": len(result.violations),
     }
     if options.report is not None:

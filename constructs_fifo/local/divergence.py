@@ -23,7 +23,6 @@ from constructs_fifo.local.demo import (
     DemoOptions,
     Phase,
     Reporter,
-    child_environment,
     deploy_or_read_outputs,
     drain_queue,
     endpoint_for,
@@ -201,10 +200,9 @@ def run_divergence(options: DemoOptions, *, say: Reporter = print) -> Divergence
     """Deploy (unless told not to), send both workspaces' events, drain, and read both outcomes."""
     timings = Phase()
     with endpoint_for(options, timings) as (endpoint, fake):
-        env = child_environment(endpoint, options.region, fake_credentials=fake)
         clients = make_clients(endpoint, options.region, fake_credentials=fake)
         with timings.timed("deploy"):
-            outputs = deploy_or_read_outputs(options, endpoint, env=env, fake_credentials=fake, say=say)
+            outputs = deploy_or_read_outputs(options, endpoint, fake_credentials=fake, say=say)
         (first, first_messages), (second, second_messages) = plan(options.spec.seed)
         with timings.timed("send"):
             producer = JobProducer(outputs["QueueUrl"], sqs_client=clients.sqs)
