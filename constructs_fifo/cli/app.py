@@ -32,6 +32,7 @@ from rich.table import Table
 from constructs_fifo import __version__
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.local.demo import (
+    DEFAULT_REGION,
     DemoError,
     DemoOptions,
     DemoResult,
@@ -61,8 +62,6 @@ EXIT_VIOLATIONS: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_ENVIRONMENT: Final = 3
 EXIT_INTERRUPTED: Final = 130
-
-DEFAULT_REGION: Final = "us-east-1"
 
 
 def _fraction(text: str) -> float:
@@ -315,14 +314,13 @@ _COMMANDS: Final = {"deploy": _deploy, "drain": _drain, "demo": _demo}
 
 def _known_errors() -> tuple[type[BaseException], ...]:
     """Error types that are the environment's fault: reported as one line with a fix."""
-    errors: list[type[BaseException]] = [DemoError, DeployError, ProducerError, WorkloadError]
+    errors: list[type[BaseException]] = [DemoError, DeployError, ProducerError, RunnerError]
     try:
         from constructs_fifo.local.fidelity import FidelityError  # noqa: PLC0415 - moto is optional
 
         errors.append(FidelityError)
     except ImportError:  # moto (the 'local' extra) not installed
         pass
-    errors.append(RunnerError)
     return tuple(errors)
 
 

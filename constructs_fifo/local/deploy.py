@@ -262,8 +262,8 @@ def deploy(
     cdk: str | None = None,
     echo: Callable[[str], None] | None = None,
     cloudformation_client: CloudFormationClient | None = None,
-    sts_client: Any = None,
-    output_dir: str | os.PathLike[str] | None = None,  # no STS stubs in the dev extra: typed loosely
+    sts_client: Any = None,  # no STS stubs in the dev extra: typed loosely
+    output_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
     """Bootstrap if needed, ``cdk deploy`` the stack and return its outputs.
 
