@@ -11,7 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
 from constructs_fifo import OrderedAgentQueue
-from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError
+from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -245,3 +245,20 @@ def test_asset_with_its_own_constructs_fifo_is_rejected(tmp_path: Path) -> None:
         "construct adds the installed runtime under that name and would shadow or be shadowed by it; "
         f"remove {tmp_path / 'constructs_fifo'} from the asset directory."
     ]
+
+
+@pytest.mark.parametrize(("reserved", "expected"), [(1, None), (2, 2), (10, 10), (1000, 1000), (2000, 1000)])
+def test_default_max_concurrency_follows_reserved_within_the_api_range(
+    reserved: int, expected: int | None
+) -> None:
+    # GIVEN a reserved concurrency and no max_concurrency
+    # WHEN the mapping's default MaximumConcurrency is derived
+    # THEN it equals the reserved concurrency, within ScalingConfig's 2 to 1000 (none below 2)
+    assert defaults.max_concurrency_for(reserved) == expected
+
+
+def test_default_max_concurrency_of_an_unresolved_reserved_concurrency_is_none() -> None:
+    # GIVEN a reserved concurrency known only at deploy time
+    reserved = CfnParameter(Stack(App(), "S"), "Reserved", type="Number").value_as_number
+    # WHEN the default is derived THEN the mapping is left uncapped (no value to copy at synth time)
+    assert defaults.max_concurrency_for(reserved) is None
