@@ -346,20 +346,25 @@ def fetch_function_code(
     lambda_client: LambdaClient,
     s3_client: Any = None,
     endpoint_url: str | None = None,
+    location: str | None = None,
 ) -> Path:
     """Download and extract the deployed function's code into ``dest``.
 
     On AWS, ``GetFunction``'s ``Code.Location`` is a presigned URL and is downloaded. On an emulator
-    (``endpoint_url`` given) the location is not reachable; its last path part is the asset's S3 key
+    (``endpoint_url`` given) the location is not reachable; its path is the asset's S3 key
     (``<hash>.zip`` in the CDK bootstrap bucket), so the object is looked up in the endpoint's
     buckets, the ``cdk-`` ones first.
+
+    ``location`` is ``Code.Location`` when the caller already has the ``GetFunction`` response;
+    without it, ``GetFunction`` is called.
 
     Raises
     ------
     CodeNotFoundError
         Nothing could be fetched; the message says how to pass the code directly.
     """
-    location = lambda_client.get_function(FunctionName=function_name).get("Code", {}).get("Location", "")
+    if location is None:
+        location = lambda_client.get_function(FunctionName=function_name).get("Code", {}).get("Location", "")
     archive: bytes | None = None
     tried: list[str] = []
     if endpoint_url is None and location.startswith("https://"):
@@ -624,6 +629,7 @@ class EventSourceRunner:
                     lambda_client=lambda_,
                     s3_client=s3,
                     endpoint_url=endpoint_url,
+                    location=config.get("Code", {}).get("Location", ""),
                 )
             except Exception:
                 shutil.rmtree(scratch, ignore_errors=True)
