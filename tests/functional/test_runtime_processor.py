@@ -17,6 +17,7 @@ from .runtime_harness import (
     event,
     failed_ids,
     make_record,
+    receive_records,
 )
 
 
@@ -514,6 +515,25 @@ def test_a_failed_visibility_change_is_logged_not_raised(harness: Harness) -> No
     warning = harness.lines()[-1]
     assert warning["event"] == "visibility_change_failed"
     assert warning["messageIds"] == [record["messageId"]]
+
+
+def test_a_refused_visibility_entry_is_logged_under_its_own_message_id(harness: Harness) -> None:
+    # GIVEN two failing records in one batch: one received from the queue (a real receipt handle),
+    # one whose receipt handle SQS will refuse
+    harness.behaviour.update({"real": transient, "stale": transient})
+    harness.sqs.send_message(
+        QueueUrl=harness.queue_url, MessageBody=body("real"), MessageGroupId="g1", MessageDeduplicationId="r"
+    )
+    (real,) = receive_records(harness.sqs, harness.queue_url)
+    stale = make_record(body("stale"), group="g2")
+    # WHEN the batch is processed (stale first, so the refused entry is not the last one)
+    response = harness.run(stale, real)
+    # THEN both are reported, and the only warning names the stale record, with SQS's reason
+    assert failed_ids(response) == [stale["messageId"], real["messageId"]]
+    warnings = [line for line in harness.lines() if line.get("event") == "visibility_change_failed"]
+    assert [(w["messageIds"], w["error"].split(":")[0]) for w in warnings] == [
+        ([stale["messageId"]], "ReceiptHandleIsInvalid")
+    ]
 
 
 def test_transient_backoff_doubles_with_the_attempt_and_is_capped(harness: Harness) -> None:
