@@ -52,6 +52,18 @@ ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 #: ... and on the encryption key, when there is one.
 ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
 
+#: The environment variables the construct writes for its runtime, and where each value comes from
+#: (named in the error when a user's ``environment`` tries to set one).
+_RUNTIME_ENVIRONMENT = {
+    constants.ENV_USER_HANDLER: "from the handler prop",
+    constants.ENV_CLAIM_TABLE: "the claim table's name",
+    constants.ENV_QUEUE_URL: "the queue's URL",
+    constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "from the visibility_timeout prop",
+    constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
+    constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
+    constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
+}
+
 _DLQ_SUFFIX = "-dlq"
 _FIFO_SUFFIX = ".fifo"
 # Both names share one base; the longer one (``<base>-dlq.fifo``) stays within SQS's 80 characters.
@@ -208,18 +220,9 @@ class OrderedAgentQueue(Construct):
             memory_size=memory_size,
             backoff_base=backoff_base,
         )
-        reserved_env = {
-            constants.ENV_USER_HANDLER: "from the handler prop",
-            constants.ENV_CLAIM_TABLE: "the claim table's name",
-            constants.ENV_QUEUE_URL: "the queue's URL",
-            constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "from the visibility_timeout prop",
-            constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
-            constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
-            constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
-        }
         problems += check_props(props)
         problems += check_code(code)
-        problems += check_environment(environment, reserved_env)
+        problems += check_environment(environment, _RUNTIME_ENVIRONMENT)
         raise_if_any(problems)
         warn_risky(self, props)
         assert isinstance(code, lambda_.AssetCode)  # checked by check_code

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Match, Template
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
+from constructs_fifo.runtime import constants
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -262,3 +263,13 @@ def test_default_max_concurrency_of_an_unresolved_reserved_concurrency_is_none()
     reserved = CfnParameter(Stack(App(), "S"), "Reserved", type="Number").value_as_number
     # WHEN the default is derived THEN the mapping is left uncapped (no value to copy at synth time)
     assert defaults.max_concurrency_for(reserved) is None
+
+
+@pytest.mark.parametrize("name", [n for n in constants.__all__ if n.startswith("ENV_")])
+def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: str) -> None:
+    # GIVEN a user environment setting one of the variables the construct writes for its runtime
+    variable = getattr(constants, name)
+    # WHEN the construct is built THEN it is rejected, not silently overwritten
+    problems = _problems(code, environment={variable: "mine"})
+    assert len(problems) == 1
+    assert problems[0].startswith(f"environment[{variable!r}] is reserved: the construct sets it")
