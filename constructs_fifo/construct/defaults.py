@@ -35,6 +35,7 @@ __all__ = [
     "MAX_CONCURRENCY_MIN",
     "MAX_QUEUE_NAME_LENGTH",
     "MAX_RECEIVE_COUNT",
+    "MAX_RECEIVE_COUNT_MAX",
     "MAX_RECEIVE_COUNT_MIN",
     "MEMORY_SIZE",
     "MEMORY_SIZE_MAX",
@@ -74,6 +75,8 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
 #: Receives before a message moves to the dead-letter queue.
 MAX_RECEIVE_COUNT: Final = 5
 MAX_RECEIVE_COUNT_MIN: Final = 1
+#: SQS's upper bound for a redrive policy's maxReceiveCount.
+MAX_RECEIVE_COUNT_MAX: Final = 1000
 #: AWS guidance: the queue's visibility timeout is at least 6 x the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
 #: How long the dead-letter queue keeps a message: the SQS maximum.

@@ -96,7 +96,7 @@ class OrderedAgentQueue(Construct):
     batch_size
         Records per invocation, 1 to 10. Default 10.
     max_receive_count
-        Receives before a message moves to the dead-letter queue, at least 1 (1 warns). Default 5.
+        Receives before a message moves to the dead-letter queue, 1 to 1000 (1 warns). Default 5.
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout

@@ -157,6 +157,12 @@ def check_props(props: Props) -> list[str]:
             f"at least once before it moves to the dead-letter queue; pass max_receive_count >= 1 "
             f"(default {defaults.MAX_RECEIVE_COUNT})."
         )
+    if _resolved_number(props.max_receive_count) and props.max_receive_count > defaults.MAX_RECEIVE_COUNT_MAX:
+        problems.append(
+            f"max_receive_count={props.max_receive_count:g} is more than {defaults.MAX_RECEIVE_COUNT_MAX}, "
+            "the SQS maximum for a redrive policy; pass max_receive_count from 1 to "
+            f"{defaults.MAX_RECEIVE_COUNT_MAX} (default {defaults.MAX_RECEIVE_COUNT})."
+        )
     timeout = _seconds(props.timeout)
     visibility = _seconds(props.visibility_timeout)
     if timeout is not None and not 1 <= timeout <= _MAX_FUNCTION_TIMEOUT_SECONDS:

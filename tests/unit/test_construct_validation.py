@@ -46,6 +46,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "max_receive_count=0 is less than 1: a message must be received at least once before it moves "
         "to the dead-letter queue; pass max_receive_count >= 1 (default 5).",
     ),
+    "max_receive_count_above_1000": (
+        {"max_receive_count": 1001},
+        "max_receive_count=1001 is more than 1000, the SQS maximum for a redrive policy; pass "
+        "max_receive_count from 1 to 1000 (default 5).",
+    ),
     "visibility_timeout_below_timeout": (
         {"visibility_timeout": Duration.seconds(60)},
         "visibility_timeout=60s is shorter than timeout=120s: Lambda rejects an SQS event source whose "
