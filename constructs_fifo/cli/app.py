@@ -31,18 +31,16 @@ from rich.table import Table
 
 from constructs_fifo import __version__
 from constructs_fifo.client.errors import ProducerError
+from constructs_fifo.local.credentials import make_session, needs_fake_credentials
 from constructs_fifo.local.demo import (
     DEFAULT_REGION,
     DemoError,
     DemoOptions,
     DemoResult,
-    child_environment,
     drain_queue,
-    make_session,
-    needs_fake_credentials,
     run_demo,
 )
-from constructs_fifo.local.deploy import DeployError, deploy
+from constructs_fifo.local.deploy import DeployError, child_environment, deploy
 from constructs_fifo.local.divergence import DivergenceResult, run_divergence
 from constructs_fifo.local.runner import RunnerError
 from constructs_fifo.local.workload import WorkloadError, WorkloadSpec
@@ -188,7 +186,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _deploy(args: argparse.Namespace) -> int:
     fake = needs_fake_credentials(args.endpoint_url, started_emulator=False)
-    env = child_environment(args.endpoint_url, args.region, fake_credentials=fake)
+    env = child_environment(endpoint_url=args.endpoint_url, region=args.region, fake_credentials=fake)
     console = _console(stderr=True)  # stdout holds only the outputs' JSON, so it can be piped
     console.print(
         f"deploying {args.stack} from {args.app_dir} to {args.endpoint_url or 'AWS'} ({args.region})"

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 
 from constructs_fifo.client import JobMessage, JobProducer
-from constructs_fifo.local.deploy import FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY, deploy, stack_outputs
+from constructs_fifo.local.credentials import make_session, needs_fake_credentials
+from constructs_fifo.local.deploy import child_environment, deploy, stack_outputs
 from constructs_fifo.local.runner import EventSourceRunner, queue_counts
 from constructs_fifo.local.verify import (
     WORKSPACE_KEY,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "DEFAULT_REGION",
     "EMULATOR_READY",
-    "FAKE_CREDENTIALS",
     "REQUIRED_OUTPUTS",
     "Clients",
     "DemoError",
@@ -68,13 +68,10 @@ __all__ = [
     "Reporter",
     "check_fresh",
     "check_outputs",
-    "child_environment",
     "drain_queue",
     "endpoint_for",
     "free_port",
     "make_clients",
-    "make_session",
-    "needs_fake_credentials",
     "queue_depth",
     "run_demo",
     "scoped_environ",
@@ -86,14 +83,6 @@ __all__ = [
 DEFAULT_REGION: Final = "us-east-1"
 #: What ``python -m constructs_fifo.local.emulator`` prints once it serves.
 EMULATOR_READY: Final = "emulator ready at "
-#: Credentials the emulator accepts; given only to the demo's own children, never written anywhere.
-FAKE_CREDENTIALS: Final = {
-    "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY_ID,
-    "AWS_SECRET_ACCESS_KEY": FAKE_SECRET_ACCESS_KEY,
-    "AWS_SESSION_TOKEN": "testing",
-}
-#: Environment variables that would point a child at the user's own AWS configuration.
-_USER_CONFIG_VARIABLES: Final = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
 
 
 class DemoError(Exception):
@@ -113,39 +102,6 @@ def free_port(host: str = "localhost") -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
-
-
-def child_environment(
-    endpoint_url: str | None, region: str, *, fake_credentials: bool, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The environment for a child process (the CDK CLI, the emulator) of the demo.
-
-    Parameters
-    ----------
-    endpoint_url
-        Set as ``AWS_ENDPOINT_URL`` when given.
-    region
-        Set as ``AWS_REGION`` and ``AWS_DEFAULT_REGION``.
-    fake_credentials
-        When true, the child gets :data:`FAKE_CREDENTIALS` and is cut off from the user's profiles and
-        config files (they point to the null device), so nothing can reach a real account.
-    base
-        The environment to start from; ``os.environ`` by default.
-    """
-    env = dict(os.environ if base is None else base)
-    env["AWS_REGION"] = region
-    env["AWS_DEFAULT_REGION"] = region
-    if endpoint_url:
-        env["AWS_ENDPOINT_URL"] = endpoint_url
-    if fake_credentials:
-        for name in _USER_CONFIG_VARIABLES:
-            env.pop(name, None)
-        env.update(FAKE_CREDENTIALS)
-        env["AWS_CONFIG_FILE"] = os.devnull
-        env["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
-    env.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
-    env.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
-    return env
 
 
 @contextlib.contextmanager
@@ -216,7 +172,7 @@ class EmulatorProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env=child_environment(None, self.region, fake_credentials=True),
+            env=child_environment(region=self.region, fake_credentials=True),
         )
         lines: queue.Queue[str | None] = queue.Queue()
         stdout = self._process.stdout
@@ -429,15 +385,6 @@ def make_clients(endpoint_url: str | None, region: str, *, fake_credentials: boo
     )
 
 
-def needs_fake_credentials(endpoint_url: str | None, *, started_emulator: bool) -> bool:
-    """Fake credentials for our own emulator, or for a local endpoint when the user has none."""
-    if started_emulator:
-        return True
-    if endpoint_url is None:
-        return False
-    return boto3.session.Session().get_credentials() is None
-
-
 #: The stack outputs the demo reads.
 REQUIRED_OUTPUTS: Final = ("QueueUrl", "DeadLetterQueueUrl", "ClaimTableName", "WorkspaceTableName")
 
@@ -610,7 +557,9 @@ def deploy_or_read_outputs(
     """
     if options.deploy:
         say(f"deploying stack {options.stack} from {options.app_dir} with the CDK CLI ...")
-        env = child_environment(endpoint, options.region, fake_credentials=fake_credentials)
+        env = child_environment(
+            endpoint_url=endpoint, region=options.region, fake_credentials=fake_credentials
+        )
         outputs = deploy(
             options.app_dir, stack=options.stack, endpoint_url=endpoint, region=options.region, env=env
         )
@@ -723,15 +672,3 @@ def run_demo(
     if options.report is not None:
         result.write_report(options.report)
     return result
-
-
-def make_session(region: str, *, fake_credentials: bool) -> boto3.session.Session:
-    """An explicit boto3 session: fake credentials for the emulator, the user's chain otherwise."""
-    if fake_credentials:
-        return boto3.session.Session(
-            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
-            region_name=region,
-        )
-    return boto3.session.Session(region_name=region)

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from botocore.exceptions import ClientError
 
+from constructs_fifo.local.credentials import FAKE_CREDENTIALS, isolated_environment
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
 
 __all__ = [
     "BOOTSTRAP_STACK",
-    "FAKE_ACCESS_KEY_ID",
-    "FAKE_SECRET_ACCESS_KEY",
     "CdkCommandError",
     "CdkNotFoundError",
     "DeployError",
@@ -48,9 +48,6 @@ __all__ = [
 
 #: The stack ``cdk bootstrap`` creates.
 BOOTSTRAP_STACK: Final = "CDKToolkit"
-#: Credentials given to children that talk to a local endpoint when none are configured.
-FAKE_ACCESS_KEY_ID: Final = "testing"
-FAKE_SECRET_ACCESS_KEY: Final = "testing"
 
 _CREDENTIAL_VARIABLES: Final = (
     "AWS_ACCESS_KEY_ID",
@@ -135,8 +132,9 @@ def child_environment(
     endpoint_url: str | None = None,
     region: str = "us-east-1",
     env: Mapping[str, str] | None = None,
+    fake_credentials: bool | None = None,
 ) -> dict[str, str]:
-    """Return the environment for the CDK CLI and its children.
+    """Return the environment for the CDK CLI, the emulator and other children.
 
     Parameters
     ----------
@@ -146,6 +144,11 @@ def child_environment(
         The region to deploy to.
     env:
         The base environment; defaults to this process's environment (which is never changed).
+    fake_credentials:
+        ``True``: the child gets :data:`~constructs_fifo.local.credentials.FAKE_CREDENTIALS` and is
+        cut off from the user's profiles and config files, so nothing it runs can reach a real
+        account. ``None`` (default): fake credentials only when an endpoint is given and none are
+        configured. ``False``: never.
 
     Returns
     -------
@@ -165,10 +168,14 @@ def child_environment(
     child["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), base.get("PATH", os.defpath)])
     if endpoint_url is not None:
         child["AWS_ENDPOINT_URL"] = endpoint_url
-        if not _has_credentials(base, look_in_files=env is None):
-            child["AWS_ACCESS_KEY_ID"] = FAKE_ACCESS_KEY_ID
-            child["AWS_SECRET_ACCESS_KEY"] = FAKE_SECRET_ACCESS_KEY
-            child.pop("AWS_SESSION_TOKEN", None)
+    if fake_credentials:
+        return isolated_environment(child)
+    if (
+        fake_credentials is None
+        and endpoint_url is not None
+        and not _has_credentials(base, look_in_files=env is None)
+    ):
+        child.update(FAKE_CREDENTIALS)
     return child
 
 

@@ -19,6 +19,7 @@ from typing import Any, Final
 from boto3.dynamodb.types import TypeDeserializer
 
 from constructs_fifo.client import JobMessage, JobProducer
+from constructs_fifo.local.credentials import make_session
 from constructs_fifo.local.demo import (
     DemoOptions,
     Phase,
@@ -27,7 +28,6 @@ from constructs_fifo.local.demo import (
     drain_queue,
     endpoint_for,
     make_clients,
-    make_session,
 )
 from constructs_fifo.local.verify import APPLIED_ATTRIBUTE, WORKSPACE_KEY
 from constructs_fifo.local.workload import group_of

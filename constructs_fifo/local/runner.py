@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 import boto3
 from botocore.exceptions import ClientError
 
-from constructs_fifo.local.deploy import FAKE_ACCESS_KEY_ID, FAKE_SECRET_ACCESS_KEY
+from constructs_fifo.local.credentials import FAKE_CREDENTIALS, session_for
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_lambda.client import LambdaClient
@@ -83,10 +83,6 @@ DEFAULT_CONCURRENCY: Final = 5
 #: Extra time a worker gets past the function timeout before it is killed (pipe and JSON overhead).
 TIMEOUT_GRACE_SECONDS: Final = 0.5
 _WORKER_SCRIPT: Final = Path(__file__).with_name("worker.py")
-_FAKE_CREDENTIALS: Final = {
-    "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY_ID,
-    "AWS_SECRET_ACCESS_KEY": FAKE_SECRET_ACCESS_KEY,
-}
 _PASSED_THROUGH: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "TZ")
 
 
@@ -569,7 +565,7 @@ class EventSourceRunner:
                 f"concurrency {self.concurrency!r} must be at least 1. Fix: pass concurrency=1 or more."
             )
         if credentials is None:
-            credentials = dict(_FAKE_CREDENTIALS) if endpoint_url is not None else {}
+            credentials = dict(FAKE_CREDENTIALS) if endpoint_url is not None else {}
         self._credentials = dict(credentials)
         if log_path is None:
             handle, name = tempfile.mkstemp(prefix=f"{function.name}-", suffix=".log")
@@ -609,7 +605,7 @@ class EventSourceRunner:
             The function's code, when it should not be fetched (e.g. a function created from a zip
             file on an emulator that cannot serve it back).
         """
-        session = session or _default_session(endpoint_url, region)
+        session = session or session_for(endpoint_url, region)
         region = region or session.region_name or "us-east-1"
         lambda_ = lambda_client or session.client("lambda", endpoint_url=endpoint_url, region_name=region)
         sqs = sqs_client or session.client("sqs", endpoint_url=endpoint_url, region_name=region)
@@ -684,7 +680,7 @@ class EventSourceRunner:
         MappingNotFoundError
             The stack has no such function.
         """
-        session = session or _default_session(endpoint_url, region)
+        session = session or session_for(endpoint_url, region)
         region = region or session.region_name or "us-east-1"
         cfn = cloudformation_client or session.client(
             "cloudformation", endpoint_url=endpoint_url, region_name=region
@@ -991,17 +987,6 @@ def queue_counts(sqs_client: SQSClient, queue_url: str) -> tuple[int, int]:
 def _reserved(get_function_response: Mapping[str, Any]) -> int | None:
     value = get_function_response.get("Concurrency", {}).get("ReservedConcurrentExecutions")
     return int(value) if value is not None else None
-
-
-def _default_session(endpoint_url: str | None, region: str | None) -> boto3.Session:
-    session = boto3.Session(region_name=region)
-    if endpoint_url is not None and session.get_credentials() is None:
-        return boto3.Session(
-            aws_access_key_id=_FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=_FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-            region_name=region,
-        )
-    return session
 
 
 def _session_credentials(session: boto3.Session) -> dict[str, str] | None:

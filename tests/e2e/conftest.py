@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.demo import child_environment, free_port
+from constructs_fifo.local.demo import free_port
+from constructs_fifo.local.deploy import child_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "emulator ready at "
@@ -52,7 +53,7 @@ def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
 def deployment() -> Iterator[Deployment]:
     """``constructs-fifo local serve`` + ``constructs-fifo deploy``, once per session."""
     port = free_port()
-    env = child_environment(None, "us-east-1", fake_credentials=True)
+    env = child_environment(region="us-east-1", fake_credentials=True)
     started = time.perf_counter()
     serve = subprocess.Popen(
         [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", str(port)],

@@ -14,7 +14,8 @@ import boto3
 import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
-from constructs_fifo.local.demo import FAKE_CREDENTIALS, REQUIRED_OUTPUTS, make_clients, send_workload
+from constructs_fifo.local.credentials import FAKE_CREDENTIALS
+from constructs_fifo.local.demo import REQUIRED_OUTPUTS, make_clients, send_workload
 from constructs_fifo.local.runner import EventSourceRunner
 from constructs_fifo.local.verify import expectations_of, observe, verify
 from constructs_fifo.local.workload import WorkloadSpec, generate_workload

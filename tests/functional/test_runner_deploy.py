@@ -19,8 +19,8 @@ import pytest
 from moto import mock_aws
 
 from constructs_fifo.local import fidelity
+from constructs_fifo.local.credentials import FAKE_CREDENTIALS
 from constructs_fifo.local.deploy import (
-    FAKE_ACCESS_KEY_ID,
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
@@ -117,7 +117,7 @@ def test_deploy_bootstraps_a_fresh_environment_then_deploys(
     for call in calls:
         assert call["env"] == {
             "AWS_ENDPOINT_URL": "http://localhost:4566",
-            "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY_ID,
+            "AWS_ACCESS_KEY_ID": FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
             "AWS_REGION": REGION,
             "CDK_DEFAULT_REGION": REGION,
         }

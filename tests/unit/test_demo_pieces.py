@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from constructs_fifo.local.credentials import FAKE_CREDENTIALS
 from constructs_fifo.local.demo import (
-    FAKE_CREDENTIALS,
     DemoError,
     DemoOptions,
     DemoResult,
     check_fresh,
     check_outputs,
-    child_environment,
     scoped_environ,
     wait_until_empty,
 )
+from constructs_fifo.local.deploy import child_environment
 from constructs_fifo.local.divergence import DivergenceResult, WorkspaceOutcome, outcome_state, plan
 from constructs_fifo.local.verify import Violation
 from constructs_fifo.local.workload import WorkloadSpec, generate_workload
@@ -28,7 +28,9 @@ def test_fake_credentials_cut_children_off_from_user_config() -> None:
     # GIVEN a user environment with a real profile and keys
     base = {"AWS_PROFILE": "prod", "AWS_ACCESS_KEY_ID": "AKIAREAL", "PATH": "/bin"}
     # WHEN the demo builds a child environment for its own emulator
-    env = child_environment("http://localhost:5000", "eu-west-1", fake_credentials=True, base=base)
+    env = child_environment(
+        endpoint_url="http://localhost:5000", region="eu-west-1", fake_credentials=True, env=base
+    )
     # THEN the child gets the fake keys, the endpoint and region, and no way to the user's config
     assert env["AWS_ACCESS_KEY_ID"] == FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]
     assert "AWS_PROFILE" not in env
@@ -42,7 +44,7 @@ def test_fake_credentials_cut_children_off_from_user_config() -> None:
 
 def test_real_aws_children_keep_the_user_credentials() -> None:
     # GIVEN a user environment WHEN the child is for real AWS THEN credentials and profile stay
-    env = child_environment(None, "us-east-1", fake_credentials=False, base={"AWS_PROFILE": "prod"})
+    env = child_environment(region="us-east-1", fake_credentials=False, env={"AWS_PROFILE": "prod"})
     assert env["AWS_PROFILE"] == "prod"
     assert "AWS_ENDPOINT_URL" not in env
     assert "AWS_ACCESS_KEY_ID" not in env
