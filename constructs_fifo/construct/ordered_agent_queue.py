@@ -423,7 +423,7 @@ class OrderedAgentQueue(Construct):
         return self.metric(constants.METRIC_JOBS_SUCCEEDED, period=period)
 
     def metric_jobs_failed(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Job attempts that failed, transient or permanent (Sum)."""
+        """Job attempts that failed: transient, permanent, malformed, fenced, or a runtime error (Sum)."""
         return self.metric(constants.METRIC_JOBS_FAILED, period=period)
 
     def metric_duplicates_skipped(self, *, period: Duration | None = None) -> cloudwatch.Metric:

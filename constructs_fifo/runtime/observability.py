@@ -58,8 +58,16 @@ class OutcomeStatus(enum.Enum):
     ERROR = "ERROR"
 
 
+# ERROR counts as a failed attempt too: a claim write throttled by DynamoDB must show on JobsFailed,
+# not only in the logs. SKIPPED, DEADLINE and DEAD_LETTERING did not run the job: no attempt failed.
 _FAILED_STATUSES = frozenset(
-    {OutcomeStatus.FAILED, OutcomeStatus.POISON, OutcomeStatus.MALFORMED, OutcomeStatus.FENCED}
+    {
+        OutcomeStatus.FAILED,
+        OutcomeStatus.POISON,
+        OutcomeStatus.MALFORMED,
+        OutcomeStatus.FENCED,
+        OutcomeStatus.ERROR,
+    }
 )
 _COUNTERS = (METRIC_JOBS_SUCCEEDED, METRIC_JOBS_FAILED, METRIC_DUPLICATES_SKIPPED, METRIC_CLAIM_CONFLICTS)
 

@@ -22,6 +22,8 @@ from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus, queu
         (OutcomeStatus.CONFLICT, (0, 0, 0, 1)),
         (OutcomeStatus.SKIPPED, (0, 0, 0, 0)),
         (OutcomeStatus.DEAD_LETTERING, (0, 0, 0, 0)),
+        (OutcomeStatus.ERROR, (0, 1, 0, 0)),
+        (OutcomeStatus.DEADLINE, (0, 0, 0, 0)),
     ],
 )
 def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int, int, int, int]) -> None:
