@@ -51,9 +51,7 @@ synth: setup
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
-# The Powertools baseline of the benchmark is an optional extra, installed only here.
 bench: setup
-	$(UV_PIP) -e '.[dev,bench]'
 	$(PY) -m benchmarks
 
 clean:
