@@ -9,14 +9,22 @@ from dataclasses import dataclass
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_ON_DEAD_JOB,
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
     ENV_CLAIM_TTL_SECONDS,
+    ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GROUP_TABLE,
+    ENV_MAX_ATTEMPTS,
     ENV_METRICS_NAMESPACE,
+    ENV_ON_DEAD_JOB,
     ENV_QUEUE_URL,
     ENV_USER_HANDLER,
     ENV_VISIBILITY_TIMEOUT_SECONDS,
+    MAX_ATTEMPTS_MAX,
+    DeadJobPolicy,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
@@ -47,15 +55,24 @@ class RuntimeConfig:
         Lifetime of a claim item (its ``expiration``).
     metrics_namespace : str
         CloudWatch namespace of the EMF metrics.
+    dead_letter_queue_url : str
+        URL of the FIFO dead-letter queue the runtime sends dead jobs to.
+    max_attempts : int
+        Runs of one job before it is dead (1 to 100).
+    on_dead_job : DeadJobPolicy
+        PARK (the group stops at its dead job) or CONTINUE (the dead job is dead-lettered).
+    group_table : str or None
+        The group table of parked groups; required by PARK.
 
     Examples
     --------
     >>> cfg = RuntimeConfig.from_env(
-    ...     {"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "CONSTRUCTS_FIFO_QUEUE_URL": "https://q"},
+    ...     {"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "CONSTRUCTS_FIFO_QUEUE_URL": "https://q",
+    ...      "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://dlq", "CONSTRUCTS_FIFO_GROUP_TABLE": "groups"},
     ...     backoff_base_seconds=1,
     ... )
-    >>> (cfg.claim_table, cfg.backoff_base_seconds, cfg.visibility_timeout_seconds)
-    ('claims', 1, 43200)
+    >>> (cfg.claim_table, cfg.backoff_base_seconds, cfg.max_attempts, cfg.on_dead_job.value)
+    ('claims', 1, 5, 'PARK')
     """
 
     claim_table: str
@@ -65,6 +82,10 @@ class RuntimeConfig:
     backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS
     claim_ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
+    dead_letter_queue_url: str = ""
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    on_dead_job: DeadJobPolicy = DEFAULT_ON_DEAD_JOB
+    group_table: str | None = None
 
     @classmethod
     def from_env(
@@ -78,6 +99,10 @@ class RuntimeConfig:
         backoff_base_seconds: int | None = None,
         claim_ttl_seconds: int | None = None,
         metrics_namespace: str | None = None,
+        dead_letter_queue_url: str | None = None,
+        max_attempts: int | None = None,
+        on_dead_job: DeadJobPolicy | str | None = None,
+        group_table: str | None = None,
     ) -> RuntimeConfig:
         """Build the configuration; an explicit argument beats its environment variable.
 
@@ -86,7 +111,7 @@ class RuntimeConfig:
         environ : Mapping[str, str], optional
             The environment to read (default ``os.environ``).
         claim_table, queue_url, user_handler, visibility_timeout_seconds, backoff_base_seconds, \
-claim_ttl_seconds, metrics_namespace
+claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table
             Explicit values; ``None`` means "read the environment, then the default".
 
         Raises
@@ -96,6 +121,7 @@ claim_ttl_seconds, metrics_namespace
             message names the variable, its value and the fix.
         """
         env = os.environ if environ is None else environ
+        policy = _policy(on_dead_job, env)
         return cls(
             claim_table=_required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name"),
             queue_url=_required(queue_url, env, ENV_QUEUE_URL, "the FIFO queue's URL"),
@@ -122,7 +148,42 @@ claim_ttl_seconds, metrics_namespace
             metrics_namespace=metrics_namespace
             if metrics_namespace is not None
             else (env.get(ENV_METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE),
+            dead_letter_queue_url=_required(
+                dead_letter_queue_url, env, ENV_DEAD_LETTER_QUEUE_URL, "the FIFO dead-letter queue's URL"
+            ),
+            max_attempts=_integer(
+                max_attempts,
+                env,
+                ENV_MAX_ATTEMPTS,
+                DEFAULT_MAX_ATTEMPTS,
+                low=1,
+                high=MAX_ATTEMPTS_MAX,
+                unit="attempts",
+            ),
+            on_dead_job=policy,
+            group_table=(
+                _required(
+                    group_table,
+                    env,
+                    ENV_GROUP_TABLE,
+                    "the group table's name (the PARK policy keeps jobs there)",
+                )
+                if policy is DeadJobPolicy.PARK
+                else (group_table or env.get(ENV_GROUP_TABLE) or None)
+            ),
         )
+
+
+def _policy(explicit: DeadJobPolicy | str | None, env: Mapping[str, str]) -> DeadJobPolicy:
+    raw = explicit if explicit is not None else (env.get(ENV_ON_DEAD_JOB) or DEFAULT_ON_DEAD_JOB.value)
+    try:
+        return DeadJobPolicy(str(raw).strip().upper())
+    except ValueError:
+        choices = " or ".join(policy.value for policy in DeadJobPolicy)
+        raise ConfigurationError(
+            f"{ENV_ON_DEAD_JOB}={raw!r}: must be {choices}; set OrderedAgentQueue's on_dead_job prop or unset "
+            f"it to use the default {DEFAULT_ON_DEAD_JOB.value}"
+        ) from None
 
 
 def _required(explicit: str | None, env: Mapping[str, str], name: str, what: str) -> str:
@@ -145,6 +206,7 @@ def _integer(
     *,
     low: int,
     high: int | None,
+    unit: str = "seconds",
 ) -> int:
     source = "argument" if explicit is not None else "variable"
     raw: object = explicit if explicit is not None else env.get(name)
@@ -157,7 +219,7 @@ def _integer(
         value = None
     if value is None or value < low or (high is not None and value > high):
         raise ConfigurationError(
-            f"{name}={raw!r} ({source}): must be {rule} of seconds; fix the value or unset it to use "
+            f"{name}={raw!r} ({source}): must be {rule} of {unit}; fix the value or unset it to use "
             f"the default {default}"
         )
     return value

@@ -6,10 +6,12 @@ environment it writes and the environment the runtime reads can never drift apar
 
 from __future__ import annotations
 
+import enum
 from typing import Final
 
 __all__ = [
     "ATTR_ATTEMPTS",
+    "ATTR_DEAD_REASON",
     "ATTR_ERROR",
     "ATTR_ERROR_TYPE",
     "ATTR_EXPIRATION",
@@ -22,26 +24,47 @@ __all__ = [
     "ATTR_STATUS",
     "ATTR_TYPE",
     "ATTR_UPDATED_AT",
+    "CONTROL_ATTRIBUTE",
+    "CONTROL_RESUME",
     "DEFAULT_BACKOFF_BASE_SECONDS",
     "DEFAULT_CLAIM_TTL_SECONDS",
+    "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_METRICS_NAMESPACE",
+    "DEFAULT_ON_DEAD_JOB",
+    "DLQ_ATTRIBUTES",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
     "ENV_CLAIM_TABLE",
     "ENV_CLAIM_TTL_SECONDS",
+    "ENV_DEAD_LETTER_QUEUE_URL",
+    "ENV_GROUP_TABLE",
+    "ENV_MAX_ATTEMPTS",
     "ENV_METRICS_NAMESPACE",
+    "ENV_ON_DEAD_JOB",
     "ENV_QUEUE_URL",
     "ENV_USER_HANDLER",
     "ENV_VISIBILITY_TIMEOUT_SECONDS",
+    "GROUP_ATTR_GROUP",
+    "GROUP_ATTR_SK",
+    "MAX_ATTEMPTS_MAX",
+    "MAX_ERROR_LENGTH",
     "METRIC_CLAIM_CONFLICTS",
     "METRIC_DIMENSION_QUEUE",
     "METRIC_DUPLICATES_SKIPPED",
+    "METRIC_GROUPS_PARKED",
+    "METRIC_JOBS_DEAD_LETTERED",
     "METRIC_JOBS_FAILED",
+    "METRIC_JOBS_KEPT",
     "METRIC_JOBS_SUCCEEDED",
     "METRIC_JOB_DURATION",
+    "SK_KEPT_PREFIX",
+    "SK_PARK",
+    "STATUS_DEAD",
     "STATUS_FAILED",
     "STATUS_IN_FLIGHT",
     "STATUS_SUCCEEDED",
+    "DeadJobPolicy",
+    "DeadReason",
 ]
 
 # --- the function's handler -------------------------------------------------------------------
@@ -64,11 +87,60 @@ ENV_BACKOFF_BASE_SECONDS: Final = "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS"
 ENV_CLAIM_TTL_SECONDS: Final = "CONSTRUCTS_FIFO_CLAIM_TTL_SECONDS"
 #: CloudWatch namespace of the embedded-metric-format metrics.
 ENV_METRICS_NAMESPACE: Final = "CONSTRUCTS_FIFO_METRICS_NAMESPACE"
+#: Runs of one job (a crash inside the job included) before the runtime declares it dead.
+ENV_MAX_ATTEMPTS: Final = "CONSTRUCTS_FIFO_MAX_ATTEMPTS"
+#: URL of the FIFO dead-letter queue the runtime sends dead jobs to.
+ENV_DEAD_LETTER_QUEUE_URL: Final = "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL"
+#: What happens to a group after one of its jobs died: a :class:`DeadJobPolicy` value.
+ENV_ON_DEAD_JOB: Final = "CONSTRUCTS_FIFO_ON_DEAD_JOB"
+#: Name of the group table (parked groups and their kept jobs); set when the policy is PARK.
+ENV_GROUP_TABLE: Final = "CONSTRUCTS_FIFO_GROUP_TABLE"
 
 # --- defaults shared by both sides ----------------------------------------------------------------
 DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
 DEFAULT_CLAIM_TTL_SECONDS: Final = 7 * 24 * 60 * 60
 DEFAULT_METRICS_NAMESPACE: Final = "ConstructsFifo"
+DEFAULT_MAX_ATTEMPTS: Final = 5
+#: The most attempts a job may have: with 10 records a batch, 100 attempts keep the receive-count
+#: safety net (10 x 100) within SQS's maxReceiveCount limit of 1000.
+MAX_ATTEMPTS_MAX: Final = 100
+#: Stored and forwarded error texts are cut to this many characters.
+MAX_ERROR_LENGTH: Final = 1024
+
+
+class DeadJobPolicy(enum.StrEnum):
+    """What happens to a message group after one of its jobs died.
+
+    ``PARK`` (the default): the group stops at its dead job. The dead job and every later job of the
+    group, including those that arrive while it is parked, are kept in order in the group table,
+    outside the queue; other groups go on. Resuming replays the kept jobs first, in order.
+
+    ``CONTINUE``: the dead job goes to the dead-letter queue and the group goes on with its next job.
+    This breaks the group's order (a later redrive lands after newer jobs); choose it only when a
+    group's jobs do not depend on each other.
+    """
+
+    PARK = "PARK"
+    CONTINUE = "CONTINUE"
+
+
+DEFAULT_ON_DEAD_JOB: Final = DeadJobPolicy.PARK
+
+
+class DeadReason(enum.StrEnum):
+    """Why a job is dead: the ``reason`` attribute of its dead-letter message and park header."""
+
+    #: The job raised PermanentJobError.
+    PERMANENT = "PERMANENT"
+    #: The job failed (or crashed) on its last allowed attempt.
+    ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
+    #: The body is not a job envelope (parsing is deterministic: dead at once).
+    MALFORMED = "MALFORMED"
+    #: Another copy of a job that is already dead (it follows the first one).
+    COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
+    #: An operator resumed a parked group and skipped its dead job.
+    SKIPPED_ON_RESUME = "SKIPPED_ON_RESUME"
+
 
 # --- metrics ------------------------------------------------------------------------------------------
 METRIC_JOBS_SUCCEEDED: Final = "JobsSucceeded"
@@ -76,6 +148,11 @@ METRIC_JOBS_FAILED: Final = "JobsFailed"
 METRIC_DUPLICATES_SKIPPED: Final = "DuplicatesSkipped"
 METRIC_CLAIM_CONFLICTS: Final = "ClaimConflicts"
 METRIC_JOB_DURATION: Final = "JobDuration"
+METRIC_JOBS_DEAD_LETTERED: Final = "JobsDeadLettered"
+#: A group was parked at a dead job (1 per group parked).
+METRIC_GROUPS_PARKED: Final = "GroupsParked"
+#: Records moved into a parked group's store instead of running.
+METRIC_JOBS_KEPT: Final = "JobsKept"
 #: The one dimension of every metric: the source queue's name.
 METRIC_DIMENSION_QUEUE: Final = "QueueName"
 
@@ -97,3 +174,32 @@ ATTR_MESSAGE_ID: Final = "message_id"
 STATUS_IN_FLIGHT: Final = "IN_FLIGHT"
 STATUS_SUCCEEDED: Final = "SUCCEEDED"
 STATUS_FAILED: Final = "FAILED"
+#: The job is dead: not run again by any copy until an operator resets the claim.
+STATUS_DEAD: Final = "DEAD"
+#: Why the claim is DEAD (a :class:`DeadReason` value).
+ATTR_DEAD_REASON: Final = "dead_reason"
+
+# --- the group table: parked groups and their kept jobs -------------------------------------------
+#: Partition key: the MessageGroupId.
+GROUP_ATTR_GROUP: Final = "group"
+#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record.
+GROUP_ATTR_SK: Final = "sk"
+SK_PARK: Final = "park"
+SK_KEPT_PREFIX: Final = "kept#"
+
+# --- messages the runtime writes -------------------------------------------------------------------
+#: Message attribute that marks a control message (not a job) on the source queue.
+CONTROL_ATTRIBUTE: Final = "constructs-fifo-control"
+#: Its value on the wake-up message that makes the runtime replay a resumed group's kept jobs.
+CONTROL_RESUME: Final = "resume"
+#: Message attributes of a dead job in the dead-letter queue, for triage without parsing the body.
+DLQ_ATTRIBUTES: Final = (
+    "jobId",
+    "jobType",
+    "reason",
+    "errorType",
+    "error",
+    "attempts",
+    "originalMessageId",
+    "deadAt",
+)

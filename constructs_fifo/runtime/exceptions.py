@@ -6,7 +6,9 @@ __all__ = [
     "ConfigurationError",
     "ConstructsFifoRuntimeError",
     "MalformedJobError",
+    "ParkConflictError",
     "PermanentJobError",
+    "RecordTooLargeToKeepError",
 ]
 
 
@@ -21,8 +23,8 @@ class ConfigurationError(ConstructsFifoRuntimeError):
 class PermanentJobError(ConstructsFifoRuntimeError):
     """Raise from a job function when retrying cannot help.
 
-    The claim is marked ``FAILED`` with the error, the record is reported failed without a backoff
-    and reaches the dead-letter queue once its receive count passes ``maxReceiveCount``.
+    The job is dead at once: its claim is marked ``DEAD`` with the error and, by the queue's dead-job
+    policy, it is sent to the dead-letter queue (``CONTINUE``) or its group is parked at it (``PARK``).
 
     Examples
     --------
@@ -48,3 +50,17 @@ class MalformedJobError(PermanentJobError):
     def __init__(self, message: str, *, job_id: str | None = None) -> None:
         super().__init__(message)
         self.job_id = job_id
+
+
+class ParkConflictError(ConstructsFifoRuntimeError):
+    """A parked group's header changed between read and write (another worker or an operator wrote).
+
+    Nothing was written; the runtime reports the group's records failed and they come back.
+    """
+
+
+class RecordTooLargeToKeepError(ConstructsFifoRuntimeError):
+    """A record cannot be kept in a parked group: it does not fit in a DynamoDB item even compressed.
+
+    The message names the size and the fix (keep large payloads in S3 and send a pointer).
+    """
