@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
 from constructs_fifo.construct.validation import (
-    WARNING_MAX_RECEIVE_COUNT_ONE,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
     ConstructsFifoError,
@@ -15,7 +14,6 @@ from constructs_fifo.construct.validation import (
 )
 
 __all__ = [
-    "WARNING_MAX_RECEIVE_COUNT_ONE",
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
     "ConstructsFifoError",

@@ -15,7 +15,11 @@ from aws_cdk import aws_logs as logs
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_ON_DEAD_JOB,
+    MAX_ATTEMPTS_MAX,
+    WAKE_UP_REFRESH_RECEIVES,
 )
 
 __all__ = [
@@ -31,21 +35,26 @@ __all__ = [
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
     "LOG_RETENTION",
+    "MAX_ATTEMPTS",
+    "MAX_ATTEMPTS_MAX",
+    "MAX_ATTEMPTS_MIN",
     "MAX_CONCURRENCY_MAX",
     "MAX_CONCURRENCY_MIN",
     "MAX_QUEUE_NAME_LENGTH",
-    "MAX_RECEIVE_COUNT",
     "MAX_RECEIVE_COUNT_MAX",
-    "MAX_RECEIVE_COUNT_MIN",
     "MEMORY_SIZE",
     "MEMORY_SIZE_MAX",
     "MEMORY_SIZE_MIN",
     "METRICS_NAMESPACE",
+    "ON_DEAD_JOB",
+    "RECEIVE_COUNT_SAFETY_FACTOR",
     "RESERVED_CONCURRENCY",
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
     "max_concurrency_for",
+    "max_receive_count_for",
+    "min_receive_count_for",
 ]
 
 # --- event source mapping -----------------------------------------------------------------------
@@ -71,12 +80,44 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
 
 
+# --- dead jobs ---------------------------------------------------------------------------------------
+#: Runs of one job (a crash included) before the runtime declares it dead.
+MAX_ATTEMPTS: Final = DEFAULT_MAX_ATTEMPTS
+MAX_ATTEMPTS_MIN: Final = 1
+#: PARK: a group stops at its dead job (its order is the product); CONTINUE is opt-in.
+ON_DEAD_JOB: Final = DEFAULT_ON_DEAD_JOB
+
 # --- queues -------------------------------------------------------------------------------------------
-#: Receives before a message moves to the dead-letter queue.
-MAX_RECEIVE_COUNT: Final = 5
-MAX_RECEIVE_COUNT_MIN: Final = 1
 #: SQS's upper bound for a redrive policy's maxReceiveCount.
 MAX_RECEIVE_COUNT_MAX: Final = 1000
+#: The default maxReceiveCount is this many times the least safe one.
+RECEIVE_COUNT_SAFETY_FACTOR: Final = 2
+
+
+def min_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+    """The least ``max_receive_count`` that never dead-letters a job for another job's failures.
+
+    SQS raises the receive count of every record it returns. A record is received without running
+    only while a job in front of it in its batch is retried, and at most ``batch_size - 1`` jobs can
+    stand in front of it there, each retried at most ``max_attempts`` times; its own runs add at most
+    ``max_attempts``. So ``batch_size x max_attempts`` receives are the most the runtime's own retries
+    can cause (and never less than a resume's wake-up message may take before it is refreshed).
+    """
+    return max(int(batch_size) * int(max_attempts), WAKE_UP_REFRESH_RECEIVES + 1)
+
+
+def max_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+    """The default ``max_receive_count``: twice :func:`min_receive_count_for`, at most SQS's 1000.
+
+    The margin covers receives that are not attempts (conflicts with a stale worker, deadline, a
+    throttled claim write); ``maxReceiveCount`` is only the safety net for a function that cannot
+    start at all, the runtime decides when a job is dead.
+    """
+    return min(
+        MAX_RECEIVE_COUNT_MAX, RECEIVE_COUNT_SAFETY_FACTOR * min_receive_count_for(batch_size, max_attempts)
+    )
+
+
 #: AWS guidance: the queue's visibility timeout is at least 6 x the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
 #: How long the dead-letter queue keeps a message: the SQS maximum.

@@ -35,7 +35,13 @@ from constructs_fifo.construct.validation import (
 )
 from constructs_fifo.runtime import constants
 
-__all__ = ["CLAIM_TABLE_ACTIONS", "ENQUEUE_ACTIONS", "ENQUEUE_KEY_ACTIONS", "OrderedAgentQueue"]
+__all__ = [
+    "CLAIM_TABLE_ACTIONS",
+    "ENQUEUE_ACTIONS",
+    "ENQUEUE_KEY_ACTIONS",
+    "GROUP_TABLE_ACTIONS",
+    "OrderedAgentQueue",
+]
 
 #: The only DynamoDB actions the function gets, on the claim table only.
 CLAIM_TABLE_ACTIONS = (
@@ -45,6 +51,20 @@ CLAIM_TABLE_ACTIONS = (
     "dynamodb:DeleteItem",
     "dynamodb:ConditionCheckItem",
 )
+#: The DynamoDB actions the function gets on the group table (PARK policy): one BatchGetItem of park
+#: headers per batch, a Query of kept records, and TransactWriteItems (Put/Update/Delete/Condition).
+GROUP_TABLE_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+)
+#: What the function sends: dead jobs to the dead-letter queue and (PARK) a resumed group's wake-up
+#: message to the source queue.
+SEND_ACTIONS = ("sqs:SendMessage",)
 #: What the function needs on a customer managed key to read and write the claim table.
 CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 #: What :meth:`OrderedAgentQueue.grant_enqueue` grants on the queue ...
@@ -62,6 +82,10 @@ _RUNTIME_ENVIRONMENT = {
     constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
     constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
     constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
+    constants.ENV_MAX_ATTEMPTS: "from the max_attempts prop",
+    constants.ENV_ON_DEAD_JOB: "from the on_dead_job prop",
+    constants.ENV_DEAD_LETTER_QUEUE_URL: "the dead-letter queue's URL",
+    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy)",
 }
 
 _DLQ_SUFFIX = "-dlq"
@@ -95,8 +119,18 @@ class OrderedAgentQueue(Construct):
         ``module.function`` of the job function, called as ``handle(job, context)``.
     batch_size
         Records per invocation, 1 to 10. Default 10.
+    max_attempts
+        Runs of one job (a crash inside it included) before the runtime declares it dead, 1 to 100.
+        Default 5. The runtime counts them in the claim table, not from ``ApproximateReceiveCount``.
+    on_dead_job
+        What happens to a group after one of its jobs died. ``DeadJobPolicy.PARK`` (default): the
+        group stops at its dead job, which is kept with every later job of the group in the group
+        table, in order, until an operator resumes it. ``DeadJobPolicy.CONTINUE``: the dead job goes
+        to the dead-letter queue and the group goes on (its order is broken).
     max_receive_count
-        Receives before a message moves to the dead-letter queue, 1 to 1000 (1 warns). Default 5.
+        SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
+        least ``batch_size x max_attempts`` (below that, healthy jobs would follow a failing one into
+        the dead-letter queue), at most 1000. Default ``2 x batch_size x max_attempts`` (100).
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout
@@ -152,13 +186,17 @@ class OrderedAgentQueue(Construct):
     dead_letter_queue: sqs.Queue
     #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``).
     claim_table: dynamodb.Table
+    #: The group table of parked groups (partition key ``group``, sort key ``sk``); PARK policy only.
+    group_table: dynamodb.Table | None
+    #: What happens to a group after one of its jobs died.
+    on_dead_job: constants.DeadJobPolicy
     #: The function running the constructs-fifo runtime.
     function: lambda_.Function
     #: The function's log group.
     log_group: logs.LogGroup
     #: The SQS event source of the function.
     event_source: event_sources.SqsEventSource
-    #: Queue age, dead-letter queue depth, function errors, function throttles.
+    #: Queue age, dead-letter queue depth, function errors, function throttles (and parked groups).
     alarms: list[cloudwatch.Alarm]
     #: The KMS key of the queues and table, if any.
     encryption_key: kms.IKey | None
@@ -176,7 +214,9 @@ class OrderedAgentQueue(Construct):
         code: lambda_.Code,
         handler: str,
         batch_size: int = defaults.BATCH_SIZE,
-        max_receive_count: int = defaults.MAX_RECEIVE_COUNT,
+        max_attempts: int = defaults.MAX_ATTEMPTS,
+        on_dead_job: constants.DeadJobPolicy = defaults.ON_DEAD_JOB,
+        max_receive_count: int | None = None,
         timeout: Duration = defaults.TIMEOUT,
         visibility_timeout: Duration | None = None,
         reserved_concurrency: int = defaults.RESERVED_CONCURRENCY,
@@ -207,9 +247,16 @@ class OrderedAgentQueue(Construct):
                 visibility_timeout = Duration.seconds(
                     timeout.to_seconds(integral=False) * defaults.VISIBILITY_TIMEOUT_FACTOR
                 )
+        if max_receive_count is None:
+            max_receive_count = (
+                defaults.max_receive_count_for(batch_size, max_attempts)
+                if not (Token.is_unresolved(batch_size) or Token.is_unresolved(max_attempts))
+                else defaults.MAX_RECEIVE_COUNT_MAX
+            )
         props = Props(
             handler=handler,
             batch_size=batch_size,
+            max_attempts=max_attempts,
             max_receive_count=max_receive_count,
             timeout=timeout,
             visibility_timeout=visibility_timeout,
@@ -229,6 +276,8 @@ class OrderedAgentQueue(Construct):
 
         self.encryption_key = encryption_key
         self.metrics_namespace = metrics_namespace
+        self.on_dead_job = constants.DeadJobPolicy(on_dead_job)
+        parks = self.on_dead_job is constants.DeadJobPolicy.PARK
 
         # --- build: queues -----------------------------------------------------------------------
         base_name = Names.unique_resource_name(self, max_length=_BASE_NAME_LENGTH, separator="-")
@@ -291,6 +340,32 @@ class OrderedAgentQueue(Construct):
             removal_policy=table_removal_policy,
         )
 
+        # --- build: group table (parked groups and their kept jobs) ------------------------------
+        # No TTL: kept jobs are data waiting for an operator, never expired.
+        self.group_table = (
+            dynamodb.Table(
+                self,
+                "GroupTable",
+                partition_key=dynamodb.Attribute(
+                    name=constants.GROUP_ATTR_GROUP, type=dynamodb.AttributeType.STRING
+                ),
+                sort_key=dynamodb.Attribute(name=constants.GROUP_ATTR_SK, type=dynamodb.AttributeType.STRING),
+                billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+                point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                    point_in_time_recovery_enabled=True
+                ),
+                encryption=(
+                    dynamodb.TableEncryption.CUSTOMER_MANAGED
+                    if encryption_key
+                    else dynamodb.TableEncryption.AWS_MANAGED
+                ),
+                encryption_key=encryption_key,
+                removal_policy=table_removal_policy,
+            )
+            if parks
+            else None
+        )
+
         # --- build: function ---------------------------------------------------------------------
         self.log_group = logs.LogGroup(self, "LogGroup", retention=defaults.LOG_RETENTION)
         role = iam.Role(
@@ -308,7 +383,14 @@ class OrderedAgentQueue(Construct):
             constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(backoff_base),
             constants.ENV_CLAIM_TTL_SECONDS: _whole_seconds(claim_ttl),
             constants.ENV_METRICS_NAMESPACE: metrics_namespace,
+            constants.ENV_MAX_ATTEMPTS: Token.as_string(max_attempts)
+            if Token.is_unresolved(max_attempts)
+            else str(int(max_attempts)),
+            constants.ENV_ON_DEAD_JOB: self.on_dead_job.value,
+            constants.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letter_queue.queue_url,
         }
+        if self.group_table is not None:
+            environment_vars[constants.ENV_GROUP_TABLE] = self.group_table.table_name
         self.function = lambda_.Function(
             self,
             "Function",
@@ -334,8 +416,15 @@ class OrderedAgentQueue(Construct):
         role.add_to_policy(
             iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
         )
+        send_to = [self.dead_letter_queue.queue_arn]
+        if self.group_table is not None:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(GROUP_TABLE_ACTIONS), resources=[self.group_table.table_arn])
+            )
+            send_to.append(self.queue.queue_arn)
+        role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
         if encryption_key is not None:
-            encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)
+            encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)  # also covers sending to the queues
         # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
         self.event_source = event_sources.SqsEventSource(
             self.queue,
@@ -357,6 +446,7 @@ class OrderedAgentQueue(Construct):
             function=self.function,
             age_alarm_threshold=age_alarm_threshold,
             alarm_topic=alarm_topic,
+            groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
         )
 
     # --- grants -------------------------------------------------------------------------------------
@@ -433,6 +523,18 @@ class OrderedAgentQueue(Construct):
     def metric_claim_conflicts(self, *, period: Duration | None = None) -> cloudwatch.Metric:
         """Records retried because another worker held a live claim on the job (Sum)."""
         return self.metric(constants.METRIC_CLAIM_CONFLICTS, period=period)
+
+    def metric_jobs_dead_lettered(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Dead jobs the runtime sent to the dead-letter queue (Sum)."""
+        return self.metric(constants.METRIC_JOBS_DEAD_LETTERED, period=period)
+
+    def metric_groups_parked(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Groups parked at a dead job (Sum; PARK policy)."""
+        return self.metric(constants.METRIC_GROUPS_PARKED, period=period)
+
+    def metric_jobs_kept(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Records kept in a parked group instead of running (Sum; PARK policy)."""
+        return self.metric(constants.METRIC_JOBS_KEPT, period=period)
 
     def metric_job_duration(
         self, *, statistic: str = "Average", period: Duration | None = None

@@ -70,6 +70,8 @@ from constructs_fifo.runtime.constants import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
+    from constructs_fifo.runtime.job import Job
+
 __all__ = ["Claim", "ClaimOutcome", "ClaimStore", "truncate_error"]
 
 # Every attribute goes through a placeholder: status, group, type and owner are DynamoDB reserved words.
@@ -157,11 +159,10 @@ class ClaimStore:
     Examples
     --------
     >>> store = ClaimStore("claims", boto3.client("dynamodb"), ttl_seconds=604800)  # doctest: +SKIP
-    >>> claim = store.claim("j-1", group="ws#1", job_type="apply_patch", message_id="m-1",
-    ...                     lease_ms=30_000)  # doctest: +SKIP
+    >>> claim = store.claim(job, lease_ms=30_000)  # doctest: +SKIP
     >>> if claim.outcome is ClaimOutcome.ACQUIRED:  # doctest: +SKIP
     ...     run(job)
-    ...     store.complete("j-1", claim.owner)
+    ...     store.complete(job.id, claim.owner)
     """
 
     def __init__(
@@ -185,13 +186,14 @@ class ClaimStore:
         """Return the store's clock in epoch milliseconds."""
         return int(self._clock() * 1000)
 
-    def claim(self, job_id: str, *, group: str, job_type: str, message_id: str, lease_ms: int) -> Claim:
+    def claim(self, job: Job, *, lease_ms: int) -> Claim:
         """Take the job's claim (rules 1 to 3 of the module docstring).
 
         Parameters
         ----------
-        job_id, group, job_type, message_id : str
-            The job's identity, stored on the item for triage.
+        job : Job
+            The job (its id, group, type and message id are stored on the item; its ``attempt`` is
+            not read: the item counts attempts).
         lease_ms : int
             Lease length; the caller passes the function's remaining time, so the lease never
             outlives the invocation.
@@ -202,20 +204,21 @@ class ClaimStore:
             ``ACQUIRED`` with our owner token and the attempt number, or why not (``DUPLICATE``,
             ``CONFLICT``, ``DEAD``, ``EXHAUSTED``) with the item found.
         """
+        job_id = job.id
         now_ms = self.now_ms()
         owner = self._owner_factory()
         lease = now_ms + max(0, lease_ms)
         item: dict[str, Any] = {
             ATTR_ID: {"S": job_id},
             ATTR_STATUS: {"S": STATUS_IN_FLIGHT},
-            ATTR_GROUP: {"S": group},
-            ATTR_TYPE: {"S": job_type},
+            ATTR_GROUP: {"S": job.group},
+            ATTR_TYPE: {"S": job.type},
             ATTR_OWNER: {"S": owner},
             ATTR_LEASE_EXPIRES_AT: {"N": str(lease)},
             ATTR_ATTEMPTS: {"N": "1"},
             ATTR_UPDATED_AT: {"N": str(now_ms)},
             ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
-            ATTR_MESSAGE_ID: {"S": message_id},
+            ATTR_MESSAGE_ID: {"S": job.message_id},
         }
         existing = self._put(item, _NEW_CONDITION, {":now_s": {"N": str(now_ms // 1000)}})
         if existing is None:

@@ -181,8 +181,8 @@ def _policy(explicit: DeadJobPolicy | str | None, env: Mapping[str, str]) -> Dea
     except ValueError:
         choices = " or ".join(policy.value for policy in DeadJobPolicy)
         raise ConfigurationError(
-            f"{ENV_ON_DEAD_JOB}={raw!r}: must be {choices}; set OrderedAgentQueue's on_dead_job prop or unset "
-            f"it to use the default {DEFAULT_ON_DEAD_JOB.value}"
+            f"{ENV_ON_DEAD_JOB}={raw!r}: must be {choices}; set OrderedAgentQueue's on_dead_job prop or "
+            f"unset it to use the default {DEFAULT_ON_DEAD_JOB.value}"
         ) from None
 
 

@@ -63,6 +63,7 @@ __all__ = [
     "STATUS_FAILED",
     "STATUS_IN_FLIGHT",
     "STATUS_SUCCEEDED",
+    "WAKE_UP_REFRESH_RECEIVES",
     "DeadJobPolicy",
     "DeadReason",
 ]
@@ -104,6 +105,9 @@ DEFAULT_MAX_ATTEMPTS: Final = 5
 #: The most attempts a job may have: with 10 records a batch, 100 attempts keep the receive-count
 #: safety net (10 x 100) within SQS's maxReceiveCount limit of 1000.
 MAX_ATTEMPTS_MAX: Final = 100
+#: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
+#: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
+WAKE_UP_REFRESH_RECEIVES: Final = 5
 #: Stored and forwarded error texts are cut to this many characters.
 MAX_ERROR_LENGTH: Final = 1024
 

@@ -114,19 +114,22 @@ class OutcomeWriter:
         *,
         job: Job | None = None,
         job_id: str | None = None,
+        job_type: str | None = None,
+        attempt: int = 0,
         duration_ms: float | None = None,
         error: str | None = None,
         attempt_failed: bool = False,
         **fields: Any,
     ) -> None:
+        """Write one line; ``job`` (when parsed) gives the id, type and attempt, else the arguments do."""
         arn = str(record.get("eventSourceARN", ""))
         self.logger.outcome(
             status,
             queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
             job_id=job.id if job else job_id,
             group=record_group(record),
-            job_type=job.type if job else None,
-            attempt=job.attempt if job else 0,
+            job_type=job.type if job else job_type,
+            attempt=job.attempt if job else attempt,
             message_id=record_message_id(record),
             duration_ms=duration_ms,
             error=error,
@@ -175,13 +178,7 @@ class JobRunner:
 
         ``fields`` are added to the outcome line (the processor marks replayed records).
         """
-        claim = self.claims.claim(
-            job.id,
-            group=job.group,
-            job_type=job.type,
-            message_id=job.message_id,
-            lease_ms=remaining_ms(context),
-        )
+        claim = self.claims.claim(job, lease_ms=remaining_ms(context))
         job = replace(job, attempt=claim.attempt)
         if claim.outcome is ClaimOutcome.DUPLICATE:
             self._out.write(

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChange, VisibilityChanger
-from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
+from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
@@ -77,13 +77,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
-__all__ = ["DEFAULT_SAFETY_MARGIN_MS", "WAKE_UP_REFRESH_RECEIVES", "JobHandler", "OrderedBatchProcessor"]
+__all__ = ["DEFAULT_SAFETY_MARGIN_MS", "JobHandler", "OrderedBatchProcessor"]
 
 #: No job starts with less than this much invocation time left.
 DEFAULT_SAFETY_MARGIN_MS = 1000
-#: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
-#: maxReceiveCount (kept far above it by the construct) never dead-letters it during a long replay.
-WAKE_UP_REFRESH_RECEIVES = 5
 
 _RETRY_ACTION = "reported failed; retried after the visibility delay"
 
@@ -483,6 +480,8 @@ class OrderedBatchProcessor:
             status,
             record,
             job_id=dead.job_id,
+            job_type=dead.job_type,
+            attempt=dead.attempts,
             duration_ms=step.duration_ms,
             error=f"{dead.error_type}: {dead.error}",
             attempt_failed=step.attempt_failed,

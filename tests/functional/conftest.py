@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from .runtime_harness import QUEUE_NAME, REGION, TABLE_NAME, Harness
+from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, QUEUE_NAME, REGION, TABLE_NAME, Harness
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -36,6 +36,18 @@ def dynamodb(aws: None) -> DynamoDBClient:
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    client.create_table(
+        TableName=GROUP_TABLE_NAME,
+        KeySchema=[
+            {"AttributeName": "group", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "group", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
     return client
 
 
@@ -53,5 +65,10 @@ def queue_url(sqs: SQSClient) -> str:
 
 
 @pytest.fixture
-def harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str) -> Harness:
-    return Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url)
+def dlq_url(sqs: SQSClient) -> str:
+    return sqs.create_queue(QueueName=DLQ_NAME, Attributes={"FifoQueue": "true"})["QueueUrl"]
+
+
+@pytest.fixture
+def harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str) -> Harness:
+    return Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)

@@ -3,9 +3,9 @@
 Stacks:
 
 - ``AgentJobs``: the sample app's stack, all defaults of the construct;
-- ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency ...);
-- ``Risky``: valid but risky props (visibility < 6 x timeout, max_receive_count 1, reserved_concurrency
-  1) for warnings.
+- ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency, the
+  CONTINUE policy ...);
+- ``Risky``: valid but risky props (visibility < 6 x timeout, reserved_concurrency 1) for warnings.
 
 Each stack also grants ``grant_enqueue`` to a producer role (``Producer``).
 """
@@ -26,6 +26,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Template
 
 from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.runtime.constants import DeadJobPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,7 +72,9 @@ def build_synthesized() -> Synthesized:
         code=code,
         handler="workers.agent.handle",
         batch_size=3,
-        max_receive_count=3,
+        max_attempts=4,
+        on_dead_job=DeadJobPolicy.CONTINUE,
+        max_receive_count=30,
         timeout=Duration.seconds(30),
         visibility_timeout=Duration.minutes(5),
         reserved_concurrency=20,
@@ -98,7 +101,6 @@ def build_synthesized() -> Synthesized:
         handler="agent_worker.handle",
         timeout=Duration.minutes(1),
         visibility_timeout=Duration.minutes(2),
-        max_receive_count=1,
         reserved_concurrency=1,
     )
 
