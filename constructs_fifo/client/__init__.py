@@ -16,6 +16,7 @@ from constructs_fifo.client.errors import (
     ProducerError,
     SendFailedError,
 )
+from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import (
     MAX_BATCH_ENTRIES,
     MAX_ID_LENGTH,
@@ -33,10 +34,13 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "BatchSendError",
     "FailedEntry",
+    "GroupNotParkedError",
     "InvalidJobError",
     "JobMessage",
     "JobProducer",
+    "ParkedGroups",
     "ProducerError",
+    "ResumeResult",
     "SendFailedError",
     "SendResult",
     "build_body",

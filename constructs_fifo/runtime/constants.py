@@ -142,8 +142,6 @@ class DeadReason(enum.StrEnum):
     MALFORMED = "MALFORMED"
     #: Another copy of a job that is already dead (it follows the first one).
     COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
-    #: An operator resumed a parked group and skipped its dead job.
-    SKIPPED_ON_RESUME = "SKIPPED_ON_RESUME"
 
 
 # --- metrics ------------------------------------------------------------------------------------------

@@ -108,6 +108,7 @@ def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> l
         QueueUrl=queue_url,
         MaxNumberOfMessages=max_messages,
         MessageSystemAttributeNames=["All"],
+        MessageAttributeNames=["All"],
         WaitTimeSeconds=0,
     )
     records: list[SQSRecord] = []
@@ -125,7 +126,10 @@ def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> l
                     "MessageDeduplicationId": attributes.get("MessageDeduplicationId", ""),
                     "SequenceNumber": attributes.get("SequenceNumber", ""),
                 },
-                "messageAttributes": {},
+                "messageAttributes": {
+                    name: {"stringValue": value.get("StringValue", ""), "dataType": value["DataType"]}
+                    for name, value in message.get("MessageAttributes", {}).items()
+                },
                 "md5OfBody": message.get("MD5OfBody", ""),
                 "eventSource": "aws:sqs",
                 "eventSourceARN": QUEUE_ARN,
