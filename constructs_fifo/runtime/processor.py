@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import VisibilityChange, VisibilityChanger
+from constructs_fifo.runtime.backoff import VisibilityApplier, VisibilityChange
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
@@ -113,8 +113,8 @@ class OrderedBatchProcessor:
         The user's ``handle(job, context)``.
     claims : ClaimStore
         The claim table (with ``max_attempts``).
-    visibility : VisibilityChanger
-        Applies the retry delays.
+    visibility : VisibilityApplier
+        Applies the retry delays (a :class:`~constructs_fifo.runtime.backoff.VisibilityChanger`).
     logger : JobLogger
         Writes one outcome line per record.
     dead_letters : DeadLetterSender
@@ -150,7 +150,7 @@ class OrderedBatchProcessor:
         *,
         handler: JobHandler,
         claims: ClaimStore,
-        visibility: VisibilityChanger,
+        visibility: VisibilityApplier,
         logger: JobLogger,
         dead_letters: DeadLetterSender,
         policy: DeadJobPolicy = DeadJobPolicy.CONTINUE,

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, QUEUE_NAME, REGION, TABLE_NAME, Harness
+from .runtime_harness import DLQ_NAME, QUEUE_NAME, REGION, Harness, create_tables
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -30,24 +30,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def dynamodb(aws: None) -> DynamoDBClient:
     client = boto3.client("dynamodb", region_name=REGION)
-    client.create_table(
-        TableName=TABLE_NAME,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    client.create_table(
-        TableName=GROUP_TABLE_NAME,
-        KeySchema=[
-            {"AttributeName": "group", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "group", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_tables(client)
     return client
 
 

@@ -94,6 +94,28 @@ def make_record(
     }
 
 
+def create_tables(dynamodb: DynamoDBClient) -> None:
+    """The claim table and the group table, as the construct defines them."""
+    dynamodb.create_table(
+        TableName=TABLE_NAME,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.create_table(
+        TableName=GROUP_TABLE_NAME,
+        KeySchema=[
+            {"AttributeName": "group", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "group", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
 def event(*records: SQSRecord) -> dict[str, Any]:
     return {"Records": list(records)}
 
