@@ -99,20 +99,14 @@ STATUS_SUCCEEDED: Final = "SUCCEEDED"
 STATUS_FAILED: Final = "FAILED"
 
 # === state mode (issue 7): the group table, its defaults and metrics =================================
-# Added in its own section so the failure-isolation work above can change freely; the construct and
-# the runtime read these from here once state mode is wired in.
+# Added in its own section so the failure-isolation work above can change freely. The environment
+# variables of state mode are left to the wiring: the construct must reserve each one it writes.
 __all__ += [
     "DEFAULT_FIRST_SEQ",
     "DEFAULT_GAP_POLICY",
     "DEFAULT_GAP_TIMEOUT_SECONDS",
     "DEFAULT_REMEMBERED_JOB_IDS",
     "DEFAULT_REORDER_LIMIT",
-    "ENV_FIRST_SEQ",
-    "ENV_GAP_POLICY",
-    "ENV_GAP_TIMEOUT_SECONDS",
-    "ENV_REMEMBERED_JOB_IDS",
-    "ENV_REORDER_LIMIT",
-    "ENV_STATE_TABLE",
     "GAP_POLICY_SKIP_GAP",
     "GAP_POLICY_WAIT",
     "MAX_ITEM_BYTES",
@@ -130,18 +124,6 @@ __all__ += [
     "STATE_SK",
 ]
 
-#: Name of the DynamoDB group table (partition key ``group``, sort key ``sk``).
-ENV_STATE_TABLE: Final = "CONSTRUCTS_FIFO_STATE_TABLE"
-#: Capacity of a group's reorder buffer, in jobs.
-ENV_REORDER_LIMIT: Final = "CONSTRUCTS_FIFO_REORDER_LIMIT"
-#: Seconds a sequence gap may stay open before it counts as timed out.
-ENV_GAP_TIMEOUT_SECONDS: Final = "CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS"
-#: ``WAIT`` or ``SKIP_GAP``: what a full buffer or a timed-out gap does.
-ENV_GAP_POLICY: Final = "CONSTRUCTS_FIFO_GAP_POLICY"
-#: The ``seq`` a group's sequence starts at.
-ENV_FIRST_SEQ: Final = "CONSTRUCTS_FIFO_FIRST_SEQ"
-#: How many applied job ids without ``seq`` a group remembers.
-ENV_REMEMBERED_JOB_IDS: Final = "CONSTRUCTS_FIFO_REMEMBERED_JOB_IDS"
 
 GAP_POLICY_WAIT: Final = "WAIT"
 GAP_POLICY_SKIP_GAP: Final = "SKIP_GAP"
