@@ -35,7 +35,9 @@ Rules, per job in batch order (``next`` is ``last_seq + 1``, or ``first_seq`` be
    job it waits for is behind it in the queue, so the group waits for an operator, and the gap
    metric's alarm is how one hears of it. ``SKIP_GAP``: the missing ``seq`` values up to the lowest
    waiting job are given up and recorded in ``skipped``, what follows is applied, and this repeats
-   while a job is set aside or the gap is timed out.
+   while a job is set aside or the gap is timed out. The gap's clock is read only when a batch runs:
+   an idle group shows its gap in the item (``gap_since_ms``), and a batch without jobs (a tick)
+   applies the policy to it.
 8. **Failures.** The transition sees ``job.attempt`` = 1 + its failed runs so far (the runtime's
    count, kept in ``attempts``). ``PermanentJobError`` makes the job dead at once, and so does a
    result that is not a JSON object (``TransitionResultError``) or a state that would not fit the

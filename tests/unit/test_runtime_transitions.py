@@ -264,6 +264,14 @@ def test_a_gap_older_than_the_timeout_is_reported_and_skipped_only_under_skip_ga
     assert not skipped.gap_timed_out and skipped.gap_open_ms == 0
 
 
+def test_a_batch_without_jobs_applies_the_policy_to_an_idle_groups_gap() -> None:
+    idle = run([job("b", 1), job("c", 2)], now_ms=1_000).group_state
+    tick = run([], idle, now_ms=302_000, gap_timeout_ms=300_000, gap_policy=GapPolicy.SKIP_GAP)
+    assert tick.results == () and log(tick) == ["b", "c"] and tick.from_buffer == ("b", "c")
+    assert [(r.first, r.last, r.count) for r in tick.skipped] == [(0, 0, 1)]
+    assert not run([], idle, now_ms=2_000, gap_timeout_ms=300_000, gap_policy=GapPolicy.SKIP_GAP).changed
+
+
 def test_a_job_that_would_make_the_item_too_large_is_not_buffered() -> None:
     def size_of(state: GroupState) -> int:
         return 40_000 + 10_000 * len(state.book.buffer)
