@@ -58,7 +58,8 @@ bench: setup
 CHAOS_EXAMPLES ?= 500
 chaos: setup
 	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
-		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics tests/functional/test_runtime_model.py
+		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
+		tests/functional/test_runtime_model.py tests/unit/test_runtime_transitions.py
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

@@ -1,4 +1,4 @@
-"""Shared test settings: quiet jsii (markers are registered in pyproject.toml)."""
+"""Shared test settings: quiet jsii, bounded Hypothesis runs (markers are registered in pyproject.toml)."""
 
 from __future__ import annotations
 

@@ -205,3 +205,64 @@ DLQ_ATTRIBUTES: Final = (
     "originalMessageId",
     "deadAt",
 )
+
+# === state mode (issue 7): the group table, its defaults and metrics =================================
+# Added in its own section so the failure-isolation work above can change freely. The environment
+# variables of state mode are left to the wiring: the construct must reserve each one it writes.
+__all__ += [
+    "DEFAULT_FIRST_SEQ",
+    "DEFAULT_GAP_POLICY",
+    "DEFAULT_GAP_TIMEOUT_SECONDS",
+    "DEFAULT_REMEMBERED_JOB_IDS",
+    "DEFAULT_REORDER_LIMIT",
+    "GAP_POLICY_SKIP_GAP",
+    "GAP_POLICY_WAIT",
+    "MAX_ITEM_BYTES",
+    "METRIC_JOBS_BUFFERED",
+    "METRIC_SEQ_GAPS_SKIPPED",
+    "METRIC_SEQ_GAP_OPEN_SECONDS",
+    "METRIC_SEQ_JOBS_SKIPPED",
+    "STATE_ATTR_BOOK",
+    "STATE_ATTR_GROUP",
+    "STATE_ATTR_SK",
+    "STATE_ATTR_STATE",
+    "STATE_ATTR_UPDATED_AT",
+    "STATE_ATTR_VERSION",
+    "STATE_BOOK_FORMAT",
+    "STATE_SK",
+]
+
+
+GAP_POLICY_WAIT: Final = "WAIT"
+GAP_POLICY_SKIP_GAP: Final = "SKIP_GAP"
+
+#: Waiting never loses a job; skipping does, so it is the user's explicit choice.
+DEFAULT_GAP_POLICY: Final = GAP_POLICY_WAIT
+DEFAULT_REORDER_LIMIT: Final = 100
+DEFAULT_GAP_TIMEOUT_SECONDS: Final = 300
+#: 0, so that no non-negative ``seq`` is ever taken for a duplicate before anything was applied.
+DEFAULT_FIRST_SEQ: Final = 0
+#: About 4 KB of uuid job ids: every write rewrites the whole item (1 WCU per KB).
+DEFAULT_REMEMBERED_JOB_IDS: Final = 100
+
+#: The item size state mode allows: attribute names and values together, in UTF-8. DynamoDB documents
+#: 400 KB (observed near 409,600 bytes); 400,000 holds whatever "KB" means, and moto (405,000) agrees.
+MAX_ITEM_BYTES: Final = 400_000
+
+# The group table's item layout: one item per group at sort key ``state``.
+STATE_ATTR_GROUP: Final = "group"
+STATE_ATTR_SK: Final = "sk"
+STATE_SK: Final = "state"
+#: The user's state as a JSON string (absent until a transition was applied).
+STATE_ATTR_STATE: Final = "state"
+#: The runtime's bookkeeping as a compact JSON string.
+STATE_ATTR_BOOK: Final = "book"
+STATE_ATTR_VERSION: Final = "version"
+STATE_ATTR_UPDATED_AT: Final = "updated_at"
+#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change.
+STATE_BOOK_FORMAT: Final = 1
+
+METRIC_JOBS_BUFFERED: Final = "JobsBuffered"
+METRIC_SEQ_GAP_OPEN_SECONDS: Final = "SequenceGapOpenSeconds"
+METRIC_SEQ_GAPS_SKIPPED: Final = "SequenceGapsSkipped"
+METRIC_SEQ_JOBS_SKIPPED: Final = "SequenceJobsSkipped"

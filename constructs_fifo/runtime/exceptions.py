@@ -64,3 +64,39 @@ class RecordTooLargeToKeepError(ConstructsFifoRuntimeError):
 
     The message names the size and the fix (keep large payloads in S3 and send a pointer).
     """
+
+
+# === state mode (issue 7) =====================================================================
+__all__ += ["SequenceConflictError", "StateTooLargeError", "TransitionResultError"]
+
+
+class StateTooLargeError(PermanentJobError):
+    """A group's state item would pass DynamoDB's item size limit.
+
+    Parameters
+    ----------
+    size_bytes : int
+        The item's size as DynamoDB counts it (attribute names and values, UTF-8).
+    limit_bytes : int
+        The limit the item was checked against.
+    detail : str
+        What made it large (for example the state's and the bookkeeping's shares).
+    """
+
+    def __init__(self, size_bytes: int, limit_bytes: int, detail: str = "") -> None:
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"the group's state item would be {size_bytes} bytes, over the limit of {limit_bytes} bytes"
+            f"{extra}; a DynamoDB item holds at most 400 KB, state and bookkeeping together. Keep large "
+            "blobs elsewhere (for example in S3) and store a pointer to them in the state."
+        )
+
+
+class TransitionResultError(PermanentJobError):
+    """A state transition returned something that is not a JSON object of JSON values."""
+
+
+class SequenceConflictError(PermanentJobError):
+    """Two different jobs of one group carry the same ``seq``."""
