@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_GAP_POLICY,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
     DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REORDER_LIMIT,
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
     ENV_CLAIM_TTL_SECONDS,
     ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GAP_POLICY,
+    ENV_GAP_TIMEOUT_SECONDS,
     ENV_GROUP_TABLE,
     ENV_MAX_ATTEMPTS,
     ENV_METRICS_NAMESPACE,
+    ENV_MODE,
     ENV_ON_DEAD_JOB,
     ENV_QUEUE_URL,
+    ENV_REORDER_LIMIT,
     ENV_USER_HANDLER,
     ENV_VISIBILITY_TIMEOUT_SECONDS,
+    GAP_POLICY_SKIP_GAP,
+    GAP_POLICY_WAIT,
     MAX_ATTEMPTS_MAX,
     DeadJobPolicy,
+    JobMode,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "RuntimeConfig"]
+
+_E = TypeVar("_E", bound=enum.StrEnum)
 
 #: SQS's upper bound of a visibility timeout (12 hours).
 MAX_VISIBILITY_TIMEOUT_SECONDS = 43200
@@ -62,7 +77,16 @@ class RuntimeConfig:
     on_dead_job : DeadJobPolicy
         PARK (the group stops at its dead job) or CONTINUE (the dead job is dead-lettered).
     group_table : str or None
-        The group table of parked groups; required by PARK.
+        The group table (parked groups; state mode's states); required by PARK and by STATE.
+    mode : JobMode
+        CLAIM (a job is a side effect, claimed first) or STATE (a job is a transition of its group's
+        state). In STATE mode ``claim_table`` is not used and may be empty.
+    reorder_limit : int
+        State mode: jobs a group's reorder buffer holds at most.
+    gap_timeout_seconds : int
+        State mode: how long a sequence gap may stay open before ``gap_policy`` applies.
+    gap_policy : str
+        State mode: ``WAIT`` (keep waiting, alarm) or ``SKIP_GAP`` (give the missing seqs up, record them).
 
     Examples
     --------
@@ -86,6 +110,10 @@ class RuntimeConfig:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     on_dead_job: DeadJobPolicy = DEFAULT_ON_DEAD_JOB
     group_table: str | None = None
+    mode: JobMode = DEFAULT_MODE
+    reorder_limit: int = DEFAULT_REORDER_LIMIT
+    gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS
+    gap_policy: str = DEFAULT_GAP_POLICY
 
     @classmethod
     def from_env(
@@ -103,6 +131,10 @@ class RuntimeConfig:
         max_attempts: int | None = None,
         on_dead_job: DeadJobPolicy | str | None = None,
         group_table: str | None = None,
+        mode: JobMode | str | None = None,
+        reorder_limit: int | None = None,
+        gap_timeout_seconds: int | None = None,
+        gap_policy: str | None = None,
     ) -> RuntimeConfig:
         """Build the configuration; an explicit argument beats its environment variable.
 
@@ -111,7 +143,8 @@ class RuntimeConfig:
         environ : Mapping[str, str], optional
             The environment to read (default ``os.environ``).
         claim_table, queue_url, user_handler, visibility_timeout_seconds, backoff_base_seconds, \
-claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table
+claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table, \
+mode, reorder_limit, gap_timeout_seconds, gap_policy
             Explicit values; ``None`` means "read the environment, then the default".
 
         Raises
@@ -121,9 +154,15 @@ claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_de
             message names the variable, its value and the fix.
         """
         env = os.environ if environ is None else environ
-        policy = _policy(on_dead_job, env)
+        policy = _choice(on_dead_job, env, ENV_ON_DEAD_JOB, DeadJobPolicy, DEFAULT_ON_DEAD_JOB, "on_dead_job")
+        job_mode = _choice(mode, env, ENV_MODE, JobMode, DEFAULT_MODE, "mode")
+        needs_group_table = policy is DeadJobPolicy.PARK or job_mode is JobMode.STATE
         return cls(
-            claim_table=_required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name"),
+            claim_table=(
+                _required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name")
+                if job_mode is JobMode.CLAIM
+                else (claim_table or env.get(ENV_CLAIM_TABLE) or "")
+            ),
             queue_url=_required(queue_url, env, ENV_QUEUE_URL, "the FIFO queue's URL"),
             user_handler=user_handler if user_handler is not None else (env.get(ENV_USER_HANDLER) or None),
             visibility_timeout_seconds=_integer(
@@ -166,24 +205,51 @@ claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_de
                     group_table,
                     env,
                     ENV_GROUP_TABLE,
-                    "the group table's name (the PARK policy keeps jobs there)",
+                    "the group table's name (PARK keeps jobs there, state mode keeps states there)",
                 )
-                if policy is DeadJobPolicy.PARK
+                if needs_group_table
                 else (group_table or env.get(ENV_GROUP_TABLE) or None)
             ),
+            mode=job_mode,
+            reorder_limit=_integer(
+                reorder_limit, env, ENV_REORDER_LIMIT, DEFAULT_REORDER_LIMIT, low=1, high=None, unit="jobs"
+            ),
+            gap_timeout_seconds=_integer(
+                gap_timeout_seconds,
+                env,
+                ENV_GAP_TIMEOUT_SECONDS,
+                DEFAULT_GAP_TIMEOUT_SECONDS,
+                low=1,
+                high=None,
+            ),
+            gap_policy=_gap_policy(gap_policy, env),
         )
 
 
-def _policy(explicit: DeadJobPolicy | str | None, env: Mapping[str, str]) -> DeadJobPolicy:
-    raw = explicit if explicit is not None else (env.get(ENV_ON_DEAD_JOB) or DEFAULT_ON_DEAD_JOB.value)
+def _choice(  # noqa: PLR0917 - one call per enum setting, all six always given
+    explicit: _E | str | None, env: Mapping[str, str], name: str, kind: type[_E], default: _E, prop: str
+) -> _E:
+    """An enum setting: the explicit value, else the variable, else the default (case-insensitive)."""
+    raw = explicit if explicit is not None else (env.get(name) or default.value)
     try:
-        return DeadJobPolicy(str(raw).strip().upper())
+        return kind(str(raw).strip().upper())
     except ValueError:
-        choices = " or ".join(policy.value for policy in DeadJobPolicy)
+        choices = " or ".join(member.value for member in kind)
         raise ConfigurationError(
-            f"{ENV_ON_DEAD_JOB}={raw!r}: must be {choices}; set OrderedAgentQueue's on_dead_job prop or "
-            f"unset it to use the default {DEFAULT_ON_DEAD_JOB.value}"
+            f"{name}={raw!r}: must be {choices}; set OrderedAgentQueue's {prop} prop or "
+            f"unset it to use the default {default.value}"
         ) from None
+
+
+def _gap_policy(explicit: str | None, env: Mapping[str, str]) -> str:
+    raw = explicit if explicit is not None else (env.get(ENV_GAP_POLICY) or DEFAULT_GAP_POLICY)
+    value = str(raw).strip().upper()
+    if value not in {GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP}:
+        raise ConfigurationError(
+            f"{ENV_GAP_POLICY}={raw!r}: must be {GAP_POLICY_WAIT} or {GAP_POLICY_SKIP_GAP}; set "
+            f"OrderedAgentQueue's gap_policy prop or unset it to use the default {DEFAULT_GAP_POLICY}"
+        )
+    return value
 
 
 def _required(explicit: str | None, env: Mapping[str, str], name: str, what: str) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_CLAIM_TTL_SECONDS",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_METRICS_NAMESPACE",
+    "DEFAULT_MODE",
     "DEFAULT_ON_DEAD_JOB",
     "DLQ_ATTRIBUTES",
     "ENTRYPOINT",
@@ -37,11 +38,15 @@ __all__ = [
     "ENV_CLAIM_TABLE",
     "ENV_CLAIM_TTL_SECONDS",
     "ENV_DEAD_LETTER_QUEUE_URL",
+    "ENV_GAP_POLICY",
+    "ENV_GAP_TIMEOUT_SECONDS",
     "ENV_GROUP_TABLE",
     "ENV_MAX_ATTEMPTS",
     "ENV_METRICS_NAMESPACE",
+    "ENV_MODE",
     "ENV_ON_DEAD_JOB",
     "ENV_QUEUE_URL",
+    "ENV_REORDER_LIMIT",
     "ENV_USER_HANDLER",
     "ENV_VISIBILITY_TIMEOUT_SECONDS",
     "GROUP_ATTR_GROUP",
@@ -66,6 +71,7 @@ __all__ = [
     "WAKE_UP_REFRESH_RECEIVES",
     "DeadJobPolicy",
     "DeadReason",
+    "JobMode",
 ]
 
 # --- the function's handler -------------------------------------------------------------------
@@ -94,8 +100,16 @@ ENV_MAX_ATTEMPTS: Final = "CONSTRUCTS_FIFO_MAX_ATTEMPTS"
 ENV_DEAD_LETTER_QUEUE_URL: Final = "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL"
 #: What happens to a group after one of its jobs died: a :class:`DeadJobPolicy` value.
 ENV_ON_DEAD_JOB: Final = "CONSTRUCTS_FIFO_ON_DEAD_JOB"
-#: Name of the group table (parked groups and their kept jobs); set when the policy is PARK.
+#: Name of the group table (parked groups, kept jobs, state mode's states); set when there is one.
 ENV_GROUP_TABLE: Final = "CONSTRUCTS_FIFO_GROUP_TABLE"
+#: What a job is: a :class:`JobMode` value.
+ENV_MODE: Final = "CONSTRUCTS_FIFO_MODE"
+#: State mode: jobs a group's reorder buffer holds at most.
+ENV_REORDER_LIMIT: Final = "CONSTRUCTS_FIFO_REORDER_LIMIT"
+#: State mode: seconds a sequence gap may stay open before the gap policy applies.
+ENV_GAP_TIMEOUT_SECONDS: Final = "CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS"
+#: State mode: WAIT or SKIP_GAP.
+ENV_GAP_POLICY: Final = "CONSTRUCTS_FIFO_GAP_POLICY"
 
 # --- defaults shared by both sides ----------------------------------------------------------------
 DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
@@ -129,6 +143,26 @@ class DeadJobPolicy(enum.StrEnum):
 
 
 DEFAULT_ON_DEAD_JOB: Final = DeadJobPolicy.PARK
+
+
+class JobMode(enum.StrEnum):
+    """What a job is.
+
+    ``CLAIM`` (the default): a side effect outside our store (call GitHub, open a PR). Each job is
+    claimed in the claim table before it runs; a duplicate of a SUCCEEDED job is skipped. A crash
+    between the effect and the SUCCEEDED write runs the job again after its lease: the effect must be
+    idempotent, or the job should be a state transition.
+
+    ``STATE``: a transition ``apply(job, state) -> next_state`` of its group's state, kept in the
+    group table. Each transition is committed exactly once, in order, together with the record of
+    which jobs the state includes, in one conditional write per group per batch.
+    """
+
+    CLAIM = "CLAIM"
+    STATE = "STATE"
+
+
+DEFAULT_MODE: Final = JobMode.CLAIM
 
 
 class DeadReason(enum.StrEnum):

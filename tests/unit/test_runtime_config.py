@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from constructs_fifo.runtime.config import RuntimeConfig
-from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
 BASE = {
@@ -143,3 +143,42 @@ def test_a_boolean_argument_is_not_taken_for_a_number() -> None:
     # GIVEN / WHEN True is passed where seconds are expected / THEN it is refused, not read as 1
     with pytest.raises(ConfigurationError, match=r"=True \(argument\): must be a whole number from 0"):
         RuntimeConfig.from_env(BASE, backoff_base_seconds=True)
+
+
+def test_state_mode_needs_the_group_table_but_no_claim_table() -> None:
+    # GIVEN state mode under CONTINUE, without a claim table
+    env = {k: v for k, v in BASE.items() if k != "CONSTRUCTS_FIFO_CLAIM_TABLE"}
+    env |= {"CONSTRUCTS_FIFO_MODE": "state", "CONSTRUCTS_FIFO_ON_DEAD_JOB": "CONTINUE"}
+    # WHEN read THEN the mode and the state settings' defaults apply
+    config = RuntimeConfig.from_env(env)
+    assert (config.mode, config.claim_table, config.group_table) == (JobMode.STATE, "", "groups")
+    assert (config.reorder_limit, config.gap_timeout_seconds, config.gap_policy) == (100, 300, "WAIT")
+    # AND without the group table the error names it
+    del env["CONSTRUCTS_FIFO_GROUP_TABLE"]
+    with pytest.raises(ConfigurationError, match="CONSTRUCTS_FIFO_GROUP_TABLE='': the group table's name"):
+        RuntimeConfig.from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "CONSTRUCTS_FIFO_MODE",
+            "events",
+            "CONSTRUCTS_FIFO_MODE='events': must be CLAIM or STATE; set OrderedAgentQueue's mode prop or "
+            "unset it to use the default CLAIM",
+        ),
+        (
+            "CONSTRUCTS_FIFO_GAP_POLICY",
+            "drop",
+            "CONSTRUCTS_FIFO_GAP_POLICY='drop': must be WAIT or SKIP_GAP; set OrderedAgentQueue's gap_policy "
+            "prop or unset it to use the default WAIT",
+        ),
+    ],
+)
+def test_a_bad_mode_or_gap_policy_names_the_variable_and_the_fix(
+    variable: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        RuntimeConfig.from_env({**BASE, variable: value})
+    assert str(raised.value) == message
