@@ -88,7 +88,8 @@ class AgentJobsStack(Stack):
 
         CfnOutput(self, "QueueUrl", value=jobs.queue.queue_url)
         CfnOutput(self, "DeadLetterQueueUrl", value=jobs.dead_letter_queue.queue_url)
-        CfnOutput(self, "ClaimTableName", value=jobs.claim_table.table_name)
+        if jobs.claim_table is not None:  # claim mode, the sample's
+            CfnOutput(self, "ClaimTableName", value=jobs.claim_table.table_name)
         CfnOutput(self, "WorkspaceTableName", value=workspaces.table_name)
         CfnOutput(self, "FunctionName", value=jobs.function.function_name)
 

@@ -17,12 +17,14 @@ from constructs import Construct
 
 from constructs_fifo.construct import defaults
 
-__all__ = ["ALARM_IDS", "PARKED_GROUPS_ALARM_ID", "build_alarms"]
+__all__ = ["ALARM_IDS", "PARKED_GROUPS_ALARM_ID", "SEQUENCE_GAP_ALARM_ID", "build_alarms"]
 
 #: Construct ids of the alarms every queue has, in the order of ``OrderedAgentQueue.alarms``.
 ALARM_IDS = ("QueueAgeAlarm", "DeadLetterQueueAlarm", "FunctionErrorsAlarm", "FunctionThrottlesAlarm")
 #: The alarm that follows them under the PARK policy.
 PARKED_GROUPS_ALARM_ID = "ParkedGroupsAlarm"
+#: The alarm that follows them in state mode.
+SEQUENCE_GAP_ALARM_ID = "SequenceGapAlarm"
 
 
 def build_alarms(
@@ -34,6 +36,7 @@ def build_alarms(
     age_alarm_threshold: Duration,
     alarm_topic: sns.ITopic | None,
     groups_parked: cloudwatch.IMetric | None = None,
+    sequence_gap: tuple[cloudwatch.IMetric, Duration] | None = None,
 ) -> list[cloudwatch.Alarm]:
     """Create the alarms in ``scope``.
 
@@ -50,6 +53,9 @@ def build_alarms(
     groups_parked
         The runtime's ``GroupsParked`` metric (Sum), under the PARK policy: a fifth alarm fires when a
         group is parked at a dead job.
+    sequence_gap
+        State mode: the runtime's ``SequenceGapOpenSeconds`` metric (Maximum) and the gap timeout: an
+        alarm fires when a group's sequence gap has been open that long.
 
     Returns
     -------
@@ -115,6 +121,21 @@ def build_alarms(
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 alarm_description="A message group was parked at a dead job: its later jobs are kept, in "
                 "order, until an operator resumes it (constructs_fifo.client.ParkedGroups).",
+                evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
+    if sequence_gap is not None:
+        metric, gap_timeout = sequence_gap
+        alarms.append(
+            cloudwatch.Alarm(
+                scope,
+                SEQUENCE_GAP_ALARM_ID,
+                metric=metric,
+                threshold=gap_timeout.to_seconds(),
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="A group's producer sequence has a gap open longer than gap_timeout: a "
+                "job was lost or delayed upstream, and the jobs after it wait in the reorder buffer.",
                 evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )

@@ -15,12 +15,16 @@ from aws_cdk import aws_logs as logs
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
     DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REORDER_LIMIT,
     MAX_ATTEMPTS_MAX,
     WAKE_UP_REFRESH_RECEIVES,
 )
+from constructs_fifo.runtime.transitions import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
@@ -34,6 +38,8 @@ __all__ = [
     "CONTENT_BASED_DEDUPLICATION",
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
+    "GAP_POLICY",
+    "GAP_TIMEOUT",
     "LOG_RETENTION",
     "MAX_ATTEMPTS",
     "MAX_ATTEMPTS_MAX",
@@ -46,8 +52,11 @@ __all__ = [
     "MEMORY_SIZE_MAX",
     "MEMORY_SIZE_MIN",
     "METRICS_NAMESPACE",
+    "MODE",
     "ON_DEAD_JOB",
     "RECEIVE_COUNT_SAFETY_FACTOR",
+    "REORDER_LIMIT",
+    "REORDER_LIMIT_MAX",
     "RESERVED_CONCURRENCY",
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
@@ -79,6 +88,17 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
         return None
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
 
+
+# --- modes ------------------------------------------------------------------------------------------
+#: CLAIM: a job is a side effect, claimed before it runs; STATE is opt-in per queue.
+MODE: Final = DEFAULT_MODE
+#: State mode: the reorder buffer holds at most this many jobs per group.
+REORDER_LIMIT: Final = DEFAULT_REORDER_LIMIT
+REORDER_LIMIT_MAX: Final = 1000
+#: State mode: a sequence gap open this long applies the gap policy (and the gap alarm fires).
+GAP_TIMEOUT: Final = Duration.seconds(DEFAULT_GAP_TIMEOUT_SECONDS)
+#: State mode: WAIT never loses a job; SKIP_GAP does, so it is the user's explicit choice.
+GAP_POLICY: Final = GapPolicy.WAIT
 
 # --- dead jobs ---------------------------------------------------------------------------------------
 #: Runs of one job (a crash included) before the runtime declares it dead.

@@ -25,21 +25,26 @@ from constructs import Construct
 from constructs_fifo.construct import defaults
 from constructs_fifo.construct.alarms import build_alarms
 from constructs_fifo.construct.packaging import build_function_code
+from constructs_fifo.construct.tables import build_claim_table, build_group_table
 from constructs_fifo.construct.validation import (
+    InvalidPropsError,
     Props,
     check_code,
     check_environment,
     check_props,
+    check_state_props,
     raise_if_any,
     warn_risky,
 )
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.transitions import GapPolicy
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
     "ENQUEUE_ACTIONS",
     "ENQUEUE_KEY_ACTIONS",
     "GROUP_TABLE_ACTIONS",
+    "READ_STATE_ACTIONS",
     "OrderedAgentQueue",
 ]
 
@@ -62,6 +67,8 @@ GROUP_TABLE_ACTIONS = (
     "dynamodb:DeleteItem",
     "dynamodb:ConditionCheckItem",
 )
+#: What :meth:`OrderedAgentQueue.grant_read_state` grants on the state table.
+READ_STATE_ACTIONS = ("dynamodb:GetItem",)
 #: What the function sends: dead jobs to the dead-letter queue and (PARK) a resumed group's wake-up
 #: message to the source queue.
 SEND_ACTIONS = ("sqs:SendMessage",)
@@ -85,13 +92,22 @@ _RUNTIME_ENVIRONMENT = {
     constants.ENV_MAX_ATTEMPTS: "from the max_attempts prop",
     constants.ENV_ON_DEAD_JOB: "from the on_dead_job prop",
     constants.ENV_DEAD_LETTER_QUEUE_URL: "the dead-letter queue's URL",
-    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy)",
+    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy or state mode)",
+    constants.ENV_MODE: "from the mode prop",
+    constants.ENV_REORDER_LIMIT: "from the reorder_limit prop",
+    constants.ENV_GAP_TIMEOUT_SECONDS: "from the gap_timeout prop",
+    constants.ENV_GAP_POLICY: "from the gap_policy prop",
 }
 
 _DLQ_SUFFIX = "-dlq"
 _FIFO_SUFFIX = ".fifo"
 # Both names share one base; the longer one (``<base>-dlq.fifo``) stays within SQS's 80 characters.
 _BASE_NAME_LENGTH = defaults.MAX_QUEUE_NAME_LENGTH - len(_DLQ_SUFFIX) - len(_FIFO_SUFFIX)
+
+
+def _whole_number(value: int | float) -> str:
+    """``value`` as an environment string (a token stays a token)."""
+    return Token.as_string(value) if Token.is_unresolved(value) else str(int(value))
 
 
 def _whole_seconds(value: Duration) -> str:
@@ -116,7 +132,12 @@ class OrderedAgentQueue(Construct):
         The job code: a directory asset, ``lambda_.Code.from_asset("lambda")``. The runtime is added
         next to it as the top-level package ``constructs_fifo`` (so the directory must not hold one).
     handler
-        ``module.function`` of the job function, called as ``handle(job, context)``.
+        ``module.function`` of the job function: ``handle(job, context)`` in claim mode, a transition
+        ``apply(job, state) -> next_state`` in state mode.
+    mode
+        ``JobMode.CLAIM`` (default): a job is a side effect outside our store, claimed in the claim
+        table before it runs. ``JobMode.STATE``: a job is a transition of its group's state, which
+        lives in the group table and is committed exactly once per job, in order (no claim table).
     batch_size
         Records per invocation, 1 to 10. Default 10.
     max_attempts
@@ -165,6 +186,15 @@ class OrderedAgentQueue(Construct):
         at least 1 second. Default 2 seconds.
     metrics_namespace
         CloudWatch namespace of the runtime's metrics. Default ``ConstructsFifo``.
+    reorder_limit
+        State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds,
+        1 to 1000. Default 100.
+    gap_timeout
+        State mode only: how long a sequence gap may stay open before ``gap_policy`` applies and the
+        gap alarm fires. Default 5 minutes.
+    gap_policy
+        State mode only: ``GapPolicy.WAIT`` (default: keep waiting; the alarm says so) or
+        ``GapPolicy.SKIP_GAP`` (give the missing seqs up, record them, apply what follows).
 
     Raises
     ------
@@ -184,9 +214,12 @@ class OrderedAgentQueue(Construct):
     queue: sqs.Queue
     #: The FIFO dead-letter queue.
     dead_letter_queue: sqs.Queue
-    #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``).
-    claim_table: dynamodb.Table
-    #: The group table of parked groups (partition key ``group``, sort key ``sk``); PARK policy only.
+    #: What a job is: a side effect claimed first (CLAIM) or a transition of its group's state (STATE).
+    mode: constants.JobMode
+    #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``); claim mode only.
+    claim_table: dynamodb.Table | None
+    #: The group table (partition key ``group``, sort key ``sk``): parked groups and their kept jobs
+    #: (PARK policy) and, in state mode, each group's state. ``None`` in claim mode under CONTINUE.
     group_table: dynamodb.Table | None
     #: What happens to a group after one of its jobs died.
     on_dead_job: constants.DeadJobPolicy
@@ -213,6 +246,7 @@ class OrderedAgentQueue(Construct):
         *,
         code: lambda_.Code,
         handler: str,
+        mode: constants.JobMode = defaults.MODE,
         batch_size: int = defaults.BATCH_SIZE,
         max_attempts: int = defaults.MAX_ATTEMPTS,
         on_dead_job: constants.DeadJobPolicy = defaults.ON_DEAD_JOB,
@@ -231,8 +265,12 @@ class OrderedAgentQueue(Construct):
         memory_size: int = defaults.MEMORY_SIZE,
         backoff_base: Duration = defaults.BACKOFF_BASE,
         metrics_namespace: str = defaults.METRICS_NAMESPACE,
+        reorder_limit: int | None = None,
+        gap_timeout: Duration | None = None,
+        gap_policy: GapPolicy | None = None,
     ) -> None:
         super().__init__(scope, id)
+        self.mode = constants.JobMode(mode)
 
         # --- check -----------------------------------------------------------------------------
         problems: list[str] = []
@@ -268,6 +306,12 @@ class OrderedAgentQueue(Construct):
             backoff_base=backoff_base,
         )
         problems += check_props(props)
+        problems += check_state_props(
+            self.mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
+        )
+        reorder_limit = defaults.REORDER_LIMIT if reorder_limit is None else reorder_limit
+        gap_timeout = defaults.GAP_TIMEOUT if gap_timeout is None else gap_timeout
+        gap_policy = defaults.GAP_POLICY if gap_policy is None else gap_policy
         problems += check_code(code)
         problems += check_environment(environment, _RUNTIME_ENVIRONMENT)
         raise_if_any(problems)
@@ -321,48 +365,15 @@ class OrderedAgentQueue(Construct):
             ),
         )
 
-        # --- build: claim table ------------------------------------------------------------------
-        self.claim_table = dynamodb.Table(
-            self,
-            "ClaimTable",
-            partition_key=dynamodb.Attribute(name=constants.ATTR_ID, type=dynamodb.AttributeType.STRING),
-            time_to_live_attribute=constants.ATTR_EXPIRATION,
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=(
-                dynamodb.TableEncryption.CUSTOMER_MANAGED
-                if encryption_key
-                else dynamodb.TableEncryption.AWS_MANAGED
-            ),
-            encryption_key=encryption_key,
-            removal_policy=table_removal_policy,
+        # --- build: tables ---------------------------------------------------------------------
+        self.claim_table = (
+            build_claim_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
+            if self.mode is constants.JobMode.CLAIM
+            else None
         )
-
-        # --- build: group table (parked groups and their kept jobs) ------------------------------
-        # No TTL: kept jobs are data waiting for an operator, never expired.
         self.group_table = (
-            dynamodb.Table(
-                self,
-                "GroupTable",
-                partition_key=dynamodb.Attribute(
-                    name=constants.GROUP_ATTR_GROUP, type=dynamodb.AttributeType.STRING
-                ),
-                sort_key=dynamodb.Attribute(name=constants.GROUP_ATTR_SK, type=dynamodb.AttributeType.STRING),
-                billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-                point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                    point_in_time_recovery_enabled=True
-                ),
-                encryption=(
-                    dynamodb.TableEncryption.CUSTOMER_MANAGED
-                    if encryption_key
-                    else dynamodb.TableEncryption.AWS_MANAGED
-                ),
-                encryption_key=encryption_key,
-                removal_policy=table_removal_policy,
-            )
-            if parks
+            build_group_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
+            if parks or self.mode is constants.JobMode.STATE
             else None
         )
 
@@ -372,25 +383,31 @@ class OrderedAgentQueue(Construct):
             self,
             "FunctionRole",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Runs the constructs-fifo job function: this queue, claim table and log group.",
+            description="Runs the constructs-fifo job function: this queue, its tables and log group.",
         )
         environment_vars = {
             **(environment or {}),
             constants.ENV_USER_HANDLER: handler,
-            constants.ENV_CLAIM_TABLE: self.claim_table.table_name,
+            constants.ENV_MODE: self.mode.value,
             constants.ENV_QUEUE_URL: self.queue.queue_url,
             constants.ENV_VISIBILITY_TIMEOUT_SECONDS: _whole_seconds(visibility_timeout),
             constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(backoff_base),
             constants.ENV_CLAIM_TTL_SECONDS: _whole_seconds(claim_ttl),
             constants.ENV_METRICS_NAMESPACE: metrics_namespace,
-            constants.ENV_MAX_ATTEMPTS: Token.as_string(max_attempts)
-            if Token.is_unresolved(max_attempts)
-            else str(int(max_attempts)),
+            constants.ENV_MAX_ATTEMPTS: _whole_number(max_attempts),
             constants.ENV_ON_DEAD_JOB: self.on_dead_job.value,
             constants.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letter_queue.queue_url,
         }
+        if self.claim_table is not None:
+            environment_vars[constants.ENV_CLAIM_TABLE] = self.claim_table.table_name
         if self.group_table is not None:
             environment_vars[constants.ENV_GROUP_TABLE] = self.group_table.table_name
+        if self.mode is constants.JobMode.STATE:
+            environment_vars |= {
+                constants.ENV_REORDER_LIMIT: _whole_number(reorder_limit),
+                constants.ENV_GAP_TIMEOUT_SECONDS: _whole_seconds(gap_timeout),
+                constants.ENV_GAP_POLICY: GapPolicy(gap_policy).value,
+            }
         self.function = lambda_.Function(
             self,
             "Function",
@@ -413,14 +430,16 @@ class OrderedAgentQueue(Construct):
                 resources=[self.log_group.log_group_arn],
             )
         )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
-        )
+        if self.claim_table is not None:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
+            )
         send_to = [self.dead_letter_queue.queue_arn]
         if self.group_table is not None:
             role.add_to_policy(
                 iam.PolicyStatement(actions=list(GROUP_TABLE_ACTIONS), resources=[self.group_table.table_arn])
             )
+        if parks:
             send_to.append(self.queue.queue_arn)
         role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
         if encryption_key is not None:
@@ -447,6 +466,11 @@ class OrderedAgentQueue(Construct):
             age_alarm_threshold=age_alarm_threshold,
             alarm_topic=alarm_topic,
             groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
+            sequence_gap=(
+                (self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD), gap_timeout)
+                if self.mode is constants.JobMode.STATE
+                else None
+            ),
         )
 
     # --- grants -------------------------------------------------------------------------------------
@@ -474,6 +498,37 @@ class OrderedAgentQueue(Construct):
         )
         if self.encryption_key is not None:
             grant = grant.combine(self.encryption_key.grant(grantee, *ENQUEUE_KEY_ACTIONS))
+        return grant
+
+    @property
+    def state_table(self) -> dynamodb.Table | None:
+        """State mode: the table holding each group's state (the group table); ``None`` in claim mode."""
+        return self.group_table if self.mode is constants.JobMode.STATE else None
+
+    def grant_read_state(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` read group states (``constructs_fifo.client.GroupStateReader``).
+
+        Grants ``dynamodb:GetItem`` on the state table and nothing else (plus ``kms:Decrypt`` on the
+        key, when there is one). State mode only.
+
+        Raises
+        ------
+        InvalidPropsError
+            The queue is in claim mode: it has no states to read.
+        """
+        table = self.state_table
+        if table is None:
+            raise InvalidPropsError(
+                [
+                    f"grant_read_state() needs mode=JobMode.STATE; this queue is in mode={self.mode.value} "
+                    "and keeps no group states: read your own store, or build the queue in state mode."
+                ]
+            )
+        grant = iam.Grant.add_to_principal_or_resource(
+            grantee=grantee, actions=list(READ_STATE_ACTIONS), resource_arns=[table.table_arn], resource=table
+        )
+        if self.encryption_key is not None:
+            grant = grant.combine(self.encryption_key.grant(grantee, "kms:Decrypt"))
         return grant
 
     # --- metrics ------------------------------------------------------------------------------------
@@ -535,6 +590,10 @@ class OrderedAgentQueue(Construct):
     def metric_jobs_kept(self, *, period: Duration | None = None) -> cloudwatch.Metric:
         """Records kept in a parked group instead of running (Sum; PARK policy)."""
         return self.metric(constants.METRIC_JOBS_KEPT, period=period)
+
+    def metric_sequence_gap_open_seconds(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """State mode: how long the oldest open sequence gap of a group has been open (Maximum)."""
+        return self.metric(constants.METRIC_SEQ_GAP_OPEN_SECONDS, statistic="Maximum", period=period)
 
     def metric_job_duration(
         self, *, statistic: str = "Average", period: Duration | None = None

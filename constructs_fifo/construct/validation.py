@@ -22,6 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
 from constructs_fifo.construct import defaults
+from constructs_fifo.runtime.constants import JobMode
 
 __all__ = [
     "RESERVED_PACKAGE",
@@ -33,6 +34,7 @@ __all__ = [
     "check_code",
     "check_environment",
     "check_props",
+    "check_state_props",
     "raise_if_any",
     "warn_risky",
 ]
@@ -235,6 +237,41 @@ def check_props(props: Props) -> list[str]:
         defaults.MEMORY_SIZE_MAX,
         "Lambda memory is given in MB and",
     )
+    return problems
+
+
+def check_state_props(
+    mode: JobMode,
+    *,
+    reorder_limit: int | float | None,
+    gap_timeout: Duration | None,
+    gap_policy: object | None,
+) -> list[str]:
+    """State mode's props: only in state mode, each in its range."""
+    given = {
+        name: value
+        for name, value in (
+            ("reorder_limit", reorder_limit),
+            ("gap_timeout", gap_timeout),
+            ("gap_policy", gap_policy),
+        )
+        if value is not None
+    }
+    if mode is not JobMode.STATE:
+        return [
+            f"{name} is a state-mode setting and does nothing in mode={mode.value}: remove {name}, or pass "
+            "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
+            for name in given
+        ]
+    problems = _check_range(
+        "reorder_limit",
+        reorder_limit,
+        1,
+        defaults.REORDER_LIMIT_MAX,
+        "the reorder buffer is committed with the group's state in one DynamoDB item, so",
+    )
+    if gap_timeout is not None:
+        problems += _check_positive("gap_timeout", gap_timeout, "Duration.minutes(5)")
     return problems
 
 

@@ -14,6 +14,7 @@ from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import (
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
+    InvalidPropsError,
 )
 from constructs_fifo.runtime import constants
 
@@ -296,6 +297,7 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_DEAD_LETTER_QUEUE_URL: {"Ref": dlq_id},
         constants.ENV_MAX_ATTEMPTS: "5",
         constants.ENV_ON_DEAD_JOB: "PARK",
+        constants.ENV_MODE: "CLAIM",
         constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "720",
         constants.ENV_BACKOFF_BASE_SECONDS: "2",
         constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
@@ -612,3 +614,57 @@ def test_defaults_add_no_warnings(synthesized: Synthesized) -> None:
     # THEN no construct-fifo warning is raised
     text = "\n".join(str(w.entry.data) for w in annotations.find_warning("*", Match.any_value()))
     assert "constructs-fifo:" not in text
+
+
+# --- state mode ---------------------------------------------------------------------------------------
+
+
+def test_state_mode_keeps_states_in_the_group_table_and_builds_no_claim_table(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the state stack (mode STATE, CONTINUE, reorder_limit 50, gap 10 minutes, SKIP_GAP)
+    template = synthesized.templates["State"]
+    jobs = synthesized.state_jobs
+    # THEN only the group table exists; it is the state table; no claim table
+    assert sorted(_tables(template)) == ["group"]
+    assert jobs.claim_table is None
+    assert jobs.state_table is jobs.group_table is not None
+    # AND the function is told the mode and the state settings, and nothing of a claim table
+    variables = _function(template)["Environment"]["Variables"]
+    assert variables[constants.ENV_MODE] == "STATE"
+    assert variables[constants.ENV_GROUP_TABLE] == {"Ref": _tables(template)["group"]}
+    assert (
+        variables[constants.ENV_REORDER_LIMIT],
+        variables[constants.ENV_GAP_TIMEOUT_SECONDS],
+        variables[constants.ENV_GAP_POLICY],
+    ) == ("50", "600", "SKIP_GAP")
+    assert constants.ENV_CLAIM_TABLE not in variables
+
+
+def test_state_mode_alarms_on_a_sequence_gap_open_past_its_timeout(synthesized: Synthesized) -> None:
+    # GIVEN the state stack (gap_timeout 10 minutes)
+    alarms = _alarms_by_metric(synthesized.templates["State"])
+    # THEN the gap alarm watches the runtime's gap metric at the timeout
+    gap = alarms["SequenceGapOpenSeconds"]
+    assert (gap["Statistic"], gap["Threshold"], gap["ComparisonOperator"]) == (
+        "Maximum",
+        600,
+        "GreaterThanOrEqualToThreshold",
+    )
+    assert [a.node.id for a in synthesized.state_jobs.alarms][-1] == "SequenceGapAlarm"
+
+
+def test_grant_read_state_gives_get_item_on_the_state_table_only(synthesized: Synthesized) -> None:
+    # GIVEN the state stack, where a Reader role got grant_read_state
+    template = synthesized.templates["State"]
+    statements = _policy_statements(template, "Reader")
+    # THEN one statement: GetItem on the group table
+    assert [(_actions(s), s["Resource"]) for s in statements] == [
+        (["dynamodb:GetItem"], {"Fn::GetAtt": [_tables(template)["group"], "Arn"]})
+    ]
+
+
+def test_grant_read_state_in_claim_mode_is_an_error_naming_the_fix(synthesized: Synthesized) -> None:
+    # GIVEN a claim-mode queue / WHEN asked to grant reading states / THEN the error says why and what to do
+    with pytest.raises(InvalidPropsError, match=r"grant_read_state\(\) needs mode=JobMode.STATE"):
+        synthesized.sample_jobs.grant_read_state(synthesized.sample.node.find_child("Producer"))  # type: ignore[arg-type]

@@ -299,3 +299,24 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
     problems = _problems(code, environment={variable: "mine"})
     assert len(problems) == 1
     assert problems[0].startswith(f"environment[{variable!r}] is reserved: the construct sets it")
+
+
+def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
+    # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
+    from constructs_fifo.runtime.transitions import GapPolicy
+
+    problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
+    assert problems == [
+        f"{name} is a state-mode setting and does nothing in mode=CLAIM: remove {name}, or pass "
+        "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
+        for name in ("reorder_limit", "gap_policy")
+    ]
+
+
+def test_state_mode_reorder_limit_is_range_checked(code: lambda_.Code) -> None:
+    from constructs_fifo.runtime.constants import JobMode
+
+    assert _problems(code, mode=JobMode.STATE, reorder_limit=0) == [
+        "reorder_limit=0 is out of range: the reorder buffer is committed with the group's state in one "
+        "DynamoDB item, so it must be between 1 and 1000 inclusive; pass reorder_limit from 1 to 1000."
+    ]
