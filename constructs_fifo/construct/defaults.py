@@ -117,17 +117,21 @@ RECEIVE_COUNT_SAFETY_FACTOR: Final = 2
 def min_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
     """The least ``max_receive_count`` that never dead-letters a job for another job's failures.
 
-    SQS raises the receive count of every record it returns. A record is received without running
-    only while a job in front of it in its batch is retried, and at most ``batch_size - 1`` jobs can
-    stand in front of it there, each retried at most ``max_attempts`` times; its own runs add at most
-    ``max_attempts``. So ``batch_size x max_attempts`` receives are the most the runtime's own retries
-    can cause (and never less than a resume's wake-up message may take before it is refreshed).
+    SQS raises the receive count of every record it returns. A record is received without finishing
+    only because of another job of its batch: one in front of it is retried (the record is skipped),
+    or one behind it crashes the function (a function error returns the whole batch, finished records
+    included). At most ``batch_size - 1`` jobs stand in front of it and ``batch_size - 1`` behind it
+    in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``.
+    So ``(2 x batch_size - 1) x max_attempts`` receives are the most the runtime's own retries can
+    cause (and never fewer than a resume's wake-up message may take before it is refreshed).
     """
-    return max(int(batch_size) * int(max_attempts), WAKE_UP_REFRESH_RECEIVES + 1)
+    return max((2 * int(batch_size) - 1) * int(max_attempts), WAKE_UP_REFRESH_RECEIVES + 1)
 
 
 def max_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
     """The default ``max_receive_count``: twice :func:`min_receive_count_for`, at most SQS's 1000.
+
+    190 for the defaults (batch 10, 5 attempts).
 
     The margin covers receives that are not attempts (conflicts with a stale worker, deadline, a
     throttled claim write); ``maxReceiveCount`` is only the safety net for a function that cannot

@@ -115,18 +115,26 @@ def _check_receive_count(props: Props) -> list[str]:
         return [
             f"max_receive_count={count:g} is more than {defaults.MAX_RECEIVE_COUNT_MAX}, the SQS maximum for "
             f"a redrive policy; pass max_receive_count up to {defaults.MAX_RECEIVE_COUNT_MAX}, or omit it "
-            "for the default (2 x batch_size x max_attempts)."
+            "for the default."
         ]
     if not (_resolved_number(props.batch_size) and _resolved_number(props.max_attempts)):
         return []
     least = defaults.min_receive_count_for(props.batch_size, props.max_attempts)
+    if least > defaults.MAX_RECEIVE_COUNT_MAX:
+        most = defaults.MAX_RECEIVE_COUNT_MAX // (2 * int(props.batch_size) - 1)
+        return [
+            f"max_attempts={props.max_attempts:g} is too many for batch_size={props.batch_size:g}: the "
+            f"safety net would need max_receive_count >= {least}, above SQS's "
+            f"{defaults.MAX_RECEIVE_COUNT_MAX}; "
+            f"pass max_attempts <= {most}, or a smaller batch_size."
+        ]
     if count >= least:
         return []
     return [
         f"max_receive_count={count:g} is less than {least}, the least safe value for "
         f"batch_size={props.batch_size:g} and max_attempts={props.max_attempts:g}: SQS counts a receive "
-        "for every record behind a retried job, so healthy jobs would reach the dead-letter queue for "
-        "another job's failures; pass "
+        "for every record returned while another job of its batch is retried or crashes the function, so "
+        f"healthy jobs could reach the dead-letter queue for another job's failures; pass "
         f"max_receive_count >= {least} (the runtime decides when a job is dead; maxReceiveCount is only "
         "the safety net), or omit it for the default."
     ]
@@ -183,8 +191,7 @@ def check_props(props: Props) -> list[str]:
         props.max_attempts,
         defaults.MAX_ATTEMPTS_MIN,
         defaults.MAX_ATTEMPTS_MAX,
-        "the runtime counts a job's runs and declares it dead after max_attempts, and batch_size x "
-        "max_attempts must stay within SQS's maxReceiveCount limit, so",
+        "the runtime counts a job's runs and declares it dead after max_attempts, so",
     )
     problems += _check_receive_count(props)
     timeout = _seconds(props.timeout)

@@ -77,7 +77,7 @@ def build_synthesized() -> Synthesized:
         batch_size=3,
         max_attempts=4,
         on_dead_job=DeadJobPolicy.CONTINUE,
-        max_receive_count=30,
+        max_receive_count=40,
         timeout=Duration.seconds(30),
         visibility_timeout=Duration.minutes(5),
         reserved_concurrency=20,

@@ -81,7 +81,7 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
     _, queue = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
     # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE, and SQS's redrive
-    # only as the safety net: 2 x batch_size 10 x max_attempts 5
+    # only as the safety net: 2 x (2 x batch_size 10 - 1) x max_attempts 5
     assert queue["Properties"] == {
         "QueueName": synthesized.sample_jobs.queue_name,
         "FifoQueue": True,
@@ -90,7 +90,7 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
         "ContentBasedDeduplication": False,
         "SqsManagedSseEnabled": True,
         "VisibilityTimeout": 720,
-        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 100},
+        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 190},
     }
 
 
@@ -183,7 +183,7 @@ def test_variant_queues_use_the_kms_key_and_content_based_deduplication(synthesi
     assert "SqsManagedSseEnabled" not in queue["Properties"]
     assert queue["Properties"]["ContentBasedDeduplication"] is True
     assert queue["Properties"]["VisibilityTimeout"] == 300
-    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 30
+    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 40
 
 
 # --- claim table ------------------------------------------------------------------------------------

@@ -42,35 +42,40 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
     ),
     "max_receive_count_below_the_safety_net": (
-        {"max_receive_count": 49},
-        "max_receive_count=49 is less than 50, the least safe value for batch_size=10 and max_attempts=5: "
-        "SQS counts a receive for every record behind a retried job, so healthy jobs would reach the "
-        "dead-letter queue for another job's failures; pass max_receive_count >= 50 (the runtime decides "
-        "when a job is dead; maxReceiveCount is only the safety net), or omit it for the default.",
+        {"max_receive_count": 94},
+        "max_receive_count=94 is less than 95, the least safe value for batch_size=10 and max_attempts=5: "
+        "SQS counts a receive for every record returned while another job of its batch is retried or "
+        "crashes the function, so healthy jobs could reach the dead-letter queue for another job's "
+        "failures; pass max_receive_count >= 95 (the runtime decides when a job is dead; maxReceiveCount "
+        "is only the safety net), or omit it for the default.",
     ),
     "max_receive_count_below_the_wake_up_refresh": (
         {"batch_size": 1, "max_attempts": 1, "max_receive_count": 5},
         "max_receive_count=5 is less than 6, the least safe value for batch_size=1 and max_attempts=1: "
-        "SQS counts a receive for every record behind a retried job, so healthy jobs would reach the "
-        "dead-letter queue for another job's failures; pass max_receive_count >= 6 (the runtime decides "
-        "when a job is dead; maxReceiveCount is only the safety net), or omit it for the default.",
+        "SQS counts a receive for every record returned while another job of its batch is retried or "
+        "crashes the function, so healthy jobs could reach the dead-letter queue for another job's "
+        "failures; pass max_receive_count >= 6 (the runtime decides when a job is dead; maxReceiveCount "
+        "is only the safety net), or omit it for the default.",
+    ),
+    "max_attempts_too_many_for_the_batch": (
+        {"max_attempts": 60},
+        "max_attempts=60 is too many for batch_size=10: the safety net would need max_receive_count >= "
+        "1140, above SQS's 1000; pass max_attempts <= 52, or a smaller batch_size.",
     ),
     "max_receive_count_above_1000": (
         {"max_receive_count": 1001},
         "max_receive_count=1001 is more than 1000, the SQS maximum for a redrive policy; pass "
-        "max_receive_count up to 1000, or omit it for the default (2 x batch_size x max_attempts).",
+        "max_receive_count up to 1000, or omit it for the default.",
     ),
     "max_attempts_below_1": (
         {"max_attempts": 0, "max_receive_count": 100},
         "max_attempts=0 is out of range: the runtime counts a job's runs and declares it dead after "
-        "max_attempts, and batch_size x max_attempts must stay within SQS's maxReceiveCount limit, so it "
-        "must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
+        "max_attempts, so it must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
     ),
     "max_attempts_above_100": (
         {"max_attempts": 101, "batch_size": 1},
         "max_attempts=101 is out of range: the runtime counts a job's runs and declares it dead after "
-        "max_attempts, and batch_size x max_attempts must stay within SQS's maxReceiveCount limit, so it "
-        "must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
+        "max_attempts, so it must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
     ),
     "visibility_timeout_below_timeout": (
         {"visibility_timeout": Duration.seconds(60)},
