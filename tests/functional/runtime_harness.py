@@ -193,6 +193,7 @@ class Harness:
     ran: list[str] = field(default_factory=list)
     behaviour: dict[str, Callable[[Job], None]] = field(default_factory=dict)
     stream: io.StringIO = field(default_factory=io.StringIO)
+    dlq_seen: list[dict[str, Any]] = field(default_factory=list)
     backoff_base_seconds: int = 2
     visibility_timeout_seconds: int = 120
 
@@ -240,20 +241,21 @@ class Harness:
         return [(line["jobId"], line["status"]) for line in self.lines() if "status" in line]
 
     def dead_letters(self) -> list[dict[str, Any]]:
-        """Every message in the dead-letter queue (received once, left invisible), oldest first."""
-        messages: list[dict[str, Any]] = []
+        """Every message in the dead-letter queue so far, oldest first (read once, deleted, remembered:
+        a FIFO queue returns nothing more of a group while some of it is in flight)."""
         while True:
             response = self.sqs.receive_message(
                 QueueUrl=self.dlq_url,
                 MaxNumberOfMessages=10,
                 MessageAttributeNames=["All"],
                 MessageSystemAttributeNames=["All"],
-                VisibilityTimeout=600,
             )
             batch = response.get("Messages", [])
             if not batch:
-                return messages
-            messages += [dict(message) for message in batch]
+                return list(self.dlq_seen)
+            for message in batch:
+                self.dlq_seen.append(dict(message))
+                self.sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
 
     def claim_item(self, job_id: str) -> dict[str, Any]:
         item = self.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": job_id}}, ConsistentRead=True)

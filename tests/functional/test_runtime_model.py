@@ -85,6 +85,7 @@ class World:
     applied: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     healed: set[str] = field(default_factory=set)
     delivered: Counter[str] = field(default_factory=Counter)
+    dlq_seen: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.model = FifoModel(
@@ -147,22 +148,22 @@ class World:
             self.delivered[spec.job_id] += 1
 
     def dead_lettered(self) -> list[tuple[str, str]]:
-        """(job id, reason) of every message the runtime sent to the dead-letter queue."""
-        found: list[tuple[str, str]] = []
+        """(job id, reason) of every message the runtime sent to the dead-letter queue so far.
+
+        Each message is deleted once read (a FIFO queue returns nothing more of a group while some of
+        it is in flight), and remembered.
+        """
         while True:
             response = self.real_sqs.receive_message(
-                QueueUrl=self.dlq_url,
-                MaxNumberOfMessages=10,
-                MessageAttributeNames=["All"],
-                VisibilityTimeout=900,
+                QueueUrl=self.dlq_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
             )
             if not response.get("Messages"):
-                return found
+                return list(self.dlq_seen)
             for message in response["Messages"]:
                 attributes = {k: v["StringValue"] for k, v in message.get("MessageAttributes", {}).items()}
-                body = message["Body"]
-                job_id = attributes.get("jobId") or body.rsplit("#", 1)[-1]
-                found.append((job_id, attributes["reason"]))
+                job_id = attributes.get("jobId") or message["Body"].rsplit("#", 1)[-1]
+                self.dlq_seen.append((job_id, attributes["reason"]))
+                self.real_sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
 
 
 # --- the schedule ------------------------------------------------------------------------------------
