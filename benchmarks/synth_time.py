@@ -7,14 +7,19 @@ app's choice and would cost the same on both sides); the other side is
 :class:`benchmarks.handwritten_stack.HandWrittenStack`. ``warmups`` untimed runs each (jsii starts its Node
 process, loads the modules and warms its JIT once per Python process: the first few synths of a
 process are up to 4x slower), then ``runs`` alternating timed runs; the figure is the median of each
-side.
+side. :func:`measure_synth_in_child` runs all of it in a fresh interpreter, as ``cdk synth`` runs
+``app.py``, so that what the benchmark did before (moto's state, a heap grown by the other figures,
+whose garbage collection would slow both sides alike and hide the difference) does not leak in.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["SynthResult", "load_sample_app", "measure_synth"]
+__all__ = ["SynthResult", "load_sample_app", "main", "measure_synth", "measure_synth_in_child"]
 
 APP_FILE = Path(__file__).resolve().parents[1] / "app.py"
 
@@ -67,7 +72,7 @@ def _timed(build: Callable[[Any], object]) -> float:
         return time.perf_counter() - started
 
 
-def measure_synth(runs: int = 7, *, warmups: int = 3) -> SynthResult:
+def measure_synth(runs: int = 11, *, warmups: int = 5) -> SynthResult:
     """Synthesize both stacks ``runs`` times each after a warm-up; see the module docstring."""
     os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
     sample_app = load_sample_app()
@@ -86,3 +91,41 @@ def measure_synth(runs: int = 7, *, warmups: int = 3) -> SynthResult:
         for name, build in sides.items():
             seconds[name].append(_timed(build))
     return SynthResult(sample=seconds["sample"], handwritten=seconds["handwritten"])
+
+
+def measure_synth_in_child(runs: int = 11, *, warmups: int = 5) -> SynthResult:
+    """:func:`measure_synth` in a fresh interpreter (``python -m benchmarks.synth_time``).
+
+    Raises
+    ------
+    RuntimeError
+        The child failed (its stderr is in the message).
+    """
+    env = {**os.environ, "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.synth_time", "--runs", str(runs), "--warmups", str(warmups)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=APP_FILE.parent,
+        env=env,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"synth timing failed in a fresh interpreter: {done.stderr.strip()[-2000:]}")
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    return SynthResult(sample=data["sample"], handwritten=data["handwritten"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one :func:`measure_synth` result as JSON (the child of :func:`measure_synth_in_child`)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.synth_time")
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--warmups", type=int, default=5)
+    args = parser.parse_args(argv)
+    result = measure_synth(args.runs, warmups=args.warmups)
+    print(json.dumps({"sample": result.sample, "handwritten": result.handwritten}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
