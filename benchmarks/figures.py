@@ -2,7 +2,8 @@
 
 Figures 1-4 run every consumer of :data:`benchmarks.consumers.CONSUMERS` on the same workload: on moto
 (figure 1's exact call counts, figure 4's speed), against the instant in-memory responder (figure 2,
-median of ``cpu_repeats`` runs) and against the responder with a delay per DynamoDB call (figure 3).
+median of ``cpu_repeats`` runs alternating between consumers) and against the responder with a delay
+per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
 to 8 come from their own modules. Progress goes to stderr, so ``--json`` output stays clean.
 """
@@ -39,7 +40,7 @@ class Settings:
     batch_size: int = 10
     ddb_delay_ms: float = 5.0
     sqs_delay_ms: float = 5.0
-    cpu_repeats: int = 3
+    cpu_repeats: int = 5
     cold_start_runs: int = 5  # 0 skips figure 5
     synth_runs: int = 11  # 0 skips figure 7
     producer_repeats: int = 3
@@ -59,22 +60,49 @@ def _progress(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
 
 
-def _measure_consumer(spec: ConsumerSpec, settings: Settings, problems: list[str]) -> _Measured:
+def _measure_consumers(
+    specs: list[ConsumerSpec], settings: Settings, problems: list[str]
+) -> dict[str, _Measured]:
+    """Figures 1-4 of every consumer. The CPU runs alternate between consumers, so that a change of
+    load on the machine during the run falls on all of them alike."""
     work = workload(settings.jobs, settings.groups, settings.batch_size)
-    _progress(f"{spec.name}: on moto (figures 1 and 4)")
-    moto = run_on_moto(spec, work)
-    _progress(f"{spec.name}: in-memory responder, {settings.cpu_repeats} runs (figure 2)")
-    cpu_runs = [run_in_memory(spec, work) for _ in range(max(1, settings.cpu_repeats))]
-    _progress(f"{spec.name}: {settings.ddb_delay_ms:g} ms per DynamoDB call (figure 3)")
-    delayed = run_in_memory(spec, work, delay_seconds=settings.ddb_delay_ms / 1000)
-    for results in (moto, *cpu_runs, delayed):
+    moto: dict[str, list[PassResult]] = {}
+    for spec in specs:
+        _progress(f"{spec.name}: on moto (figures 1 and 4)")
+        moto[spec.name] = run_on_moto(spec, work)
+    cpu_runs: dict[str, list[list[PassResult]]] = {spec.name: [] for spec in specs}
+    for repeat in range(max(1, settings.cpu_repeats)):
+        _progress(f"in-memory responder, run {repeat + 1} of {settings.cpu_repeats} (figure 2)")
+        for spec in specs:
+            cpu_runs[spec.name].append(run_in_memory(spec, work))
+    delayed: dict[str, list[PassResult]] = {}
+    for spec in specs:
+        _progress(f"{spec.name}: {settings.ddb_delay_ms:g} ms per DynamoDB call (figure 3)")
+        delayed[spec.name] = run_in_memory(spec, work, delay_seconds=settings.ddb_delay_ms / 1000)
+    measured = {}
+    for spec in specs:
+        name = spec.name
+        _check(spec, moto[name], [*cpu_runs[name], delayed[name]], problems)
+        cpu_us = {
+            case: statistics.median(run[index].cpu_us_per_job for run in cpu_runs[name])
+            for index, case in enumerate(PASSES)
+        }
+        measured[name] = _Measured(moto[name], cpu_us, delayed[name])
+    return measured
+
+
+def _check(
+    spec: ConsumerSpec, moto: list[PassResult], in_memory: list[list[PassResult]], problems: list[str]
+) -> None:
+    """Every job ran exactly as expected, the responder counted what moto counted, the budget held."""
+    for results in (moto, *in_memory):
         for result in results:
             if result.failures or result.executed != result.expected_runs:
                 problems.append(
                     f"{spec.name} {result.name}: {result.failures} failed, job ran {result.executed} times "
                     f"(expected {result.expected_runs})"
                 )
-    for results in (*cpu_runs, delayed):
+    for results in in_memory:
         for on_moto, here in zip(moto, results, strict=True):
             if on_moto.calls_by_operation != here.calls_by_operation:
                 problems.append(
@@ -88,11 +116,6 @@ def _measure_consumer(spec: ConsumerSpec, settings: Settings, problems: list[str
                 f"BUDGET BROKEN: {spec.name} {result.name}: {result.calls_per_job:.2f} DynamoDB calls per "
                 f"job (budget {budget:g})"
             )
-    cpu_us = {
-        name: statistics.median(run[index].cpu_us_per_job for run in cpu_runs)
-        for index, name in enumerate(PASSES)
-    }
-    return _Measured(moto, cpu_us, delayed)
 
 
 _Pick = Callable[[_Measured, int], float]
@@ -132,16 +155,18 @@ _CONSUMER_FIGURES: list[tuple[int, str, str, int, _Pick, dict[str | tuple[str, s
 
 
 def _consumer_rows(settings: Settings, problems: list[str], skipped: list[str]) -> list[Row]:
-    measured: dict[str, _Measured | None] = {}
     notes: dict[str, str] = {}
+    runnable = []
     for name in settings.consumers:
         spec = CONSUMERS[name]
         status = spec.status()
         if status is None:
-            measured[name] = _measure_consumer(spec, settings, problems)
+            runnable.append(spec)
         else:
-            measured[name], notes[name] = None, status
-            skipped.append(f"{name}: {status}: {spec.why_not}")
+            notes[name] = status
+            skipped.append(f"{name}: {spec.why_not}")
+    measured: dict[str, _Measured | None] = dict.fromkeys(settings.consumers)
+    measured.update(_measure_consumers(runnable, settings, problems))
     baseline = measured.get(BASELINE)
     rows = []
     for figure, measure, unit, digits, pick, targets in _CONSUMER_FIGURES:
@@ -228,7 +253,7 @@ def _synth_rows(settings: Settings) -> list[Row]:
     _progress(f"synth, {settings.synth_runs} runs per side (figure 7)")
     synth = measure_synth_in_child(settings.synth_runs)
     return [
-        Row(7, measure, "", "sample app (AgentJobsStack)", synth.sample_median, "s",
+        Row(7, measure, "", "sample app: AgentJobsStack", synth.sample_median, "s",
             "hand-written stack", synth.handwritten_median, Target("<=", 1.1, "ratio"), digits=3),
     ]  # fmt: skip
 
