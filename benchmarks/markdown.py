@@ -32,7 +32,7 @@ HOW_TO_READ = """\
   same row (the ratio), never with another run's. Call counts (figures 1 and 6) are exact and do not
   move; timings do: while this harness was written, on the shared 2-core machine, figure 2's claim /
   Powertools ratio for new jobs ranged from 0.97x to 1.35x over four full runs of the same code, and
-  figure 7's from 1.0x to 1.5x.
+  figure 7's from 1.40x to 1.67x over three.
 - **ratio** is value / baseline value. For calls and CPU lower is better; for jobs per second higher
   is better. **met** says whether the row reached its target (`reported` rows have none; `n/a` means
   the subject was not measured).
@@ -61,8 +61,8 @@ HOW_TO_READ = """\
   the row with a fixed delay per SQS call is what a producer sees on AWS.
 - **Figure 7** is the median time to build and synthesize the sample app's stack in a fresh `App`,
   against the same resources written by hand with L2 constructs (`benchmarks/handwritten_stack.py`);
-  the difference is the construct's validation and its asset staging (it copies the runtime next to
-  the job code).
+  the difference is what the construct does beyond the L2s it creates (prop validation, naming, and
+  asset staging, which copies the runtime next to the job code); it was not profiled further.
 - **Figure 8** is not measured yet (see `benchmarks/local_pipeline.py`).
 - The state mode (issue 7) is not written yet: its rows say `n/a (not built)` until its factory is
   registered in `benchmarks/consumers.py`.
