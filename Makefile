@@ -51,8 +51,11 @@ synth: setup
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
+# One run of every figure of issue 8 (~3-4 minutes on 2 cores): prints the table and writes
+# reports/bench/BENCHMARKS.md and its chart. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # The model and property tests with many more examples than CI's bounded, reproducible run.
 CHAOS_EXAMPLES ?= 500
