@@ -45,16 +45,20 @@ from benchmarks.workload import Batch, BenchContext
 __all__ = [
     "CLAIM_TABLE",
     "CONSUMERS",
+    "GROUP_TABLE",
     "BatchFn",
     "ConsumerEnv",
     "ConsumerFactory",
     "ConsumerSpec",
     "build_claim",
+    "build_claim_park",
     "quiet_logger",
 ]
 
 #: The claim mode's table (partition key ``id``).
 CLAIM_TABLE = "claims"
+#: The group table of the PARK policy and of state mode (partition key ``group``, sort key ``sk``).
+GROUP_TABLE = "groups"
 
 #: One Lambda invocation: the batch's records in, ``{"batchItemFailures": [...]}`` out.
 BatchFn = Callable[[Batch], Mapping[str, Any]]
@@ -147,15 +151,31 @@ def quiet_logger() -> Any:
 
 
 def build_claim(env: ConsumerEnv) -> BatchFn:
-    """Claim mode, as the Lambda entry point builds it (``build_processor``) with injected clients."""
+    """Claim mode under CONTINUE, as the entry point builds it (``build_processor``), clients injected."""
+    return _claim(env, parks=False)
+
+
+def build_claim_park(env: ConsumerEnv) -> BatchFn:
+    """Claim mode under PARK (the default policy): one BatchGetItem of park headers per batch on top."""
+    return _claim(env, parks=True)
+
+
+def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
     from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
+    from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
 
     def handle(job: Any, context: Any) -> None:
         env.job_ran()
 
     processor = build_processor(
-        RuntimeConfig(claim_table=CLAIM_TABLE, queue_url=env.queue_url),
+        RuntimeConfig(
+            claim_table=CLAIM_TABLE,
+            queue_url=env.queue_url,
+            dead_letter_queue_url=env.queue_url,  # never sent to: no job dies in this workload
+            on_dead_job=DeadJobPolicy.PARK if parks else DeadJobPolicy.CONTINUE,
+            group_table=GROUP_TABLE if parks else None,
+        ),
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=handle,
@@ -172,10 +192,16 @@ def _powertools_missing() -> str | None:
 CONSUMERS: dict[str, ConsumerSpec] = {
     "claim": ConsumerSpec(
         "claim",
-        "constructs-fifo claim mode (build_processor)",
+        "constructs-fifo claim mode, CONTINUE policy (build_processor)",
         tables=(TableSpec(CLAIM_TABLE, "id"),),
         build=build_claim,
         budget={"new jobs": 2.0, "duplicates": 1.0},
+    ),
+    "claim-park": ConsumerSpec(
+        "claim-park",
+        "constructs-fifo claim mode, PARK policy (the default): + 1 BatchGetItem per batch",
+        tables=(TableSpec(CLAIM_TABLE, "id"), TableSpec(GROUP_TABLE, "group", "sk")),
+        build=build_claim_park,
     ),
     "state": ConsumerSpec(
         "state",

@@ -99,6 +99,18 @@ class HandWrittenStack(Stack):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=RemovalPolicy.DESTROY,
         )
+        groups = dynamodb.Table(
+            self,
+            "GroupTable",
+            partition_key=dynamodb.Attribute(name="group", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
         log_group = logs.LogGroup(self, "LogGroup", retention=logs.RetentionDays.ONE_MONTH)
         role = iam.Role(self, "FunctionRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
         function = lambda_.Function(
@@ -114,6 +126,7 @@ class HandWrittenStack(Stack):
             environment={
                 "WORKSPACE_TABLE_NAME": workspaces.table_name,
                 "CLAIM_TABLE": claims.table_name,
+                "GROUP_TABLE": groups.table_name,
                 "QUEUE_URL": queue.queue_url,
             },
             log_group=log_group,
@@ -130,6 +143,21 @@ class HandWrittenStack(Stack):
                 ]
                 + ["dynamodb:ConditionCheckItem"],
                 resources=[claims.table_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    f"dynamodb:{action}"
+                    for action in ("BatchGetItem", "GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem")
+                ]
+                + ["dynamodb:ConditionCheckItem"],
+                resources=[groups.table_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn, queue.queue_arn]
             )
         )
         function.add_event_source(
@@ -164,6 +192,18 @@ class HandWrittenStack(Stack):
                 function.metric_throttles(period=period, statistic="Sum"),
                 0,
                 cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            ),
+            (
+                "ParkedGroupsAlarm",
+                cloudwatch.Metric(
+                    namespace="ConstructsFifo",
+                    metric_name="GroupsParked",
+                    dimensions_map={"QueueName": queue_name},
+                    statistic="Sum",
+                    period=period,
+                ),
+                1,
+                cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             ),
         ):
             cloudwatch.Alarm(

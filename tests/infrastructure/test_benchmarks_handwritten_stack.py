@@ -28,7 +28,7 @@ def test_the_hand_written_stack_has_the_sample_stacks_resources_type_for_type(
     handwritten = _types(Template.from_stack(HandWrittenStack(App(), "HandWritten")))
     # THEN both hold the same resources: tables, queues, queue policies, function, role, alarms ...
     assert +handwritten == +sample
-    assert handwritten["AWS::CloudWatch::Alarm"] == 4
+    assert handwritten["AWS::CloudWatch::Alarm"] == 5
     assert handwritten["AWS::Lambda::EventSourceMapping"] == 1
 
 
