@@ -11,21 +11,13 @@ from __future__ import annotations
 
 from constructs_fifo.client.errors import (
     BatchSendError,
-    FailedEntry,
     InvalidJobError,
     ProducerError,
     SendFailedError,
 )
-from constructs_fifo.client.producer import (
-    MAX_BATCH_ENTRIES,
-    MAX_ID_LENGTH,
-    MAX_MESSAGE_BYTES,
-    JobMessage,
-    JobProducer,
-    SendResult,
-    build_body,
-    validate_job,
-)
+from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
+from constructs_fifo.client.results import FailedEntry, SendResult
 
 __all__ = [
     "MAX_BATCH_ENTRIES",
