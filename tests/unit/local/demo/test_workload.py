@@ -6,7 +6,9 @@ from collections import Counter
 
 import pytest
 
-from constructs_fifo.local.workload import JOB_TYPES, WorkloadError, WorkloadSpec, generate_workload
+from constructs_fifo.local.demo.sample_app import JOB_TYPES
+from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
+from constructs_fifo.local.errors import WorkloadError
 
 
 def test_same_seed_gives_the_same_plan_and_another_seed_a_different_one() -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
 from constructs_fifo.cli import app as cli_app
-from constructs_fifo.local.demo import DemoError
-from constructs_fifo.local.deploy import CdkNotFoundError
+from constructs_fifo.local.emulator import launch
+from constructs_fifo.local.errors import CdkNotFoundError, EmulatorError
+from constructs_fifo.local.stack import DeployedQueue
 
 
 def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,6 +30,13 @@ def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyP
     assert args.endpoint_url is None
     assert args.scenario == "verify"
     assert args.stack == "AgentJobs"
+    assert args.queue is None
+
+
+def test_every_stack_command_takes_a_queue() -> None:
+    # GIVEN a stack with several queues WHEN each command names one THEN it is parsed
+    for command in ("deploy", "drain", "demo"):
+        assert build_parser().parse_args([command, "--queue", "AgentJobs/Jobs"]).queue == "AgentJobs/Jobs"
 
 
 def test_endpoint_defaults_to_aws_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +132,7 @@ def test_missing_cdk_cli_is_one_line_with_a_fix_and_exit_3(
 ) -> None:
     # GIVEN deploy fails because there is no CDK CLI
     def no_cdk(*args: object, **kwargs: object) -> dict[str, str]:
-        raise CdkNotFoundError("the AWS CDK CLI was not found; deploying needs it. Fix: run `npm ci`.")
+        raise CdkNotFoundError("the AWS CDK CLI was not found; deploying needs it", "run `npm ci`")
 
     monkeypatch.setattr(cli_app, "deploy", no_cdk)
     # WHEN `deploy` runs
@@ -143,7 +151,7 @@ def test_emulator_failure_prints_cause_and_fix(
 ) -> None:
     # GIVEN the demo cannot start its emulator
     def broken(*args: object, **kwargs: object) -> object:
-        raise DemoError("the local emulator exited with code 1 before it was ready", "run `local serve`")
+        raise EmulatorError("the local emulator exited with code 1 before it was ready", "run `local serve`")
 
     monkeypatch.setattr(cli_app, "run_demo", broken)
     # WHEN the demo runs
@@ -152,7 +160,7 @@ def test_emulator_failure_prints_cause_and_fix(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_ENVIRONMENT
     assert err == [
-        "constructs-fifo: the local emulator exited with code 1 before it was ready Fix: run `local serve`"
+        "constructs-fifo: the local emulator exited with code 1 before it was ready. Fix: run `local serve`."
     ]
 
 
@@ -176,6 +184,56 @@ def test_deploy_prints_the_outputs_as_json(
     out = capsys.readouterr().out
     assert code == 0
     assert json.loads(out)["FunctionName"] == "f"  # stdout is only the JSON: it can be piped
-    assert seen["endpoint_url"] == "http://localhost:1"
+    assert seen["target"].endpoint_url == "http://localhost:1"  # type: ignore[attr-defined]
     assert seen["stack"] == "S"
     assert seen["app_dir"] == tmp_path
+
+
+def test_deploy_with_queue_prints_that_queues_resources(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GIVEN a deploy that succeeds and a stack whose queue Second is found by --queue
+    queue = DeployedQueue(
+        stack="S",
+        construct_path="S/Second",
+        queue_name="S-second.fifo",
+        queue_url="http://localhost:1/123456789012/S-second.fifo",
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:S-second.fifo",
+        function_name="second-fn",
+        function_environment={"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims-2"},
+        dead_letter_queue_url="http://localhost:1/123456789012/S-second-dlq.fifo",
+    )
+    asked: list[str | None] = []
+
+    def fake_resolve(stack: str, **kwargs: object) -> DeployedQueue:
+        asked.append(kwargs["queue"])  # type: ignore[arg-type]
+        return queue
+
+    monkeypatch.setattr(cli_app, "deploy", lambda *args, **kwargs: {"QueueUrl": "first"})
+    monkeypatch.setattr(cli_app, "resolve_queue", fake_resolve)
+    # WHEN deploy runs with --queue
+    code = main(["deploy", "--endpoint-url", "http://localhost:1", "--stack", "S", "--queue", "Second"])
+    # THEN stdout is that queue's resources, not the stack's outputs
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert asked == ["Second"]
+    assert printed["constructPath"] == "S/Second"
+    assert printed["claimTableName"] == "claims-2"
+    assert printed["deadLetterQueueUrl"].endswith("S-second-dlq.fifo")
+
+
+@pytest.mark.parametrize("argv", [["local", "serve"], ["demo", "--no-deploy"]])
+def test_without_the_local_extra_the_emulator_commands_say_what_to_install(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an installation without the emulator's packages, and no endpoint (the demo starts one)
+    monkeypatch.setattr(launch, "SERVER_PACKAGES", ("constructs_fifo_no_such_package",))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # WHEN an emulator command runs
+    code = main(argv)
+    # THEN one line names the missing package and the install command, exit 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_ENVIRONMENT
+    assert len(err) == 1
+    assert "constructs_fifo_no_such_package" in err[0]
+    assert "pip install 'constructs-fifo[local]'" in err[0]

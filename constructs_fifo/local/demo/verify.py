@@ -20,21 +20,24 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from boto3.dynamodb.types import TypeDeserializer
-
+from constructs_fifo.local.demo.sample_app import (
+    APPLIED_ATTRIBUTE,
+    REPLAYED_ATTRIBUTE,
+    SampleResources,
+    read_workspace,
+)
+from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.runtime.constants import ATTR_ID, ATTR_STATUS, STATUS_FAILED, STATUS_SUCCEEDED
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.local.workload import Workload
+    from constructs_fifo.local.demo.workload import Workload
 
 __all__ = [
-    "APPLIED_ATTRIBUTE",
-    "WORKSPACE_KEY",
     "Expectations",
     "Observed",
     "Violation",
@@ -43,13 +46,6 @@ __all__ = [
     "observe",
     "verify",
 ]
-
-#: Partition key of the sample app's workspace table.
-WORKSPACE_KEY: Final = "workspaceId"
-#: The workspace item's list of job ids in the order they were applied.
-APPLIED_ATTRIBUTE: Final = "applied"
-#: The workspace item's list of job ids delivered to the worker again after they were applied.
-REPLAYED_ATTRIBUTE: Final = "replayed"
 
 ViolationKind = Literal[
     "order",
@@ -281,9 +277,6 @@ def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
     return violations
 
 
-_DESERIALIZER: Final = TypeDeserializer()
-
-
 def _read_dead_letters(sqs: SQSClient, queue_url: str) -> list[str]:
     """Receive every DLQ message, note its jobId and make it visible again (the DLQ is left as found)."""
     job_ids: list[str] = []
@@ -333,43 +326,36 @@ def _scan_claims(dynamodb: DynamoDBClient, table: str) -> dict[str, str | None]:
 def observe(
     workspaces: Sequence[str],
     *,
-    outputs: Mapping[str, str],
+    resources: SampleResources,
     sqs_client: SQSClient,
     dynamodb_client: DynamoDBClient,
 ) -> Observed:
-    """Read what a run left in the deployment named by the stack ``outputs``.
+    """Read what a run left in the deployed queue, dead-letter queue and tables.
 
     Parameters
     ----------
     workspaces
         Workspace ids to read from the workspace table.
-    outputs
-        Stack outputs ``QueueUrl``, ``DeadLetterQueueUrl``, ``ClaimTableName``, ``WorkspaceTableName``.
+    resources
+        The queue, dead-letter queue, claim table and workspace table of the run.
     sqs_client, dynamodb_client
         boto3 clients pointed at the deployment's endpoint.
     """
     applied: dict[str, list[str]] = {}
     replayed: dict[str, list[str]] = {}
     for workspace in workspaces:
-        item = dynamodb_client.get_item(
-            TableName=outputs["WorkspaceTableName"],
-            Key={WORKSPACE_KEY: {"S": workspace}},
-            ConsistentRead=True,
-        ).get("Item")
+        item = read_workspace(dynamodb_client, resources.workspace_table, workspace)
         if item is None:
             continue
         for attribute, found in ((APPLIED_ATTRIBUTE, applied), (REPLAYED_ATTRIBUTE, replayed)):
             if attribute in item:
-                found[workspace] = [str(job_id) for job_id in _DESERIALIZER.deserialize(item[attribute])]
-    attributes = sqs_client.get_queue_attributes(
-        QueueUrl=outputs["QueueUrl"],
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
+                found[workspace] = [str(job_id) for job_id in item[attribute]]
+    counts = queue_counts(sqs_client, resources.queue_url)
     return Observed(
         applied=applied,
-        dead_letter_job_ids=_read_dead_letters(sqs_client, outputs["DeadLetterQueueUrl"]),
-        claim_status=_scan_claims(dynamodb_client, outputs["ClaimTableName"]),
-        queue_visible=int(attributes.get("ApproximateNumberOfMessages", "0")),
-        queue_in_flight=int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0")),
+        dead_letter_job_ids=_read_dead_letters(sqs_client, resources.dead_letter_queue_url),
+        claim_status=_scan_claims(dynamodb_client, resources.claim_table),
+        queue_visible=counts.visible,
+        queue_in_flight=counts.in_flight,
         replayed=replayed,
     )

@@ -1,34 +1,8 @@
-"""Fidelity patches: make moto 5.2.5 behave like AWS where constructs-fifo depends on it.
+"""Fidelity patches of moto's SQS models: state and behaviour (``moto/sqs/models.py``).
 
-This is the one module that changes moto. Every patch restores one documented AWS behaviour, names
-the AWS page it comes from and is applied by :func:`apply`, which is idempotent and refuses any moto
-version other than :data:`MOTO_VERSION` (the seams below are moto 5.2.5's private functions; on
-another version they may have moved, and a silently half-applied patch is worse than none).
-:func:`revert` undoes every patch (tests use it to compare with moto as shipped).
-
-What is corrected (see ``docs/emulator.md`` for the table with observations):
-
-1. Lambda event source mappings are inert: moto invoked the function (in Docker) from every
-   SendMessage to a queue with a mapping. Mappings stay creatable and listable; nothing invokes.
-2. FIFO receive: in-group order, no group with a message in flight, one group's messages first.
-3. FIFO deduplication: 5 minutes from the first send, also after delete; ``DeduplicationScope``
-   ``messageGroup``; a duplicate send succeeds with the original MessageId and delivers nothing.
-4. SequenceNumber: 20 digits, increasing per queue.
-5. Moves to a FIFO dead-letter queue bypass the DLQ's deduplication and keep the message as it was.
-6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters.
-7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` (DLQ redrive), done synchronously.
-8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; ``RedriveAllowPolicy``
-   is kept and returned; a table's ``TimeToLiveSpecification`` is applied; a stack created or
-   updated by executing a change set (what ``cdk deploy`` does) has its ``Outputs``.
-9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not
-   count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
-
-Examples
---------
->>> from constructs_fifo.local import fidelity
->>> fidelity.apply()  # doctest: +SKIP
->>> fidelity.is_applied()  # doctest: +SKIP
-True
+Each function below replaces or adds one method of moto 5.2.5's ``Message``, ``Queue`` or
+``SQSBackend`` and names the AWS page of the behaviour it restores. :func:`patch` applies them; the
+package's :func:`~constructs_fifo.local.emulator.patches.apply` calls it.
 """
 
 from __future__ import annotations
@@ -41,117 +15,26 @@ import uuid
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
-from importlib import metadata
-from typing import Any
+from typing import Any, Final
 
 # moto is the optional "local" extra; these are the seams the patches replace (moto 5.2.5).
-from moto.core.responses import ActionResult
-from moto.dynamodb.models import dynamodb_backends
-from moto.dynamodb.models.table import Table
 from moto.sqs.exceptions import InvalidParameterValue, MissingParameter, QueueDoesNotExist
 from moto.sqs.models import Message, Queue, SQSBackend, _filter_message_attributes
-from moto.sqs.responses import SQSResponse
 
-__all__ = [
-    "DEDUPLICATION_INTERVAL_SECONDS",
-    "MAX_ID_LENGTH",
-    "MOTO_VERSION",
-    "FidelityError",
-    "UnsupportedMotoVersionError",
-    "apply",
-    "is_applied",
-    "revert",
-]
+from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_ID_LENGTH
+from constructs_fifo.local.emulator.patches.registry import original, replace
 
-MOTO_VERSION = "5.2.5"
-"""The one moto version these patches were written and tested against."""
+__all__ = ["DEDUPLICATION_INTERVAL_SECONDS", "SQS_LOCK", "patch"]
 
-DEDUPLICATION_INTERVAL_SECONDS = 300
+DEDUPLICATION_INTERVAL_SECONDS: Final = 300
 """AWS: FIFO-key-terms, "the 5-minute deduplication interval"."""
 
-MAX_ID_LENGTH = 128
-"""AWS: quotas-messages, MessageGroupId and MessageDeduplicationId are at most 128 characters."""
+_ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + ID_PUNCTUATION)
 
-_ID_CHARACTERS = frozenset(string.ascii_letters + string.digits + string.punctuation)
-
-# One lock for every SQS state change the patches make. moto's server answers each request on its
-# own thread and moto's own receive is not atomic: two concurrent receives could hand out the same
-# group. A single lock is simple and far from the bottleneck of a local run.
-_SQS_LOCK = threading.RLock()
-
-# (owner, attribute name) -> original value, so revert() can put moto back as it was.
-_ORIGINALS: dict[tuple[Any, str], Any] = {}
-_ABSENT = object()  # marks an attribute the patches added (revert deletes it)
-
-
-class FidelityError(Exception):
-    """Base class of the errors of :mod:`constructs_fifo.local`."""
-
-
-class UnsupportedMotoVersionError(FidelityError):
-    """The installed moto is not the version the fidelity patches target."""
-
-
-def is_applied() -> bool:
-    """Return whether :func:`apply` has patched moto (and :func:`revert` has not undone it)."""
-    return bool(_ORIGINALS)
-
-
-def apply() -> None:
-    """Patch moto so that it behaves like AWS where constructs-fifo depends on it.
-
-    Idempotent: a second call does nothing.
-
-    Raises
-    ------
-    UnsupportedMotoVersionError
-        When the installed moto is not :data:`MOTO_VERSION`.
-    """
-    installed = _installed_moto_version()
-    if installed != MOTO_VERSION:
-        raise UnsupportedMotoVersionError(
-            f"moto {installed} is installed, but the constructs-fifo fidelity patches target moto "
-            f"{MOTO_VERSION} only (they replace private moto functions that change between versions). "
-            f"Install the pinned version: pip install 'moto[server]=={MOTO_VERSION}' "
-            "(or pip install 'constructs-fifo[local]')."
-        )
-    with _SQS_LOCK:
-        if _ORIGINALS:
-            return
-        _patch_sqs()
-        _patch_cloudformation()
-
-
-def revert() -> None:
-    """Undo every patch :func:`apply` made (state already in moto's backends stays)."""
-    with _SQS_LOCK:
-        for (owner, name), original in _ORIGINALS.items():
-            if original is _ABSENT:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-        _ORIGINALS.clear()
-
-
-def _installed_moto_version() -> str:
-    try:
-        return metadata.version("moto")
-    except metadata.PackageNotFoundError:
-        return "(none)"
-
-
-def _replace(owner: Any, name: str, replacement: Callable[..., Any] | Any) -> None:
-    _ORIGINALS[(owner, name)] = owner.__dict__.get(name, _ABSENT)
-    setattr(owner, name, replacement)
-
-
-def _original(owner: Any, name: str) -> Any:
-    return _ORIGINALS[(owner, name)]
-
-
-# --------------------------------------------------------------------------------------------
-# SQS
-# --------------------------------------------------------------------------------------------
+#: One lock for every SQS state change the patches make. moto's server answers each request on its
+#: own thread and moto's own receive is not atomic: two concurrent receives could hand out the same
+#: group. A single lock is simple and far from the bottleneck of a local run.
+SQS_LOCK: Final = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -253,7 +136,7 @@ def _add_message(self: Any, message: Any) -> None:
     event source mapping, so the emulator never acts on mappings (AWS: a mapping is a poller
     outside SQS; SendMessage itself never invokes anything).
     """
-    with _SQS_LOCK:
+    with SQS_LOCK:
         if self.fifo_queue:
             records = _live_dedup_records(self, message)
             key = _dedup_key(self, message)
@@ -381,16 +264,16 @@ def _receive_message(  # noqa: PLR0917 - moto's positional signature
 ) -> list[Any]:
     queue = self.get_queue(queue_name)
     if not queue.fifo_queue:
-        original = _original(SQSBackend, "receive_message")
+        moto_receive = original(SQSBackend, "receive_message")
         return list(
-            original(
+            moto_receive(
                 self, queue_name, count, wait_seconds_timeout, visibility_timeout, message_attribute_names
             )
         )
     names = message_attribute_names or []
     deadline = time.monotonic() + int(wait_seconds_timeout or 0)
     while True:
-        with _SQS_LOCK:
+        with SQS_LOCK:
             result = _select_fifo(self, queue, int(count), int(visibility_timeout or 0), names)
         remaining = deadline - time.monotonic()
         if result or remaining <= 0:
@@ -401,28 +284,28 @@ def _receive_message(  # noqa: PLR0917 - moto's positional signature
 
 
 def _locked(owner: Any, name: str) -> Callable[..., Any]:
-    original = owner.__dict__[name]
+    unlocked = owner.__dict__[name]
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with _SQS_LOCK:
-            return original(*args, **kwargs)
+        with SQS_LOCK:
+            return unlocked(*args, **kwargs)
 
     wrapper.__name__ = name
-    wrapper.__doc__ = original.__doc__
+    wrapper.__doc__ = unlocked.__doc__
     return wrapper
 
 
 def _queue_attributes(self: Any) -> dict[str, Any]:
     # AWS: API_SetQueueAttributes, RedriveAllowPolicy is a queue attribute returned by
     # GetQueueAttributes. moto 5.2.5 stored it but never returned it.
-    result: dict[str, Any] = _original(Queue, "attributes").fget(self)
+    result: dict[str, Any] = original(Queue, "attributes").fget(self)
     policy = self.__dict__.get("redrive_allow_policy")
     if policy:
         result["RedriveAllowPolicy"] = policy if isinstance(policy, str) else json.dumps(policy)
     return result
 
 
-# --- StartMessageMoveTask: DLQ redrive -----------------------------------------------------------
+# --- StartMessageMoveTask: DLQ redrive (backend methods; sqs_responses parses the requests) -----
 
 
 def _start_message_move_task(
@@ -432,7 +315,8 @@ def _start_message_move_task(
 
     AWS: API_StartMessageMoveTask. Moves messages from a DLQ to its source queue (or the given
     destination). Redriven messages get a new MessageId; FIFO keeps MessageGroupId. The emulator
-    moves synchronously; ListMessageMoveTasks then reports the task COMPLETED. Not in moto 5.2.5.
+    moves synchronously; :func:`_list_message_move_tasks` then reports the task COMPLETED. Not in
+    moto 5.2.5.
     """
     source = _queue_by_arn(self, source_arn)
     if destination_arn is None:
@@ -451,7 +335,7 @@ def _start_message_move_task(
             f"Value {destination.queue_arn} for parameter DestinationArn is invalid. Reason: source "
             "and destination must both be FIFO or both standard queues."
         )
-    with _SQS_LOCK:
+    with SQS_LOCK:
         moved = [m for m in source._messages if not _in_flight(m, _now_ms())]
         for message in moved:
             source._messages.remove(message)
@@ -488,109 +372,25 @@ def _queue_by_arn(backend: Any, arn: str) -> Any:
     raise QueueDoesNotExist()
 
 
-def _response_start_message_move_task(self: Any) -> Any:
-    handle = _start_message_move_task(
-        self.sqs_backend,
-        self._get_param("SourceArn"),
-        self._get_param("DestinationArn"),
-        self._get_param("MaxNumberOfMessagesPerSecond"),
-    )
-    return ActionResult({"TaskHandle": handle})
-
-
-def _response_list_message_move_tasks(self: Any) -> Any:
-    source = _queue_by_arn(self.sqs_backend, self._get_param("SourceArn"))
-    max_results = int(self._get_param("MaxResults") or 1)
+def _list_message_move_tasks(self: Any, source_arn: str, max_results: int) -> list[dict[str, Any]]:
+    """The move tasks of a dead-letter queue, newest first (AWS: API_ListMessageMoveTasks)."""
+    source = _queue_by_arn(self, source_arn)
     tasks = [
         {k: v for k, v in task.items() if k != "TaskHandle" and v is not None}
         for task in reversed(_queue_state(source)["tasks"])
     ]
-    return ActionResult({"Results": tasks[:max_results]})
+    return tasks[:max_results]
 
 
-def _patch_sqs() -> None:
-    _replace(Message, "visible", property(_message_visible))
-    _replace(Message, "delayed", property(_message_delayed))
-    _replace(Queue, "add_message", _add_message)
-    _replace(Queue, "attributes", property(_queue_attributes))
-    _replace(SQSBackend, "_validate_message", _validate_message)
-    _replace(SQSBackend, "receive_message", _receive_message)
+def patch() -> None:
+    """Apply the SQS model patches (see the package docstring, items 1 to 7 and 9)."""
+    replace(Message, "visible", property(_message_visible))
+    replace(Message, "delayed", property(_message_delayed))
+    replace(Queue, "add_message", _add_message)
+    replace(Queue, "attributes", property(_queue_attributes))
+    replace(SQSBackend, "_validate_message", _validate_message)
+    replace(SQSBackend, "receive_message", _receive_message)
     for name in ("delete_message", "change_message_visibility", "purge_queue"):
-        _replace(SQSBackend, name, _locked(SQSBackend, name))
-    _replace(SQSResponse, "start_message_move_task", _response_start_message_move_task)
-    _replace(SQSResponse, "list_message_move_tasks", _response_list_message_move_tasks)
-
-
-# --------------------------------------------------------------------------------------------
-# CloudFormation
-# --------------------------------------------------------------------------------------------
-
-
-def _queue_from_cloudformation(
-    cls: Any,
-    /,
-    resource_name: str,
-    cloudformation_json: Any,
-    account_id: str,
-    region_name: str,
-    **kwargs: Any,
-) -> Any:
-    # AWS: aws-resource-sqs-queue, "If you don't specify a name, AWS CloudFormation generates a
-    # unique physical ID"; a FIFO queue's generated name ends in .fifo. moto 5.2.5 generated a
-    # name without the suffix and then rejected the FIFO queue.
-    properties = cloudformation_json.get("Properties", {})
-    fifo = str(properties.get("FifoQueue", "false")).lower() == "true"
-    name = str(resource_name)
-    if fifo and "QueueName" not in properties and not name.endswith(".fifo"):
-        name = name[:75] + ".fifo"
-    original = _original(cls, "create_from_cloudformation_json").__func__
-    return original(cls, name, cloudformation_json, account_id, region_name, **kwargs)
-
-
-def _table_from_cloudformation(
-    cls: Any,
-    /,
-    resource_name: str,
-    cloudformation_json: Any,
-    account_id: str,
-    region_name: str,
-    **kwargs: Any,
-) -> Any:
-    # AWS: aws-resource-dynamodb-table, TimeToLiveSpecification. moto 5.2.5 ignored it, so
-    # DescribeTimeToLive reported TTL disabled. (moto never expires items either way; the runtime
-    # compares expiration times itself, as it must on AWS too.)
-    original = _original(cls, "create_from_cloudformation_json").__func__
-    table = original(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
-    spec = cloudformation_json.get("Properties", {}).get("TimeToLiveSpecification")
-    if spec and "AttributeName" in spec:
-        enabled = str(spec.get("Enabled", "false")).lower() == "true"
-        dynamodb_backends[account_id][region_name].update_time_to_live(
-            table.name, {"Enabled": enabled, "AttributeName": spec["AttributeName"]}
-        )
-    return table
-
-
-def _apply_change_set(self: Any) -> None:
-    # AWS: API_DescribeStacks, "Outputs: A list of output structures", and
-    # using-cfn-updating-stacks-changesets: executing a change set creates or updates the stack
-    # from the change set's template, outputs included. moto 5.2.5's ChangeSet.apply updated the
-    # resources only: the stack kept the output map built from the empty template of
-    # CreateChangeSet (or the previous template on an update), so DescribeStacks had no Outputs
-    # after `cdk deploy`. Rebuilt here as moto's own CreateStack and UpdateStack do.
-    from moto.cloudformation.models import ChangeSet  # noqa: PLC0415 - loaded by apply() already
-
-    _original(ChangeSet, "apply")(self)
-    stack = self.stack
-    stack.template_dict = self.template_dict
-    stack.description = self.template_dict.get("Description")
-    stack.output_map = stack._create_output_map()
-
-
-def _patch_cloudformation() -> None:
-    # Imported here, not at the top: moto.cloudformation loads most of moto's services (~2.5 s on
-    # 2 cores), which a process importing this module without applying the patches should not pay.
-    from moto.cloudformation.models import ChangeSet  # noqa: PLC0415
-
-    _replace(Queue, "create_from_cloudformation_json", classmethod(_queue_from_cloudformation))
-    _replace(Table, "create_from_cloudformation_json", classmethod(_table_from_cloudformation))
-    _replace(ChangeSet, "apply", _apply_change_set)
+        replace(SQSBackend, name, _locked(SQSBackend, name))
+    replace(SQSBackend, "start_message_move_task", _start_message_move_task)
+    replace(SQSBackend, "list_message_move_tasks", _list_message_move_tasks)

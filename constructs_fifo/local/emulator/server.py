@@ -1,16 +1,17 @@
 """The local AWS emulator: moto's server, in this process, with the fidelity patches applied.
 
-``constructs-fifo local serve`` and ``constructs-fifo demo`` use it; tests start it on a free port.
-Run it as a separate process (2 cores: keeps moto off the drain's GIL) with::
+``constructs-fifo local serve`` runs it in the foreground; tests start it on a free port. The demo
+runs it as a child process (see :mod:`~constructs_fifo.local.emulator.process`)::
 
     python -m constructs_fifo.local.emulator --port 4566
 
-which prints ``constructs-fifo emulator ready at http://localhost:4566`` once it answers, and serves
-until SIGINT or SIGTERM.
+which prints ``constructs-fifo emulator ready at http://localhost:4566`` (the
+:data:`~constructs_fifo.local.emulator.launch.READY_LINE`) once it answers, and serves until SIGINT
+or SIGTERM.
 
 Examples
 --------
->>> from constructs_fifo.local.emulator import LocalEmulator
+>>> from constructs_fifo.local.emulator.server import LocalEmulator
 >>> with LocalEmulator(port=0) as emu:  # doctest: +SKIP
 ...     sqs = emu.client("sqs")
 ...     sqs.create_queue(QueueName="jobs.fifo", Attributes={"FifoQueue": "true"})
@@ -25,36 +26,19 @@ import socket
 import sys
 import threading
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, Final
 
-import boto3
 from moto.server import ThreadedMotoServer
 
-from constructs_fifo.local import fidelity
-from constructs_fifo.local.fidelity import FidelityError
+from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, free_port
+from constructs_fifo.local.emulator import patches
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, ready_line
+from constructs_fifo.local.errors import EmulatorError, LocalError
 
-__all__ = [
-    "DEFAULT_PORT",
-    "DEFAULT_REGION",
-    "EmulatorError",
-    "LocalEmulator",
-    "main",
-    "serve_forever",
-]
+__all__ = ["LocalEmulator", "main", "serve_forever"]
 
-DEFAULT_PORT = 4566
-"""The port AWS-emulating tools conventionally use."""
-
-DEFAULT_REGION = "us-east-1"
-"""Region of the fake credentials :meth:`LocalEmulator.client` uses."""
-
-READY_LINE = "constructs-fifo emulator ready at {url}"
-
-_LOOPBACK = {"localhost": "127.0.0.1"}
-
-
-class EmulatorError(FidelityError):
-    """The emulator could not start or was used before it started."""
+#: The address a host name binds to (moto finds templates in its S3 only when the URL says localhost).
+_LOOPBACK: Final = {"localhost": "127.0.0.1"}
 
 
 class LocalEmulator:
@@ -68,8 +52,8 @@ class LocalEmulator:
         Host name in :attr:`endpoint_url`. Keep ``"localhost"``: moto finds a CloudFormation
         template uploaded to its S3 only when the endpoint says ``localhost``.
     fidelity_patches
-        Apply :mod:`constructs_fifo.local.fidelity` (default). ``False`` serves moto as shipped,
-        which only the conformance suite uses, to show what the patches correct.
+        Apply :mod:`~constructs_fifo.local.emulator.patches` (default). ``False`` serves moto as
+        shipped, which only the conformance suite uses, to show what the patches correct.
 
     Examples
     --------
@@ -82,7 +66,7 @@ class LocalEmulator:
 
     def __init__(self, port: int = DEFAULT_PORT, host: str = "localhost", *, fidelity_patches: bool = True):
         if not 0 <= port <= 65535:
-            raise EmulatorError(f"port {port} is outside 0-65535; pass a TCP port, or 0 for a free one.")
+            raise EmulatorError(f"port {port} is outside 0-65535", "pass a TCP port, or 0 for a free one")
         self._requested_port = port
         self._host = host
         self._fidelity = fidelity_patches
@@ -98,7 +82,7 @@ class LocalEmulator:
     def port(self) -> int:
         """The port the server listens on (known once started)."""
         if self._port is None:
-            raise EmulatorError("the emulator has no port yet: call start() first (or use it as `with`).")
+            raise EmulatorError("the emulator has no port yet", "call start() first (or use it as `with`)")
         return self._port
 
     @property
@@ -113,20 +97,20 @@ class LocalEmulator:
         ------
         EmulatorError
             When the port is taken.
-        fidelity.UnsupportedMotoVersionError
+        UnsupportedMotoVersionError
             When moto is not the pinned version.
         """
         if self._server is not None:
             return self
         if self._fidelity:
-            fidelity.apply()
+            patches.apply()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         bind = _LOOPBACK.get(self._host, self._host)
-        port = self._requested_port or _free_port(bind)
+        port = self._requested_port or free_port(bind)
         if not _port_is_free(bind, port):
             raise EmulatorError(
-                f"port {port} on {bind} is already in use; stop what listens there, "
-                "or pass another port (0 picks a free one)."
+                f"port {port} on {bind} is already in use",
+                "stop what listens there, or pass another port (0 picks a free one)",
             )
         server = ThreadedMotoServer(ip_address=bind, port=port, verbose=False)
         server.start()
@@ -140,13 +124,13 @@ class LocalEmulator:
             self._server.stop()
             self._server = None
 
+    def target(self, region: str = DEFAULT_REGION) -> AwsTarget:
+        """This emulator as an :class:`~constructs_fifo.local.aws.AwsTarget` (fake credentials)."""
+        return AwsTarget(self.endpoint_url, region, fake_credentials=True)
+
     def client(self, service: str, region_name: str = DEFAULT_REGION) -> Any:
         """A boto3 client for ``service`` pointing at this emulator, with fake credentials."""
-        return boto3.session.Session(
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",  # moto accepts any credentials
-            region_name=region_name,
-        ).client(service, endpoint_url=self.endpoint_url)  # type: ignore[call-overload]
+        return self.target(region_name).client(service)
 
     def __enter__(self) -> LocalEmulator:
         return self.start()
@@ -158,12 +142,6 @@ class LocalEmulator:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def _free_port(bind: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((bind, 0))
-        return int(sock.getsockname()[1])
 
 
 def _port_is_free(bind: str, port: int) -> bool:
@@ -179,7 +157,7 @@ def _port_is_free(bind: str, port: int) -> bool:
 def serve_forever(port: int = DEFAULT_PORT, host: str = "localhost") -> None:
     """Run the emulator in the foreground until SIGINT or SIGTERM.
 
-    Prints ``constructs-fifo emulator ready at http://HOST:PORT`` (flushed) once it answers.
+    Prints the ready line (flushed) once it answers.
     """
     stop = threading.Event()
 
@@ -189,7 +167,7 @@ def serve_forever(port: int = DEFAULT_PORT, host: str = "localhost") -> None:
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with LocalEmulator(port=port, host=host) as emu:
-            print(READY_LINE.format(url=emu.endpoint_url), flush=True)
+            print(ready_line(emu.endpoint_url), flush=True)
             while not stop.wait(0.5):
                 pass
     finally:
@@ -208,11 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         serve_forever(port=args.port, host=args.host)
-    except FidelityError as err:
-        print(f"constructs-fifo emulator: {err}", file=sys.stderr)
+    except LocalError as err:
+        print(f"constructs-fifo emulator: {err.one_line()}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

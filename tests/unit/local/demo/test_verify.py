@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from constructs_fifo.local.verify import Expectations, Observed, expectations_of, verify
-from constructs_fifo.local.workload import WorkloadSpec, generate_workload
+from constructs_fifo.local.demo.verify import Expectations, Observed, expectations_of, verify
+from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
 
 EXPECTED = Expectations(order={"ws-a": ["a1", "a2", "a3"], "ws-b": ["b1", "b3"]}, poison={"b2": "ws-b"})
 CLEAN = Observed(

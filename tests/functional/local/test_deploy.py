@@ -18,18 +18,15 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from constructs_fifo.local import fidelity
-from constructs_fifo.local.credentials import FAKE_CREDENTIALS
-from constructs_fifo.local.deploy import (
+from constructs_fifo.local.aws import FAKE_CREDENTIALS, AwsTarget
+from constructs_fifo.local.deploy import cdk_executable, deploy, stack_outputs
+from constructs_fifo.local.emulator import patches
+from constructs_fifo.local.errors import (
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
     StackNotFoundError,
     StackOutputsError,
-    cdk_executable,
-    child_environment,
-    deploy,
-    stack_outputs,
 )
 
 REGION = "eu-west-1"
@@ -73,11 +70,11 @@ def session() -> Iterator[boto3.Session]:
 @pytest.fixture
 def fidelity_patches() -> Iterator[None]:
     """moto as the emulator serves it; reverted afterwards unless something applied it before."""
-    already = fidelity.is_applied()
-    fidelity.apply()
+    already = patches.is_applied()
+    patches.apply()
     yield
     if not already:
-        fidelity.revert()
+        patches.revert()
 
 
 def _calls(log: Path) -> list[dict[str, Any]]:
@@ -91,15 +88,14 @@ def _base_env(log: Path, **extra: str) -> dict[str, str]:
 def test_deploy_bootstraps_a_fresh_environment_then_deploys(
     app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
 ) -> None:
-    # GIVEN an endpoint with no CDKToolkit stack and no credentials in the environment
+    # GIVEN an endpoint with no CDKToolkit stack, reached with fake credentials
     log = tmp_path / "calls.jsonl"
 
     # WHEN the app is deployed to the endpoint
     outputs = deploy(
         app_dir,
         stack="AgentJobs",
-        endpoint_url="http://localhost:4566",
-        region=REGION,
+        target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
         env=_base_env(log),
         cdk=str(fake_cdk),
         cloudformation_client=session.client("cloudformation"),
@@ -139,7 +135,7 @@ def test_deploy_skips_bootstrap_when_the_toolkit_stack_exists(
     # WHEN the app is deployed
     deploy(
         app_dir,
-        region=REGION,
+        target=AwsTarget(None, REGION),
         env=_base_env(log),
         cdk=str(fake_cdk),
         cloudformation_client=session.client("cloudformation"),
@@ -161,7 +157,7 @@ def test_a_failing_cdk_command_raises_with_its_output(
     with pytest.raises(CdkCommandError, match=r"deploy AgentJobs .* exited with status 3") as caught:
         deploy(
             app_dir,
-            region=REGION,
+            target=AwsTarget(None, REGION),
             env=env,
             cdk=str(fake_cdk),
             cloudformation_client=session.client("cloudformation"),
@@ -173,47 +169,49 @@ def test_a_failing_cdk_command_raises_with_its_output(
 def test_deploy_refuses_a_directory_without_cdk_json(tmp_path: Path) -> None:
     # GIVEN a directory that is not a CDK app WHEN deployed THEN the error says what to pass
     with pytest.raises(DeployError, match=r"has no cdk\.json; it must be the CDK app's directory"):
-        deploy(tmp_path, cdk="cdk")
+        deploy(tmp_path, target=AwsTarget(None), cdk="cdk")
 
 
-def test_child_environment_keeps_configured_credentials() -> None:
-    # GIVEN an environment with credentials WHEN the child environment is built for an endpoint
-    env = child_environment(
-        endpoint_url="http://localhost:1", region=REGION, env={"AWS_ACCESS_KEY_ID": "mine", "PATH": "/bin"}
-    )
-
-    # THEN the credentials are kept, and the current Python comes first on PATH
-    assert env["AWS_ACCESS_KEY_ID"] == "mine"
-    assert "AWS_SECRET_ACCESS_KEY" not in env
-    assert env["PATH"].split(os.pathsep) == [str(Path(sys.executable).parent), "/bin"]
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
 
 
-def test_child_environment_without_endpoint_adds_no_credentials() -> None:
-    # GIVEN no endpoint (real AWS) WHEN the child environment is built THEN no fake credentials appear
-    env = child_environment(region=REGION, env={"PATH": "/bin"})
-    assert "AWS_ACCESS_KEY_ID" not in env
-    assert "AWS_ENDPOINT_URL" not in env
+def test_cdk_executable_takes_cdk_on_path_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a CDK CLI on PATH and another in the app's node_modules
+    on_path = _executable(tmp_path / "bin" / "cdk")
+    _executable(tmp_path / "app" / "node_modules" / ".bin" / "cdk")
+    monkeypatch.setenv("PATH", str(on_path.parent))
+    # WHEN the CLI is looked up THEN the one on PATH is used, as for any pip-installed tool
+    assert cdk_executable(tmp_path / "app") == str(on_path)
 
 
-def test_cdk_executable_prefers_the_apps_node_modules(tmp_path: Path) -> None:
-    # GIVEN an app directory with its own CDK CLI
-    local = tmp_path / "node_modules" / ".bin" / "cdk"
-    local.parent.mkdir(parents=True)
-    local.write_text("#!/bin/sh\n")
-    local.chmod(0o755)
-
+def test_cdk_executable_falls_back_to_the_apps_node_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN no CDK CLI on PATH, and one in the app's node_modules
+    local = _executable(tmp_path / "node_modules" / ".bin" / "cdk")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     # WHEN the CLI is looked up THEN that one is used
     assert cdk_executable(tmp_path) == str(local)
 
 
 def test_cdk_executable_explains_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # GIVEN no CLI in the app, in the project or on PATH
-    monkeypatch.setattr("constructs_fifo.local.deploy._PROJECT_ROOT", tmp_path / "nowhere")
+    # GIVEN no CLI on PATH nor in the app
     monkeypatch.setenv("PATH", str(tmp_path))
 
-    # WHEN it is looked up THEN the error says how to install it
-    with pytest.raises(CdkNotFoundError, match=r"Fix: run `npm ci` in the project"):
+    # WHEN it is looked up THEN the error names both places and how to install it, and nothing else
+    with pytest.raises(CdkNotFoundError) as caught:
         cdk_executable(tmp_path)
+    assert caught.value.message == (
+        f"the AWS CDK CLI was not found (no `cdk` on PATH, no {tmp_path.resolve()}/node_modules/.bin/cdk); "
+        "deploying needs it"
+    )
+    assert caught.value.fix == (
+        f"install it: `npm install -g aws-cdk@2`, or `npm install aws-cdk@2` in {tmp_path.resolve()}"
+    )
 
 
 def test_stack_outputs_reads_outputs_and_names_missing_stacks(session: boto3.Session) -> None:

@@ -26,36 +26,22 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Literal
+
+from constructs_fifo.client.limits import MAX_ID_LENGTH
+from constructs_fifo.local.demo.sample_app import JOB_TYPES, group_of, poison, transient_failure
+from constructs_fifo.local.errors import WorkloadError
 
 __all__ = [
-    "JOB_TYPES",
     "PlannedJob",
     "PlannedSend",
     "SendKind",
     "Workload",
-    "WorkloadError",
     "WorkloadSpec",
     "generate_workload",
-    "group_of",
 ]
 
-#: The job types of the sample app, in the order one workspace's cycle runs them.
-JOB_TYPES: Final = ("apply_patch", "run_tests", "open_pr")
-
 SendKind = Literal["original", "sqs_duplicate", "late_duplicate"]
-
-#: SQS FIFO's limit for MessageGroupId and MessageDeduplicationId.
-_MAX_ID_LENGTH: Final = 128
-
-
-class WorkloadError(ValueError):
-    """A workload specification breaks a rule; the message names each value, rule and fix."""
-
-
-def group_of(workspace_id: str) -> str:
-    """Return the MessageGroupId of a workspace (``ws#<workspaceId>``)."""
-    return f"ws#{workspace_id}"
 
 
 @dataclass(frozen=True)
@@ -111,7 +97,9 @@ class WorkloadSpec:
         """Raise :class:`WorkloadError` listing every broken rule at once."""
         found = self.problems()
         if found:
-            raise WorkloadError("invalid workload: " + "; ".join(found))
+            raise WorkloadError(
+                "invalid workload: " + "; ".join(found), "change the values named above as each says"
+            )
 
 
 @dataclass(frozen=True)
@@ -192,7 +180,7 @@ class Workload:
         goes out in a later request than its original, as a retried send would.
         """
         if not 1 <= size <= 10:
-            raise WorkloadError(f"batch size={size}: SendMessageBatch takes 1 to 10 entries; pass 1-10")
+            raise WorkloadError(f"batch size={size}: SendMessageBatch takes 1 to 10 entries", "pass 1 to 10")
         chunk: list[PlannedSend] = []
         seen: set[str] = set()
         for send in self.sends:
@@ -264,9 +252,9 @@ def generate_workload(spec: WorkloadSpec) -> Workload:
         job_type = JOB_TYPES[index % len(JOB_TYPES)]
         payload = _payload(job_type, workspace_id, index)
         if job_id in poison_ids:
-            payload["simulate"] = "poison"
+            payload.update(poison())
         elif job_id in fail_attempts:
-            payload["simulate"] = {"fail_attempts": fail_attempts[job_id]}
+            payload.update(transient_failure(fail_attempts[job_id]))
         jobs.append(
             PlannedJob(
                 job_id=job_id,
@@ -308,6 +296,9 @@ def generate_workload(spec: WorkloadSpec) -> Workload:
 
     for send in plan:
         for value in (send.deduplication_id, send.job.group):
-            if len(value) > _MAX_ID_LENGTH:  # pragma: no cover - ids are short by construction
-                raise WorkloadError(f"id {value!r} is longer than {_MAX_ID_LENGTH} characters")
+            if len(value) > MAX_ID_LENGTH:  # pragma: no cover - ids are short by construction
+                raise WorkloadError(
+                    f"id {value!r} is longer than {MAX_ID_LENGTH} characters, SQS's limit",
+                    "pass a smaller --seed",
+                )
     return Workload(spec=spec, jobs=tuple(jobs), sends=tuple(plan), workspace_ids=workspace_ids)

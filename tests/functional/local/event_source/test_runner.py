@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
-from constructs_fifo.local.emulator import LocalEmulator
-from constructs_fifo.local.runner import BatchReport, EventSourceRunner, MappingNotFoundError
+from constructs_fifo.local.emulator.server import LocalEmulator
+from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
+from constructs_fifo.local.event_source.runner import BatchReport, EventSourceRunner
 
 REGION = "us-east-1"
 BUCKET = "cdk-hnb659fds-assets-123456789012-us-east-1"
@@ -100,6 +100,7 @@ def deploy(
     batch_size: int = 10,
     max_concurrency: int | None = None,
     reserved: int | None = None,
+    enabled: bool = True,
 ) -> Deployed:
     """Create DLQ, queue, function and mapping; send ``(id, group, action)`` jobs first."""
     name = f"fn-{uuid.uuid4().hex[:8]}"
@@ -148,6 +149,7 @@ def deploy(
         "FunctionName": name,
         "BatchSize": batch_size,
         "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "Enabled": enabled,
     }
     if max_concurrency is not None:
         mapping["ScalingConfig"] = {"MaximumConcurrency": max_concurrency}
@@ -158,8 +160,7 @@ def deploy(
 def runner_for(emu: LocalEmulator, deployed: Deployed, **kwargs: Any) -> EventSourceRunner:
     return EventSourceRunner.from_function(
         deployed.name,
-        endpoint_url=emu.endpoint_url,
-        region=REGION,
+        target=emu.target(REGION),
         lambda_client=emu.client("lambda"),
         sqs_client=emu.client("sqs"),
         s3_client=emu.client("s3"),
@@ -367,12 +368,12 @@ def test_max_receive_count_moves_a_failing_message_to_the_dlq(
 
 
 def test_concurrency_is_bounded_by_maximum_concurrency(emulator: LocalEmulator, tmp_path: Path) -> None:
-    # GIVEN six groups of one 0.3 s job, MaximumConcurrency 2, batches of one
+    # GIVEN six groups of one 0.5 s job, MaximumConcurrency 2, batches of one
     jobs = [(f"j{i}", f"g{i}", "sleep") for i in range(6)]
     deployed = deploy(emulator, tmp_path, [], batch_size=1, max_concurrency=2, reserved=10)
     sqs = emulator.client("sqs")
     for job_id, group, _ in jobs:
-        body = json.dumps({"id": job_id, "action": "sleep", "seconds": 0.3})
+        body = json.dumps({"id": job_id, "action": "sleep", "seconds": 0.5})
         sqs.send_message(
             QueueUrl=deployed.queue_url, MessageBody=body, MessageGroupId=group, MessageDeduplicationId=job_id
         )
@@ -381,12 +382,13 @@ def test_concurrency_is_bounded_by_maximum_concurrency(emulator: LocalEmulator, 
     with runner_for(emulator, deployed) as runner:
         stats = runner.drain(until_empty=True, quiet_seconds=0.3)
 
-    # THEN at most two invocations overlapped, in at most two worker processes, and all jobs ran
+    # THEN exactly two invocations overlapped: never more than the limit, and the independent groups
+    # did run side by side (3 s of work over two slots), in two worker processes; all jobs ran
     seen = lines(deployed)
     assert len(seen) == 6
-    assert len({line["pid"] for line in seen}) <= 2
-    assert max_overlap(seen) <= 2
-    assert stats.cold_starts <= 2
+    assert max_overlap(seen) == 2
+    assert len({line["pid"] for line in seen}) == 2
+    assert stats.cold_starts == 2
     assert stats.succeeded == 6
 
 
@@ -403,40 +405,155 @@ def test_for_seconds_stops_a_drain_that_would_not_end(emulator: LocalEmulator, t
     assert depth(emulator, deployed.queue_url) == 1
 
 
-def test_from_stack_finds_the_function_by_its_output(emulator: LocalEmulator, tmp_path: Path) -> None:
-    # GIVEN a stack whose FunctionName output names a deployed function with a mapping
-    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok")])
-    template = {
-        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-        "Outputs": {"FunctionName": {"Value": deployed.name}},
-    }
-    stack = f"Stack-{deployed.name}"
-    emulator.client("cloudformation").create_stack(StackName=stack, TemplateBody=json.dumps(template))
+def deploy_stack(emu: LocalEmulator, tmp_path: Path, name: str, constructs: list[str]) -> dict[str, Deployed]:
+    """A stack holding one queue, DLQ, function and mapping per construct, as ``cdk deploy`` leaves it.
+
+    Every resource carries the ``aws:cdk:path`` metadata the CDK CLI writes; each queue gets one job.
+    """
+    resources: dict[str, Any] = {}
+    key = f"{hashlib.sha256(name.encode()).hexdigest()}.zip"
+    emu.client("s3").put_object(Bucket=BUCKET, Key=key, Body=_zip())
+    deployed: dict[str, Deployed] = {}
+    for construct in constructs:
+        queue_name = f"{name}-{construct}"
+        function_name = f"{name}-{construct}-fn"
+
+        def path(child: str, construct: str = construct) -> dict[str, Any]:
+            return {"aws:cdk:path": f"{name}/{construct}/{child}/Resource"}
+
+        resources[f"{construct}Dlq"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"QueueName": f"{queue_name}-dlq.fifo", "FifoQueue": True},
+            "Metadata": path("DeadLetterQueue"),
+        }
+        resources[f"{construct}Queue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": f"{queue_name}.fifo",
+                "FifoQueue": True,
+                "VisibilityTimeout": 2,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{construct}Dlq", "Arn"]},
+                    "maxReceiveCount": 5,
+                },
+            },
+            "Metadata": path("Queue"),
+        }
+        resources[f"{construct}Function"] = {
+            "Type": "AWS::Lambda::Function",
+            "Properties": {
+                "FunctionName": function_name,
+                "Runtime": "python3.13",
+                "Role": "arn:aws:iam::123456789012:role/fn-role",
+                "Handler": "tiny_handler.handle",
+                "Code": {"S3Bucket": BUCKET, "S3Key": key},
+                "Timeout": 2,
+                "Environment": {
+                    "Variables": {
+                        "OUT_FILE": str(tmp_path / f"{function_name}.jsonl"),
+                        "ONLY_THIS_FUNCTION": function_name,
+                        "CONSTRUCTS_FIFO_CLAIM_TABLE": f"{construct}-claims",
+                    }
+                },
+            },
+            "Metadata": path("Function"),
+        }
+        resources[f"{construct}Mapping"] = {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": {"Fn::GetAtt": [f"{construct}Queue", "Arn"]},
+                "FunctionName": {"Ref": f"{construct}Function"},
+                "BatchSize": 10,
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            },
+            "Metadata": {"aws:cdk:path": f"{name}/{construct}/Function/SqsEventSource/Resource"},
+        }
+        deployed[construct] = Deployed(function_name, "", "", tmp_path / f"{function_name}.jsonl")
+    emu.client("cloudformation").create_stack(
+        StackName=name, TemplateBody=json.dumps({"Resources": resources})
+    )
+    sqs = emu.client("sqs")
+    for construct in constructs:
+        url = sqs.get_queue_url(QueueName=f"{name}-{construct}.fifo")["QueueUrl"]
+        dlq = sqs.get_queue_url(QueueName=f"{name}-{construct}-dlq.fifo")["QueueUrl"]
+        sqs.send_message(
+            QueueUrl=url,
+            MessageBody=json.dumps({"id": construct}),
+            MessageGroupId="g",
+            MessageDeduplicationId="d",
+        )
+        deployed[construct] = Deployed(deployed[construct].name, url, dlq, deployed[construct].out_file)
+    return deployed
+
+
+def test_from_stack_runs_the_function_of_the_stacks_only_queue(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN a stack with one queue, its function and mapping, and a job on the queue
+    stack = f"One-{uuid.uuid4().hex[:6]}"
+    [only] = deploy_stack(emulator, tmp_path, stack, ["Jobs"]).values()
 
     # WHEN a runner is built from the stack and drains
-    with EventSourceRunner.from_stack(
-        stack, endpoint_url=emulator.endpoint_url, region=REGION, session=_session()
-    ) as runner:
+    with EventSourceRunner.from_stack(stack, target=emulator.target(REGION)) as runner:
         stats = runner.drain(quiet_seconds=0.3)
 
-    # THEN it ran that function's code on that function's queue
-    assert runner.function.name == deployed.name
+    # THEN it ran that function's deployed code on that queue
+    assert runner.function.name == only.name
+    assert runner.queue.url == only.queue_url
     assert stats.succeeded == 1
-    assert [line["id"] for line in lines(deployed)] == ["a"]
+    assert [(line["id"], line["marker"]) for line in lines(only)] == [("Jobs", "deployed-copy")]
+    assert depth(emulator, only.queue_url) == 0
+
+
+def test_a_stack_with_two_queues_needs_queue_and_lists_both(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a stack with two OrderedAgentQueue-like constructs
+    stack = f"Two-{uuid.uuid4().hex[:6]}"
+    deployed = deploy_stack(emulator, tmp_path, stack, ["First", "Second"])
+
+    # WHEN a runner is built without --queue THEN the error lists both construct paths and queues
+    with pytest.raises(AmbiguousQueueError) as caught:
+        EventSourceRunner.from_stack(stack, target=emulator.target(REGION))
+    assert f"{stack}/First (queue {stack}-First.fifo)" in caught.value.message
+    assert f"{stack}/Second (queue {stack}-Second.fifo)" in caught.value.message
+    assert caught.value.fix == f"pass --queue with a construct path or queue name, e.g. --queue {stack}/First"
+
+    # WHEN --queue names the second, by construct path THEN only its function runs on only its queue
+    with EventSourceRunner.from_stack(stack, target=emulator.target(REGION), queue="Second") as runner:
+        stats = runner.drain(quiet_seconds=0.3)
+    assert runner.function.name == deployed["Second"].name
+    assert runner.function.environment["CONSTRUCTS_FIFO_CLAIM_TABLE"] == "Second-claims"
+    assert stats.succeeded == 1
+    assert [line["id"] for line in lines(deployed["Second"])] == ["Second"]
+    assert lines(deployed["First"]) == []
+    assert depth(emulator, deployed["First"].queue_url) == 1
+
+    # AND by queue name it picks the first
+    with EventSourceRunner.from_stack(
+        stack, target=emulator.target(REGION), queue=f"{stack}-First.fifo"
+    ) as runner:
+        assert runner.queue.url == deployed["First"].queue_url
 
 
 def test_from_stack_names_a_missing_stack(emulator: LocalEmulator) -> None:
     # GIVEN no such stack WHEN a runner is built THEN the error names it and the fix
-    with pytest.raises(
-        MappingNotFoundError, match=r"stack 'Missing' was not found .* Fix: run `constructs-fifo deploy`"
-    ):
-        EventSourceRunner.from_stack(
-            "Missing", endpoint_url=emulator.endpoint_url, region=REGION, session=_session()
-        )
+    with pytest.raises(StackNotFoundError, match=r"stack 'Missing' was not found") as caught:
+        EventSourceRunner.from_stack("Missing", target=emulator.target(REGION))
+    assert caught.value.fix.startswith("run `constructs-fifo deploy`")
 
 
-def _session() -> boto3.Session:
-    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+def test_a_disabled_mapping_is_skipped_and_its_messages_stay(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a function whose mapping is disabled, and a job on its queue
+    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok")], enabled=False)
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+
+    # THEN nothing ran, the job is still queued, and the stats say why
+    assert lines(deployed) == []
+    assert depth(emulator, deployed.queue_url) == 1
+    assert stats.skipped is not None
+    assert f"of function {deployed.name} is Disabled" in stats.skipped
 
 
 def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:

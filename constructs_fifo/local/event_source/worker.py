@@ -1,9 +1,9 @@
 """One Lambda execution environment for the local event source runner, run as a subprocess.
 
-Started as a script (``python worker.py CODE_DIR HANDLER``), never imported by the runner: its
+Started as a script by ``pool.py`` (``python worker.py CODE_DIR HANDLER``), never imported: its
 ``sys.path`` starts with the function's extracted code, so the handler (and the copy of
 ``constructs_fifo`` the asset carries) is imported from there, not from the installed package. Its
-environment is the function's environment, set by the runner.
+environment is the function's environment, set by the pool.
 
 Protocol, one JSON object per line. The worker imports the handler once (the cold start) and writes
 ``{"ready": true, "init_ms": N}`` or ``{"ready": false, "error": {...}}`` on the protocol pipe. Then,

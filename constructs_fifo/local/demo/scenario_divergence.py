@@ -13,24 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Final
 
-from boto3.dynamodb.types import TypeDeserializer
-
-from constructs_fifo.client import JobMessage, JobProducer
-from constructs_fifo.local.credentials import make_session
-from constructs_fifo.local.demo import (
-    DemoOptions,
-    Phase,
-    Reporter,
-    deploy_or_read_outputs,
-    drain_queue,
-    endpoint_for,
-    make_clients,
+from constructs_fifo.client import JobMessage
+from constructs_fifo.local.demo import steps
+from constructs_fifo.local.demo.sample_app import (
+    APPLIED_ATTRIBUTE,
+    JOB_TYPES,
+    VERSION_ATTRIBUTE,
+    WORKSPACE_KEY,
+    group_of,
+    read_workspace,
 )
-from constructs_fifo.local.verify import APPLIED_ATTRIBUTE, WORKSPACE_KEY
-from constructs_fifo.local.workload import group_of
+from constructs_fifo.local.demo.steps import DemoOptions, Phase, Reporter
 
 __all__ = [
     "EVENTS",
@@ -42,18 +37,18 @@ __all__ = [
     "run_divergence",
 ]
 
+_APPLY_PATCH, _RUN_TESTS, _OPEN_PR = JOB_TYPES
 #: The events, as the right producer sends them: (suffix, type, payload).
 EVENTS: Final = (
-    ("patch", "apply_patch", {"patch": "fix-login-timeout", "files": ["src/auth.py"]}),
-    ("tests", "run_tests", {"suite": "unit"}),
-    ("pr", "open_pr", {"title": "Fix login timeout", "base": "main"}),
+    ("patch", _APPLY_PATCH, {"patch": "fix-login-timeout", "files": ["src/auth.py"]}),
+    ("tests", _RUN_TESTS, {"suite": "unit"}),
+    ("pr", _OPEN_PR, {"title": "Fix login timeout", "base": "main"}),
 )
 #: The wrong producer's order: indexes into :data:`EVENTS`.
 SHUFFLED: Final = (0, 2, 1)
 
 #: Bookkeeping attributes that are the same kind of thing in both outcomes, not the state.
-_BOOKKEEPING: Final = frozenset({WORKSPACE_KEY, APPLIED_ATTRIBUTE, "version", "updated_at"})
-_DESERIALIZER: Final = TypeDeserializer()
+_BOOKKEEPING: Final = frozenset({WORKSPACE_KEY, APPLIED_ATTRIBUTE, VERSION_ATTRIBUTE})
 
 
 @dataclass(frozen=True)
@@ -154,19 +149,6 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _plain(value: Any) -> Any:
-    """DynamoDB numbers come back as Decimal; show whole numbers as int."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, set):
-        return sorted(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 def _without_job_ids(value: Any) -> Any:
     """Drop ``jobId`` fields: the two workspaces' job ids differ by construction, not by outcome."""
     if isinstance(value, list):
@@ -199,41 +181,30 @@ def plan(seed: int) -> tuple[tuple[str, list[JobMessage]], tuple[str, list[JobMe
 def run_divergence(options: DemoOptions, *, say: Reporter = print) -> DivergenceResult:
     """Deploy (unless told not to), send both workspaces' events, drain, and read both outcomes."""
     timings = Phase()
-    with endpoint_for(options, timings) as (endpoint, fake):
-        clients = make_clients(endpoint, options.region, fake_credentials=fake)
+    with steps.connect(options, timings) as target:
+        clients = steps.make_clients(target)
         with timings.timed("deploy"):
-            outputs = deploy_or_read_outputs(options, endpoint, fake_credentials=fake, say=say)
+            prepared = steps.prepare(options, target, say=say)
+        resources = prepared.resources
         (first, first_messages), (second, second_messages) = plan(options.spec.seed)
         with timings.timed("send"):
-            producer = JobProducer(outputs["QueueUrl"], sqs_client=clients.sqs)
             say(f"sending the same 3 events to {first} (in order) and {second} (shuffled) ...")
-            producer.send_batch(first_messages + second_messages)
+            steps.send(
+                first_messages + second_messages, resources.queue_url, sqs_client=clients.sqs, target=target
+            )
         with timings.timed("drain"):
             say("draining both workspaces through the function's handler ...")
-            drain_queue(
-                options.stack,
-                endpoint_url=endpoint,
-                region=options.region,
-                session=make_session(options.region, fake_credentials=fake),
-            )
+            steps.drain(prepared, target=target, say=say)
         outcomes = []
         for workspace, messages in ((first, first_messages), (second, second_messages)):
-            item = (
-                clients.dynamodb.get_item(
-                    TableName=outputs["WorkspaceTableName"],
-                    Key={WORKSPACE_KEY: {"S": workspace}},
-                    ConsistentRead=True,
-                ).get("Item")
-                or {}
-            )
-            plain = {key: _plain(_DESERIALIZER.deserialize(value)) for key, value in item.items()}
+            item = read_workspace(clients.dynamodb, resources.workspace_table, workspace) or {}
             outcomes.append(
                 WorkspaceOutcome(
                     workspace=workspace,
                     sent=tuple(m.job_id for m in messages),
                     sent_types=tuple(m.job_type for m in messages),
-                    applied=tuple(str(j) for j in plain.get(APPLIED_ATTRIBUTE, [])),
-                    state=outcome_state(plain),
+                    applied=tuple(str(j) for j in item.get(APPLIED_ATTRIBUTE, [])),
+                    state=outcome_state(item),
                 )
             )
     return DivergenceResult(in_order=outcomes[0], shuffled=outcomes[1], timings=timings)
