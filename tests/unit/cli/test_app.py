@@ -11,6 +11,7 @@ from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
 from constructs_fifo.cli import app as cli_app
 from constructs_fifo.local.emulator import launch
 from constructs_fifo.local.errors import CdkNotFoundError, EmulatorError
+from constructs_fifo.local.event_source.runner import DrainStats
 from constructs_fifo.local.stack import DeployedQueue
 
 
@@ -237,3 +238,34 @@ def test_without_the_local_extra_the_emulator_commands_say_what_to_install(
     assert len(err) == 1
     assert "constructs_fifo_no_such_package" in err[0]
     assert "pip install 'constructs-fifo[local]'" in err[0]
+
+
+def test_drain_of_a_disabled_mapping_says_it_was_skipped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a stack whose queue's event source mapping is disabled (the runner skips it)
+    class Runner:
+        @classmethod
+        def from_stack(cls, stack: str, **kwargs: object) -> Runner:
+            return cls()
+
+        def __enter__(self) -> Runner:
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            pass
+
+        def drain(self, **kwargs: object) -> DrainStats:
+            return DrainStats(skipped="the event source mapping u of function fn is Disabled, ...")
+
+    monkeypatch.setattr(cli_app, "EventSourceRunner", Runner)
+    # WHEN drain runs
+    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    # THEN it succeeds, says on stderr why nothing was drained, and the stats carry the reason too
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.err.strip() == (
+        "constructs-fifo: not drained: the event source mapping u of function fn is Disabled, ..."
+    )
+    assert json.loads(captured.out)["batches"] == 0
+    assert json.loads(captured.out)["skipped"].startswith("the event source mapping u")
