@@ -1,4 +1,9 @@
-"""The sample job code (lambda/agent_worker.py) on a moto DynamoDB table."""
+"""The sample job code (lambda/agent_worker.py) on a moto DynamoDB table, held to the app's contract.
+
+The worker ships in the function's asset, which holds only the runtime, so it cannot import the
+sample app's contract (:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and
+the contract tests below hold them to it.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +18,26 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.local.demo.sample_app import (
+    APPLIED_ATTRIBUTE,
+    ENV_WORKSPACE_TABLE,
+    GROUP_PREFIX,
+    JOB_TYPES,
+    REPLAYED_ATTRIBUTE,
+    VERSION_ATTRIBUTE,
+    WORKSPACE_KEY,
+    group_of,
+    poison,
+    read_workspace,
+    transient_failure,
+)
 from constructs_fifo.runtime import Job, PermanentJobError
 
-REPO = Path(__file__).resolve().parents[2]
+WORKER_FILE = Path(__file__).resolve().parents[2] / "lambda" / "agent_worker.py"
 
 
 def _load_worker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("agent_worker", REPO / "lambda" / "agent_worker.py")
+    spec = importlib.util.spec_from_file_location("agent_worker", WORKER_FILE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -36,8 +54,8 @@ def store() -> Iterator[Any]:
         dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
         table = dynamodb.create_table(
             TableName="workspaces",
-            KeySchema=[{"AttributeName": "workspaceId", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "workspaceId", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": WORKSPACE_KEY, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": WORKSPACE_KEY, "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST",
         )
         yield worker.WorkspaceStore(table)
@@ -133,3 +151,43 @@ def test_default_store_needs_the_table_name(monkeypatch: pytest.MonkeyPatch) -> 
     # WHEN a job runs without an injected store THEN the error names the variable
     with pytest.raises(RuntimeError, match="WORKSPACE_TABLE_NAME is not set"):
         worker.handle(_job("j1", "apply_patch"), None)
+
+
+# --- the contract -------------------------------------------------------------------------------------
+
+
+def test_the_worker_keeps_the_contracts_names() -> None:
+    # GIVEN the worker's own copies WHEN compared with the contract THEN they are the same
+    assert worker.ENV_WORKSPACE_TABLE == ENV_WORKSPACE_TABLE
+    assert worker.GROUP_PREFIX == GROUP_PREFIX
+    assert tuple(worker.JOB_TYPES) == JOB_TYPES
+    assert worker.REPLAYED == REPLAYED_ATTRIBUTE
+    # AND the worker does not import the contract (its asset holds only the runtime)
+    assert "constructs_fifo.local" not in WORKER_FILE.read_text()
+
+
+def test_the_worker_writes_workspaces_the_contract_reads(store: Any) -> None:
+    # GIVEN the worker on a table keyed as the contract says (the fixture's)
+    # WHEN one job of every type runs in the contract's group, and the first is delivered again
+    for index, job_type in enumerate(JOB_TYPES):
+        worker.handle(_job(f"j{index}", job_type, group=group_of("w1")), None, store=store)
+    worker.handle(_job("j0", JOB_TYPES[0], group=group_of("w1"), attempt=2), None, store=store)
+    # THEN the contract's read sees them applied in order, the replay, and the version
+    item = read_workspace(boto3.client("dynamodb", region_name="us-east-1"), "workspaces", "w1")
+    assert item is not None
+    assert item[WORKSPACE_KEY] == "w1"
+    assert item[APPLIED_ATTRIBUTE] == ["j0", "j1", "j2"]
+    assert item[REPLAYED_ATTRIBUTE] == ["j0"]
+    assert item[VERSION_ATTRIBUTE] == 4
+
+
+def test_the_workers_failures_are_asked_for_as_the_contract_says(store: Any) -> None:
+    # GIVEN a poison payload WHEN it runs THEN it fails permanently
+    with pytest.raises(PermanentJobError, match="poison"):
+        worker.handle(_job("p", JOB_TYPES[0], poison()), None, store=store)
+    # GIVEN a payload failing twice WHEN attempts 1 to 3 run THEN only the third applies it
+    for attempt in (1, 2):
+        with pytest.raises(worker.SimulatedFailureError):
+            worker.handle(_job("t", JOB_TYPES[0], transient_failure(2), attempt=attempt), None, store=store)
+    worker.handle(_job("t", JOB_TYPES[0], transient_failure(2), attempt=3), None, store=store)
+    assert store.load("w1")[0]["applied"] == ["t"]

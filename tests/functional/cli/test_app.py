@@ -84,16 +84,6 @@ def _refusing_endpoint(status: int, code: str, message: str) -> Iterator[str]:
         server.server_close()
 
 
-@pytest.fixture
-def throttling() -> Iterator[str]:
-    yield from _refusing_endpoint(*THROTTLED)
-
-
-@pytest.fixture
-def denying() -> Iterator[str]:
-    yield from _refusing_endpoint(*DENIED)
-
-
 def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     """The error line: the last of stderr, and the only one from the CLI (deploy says what it starts)."""
     err = capsys.readouterr().err.strip().splitlines()
@@ -137,45 +127,40 @@ def test_demo_against_an_endpoint_nobody_listens_on_is_one_line(capsys: pytest.C
     assert "Fix: start the emulator there" in line
 
 
-@pytest.mark.parametrize(
-    ("argv", "operation"),
-    [
-        (["drain"], "ListStackResources"),
-        (["deploy"], "DescribeStacks"),
-        (["demo", "--no-deploy"], "ListStackResources"),
-    ],
-)
-def test_throttling_is_one_line_with_the_call_and_how_to_retry_longer(
-    argv: list[str], operation: str, throttling: str, app_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # GIVEN an endpoint that throttles every call WHEN the command runs against it
-    code = main(
-        [*argv, "--endpoint-url", throttling, *(["--app-dir", str(app_dir)] if "deploy" in argv else [])]
-    )
-    # THEN one line names the call, the code and the fix
-    line = _one_line(capsys)
-    assert code == EXIT_ENVIRONMENT
-    assert f"{argv[0]}: {throttling} throttled {operation} (Throttling: Rate exceeded)" in line
-    assert "Fix: wait a minute and run it again; to retry longer, set AWS_RETRY_MODE=adaptive" in line
+#: (command line, the first call it makes)
+COMMANDS = [
+    (["drain"], "ListStackResources"),
+    (["deploy"], "DescribeStacks"),
+    (["demo", "--no-deploy"], "ListStackResources"),
+]
+#: (what the endpoint answers, what the line says about the call, the start of the fix)
+REFUSALS = [
+    (THROTTLED, "throttled {operation} (Throttling: Rate exceeded)", "Fix: wait a minute and run it again"),
+    (
+        DENIED,
+        "denied {operation} to these credentials (AccessDenied: User: ",
+        "Fix: use credentials that are allowed",
+    ),
+]
 
 
-@pytest.mark.parametrize(
-    ("argv", "operation"),
-    [
-        (["drain"], "ListStackResources"),
-        (["deploy"], "DescribeStacks"),
-        (["demo", "--no-deploy"], "ListStackResources"),
-    ],
-)
-def test_access_denied_is_one_line_with_the_call_it_denied(
-    argv: list[str], operation: str, denying: str, app_dir: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("refusal", REFUSALS, ids=["throttling", "access-denied"])
+@pytest.mark.parametrize("command", COMMANDS, ids=["drain", "deploy", "demo"])
+def test_throttling_and_access_denied_are_one_line_with_the_call_and_the_fix(
+    command: tuple[list[str], str],
+    refusal: tuple[tuple[int, str, str], str, str],
+    app_dir: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # GIVEN an endpoint that denies every call WHEN the command runs against it
-    code = main(
-        [*argv, "--endpoint-url", denying, *(["--app-dir", str(app_dir)] if "deploy" in argv else [])]
-    )
-    # THEN one line names the call, the code and the fix
-    line = _one_line(capsys)
-    assert code == EXIT_ENVIRONMENT
-    assert f"{argv[0]}: {denying} denied {operation} to these credentials (AccessDenied: User: " in line
-    assert f"Fix: use credentials that are allowed {operation}" in line
+    argv, operation = command
+    answer, said, fix = refusal
+    # GIVEN an endpoint that throttles (or denies) every call
+    for endpoint in _refusing_endpoint(*answer):
+        # WHEN the command runs against it
+        deploying = ["--app-dir", str(app_dir)] if argv[0] == "deploy" else []
+        code = main([*argv, "--endpoint-url", endpoint, *deploying])
+        # THEN one line names the command, the endpoint, the call, the error code and the fix
+        line = _one_line(capsys)
+        assert code == EXIT_ENVIRONMENT
+        assert f"{argv[0]}: {endpoint} {said.format(operation=operation)}" in line
+        assert fix in line
