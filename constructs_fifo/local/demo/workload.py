@@ -97,9 +97,7 @@ class WorkloadSpec:
         """Raise :class:`WorkloadError` listing every broken rule at once."""
         found = self.problems()
         if found:
-            raise WorkloadError(
-                "invalid workload: " + "; ".join(found), "change the values named above as each says"
-            )
+            raise WorkloadError("invalid workload: " + "; ".join(found), "change each value as its rule says")
 
 
 @dataclass(frozen=True)

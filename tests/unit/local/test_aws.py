@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -124,8 +125,6 @@ def test_region_and_endpoint_defaults_come_from_the_environment_once() -> None:
 
 def test_a_free_port_can_be_bound() -> None:
     # GIVEN a free port WHEN bound THEN it works
-    import socket
-
     port = free_port()
     with socket.socket() as sock:
         sock.bind(("localhost", port))
