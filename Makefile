@@ -10,7 +10,7 @@ export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth demo bench clean
+.PHONY: setup lint typecheck test test-fast synth demo bench chaos clean
 
 # uv installs into the project's .venv in ~35 s where pip needs ~2 min on 2 cores (its resolver is
 # the cost), which keeps `make demo` from a fresh clone under 3 minutes. Bytecode is compiled at
@@ -51,8 +51,18 @@ synth: setup
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
+# One run of every figure of issue 8 (~3-4 minutes on 2 cores): prints the table and writes
+# reports/bench/BENCHMARKS.md and its chart. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The model and property tests with many more examples than CI's bounded, reproducible run.
+CHAOS_EXAMPLES ?= 500
+chaos: setup
+	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
+		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
+		tests/functional/test_runtime_model.py tests/unit/test_runtime_transitions.py
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

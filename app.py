@@ -99,7 +99,8 @@ class AgentJobsStack(Stack):
 
         CfnOutput(self, OUTPUT_QUEUE_URL, value=jobs.queue.queue_url)
         CfnOutput(self, OUTPUT_DEAD_LETTER_QUEUE_URL, value=jobs.dead_letter_queue.queue_url)
-        CfnOutput(self, OUTPUT_CLAIM_TABLE_NAME, value=jobs.claim_table.table_name)
+        if jobs.claim_table is not None:  # claim mode, the sample's
+            CfnOutput(self, OUTPUT_CLAIM_TABLE_NAME, value=jobs.claim_table.table_name)
         CfnOutput(self, OUTPUT_WORKSPACE_TABLE_NAME, value=workspaces.table_name)
         CfnOutput(self, OUTPUT_FUNCTION_NAME, value=jobs.function.function_name)
 

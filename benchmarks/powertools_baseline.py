@@ -7,7 +7,7 @@ to our default claim TTL (7 days), the local cache stays off (ours has none), an
 registered per batch so the in-progress lease is the remaining time, as in ours.
 
 Powertools is an optional dependency of the benchmark only (``pip install -e '.[bench]'``); when it
-is missing, :func:`available` says so and the benchmark reports the baseline as skipped.
+is missing, :func:`available` says so and the benchmark reports the baseline as not available.
 """
 
 from __future__ import annotations
@@ -15,24 +15,26 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchmarks.runtime_throughput import (
-    REGION,
-    TABLE,
-    BenchContext,
-    PassResult,
-    Record,
-    Workload,
-    aws_environment,
-    create_claim_table,
-    measure,
-)
 from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
 
-__all__ = ["INSTALL_HINT", "POWERTOOLS_IMPORT", "POWERTOOLS_VERSION", "available", "run_powertools"]
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from benchmarks.consumers import BatchFn, ConsumerEnv
+    from benchmarks.workload import Batch
+
+__all__ = [
+    "IDEMPOTENCY_TABLE",
+    "INSTALL_HINT",
+    "POWERTOOLS_IMPORT",
+    "POWERTOOLS_VERSION",
+    "available",
+    "build_powertools",
+]
 
 POWERTOOLS_VERSION = "3.37.0"
+#: The baseline's table (partition key ``id``, Powertools' default).
+IDEMPOTENCY_TABLE = "idempotency"
 INSTALL_HINT = (
     "install it with: .venv/bin/pip install -e '.[bench]' "
     f"(or pip install aws-lambda-powertools=={POWERTOOLS_VERSION})"
@@ -54,46 +56,38 @@ def available() -> str | None:
     return version("aws-lambda-powertools")
 
 
-def run_powertools(work: Workload) -> list[PassResult]:
-    """Measure the Powertools consumer on the same workload, in a fresh moto."""
-    aws_environment()
-    import boto3  # noqa: PLC0415
-
+def build_powertools(env: ConsumerEnv) -> BatchFn:
+    """The Powertools consumer, wired to ``env``'s DynamoDB client (a consumer factory)."""
     # Imported by name so that type checking never needs the optional package installed.
     batch = importlib.import_module("aws_lambda_powertools.utilities.batch")
     idempotency = importlib.import_module("aws_lambda_powertools.utilities.idempotency")
-    from moto import mock_aws  # noqa: PLC0415
+    persistence = idempotency.DynamoDBPersistenceLayer(
+        table_name=IDEMPOTENCY_TABLE, boto3_client=env.dynamodb
+    )
+    config = idempotency.IdempotencyConfig(
+        event_key_jmespath="jobId", expires_after_seconds=DEFAULT_CLAIM_TTL_SECONDS
+    )
 
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name=REGION)
-        create_claim_table(dynamodb)
-        persistence = idempotency.DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=dynamodb)
-        config = idempotency.IdempotencyConfig(
-            event_key_jmespath="jobId", expires_after_seconds=DEFAULT_CLAIM_TTL_SECONDS
+    def run_job(job: dict[str, Any]) -> None:
+        env.job_ran()
+
+    handle = idempotency.idempotent_function(
+        run_job, data_keyword_argument="job", persistence_store=persistence, config=config
+    )
+
+    def record_handler(record: Any) -> None:
+        handle(job=json.loads(record.body))
+
+    processor = batch.SqsFifoPartialProcessor(skip_group_on_error=True)  # once, as its docs show
+
+    def process_batch(records: Batch) -> dict[str, Any]:
+        config.register_lambda_context(env.context)
+        response = batch.process_partial_response(
+            event={"Records": records},
+            record_handler=record_handler,
+            processor=processor,
+            context=env.context,
         )
-        executed = [0]
+        return dict(response)
 
-        def run_job(job: dict[str, Any]) -> None:
-            executed[0] += 1
-
-        handle = idempotency.idempotent_function(
-            run_job, data_keyword_argument="job", persistence_store=persistence, config=config
-        )
-
-        def record_handler(record: Any) -> None:
-            handle(job=json.loads(record.body))
-
-        context = BenchContext()
-        processor = batch.SqsFifoPartialProcessor(skip_group_on_error=True)  # once, as its docs show
-
-        def process_batch(records: list[Record]) -> dict[str, Any]:
-            config.register_lambda_context(context)
-            response = batch.process_partial_response(
-                event={"Records": records},
-                record_handler=record_handler,
-                processor=processor,
-                context=context,
-            )
-            return dict(response)
-
-        return measure("powertools", work, process_batch, dynamodb=dynamodb, executed=executed)
+    return process_batch

@@ -1,138 +1,151 @@
-"""The benchmark report: throughput and call budget of ours vs the Powertools baseline, and cold start.
+"""``python -m benchmarks`` (``make bench``): one run of every figure of issue 8, printed and written.
 
-Exit status: non-zero when our runtime failed a record, ran a job the wrong number of times or broke
-its DynamoDB call budget (2 per new job, 1 per duplicate). The baseline's figures are reported, not
-judged.
+Prints the table (or, with ``--json``, the same figures as JSON) on stdout, progress on stderr, and
+writes ``BENCHMARKS.md`` and the chart of figures 1-3 (``benchmarks.png``) into ``--out``.
+
+Exit status: non-zero when the run is not to be trusted: a consumer failed a record or ran a job the
+wrong number of times, the claim mode broke its DynamoDB call budget (2 per new job, 1 per duplicate),
+or the in-memory responder's call counts disagree with moto's. A target that is not met is reported,
+not an error.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
+import sys
+from pathlib import Path
 
-from benchmarks.cold_start import OURS_IMPORT, ImportTiming, import_seconds
-from benchmarks.powertools_baseline import INSTALL_HINT, POWERTOOLS_IMPORT, available, run_powertools
-from benchmarks.runtime_throughput import BUDGET, PassResult, Workload, run_ours, workload
+from benchmarks.consumers import CONSUMERS
+from benchmarks.figures import Settings, run
+from benchmarks.in_memory import run_in_memory
+from benchmarks.markdown import CHART_NAME, HEADER, render, table_rows
+from benchmarks.results import Results
+from benchmarks.workload import workload
 
-__all__ = ["main"]
+__all__ = ["main", "print_table"]
+
+DEFAULT_OUT = Path("reports") / "bench"
 
 
 def _parser() -> argparse.ArgumentParser:
+    defaults = Settings()
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--jobs", type=int, default=1000, help="new jobs per pass (default 1000)")
-    parser.add_argument("--groups", type=int, default=50, help="message groups (default 50)")
-    parser.add_argument("--batch-size", type=int, default=10, help="records per batch (default 10)")
-    parser.add_argument(
-        "--runs", type=int, default=5, help="fresh interpreters per import timing (default 5)"
+    add = parser.add_argument
+    add("--jobs", type=int, default=defaults.jobs, help="new jobs per pass (default %(default)s)")
+    add("--groups", type=int, default=defaults.groups, help="message groups (default %(default)s)")
+    add("--batch-size", type=int, default=defaults.batch_size, help="records per batch (default %(default)s)")
+    add(
+        "--ddb-delay-ms",
+        type=float,
+        default=defaults.ddb_delay_ms,
+        help="figure 3: delay per DynamoDB call in ms (default %(default)s)",
     )
-    parser.add_argument("--no-cold-start", action="store_true", help="skip the import-time measurement")
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="also profile our new-jobs pass once (cProfile) and print our share",
+    add(
+        "--sqs-delay-ms",
+        type=float,
+        default=defaults.sqs_delay_ms,
+        help="figure 6: delay per SQS call in ms (default %(default)s)",
     )
+    add("--cpu-repeats", type=int, default=defaults.cpu_repeats, help="figure 2 runs (median; %(default)s)")
+    add(
+        "--cold-start-runs",
+        type=int,
+        default=defaults.cold_start_runs,
+        help="figure 5: fresh interpreters per import timing; 0 skips it (default %(default)s)",
+    )
+    add(
+        "--synth-runs",
+        type=int,
+        default=defaults.synth_runs,
+        help="figure 7: timed synths per side; 0 skips it (default %(default)s)",
+    )
+    add(
+        "--producer-repeats",
+        type=int,
+        default=defaults.producer_repeats,
+        help="figure 6 runs on moto (median; default %(default)s)",
+    )
+    add("--json", action="store_true", help="print the figures as JSON instead of the table")
+    add(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="where BENCHMARKS.md and the chart are written (default %(default)s; '.' refreshes the "
+        "committed ones)",
+    )
+    add("--profile", action="store_true", help="also profile the claim mode's new-jobs pass (cProfile)")
     return parser
 
 
-def _table(results: list[PassResult]) -> None:
-    print(
-        f"{'system':<16} {'pass':<11} {'records':>7} {'seconds':>8} {'records/s':>10} "
-        f"{'DDB calls/record':>17} {'failed':>7} {'ran':>6}"
-    )
-    for r in results:
+def print_table(results: Results) -> None:
+    """Print every row as an aligned text table."""
+    cells = [HEADER, *table_rows(results)]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(HEADER))]
+    numeric = {4, 7, 8}
+    for row in cells:
         print(
-            f"{r.system:<16} {r.name:<11} {r.records:>7} {r.seconds:>8.2f} {r.records_per_second:>10.0f} "
-            f"{r.calls_per_record:>17.2f} {r.failures:>7} {r.executed:>6}"
+            "  ".join(
+                cell.rjust(width) if index in numeric else cell.ljust(width)
+                for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
         )
 
 
-def _ratios(ours: list[PassResult], baseline: list[PassResult]) -> None:
-    for mine, theirs in zip(ours, baseline, strict=True):
-        print(
-            f"  {mine.name}: constructs-fifo / powertools throughput = "
-            f"{mine.records_per_second / theirs.records_per_second:.2f}x"
-        )
-
-
-def _cold_start(runs: int, with_baseline: bool) -> None:
-    cases = [
-        ("boto3 alone", "import boto3"),
-        ("constructs-fifo entrypoint", OURS_IMPORT),
-        ("constructs-fifo entrypoint + boto3", f"{OURS_IMPORT}; import boto3"),
-    ]
-    if with_baseline:
-        cases += [
-            ("powertools batch + idempotency", POWERTOOLS_IMPORT),
-            ("powertools batch + idempotency + boto3", f"{POWERTOOLS_IMPORT}; import boto3"),
-        ]
-    for bytecode, mode in ((True, "cached .pyc"), (False, "compiled from source, no .pyc")):
-        print(
-            f"\ncold-start import time, {mode} (median of {runs} fresh interpreters, import statement only)"
-        )
-        for label, statement in cases:
-            timing: ImportTiming = import_seconds(label, statement, runs=runs, bytecode=bytecode)
-            spread = f"{min(timing.seconds) * 1000:.0f}-{max(timing.seconds) * 1000:.0f}"
-            print(f"  {timing.label:<42} {timing.median_ms:>7.1f} ms   (range {spread} ms)")
-
-
-def _profile(work: Workload) -> None:
+def _profile(settings: Settings) -> None:
+    """Where the claim mode's CPU goes, against the instant responder."""
     profiler = cProfile.Profile()
     profiler.enable()
-    run_ours(work)
+    run_in_memory(CONSUMERS["claim"], workload(settings.jobs, settings.groups, settings.batch_size))
     profiler.disable()
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(entry[2] for entry in stats.values())
     ours = {key: entry for key, entry in stats.items() if f"{os.sep}constructs_fifo{os.sep}" in key[0]}
     own = sum(entry[2] for entry in ours.values())
-    print(
-        f"\nprofile of our run (cProfile): {total:.2f} s in all, "
-        f"{own:.3f} s ({own / total:.1%}) in constructs_fifo itself"
-    )
-    print("  top functions of ours by own time:")
-    for key, entry in sorted(ours.items(), key=lambda item: -item[1][2])[:8]:
+    print(f"\nprofile of the claim mode (cProfile): {total:.2f} s, {own / total:.1%} in constructs_fifo")
+    for key, entry in sorted(ours.items(), key=lambda item: -item[1][2])[:10]:
         path = key[0].split(f"constructs_fifo{os.sep}", 1)[-1]
-        print(
-            f"    {entry[2] * 1000:8.1f} ms own {entry[3]:8.2f} s cum {entry[1]:>6} calls  "
-            f"{path}:{key[1]} {key[2]}"
-        )
+        where = f"{path}:{key[1]} {key[2]}"
+        print(f"  {entry[2] * 1000:8.1f} ms own {entry[3]:7.2f} s cum {entry[1]:>6} calls  {where}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the report; see the module docstring for the exit status."""
+    """Run, print, write; see the module docstring for the exit status."""
     args = _parser().parse_args(argv)
-    work = workload(args.jobs, args.groups, args.batch_size)
-    print(
-        f"moto in-process: {args.jobs:,} jobs over {args.groups} groups in batches of {args.batch_size}, "
-        "then the same jobIds again in new messages (duplicates); the job function does nothing"
+    settings = Settings(
+        jobs=args.jobs,
+        groups=args.groups,
+        batch_size=args.batch_size,
+        ddb_delay_ms=args.ddb_delay_ms,
+        sqs_delay_ms=args.sqs_delay_ms,
+        cpu_repeats=args.cpu_repeats,
+        cold_start_runs=args.cold_start_runs,
+        synth_runs=args.synth_runs,
+        producer_repeats=args.producer_repeats,
     )
-    ours = run_ours(work)
-    version = available()
-    baseline = run_powertools(work) if version else []
-    _table(ours + baseline)
-    if version:
-        print(
-            f"baseline: aws-lambda-powertools {version}, SqsFifoPartialProcessor(skip_group_on_error=True) +"
-        )
-        print("  idempotent_function(DynamoDBPersistenceLayer), same records, same moto, same process")
-        _ratios(ours, baseline)
+    command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
+    results = run(settings, command)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "BENCHMARKS.md").write_text(render(results), encoding="utf-8")
+    try:
+        from benchmarks.chart import draw  # noqa: PLC0415
+
+        chart = str(draw(results, out / CHART_NAME))
+    except ImportError as exc:  # matplotlib is in the bench extra; the figures do not need it
+        chart = f"not drawn ({exc}; install the bench extra)"
+    if args.json:
+        print(json.dumps(results.as_json(), indent=2))
     else:
-        print(f"baseline skipped: aws-lambda-powertools is not importable; {INSTALL_HINT}")
-    if not args.no_cold_start:
-        _cold_start(args.runs, with_baseline=version is not None)
+        print_table(results)
+        print(f"\nwrote {out / 'BENCHMARKS.md'}; chart: {chart}; {results.wall_seconds:.0f} s")
+        for note in results.notes:
+            print(f"not measured: {note}")
+        for problem in results.problems:
+            print(f"PROBLEM: {problem}")
     if args.profile:
-        _profile(work)
-    expected_runs = {"new jobs": len(work.new), "duplicates": 0}
-    broken = [
-        r
-        for r in ours
-        if r.failures or r.calls_per_record != BUDGET[r.name] or r.executed != expected_runs[r.name]
-    ]
-    for r in broken:
-        print(
-            f"BUDGET BROKEN: {r.name}: {r.calls_per_record:.2f} DynamoDB calls/record "
-            f"(budget {BUDGET[r.name]:.0f}), "
-            f"{r.failures} failed, ran {r.executed} (expected {expected_runs[r.name]})"
-        )
-    return 1 if broken else 0
+        _profile(settings)
+    return 1 if results.problems else 0

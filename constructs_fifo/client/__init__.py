@@ -16,6 +16,7 @@ from constructs_fifo.client.errors import (
     SendFailedError,
 )
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
 from constructs_fifo.client.results import FailedEntry, SendResult
 
@@ -25,10 +26,13 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "BatchSendError",
     "FailedEntry",
+    "GroupNotParkedError",
     "InvalidJobError",
     "JobMessage",
     "JobProducer",
+    "ParkedGroups",
     "ProducerError",
+    "ResumeResult",
     "SendFailedError",
     "SendResult",
     "build_body",

@@ -8,13 +8,11 @@ from __future__ import annotations
 from constructs_fifo.construct.errors import ConstructsFifoError, InvalidPropsError
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
 from constructs_fifo.construct.validation import (
-    WARNING_MAX_RECEIVE_COUNT_ONE,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
 )
 
 __all__ = [
-    "WARNING_MAX_RECEIVE_COUNT_ONE",
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
     "ConstructsFifoError",

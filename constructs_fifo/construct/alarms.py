@@ -1,7 +1,8 @@
-"""The four alarms of an :class:`~constructs_fifo.construct.OrderedAgentQueue`.
+"""The alarms of an :class:`~constructs_fifo.construct.OrderedAgentQueue`.
 
 Construct ids are stable (``QueueAgeAlarm``, ``DeadLetterQueueAlarm``, ``FunctionErrorsAlarm``,
-``FunctionThrottlesAlarm``); missing data is not breaching, since an idle queue publishes none.
+``FunctionThrottlesAlarm`` and, under the PARK policy, ``ParkedGroupsAlarm``); missing data is not
+breaching, since an idle queue publishes none.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from constructs import Construct
 
 from constructs_fifo.construct import defaults
 
-__all__ = ["ALARM_IDS", "build_alarms"]
+__all__ = ["ALARM_IDS", "PARKED_GROUPS_ALARM_ID", "SEQUENCE_GAP_ALARM_ID", "build_alarms"]
 
-#: Construct ids of the alarms, in the order of ``OrderedAgentQueue.alarms``.
+#: Construct ids of the alarms every queue has, in the order of ``OrderedAgentQueue.alarms``.
 ALARM_IDS = ("QueueAgeAlarm", "DeadLetterQueueAlarm", "FunctionErrorsAlarm", "FunctionThrottlesAlarm")
+#: The alarm that follows them under the PARK policy.
+PARKED_GROUPS_ALARM_ID = "ParkedGroupsAlarm"
+#: The alarm that follows them in state mode.
+SEQUENCE_GAP_ALARM_ID = "SequenceGapAlarm"
 
 
 def build_alarms(
@@ -30,6 +35,8 @@ def build_alarms(
     function: lambda_.IFunction,
     age_alarm_threshold: Duration,
     alarm_topic: sns.ITopic | None,
+    groups_parked: cloudwatch.IMetric | None = None,
+    sequence_gap: tuple[cloudwatch.IMetric, Duration] | None = None,
 ) -> list[cloudwatch.Alarm]:
     """Create the alarms in ``scope``.
 
@@ -43,11 +50,17 @@ def build_alarms(
         The queue alarm fires when its oldest message is older than this.
     alarm_topic
         Optional SNS topic notified when an alarm fires and when it returns to OK.
+    groups_parked
+        The runtime's ``GroupsParked`` metric (Sum), under the PARK policy: a fifth alarm fires when a
+        group is parked at a dead job.
+    sequence_gap
+        State mode: the runtime's ``SequenceGapOpenSeconds`` metric (Maximum) and the gap timeout: an
+        alarm fires when a group's sequence gap has been open that long.
 
     Returns
     -------
     list of cloudwatch.Alarm
-        Queue age, DLQ depth, function errors, function throttles (in that order).
+        Queue age, DLQ depth, function errors, function throttles (in that order), then parked groups.
     """
     period = defaults.ALARM_PERIOD
     age_id, dlq_id, errors_id, throttles_id = ALARM_IDS
@@ -71,8 +84,8 @@ def build_alarms(
             ),
             threshold=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            alarm_description="Jobs are waiting in the dead-letter queue: later jobs of their groups "
-            "ran without them.",
+            alarm_description="Jobs are waiting in the dead-letter queue: each died itself (the "
+            "runtime's max_attempts, a permanent error or a malformed body).",
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
@@ -98,6 +111,35 @@ def build_alarms(
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
     ]
+    if groups_parked is not None:
+        alarms.append(
+            cloudwatch.Alarm(
+                scope,
+                PARKED_GROUPS_ALARM_ID,
+                metric=groups_parked,
+                threshold=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="A message group was parked at a dead job: its later jobs are kept, in "
+                "order, until an operator resumes it (constructs_fifo.client.ParkedGroups).",
+                evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
+    if sequence_gap is not None:
+        metric, gap_timeout = sequence_gap
+        alarms.append(
+            cloudwatch.Alarm(
+                scope,
+                SEQUENCE_GAP_ALARM_ID,
+                metric=metric,
+                threshold=gap_timeout.to_seconds(),
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="A group's producer sequence has a gap open longer than gap_timeout: a "
+                "job was lost or delayed upstream, and the jobs after it wait in the reorder buffer.",
+                evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
     if alarm_topic is not None:
         action = cloudwatch_actions.SnsAction(alarm_topic)
         for alarm in alarms:

@@ -15,8 +15,16 @@ from aws_cdk import aws_logs as logs
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
+    DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REORDER_LIMIT,
+    MAX_ATTEMPTS_MAX,
+    WAKE_UP_REFRESH_RECEIVES,
 )
+from constructs_fifo.runtime.transitions import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
@@ -30,22 +38,32 @@ __all__ = [
     "CONTENT_BASED_DEDUPLICATION",
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
+    "GAP_POLICY",
+    "GAP_TIMEOUT",
     "LOG_RETENTION",
+    "MAX_ATTEMPTS",
+    "MAX_ATTEMPTS_MAX",
+    "MAX_ATTEMPTS_MIN",
     "MAX_CONCURRENCY_MAX",
     "MAX_CONCURRENCY_MIN",
     "MAX_QUEUE_NAME_LENGTH",
-    "MAX_RECEIVE_COUNT",
     "MAX_RECEIVE_COUNT_MAX",
-    "MAX_RECEIVE_COUNT_MIN",
     "MEMORY_SIZE",
     "MEMORY_SIZE_MAX",
     "MEMORY_SIZE_MIN",
     "METRICS_NAMESPACE",
+    "MODE",
+    "ON_DEAD_JOB",
+    "RECEIVE_COUNT_SAFETY_FACTOR",
+    "REORDER_LIMIT",
+    "REORDER_LIMIT_MAX",
     "RESERVED_CONCURRENCY",
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
     "max_concurrency_for",
+    "max_receive_count_for",
+    "min_receive_count_for",
 ]
 
 # --- event source mapping -----------------------------------------------------------------------
@@ -71,12 +89,59 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
 
 
+# --- modes ------------------------------------------------------------------------------------------
+#: CLAIM: a job is a side effect, claimed before it runs; STATE is opt-in per queue.
+MODE: Final = DEFAULT_MODE
+#: State mode: the reorder buffer holds at most this many jobs per group.
+REORDER_LIMIT: Final = DEFAULT_REORDER_LIMIT
+REORDER_LIMIT_MAX: Final = 1000
+#: State mode: a sequence gap open this long applies the gap policy (and the gap alarm fires).
+GAP_TIMEOUT: Final = Duration.seconds(DEFAULT_GAP_TIMEOUT_SECONDS)
+#: State mode: WAIT never loses a job; SKIP_GAP does, so it is the user's explicit choice.
+GAP_POLICY: Final = GapPolicy.WAIT
+
+# --- dead jobs ---------------------------------------------------------------------------------------
+#: Runs of one job (a crash included) before the runtime declares it dead.
+MAX_ATTEMPTS: Final = DEFAULT_MAX_ATTEMPTS
+MAX_ATTEMPTS_MIN: Final = 1
+#: PARK: a group stops at its dead job (its order is the product); CONTINUE is opt-in.
+ON_DEAD_JOB: Final = DEFAULT_ON_DEAD_JOB
+
 # --- queues -------------------------------------------------------------------------------------------
-#: Receives before a message moves to the dead-letter queue.
-MAX_RECEIVE_COUNT: Final = 5
-MAX_RECEIVE_COUNT_MIN: Final = 1
 #: SQS's upper bound for a redrive policy's maxReceiveCount.
 MAX_RECEIVE_COUNT_MAX: Final = 1000
+#: The default maxReceiveCount is this many times the least safe one.
+RECEIVE_COUNT_SAFETY_FACTOR: Final = 2
+
+
+def min_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+    """The least ``max_receive_count`` that never dead-letters a job for another job's failures.
+
+    SQS raises the receive count of every record it returns. A record is received without finishing
+    only because of another job of its batch: one in front of it is retried (the record is skipped),
+    or one behind it crashes the function (a function error returns the whole batch, finished records
+    included). At most ``batch_size - 1`` jobs stand in front of it and ``batch_size - 1`` behind it
+    in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``.
+    So ``(2 x batch_size - 1) x max_attempts`` receives are the most the runtime's own retries can
+    cause (and never fewer than a resume's wake-up message may take before it is refreshed).
+    """
+    return max((2 * int(batch_size) - 1) * int(max_attempts), WAKE_UP_REFRESH_RECEIVES + 1)
+
+
+def max_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+    """The default ``max_receive_count``: twice :func:`min_receive_count_for`, at most SQS's 1000.
+
+    190 for the defaults (batch 10, 5 attempts).
+
+    The margin covers receives that are not attempts (conflicts with a stale worker, deadline, a
+    throttled claim write); ``maxReceiveCount`` is only the safety net for a function that cannot
+    start at all, the runtime decides when a job is dead.
+    """
+    return min(
+        MAX_RECEIVE_COUNT_MAX, RECEIVE_COUNT_SAFETY_FACTOR * min_receive_count_for(batch_size, max_attempts)
+    )
+
+
 #: AWS guidance: the queue's visibility timeout is at least 6 x the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
 #: How long the dead-letter queue keeps a message: the SQS maximum.

@@ -25,17 +25,28 @@ from constructs import Construct
 from constructs_fifo.construct import defaults
 from constructs_fifo.construct.alarms import build_alarms
 from constructs_fifo.construct.packaging import build_function_code
+from constructs_fifo.construct.tables import build_claim_table, build_group_table
 from constructs_fifo.construct.validation import (
+    InvalidPropsError,
     Props,
     check_code,
     check_environment,
     check_props,
+    check_state_props,
     raise_if_any,
     warn_risky,
 )
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.transitions import GapPolicy
 
-__all__ = ["CLAIM_TABLE_ACTIONS", "ENQUEUE_ACTIONS", "ENQUEUE_KEY_ACTIONS", "OrderedAgentQueue"]
+__all__ = [
+    "CLAIM_TABLE_ACTIONS",
+    "ENQUEUE_ACTIONS",
+    "ENQUEUE_KEY_ACTIONS",
+    "GROUP_TABLE_ACTIONS",
+    "READ_STATE_ACTIONS",
+    "OrderedAgentQueue",
+]
 
 #: The only DynamoDB actions the function gets, on the claim table only.
 CLAIM_TABLE_ACTIONS = (
@@ -45,6 +56,22 @@ CLAIM_TABLE_ACTIONS = (
     "dynamodb:DeleteItem",
     "dynamodb:ConditionCheckItem",
 )
+#: The DynamoDB actions the function gets on the group table (PARK policy): one BatchGetItem of park
+#: headers per batch, a Query of kept records, and TransactWriteItems (Put/Update/Delete/Condition).
+GROUP_TABLE_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+)
+#: What :meth:`OrderedAgentQueue.grant_read_state` grants on the state table.
+READ_STATE_ACTIONS = ("dynamodb:GetItem",)
+#: What the function sends: dead jobs to the dead-letter queue and (PARK) a resumed group's wake-up
+#: message to the source queue.
+SEND_ACTIONS = ("sqs:SendMessage",)
 #: What the function needs on a customer managed key to read and write the claim table.
 CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 #: What :meth:`OrderedAgentQueue.grant_enqueue` grants on the queue ...
@@ -62,12 +89,25 @@ _RUNTIME_ENVIRONMENT = {
     constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
     constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
     constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
+    constants.ENV_MAX_ATTEMPTS: "from the max_attempts prop",
+    constants.ENV_ON_DEAD_JOB: "from the on_dead_job prop",
+    constants.ENV_DEAD_LETTER_QUEUE_URL: "the dead-letter queue's URL",
+    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy or state mode)",
+    constants.ENV_MODE: "from the mode prop",
+    constants.ENV_REORDER_LIMIT: "from the reorder_limit prop",
+    constants.ENV_GAP_TIMEOUT_SECONDS: "from the gap_timeout prop",
+    constants.ENV_GAP_POLICY: "from the gap_policy prop",
 }
 
 _DLQ_SUFFIX = "-dlq"
 _FIFO_SUFFIX = ".fifo"
 # Both names share one base; the longer one (``<base>-dlq.fifo``) stays within SQS's 80 characters.
 _BASE_NAME_LENGTH = defaults.MAX_QUEUE_NAME_LENGTH - len(_DLQ_SUFFIX) - len(_FIFO_SUFFIX)
+
+
+def _whole_number(value: int | float) -> str:
+    """``value`` as an environment string (a token stays a token)."""
+    return Token.as_string(value) if Token.is_unresolved(value) else str(int(value))
 
 
 def _whole_seconds(value: Duration) -> str:
@@ -92,11 +132,26 @@ class OrderedAgentQueue(Construct):
         The job code: a directory asset, ``lambda_.Code.from_asset("lambda")``. The runtime is added
         next to it as the top-level package ``constructs_fifo`` (so the directory must not hold one).
     handler
-        ``module.function`` of the job function, called as ``handle(job, context)``.
+        ``module.function`` of the job function: ``handle(job, context)`` in claim mode, a transition
+        ``apply(job, state) -> next_state`` in state mode.
+    mode
+        ``JobMode.CLAIM`` (default): a job is a side effect outside our store, claimed in the claim
+        table before it runs. ``JobMode.STATE``: a job is a transition of its group's state, which
+        lives in the group table and is committed exactly once per job, in order (no claim table).
     batch_size
         Records per invocation, 1 to 10. Default 10.
+    max_attempts
+        Runs of one job (a crash inside it included) before the runtime declares it dead, 1 to 100.
+        Default 5. The runtime counts them in the claim table, not from ``ApproximateReceiveCount``.
+    on_dead_job
+        What happens to a group after one of its jobs died. ``DeadJobPolicy.PARK`` (default): the
+        group stops at its dead job, which is kept with every later job of the group in the group
+        table, in order, until an operator resumes it. ``DeadJobPolicy.CONTINUE``: the dead job goes
+        to the dead-letter queue and the group goes on (its order is broken).
     max_receive_count
-        Receives before a message moves to the dead-letter queue, 1 to 1000 (1 warns). Default 5.
+        SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
+        least ``(2 x batch_size - 1) x max_attempts`` (below that, healthy jobs could follow a failing
+        one into the dead-letter queue), at most 1000. Default twice that, at most 1000 (190).
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout
@@ -131,6 +186,15 @@ class OrderedAgentQueue(Construct):
         at least 1 second. Default 2 seconds.
     metrics_namespace
         CloudWatch namespace of the runtime's metrics. Default ``ConstructsFifo``.
+    reorder_limit
+        State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds,
+        1 to 1000. Default 100.
+    gap_timeout
+        State mode only: how long a sequence gap may stay open before ``gap_policy`` applies and the
+        gap alarm fires. Default 5 minutes.
+    gap_policy
+        State mode only: ``GapPolicy.WAIT`` (default: keep waiting; the alarm says so) or
+        ``GapPolicy.SKIP_GAP`` (give the missing seqs up, record them, apply what follows).
 
     Raises
     ------
@@ -150,15 +214,22 @@ class OrderedAgentQueue(Construct):
     queue: sqs.Queue
     #: The FIFO dead-letter queue.
     dead_letter_queue: sqs.Queue
-    #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``).
-    claim_table: dynamodb.Table
+    #: What a job is: a side effect claimed first (CLAIM) or a transition of its group's state (STATE).
+    mode: constants.JobMode
+    #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``); claim mode only.
+    claim_table: dynamodb.Table | None
+    #: The group table (partition key ``group``, sort key ``sk``): parked groups and their kept jobs
+    #: (PARK policy) and, in state mode, each group's state. ``None`` in claim mode under CONTINUE.
+    group_table: dynamodb.Table | None
+    #: What happens to a group after one of its jobs died.
+    on_dead_job: constants.DeadJobPolicy
     #: The function running the constructs-fifo runtime.
     function: lambda_.Function
     #: The function's log group.
     log_group: logs.LogGroup
     #: The SQS event source of the function.
     event_source: event_sources.SqsEventSource
-    #: Queue age, dead-letter queue depth, function errors, function throttles.
+    #: Queue age, dead-letter queue depth, function errors, function throttles (and parked groups).
     alarms: list[cloudwatch.Alarm]
     #: The KMS key of the queues and table, if any.
     encryption_key: kms.IKey | None
@@ -175,8 +246,11 @@ class OrderedAgentQueue(Construct):
         *,
         code: lambda_.Code,
         handler: str,
+        mode: constants.JobMode = defaults.MODE,
         batch_size: int = defaults.BATCH_SIZE,
-        max_receive_count: int = defaults.MAX_RECEIVE_COUNT,
+        max_attempts: int = defaults.MAX_ATTEMPTS,
+        on_dead_job: constants.DeadJobPolicy = defaults.ON_DEAD_JOB,
+        max_receive_count: int | None = None,
         timeout: Duration = defaults.TIMEOUT,
         visibility_timeout: Duration | None = None,
         reserved_concurrency: int = defaults.RESERVED_CONCURRENCY,
@@ -191,8 +265,12 @@ class OrderedAgentQueue(Construct):
         memory_size: int = defaults.MEMORY_SIZE,
         backoff_base: Duration = defaults.BACKOFF_BASE,
         metrics_namespace: str = defaults.METRICS_NAMESPACE,
+        reorder_limit: int | None = None,
+        gap_timeout: Duration | None = None,
+        gap_policy: GapPolicy | None = None,
     ) -> None:
         super().__init__(scope, id)
+        self.mode = constants.JobMode(mode)
 
         # --- check -----------------------------------------------------------------------------
         problems: list[str] = []
@@ -207,9 +285,16 @@ class OrderedAgentQueue(Construct):
                 visibility_timeout = Duration.seconds(
                     timeout.to_seconds(integral=False) * defaults.VISIBILITY_TIMEOUT_FACTOR
                 )
+        if max_receive_count is None:
+            max_receive_count = (
+                defaults.max_receive_count_for(batch_size, max_attempts)
+                if not (Token.is_unresolved(batch_size) or Token.is_unresolved(max_attempts))
+                else defaults.MAX_RECEIVE_COUNT_MAX
+            )
         props = Props(
             handler=handler,
             batch_size=batch_size,
+            max_attempts=max_attempts,
             max_receive_count=max_receive_count,
             timeout=timeout,
             visibility_timeout=visibility_timeout,
@@ -221,6 +306,12 @@ class OrderedAgentQueue(Construct):
             backoff_base=backoff_base,
         )
         problems += check_props(props)
+        problems += check_state_props(
+            self.mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
+        )
+        reorder_limit = defaults.REORDER_LIMIT if reorder_limit is None else reorder_limit
+        gap_timeout = defaults.GAP_TIMEOUT if gap_timeout is None else gap_timeout
+        gap_policy = defaults.GAP_POLICY if gap_policy is None else gap_policy
         problems += check_code(code)
         problems += check_environment(environment, _RUNTIME_ENVIRONMENT)
         raise_if_any(problems)
@@ -229,6 +320,8 @@ class OrderedAgentQueue(Construct):
 
         self.encryption_key = encryption_key
         self.metrics_namespace = metrics_namespace
+        self.on_dead_job = constants.DeadJobPolicy(on_dead_job)
+        parks = self.on_dead_job is constants.DeadJobPolicy.PARK
 
         # --- build: queues -----------------------------------------------------------------------
         base_name = Names.unique_resource_name(self, max_length=_BASE_NAME_LENGTH, separator="-")
@@ -272,23 +365,16 @@ class OrderedAgentQueue(Construct):
             ),
         )
 
-        # --- build: claim table ------------------------------------------------------------------
-        self.claim_table = dynamodb.Table(
-            self,
-            "ClaimTable",
-            partition_key=dynamodb.Attribute(name=constants.ATTR_ID, type=dynamodb.AttributeType.STRING),
-            time_to_live_attribute=constants.ATTR_EXPIRATION,
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=(
-                dynamodb.TableEncryption.CUSTOMER_MANAGED
-                if encryption_key
-                else dynamodb.TableEncryption.AWS_MANAGED
-            ),
-            encryption_key=encryption_key,
-            removal_policy=table_removal_policy,
+        # --- build: tables ---------------------------------------------------------------------
+        self.claim_table = (
+            build_claim_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
+            if self.mode is constants.JobMode.CLAIM
+            else None
+        )
+        self.group_table = (
+            build_group_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
+            if parks or self.mode is constants.JobMode.STATE
+            else None
         )
 
         # --- build: function ---------------------------------------------------------------------
@@ -297,18 +383,31 @@ class OrderedAgentQueue(Construct):
             self,
             "FunctionRole",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Runs the constructs-fifo job function: this queue, claim table and log group.",
+            description="Runs the constructs-fifo job function: this queue, its tables and log group.",
         )
         environment_vars = {
             **(environment or {}),
             constants.ENV_USER_HANDLER: handler,
-            constants.ENV_CLAIM_TABLE: self.claim_table.table_name,
+            constants.ENV_MODE: self.mode.value,
             constants.ENV_QUEUE_URL: self.queue.queue_url,
             constants.ENV_VISIBILITY_TIMEOUT_SECONDS: _whole_seconds(visibility_timeout),
             constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(backoff_base),
             constants.ENV_CLAIM_TTL_SECONDS: _whole_seconds(claim_ttl),
             constants.ENV_METRICS_NAMESPACE: metrics_namespace,
+            constants.ENV_MAX_ATTEMPTS: _whole_number(max_attempts),
+            constants.ENV_ON_DEAD_JOB: self.on_dead_job.value,
+            constants.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letter_queue.queue_url,
         }
+        if self.claim_table is not None:
+            environment_vars[constants.ENV_CLAIM_TABLE] = self.claim_table.table_name
+        if self.group_table is not None:
+            environment_vars[constants.ENV_GROUP_TABLE] = self.group_table.table_name
+        if self.mode is constants.JobMode.STATE:
+            environment_vars |= {
+                constants.ENV_REORDER_LIMIT: _whole_number(reorder_limit),
+                constants.ENV_GAP_TIMEOUT_SECONDS: _whole_seconds(gap_timeout),
+                constants.ENV_GAP_POLICY: GapPolicy(gap_policy).value,
+            }
         self.function = lambda_.Function(
             self,
             "Function",
@@ -331,11 +430,20 @@ class OrderedAgentQueue(Construct):
                 resources=[self.log_group.log_group_arn],
             )
         )
-        role.add_to_policy(
-            iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
-        )
+        if self.claim_table is not None:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
+            )
+        send_to = [self.dead_letter_queue.queue_arn]
+        if self.group_table is not None:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=list(GROUP_TABLE_ACTIONS), resources=[self.group_table.table_arn])
+            )
+        if parks:
+            send_to.append(self.queue.queue_arn)
+        role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
         if encryption_key is not None:
-            encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)
+            encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)  # also covers sending to the queues
         # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
         self.event_source = event_sources.SqsEventSource(
             self.queue,
@@ -357,6 +465,12 @@ class OrderedAgentQueue(Construct):
             function=self.function,
             age_alarm_threshold=age_alarm_threshold,
             alarm_topic=alarm_topic,
+            groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
+            sequence_gap=(
+                (self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD), gap_timeout)
+                if self.mode is constants.JobMode.STATE
+                else None
+            ),
         )
 
     # --- grants -------------------------------------------------------------------------------------
@@ -384,6 +498,37 @@ class OrderedAgentQueue(Construct):
         )
         if self.encryption_key is not None:
             grant = grant.combine(self.encryption_key.grant(grantee, *ENQUEUE_KEY_ACTIONS))
+        return grant
+
+    @property
+    def state_table(self) -> dynamodb.Table | None:
+        """State mode: the table holding each group's state (the group table); ``None`` in claim mode."""
+        return self.group_table if self.mode is constants.JobMode.STATE else None
+
+    def grant_read_state(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` read group states (``constructs_fifo.client.GroupStateReader``).
+
+        Grants ``dynamodb:GetItem`` on the state table and nothing else (plus ``kms:Decrypt`` on the
+        key, when there is one). State mode only.
+
+        Raises
+        ------
+        InvalidPropsError
+            The queue is in claim mode: it has no states to read.
+        """
+        table = self.state_table
+        if table is None:
+            raise InvalidPropsError(
+                [
+                    f"grant_read_state() needs mode=JobMode.STATE; this queue is in mode={self.mode.value} "
+                    "and keeps no group states: read your own store, or build the queue in state mode."
+                ]
+            )
+        grant = iam.Grant.add_to_principal_or_resource(
+            grantee=grantee, actions=list(READ_STATE_ACTIONS), resource_arns=[table.table_arn], resource=table
+        )
+        if self.encryption_key is not None:
+            grant = grant.combine(self.encryption_key.grant(grantee, "kms:Decrypt"))
         return grant
 
     # --- metrics ------------------------------------------------------------------------------------
@@ -433,6 +578,22 @@ class OrderedAgentQueue(Construct):
     def metric_claim_conflicts(self, *, period: Duration | None = None) -> cloudwatch.Metric:
         """Records retried because another worker held a live claim on the job (Sum)."""
         return self.metric(constants.METRIC_CLAIM_CONFLICTS, period=period)
+
+    def metric_jobs_dead_lettered(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Dead jobs the runtime sent to the dead-letter queue (Sum)."""
+        return self.metric(constants.METRIC_JOBS_DEAD_LETTERED, period=period)
+
+    def metric_groups_parked(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Groups parked at a dead job (Sum; PARK policy)."""
+        return self.metric(constants.METRIC_GROUPS_PARKED, period=period)
+
+    def metric_jobs_kept(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Records kept in a parked group instead of running (Sum; PARK policy)."""
+        return self.metric(constants.METRIC_JOBS_KEPT, period=period)
+
+    def metric_sequence_gap_open_seconds(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """State mode: how long the oldest open sequence gap of a group has been open (Maximum)."""
+        return self.metric(constants.METRIC_SEQ_GAP_OPEN_SECONDS, statistic="Maximum", period=period)
 
     def metric_job_duration(
         self, *, statistic: str = "Average", period: Duration | None = None

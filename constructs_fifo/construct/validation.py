@@ -24,16 +24,18 @@ from constructs import IConstruct
 from constructs_fifo.construct import defaults
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.constants import JobMode
 
 __all__ = [
     "RESERVED_PACKAGE",
-    "WARNING_MAX_RECEIVE_COUNT_ONE",
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
+    "InvalidPropsError",  # defined in errors.py; re-exported: ordered_agent_queue.py imports it here
     "Props",
     "check_code",
     "check_environment",
     "check_props",
+    "check_state_props",
     "raise_if_any",
     "warn_risky",
 ]
@@ -42,7 +44,6 @@ __all__ = [
 RESERVED_PACKAGE = "constructs_fifo"
 #: Warning ids, for ``Validations.of(scope).acknowledge(id=...)``.
 WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
-WARNING_MAX_RECEIVE_COUNT_ONE = "constructs-fifo:maxReceiveCountOne"
 WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
 
 #: Lambda's function timeout limit, in seconds (SQS's visibility timeout limit is the runtime's).
@@ -55,6 +56,7 @@ class Props:
 
     handler: str
     batch_size: int | float
+    max_attempts: int | float
     max_receive_count: int | float
     timeout: Duration
     visibility_timeout: Duration
@@ -88,6 +90,40 @@ def _check_range(name: str, value: int | float | None, low: int, high: int, why:
     return [
         f"{name}={value:g} is out of range: {why} it must be between {low} and {high} inclusive; "
         f"pass {name} from {low} to {high}."
+    ]
+
+
+def _check_receive_count(props: Props) -> list[str]:
+    """maxReceiveCount is the safety net: within SQS's range, and above what the runtime's retries cause."""
+    count = props.max_receive_count
+    if not _resolved_number(count):
+        return []
+    if count > defaults.MAX_RECEIVE_COUNT_MAX:
+        return [
+            f"max_receive_count={count:g} is more than {defaults.MAX_RECEIVE_COUNT_MAX}, the SQS maximum for "
+            f"a redrive policy; pass max_receive_count up to {defaults.MAX_RECEIVE_COUNT_MAX}, or omit it "
+            "for the default."
+        ]
+    if not (_resolved_number(props.batch_size) and _resolved_number(props.max_attempts)):
+        return []
+    least = defaults.min_receive_count_for(props.batch_size, props.max_attempts)
+    if least > defaults.MAX_RECEIVE_COUNT_MAX:
+        most = defaults.MAX_RECEIVE_COUNT_MAX // (2 * int(props.batch_size) - 1)
+        return [
+            f"max_attempts={props.max_attempts:g} is too many for batch_size={props.batch_size:g}: the "
+            f"safety net would need max_receive_count >= {least}, above SQS's "
+            f"{defaults.MAX_RECEIVE_COUNT_MAX}; "
+            f"pass max_attempts <= {most}, or a smaller batch_size."
+        ]
+    if count >= least:
+        return []
+    return [
+        f"max_receive_count={count:g} is less than {least}, the least safe value for "
+        f"batch_size={props.batch_size:g} and max_attempts={props.max_attempts:g}: SQS counts a receive "
+        "for every record returned while another job of its batch is retried or crashes the function, so "
+        f"healthy jobs could reach the dead-letter queue for another job's failures; pass "
+        f"max_receive_count >= {least} (the runtime decides when a job is dead; maxReceiveCount is only "
+        "the safety net), or omit it for the default."
     ]
 
 
@@ -137,18 +173,14 @@ def check_props(props: Props) -> list[str]:
         defaults.BATCH_SIZE_MAX,
         "an SQS FIFO event source takes at most 10 records per batch, so",
     )
-    if _resolved_number(props.max_receive_count) and props.max_receive_count < defaults.MAX_RECEIVE_COUNT_MIN:
-        problems.append(
-            f"max_receive_count={props.max_receive_count:g} is less than 1: a message must be received "
-            f"at least once before it moves to the dead-letter queue; pass max_receive_count >= 1 "
-            f"(default {defaults.MAX_RECEIVE_COUNT})."
-        )
-    if _resolved_number(props.max_receive_count) and props.max_receive_count > defaults.MAX_RECEIVE_COUNT_MAX:
-        problems.append(
-            f"max_receive_count={props.max_receive_count:g} is more than {defaults.MAX_RECEIVE_COUNT_MAX}, "
-            "the SQS maximum for a redrive policy; pass max_receive_count from 1 to "
-            f"{defaults.MAX_RECEIVE_COUNT_MAX} (default {defaults.MAX_RECEIVE_COUNT})."
-        )
+    problems += _check_range(
+        "max_attempts",
+        props.max_attempts,
+        defaults.MAX_ATTEMPTS_MIN,
+        defaults.MAX_ATTEMPTS_MAX,
+        "the runtime counts a job's runs and declares it dead after max_attempts, so",
+    )
+    problems += _check_receive_count(props)
     timeout = _seconds(props.timeout)
     visibility = _seconds(props.visibility_timeout)
     if timeout is not None and not 1 <= timeout <= _MAX_FUNCTION_TIMEOUT_SECONDS:
@@ -199,6 +231,41 @@ def check_props(props: Props) -> list[str]:
         defaults.MEMORY_SIZE_MAX,
         "Lambda memory is given in MB and",
     )
+    return problems
+
+
+def check_state_props(
+    mode: JobMode,
+    *,
+    reorder_limit: int | float | None,
+    gap_timeout: Duration | None,
+    gap_policy: object | None,
+) -> list[str]:
+    """State mode's props: only in state mode, each in its range."""
+    given = {
+        name: value
+        for name, value in (
+            ("reorder_limit", reorder_limit),
+            ("gap_timeout", gap_timeout),
+            ("gap_policy", gap_policy),
+        )
+        if value is not None
+    }
+    if mode is not JobMode.STATE:
+        return [
+            f"{name} is a state-mode setting and does nothing in mode={mode.value}: remove {name}, or pass "
+            "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
+            for name in given
+        ]
+    problems = _check_range(
+        "reorder_limit",
+        reorder_limit,
+        1,
+        defaults.REORDER_LIMIT_MAX,
+        "the reorder buffer is committed with the group's state in one DynamoDB item, so",
+    )
+    if gap_timeout is not None:
+        problems += _check_positive("gap_timeout", gap_timeout, "Duration.minutes(5)")
     return problems
 
 
@@ -287,13 +354,6 @@ def warn_risky(scope: IConstruct, props: Props) -> None:
             f"{_fmt(factor * timeout)}: AWS recommends at least {factor} x the function timeout so that "
             "retries and throttling do not redeliver a message still being processed; omit "
             "visibility_timeout for that default.",
-        )
-    if _resolved_number(props.max_receive_count) and props.max_receive_count == 1:
-        Annotations.of(scope).add_warning_v2(
-            WARNING_MAX_RECEIVE_COUNT_ONE,
-            "max_receive_count=1: any single failure, throttle or timeout moves the job to the "
-            "dead-letter queue and later jobs of its group run without it; use 3 or more unless that "
-            "is what you want.",
         )
     if _resolved_number(props.reserved_concurrency) and props.reserved_concurrency == 1:
         Annotations.of(scope).add_warning_v2(

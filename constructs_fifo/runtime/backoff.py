@@ -9,14 +9,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-__all__ = ["VisibilityChange", "VisibilityChanger", "backoff_seconds", "lease_delay_seconds"]
+__all__ = [
+    "VisibilityApplier",
+    "VisibilityChange",
+    "VisibilityChanger",
+    "backoff_seconds",
+    "lease_delay_seconds",
+]
 
 #: SQS accepts at most 10 entries per ChangeMessageVisibilityBatch.
 _MAX_BATCH = 10
@@ -62,6 +68,14 @@ class VisibilityChange:
     message_id: str
     receipt_handle: str
     seconds: int
+
+
+class VisibilityApplier(Protocol):
+    """What the processor needs to apply a batch's delays (:class:`VisibilityChanger` on SQS)."""
+
+    def apply(self, changes: Sequence[VisibilityChange]) -> None:
+        """Set each record's visibility; never raise."""
+        ...
 
 
 class VisibilityChanger:

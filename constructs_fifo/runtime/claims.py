@@ -1,21 +1,42 @@
-"""The claim table: one item per job, written before the side effect and fenced on its owner.
+"""The claim table: one item per job, written before the side effect, fenced on its owner.
 
-Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED), ``group``, ``type``,
-``owner`` (a uuid4 per attempt), ``lease_expires_at`` (epoch ms), ``attempts`` (the record's
-ApproximateReceiveCount), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the TTL attribute),
-``message_id``, ``permanent`` (BOOL) and, on FAILED, ``error`` and ``error_type``.
+Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED | DEAD), ``group``,
+``type``, ``owner`` (a uuid4 per attempt), ``lease_expires_at`` (epoch ms), ``attempts`` (runs
+started: the runtime's own count, see below), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the
+TTL attribute; a DEAD item has none), ``message_id`` and, on FAILED and DEAD, ``error``,
+``error_type`` and (DEAD) ``dead_reason``.
 
-Call budget: a new job that succeeds costs exactly two DynamoDB calls (the conditional PutItem of
-:meth:`ClaimStore.claim` and the fenced UpdateItem of :meth:`ClaimStore.complete`); a duplicate costs
-one, because the PutItem's condition failure returns the existing item (``ALL_OLD``). A malformed body
-that carries a usable ``jobId`` costs one (:meth:`ClaimStore.fail_malformed` puts the FAILED item
-directly, under the same condition as a claim).
+Rules, one condition each:
+
+1. **New job.** One ``PutItem`` of an IN_FLIGHT item with ``attempts = 1`` on condition that no item
+   exists or the item's ``expiration`` has passed (TTL deletes late, so the condition compares times
+   itself). ``ReturnValuesOnConditionCheckFailure=ALL_OLD`` tells the loser why at no extra cost.
+2. **Refused.** ``SUCCEEDED`` is a duplicate; ``DEAD`` is a job already dead (a copy follows it);
+   ``IN_FLIGHT`` under a live lease is another worker's run (a conflict). ``FAILED``, or ``IN_FLIGHT``
+   under an expired lease (the worker crashed), is taken again by rule 3 unless the job has used all
+   its attempts: then it is ``EXHAUSTED`` and the caller declares it dead without running it (a crash
+   on the last attempt counts as that attempt).
+3. **Retake.** A second ``PutItem`` with ``attempts`` = the old count + 1, on condition that the
+   owner and status are still those read in rule 2: of two workers retaking the same item, one wins.
+4. **Fenced writes.** ``SUCCEEDED``, ``FAILED`` and ``DEAD`` are written on condition that ``owner``
+   is still this attempt's token: a worker whose lease expired cannot overwrite the worker that took
+   over.
+5. **Dead stays dead.** A DEAD item has no ``expiration``, so no copy of the job runs again until an
+   operator calls :meth:`ClaimStore.reset`.
+
+Why the runtime counts attempts instead of reading ``ApproximateReceiveCount``: SQS raises the
+receive count of every record it returns, including the records behind a failing job that were
+reported without running. Counting runs started in the claim means only a job's own runs count.
+
+Call budget: a new job that succeeds costs two DynamoDB calls (rule 1 and the fenced ``SUCCEEDED``);
+a duplicate one (rule 1's ALL_OLD); a retry of a failed job one more than a new job (rule 3).
 """
 
 from __future__ import annotations
 
 import enum
 import math
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -24,6 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
+    ATTR_DEAD_REASON,
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_EXPIRATION,
@@ -36,52 +58,55 @@ from constructs_fifo.runtime.constants import (
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
+    DEFAULT_MAX_ATTEMPTS,
+    MAX_ERROR_LENGTH,
+    STATUS_DEAD,
     STATUS_FAILED,
     STATUS_IN_FLIGHT,
     STATUS_SUCCEEDED,
+    DeadReason,
 )
-from constructs_fifo.runtime.exceptions import MalformedJobError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
     from constructs_fifo.runtime.job import Job
 
-__all__ = ["MAX_ERROR_LENGTH", "Claim", "ClaimOutcome", "ClaimStore"]
-
-#: Stored error messages are cut to this many characters (items stay small and cheap).
-MAX_ERROR_LENGTH = 1024
-
-_CONDITION_FAILED = "ConditionalCheckFailedException"
+__all__ = ["Claim", "ClaimOutcome", "ClaimStore", "truncate_error"]
 
 # Every attribute goes through a placeholder: status, group, type and owner are DynamoDB reserved words.
 _NAMES = {
     "#id": ATTR_ID,
     "#status": ATTR_STATUS,
-    "#permanent": ATTR_PERMANENT,
-    "#message_id": ATTR_MESSAGE_ID,
+    "#owner": ATTR_OWNER,
     "#lease": ATTR_LEASE_EXPIRES_AT,
     "#expiration": ATTR_EXPIRATION,
+    "#updated_at": ATTR_UPDATED_AT,
+    "#error": ATTR_ERROR,
+    "#error_type": ATTR_ERROR_TYPE,
+    "#reason": ATTR_DEAD_REASON,
 }
-_CLAIM_CONDITION = (
-    "attribute_not_exists(#id)"
-    " OR (#status = :failed AND NOT (#permanent = :true AND #message_id = :mid))"
+_NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
+_RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
+_MALFORMED_CONDITION = (
+    "attribute_not_exists(#id) OR #expiration < :now_s OR #status = :failed"
     " OR (#status = :in_flight AND #lease < :now_ms)"
-    " OR #expiration < :now_s"
 )
 
 
 class ClaimOutcome(enum.Enum):
     """What :meth:`ClaimStore.claim` found."""
 
-    #: The claim is ours: run the job.
+    #: The claim is ours: run the job (``Claim.attempt`` is this run's number).
     ACQUIRED = "ACQUIRED"
     #: The job already SUCCEEDED: skip it and let its message be deleted.
     DUPLICATE = "DUPLICATE"
     #: Another worker holds a live IN_FLIGHT lease: retry later, do not run.
     CONFLICT = "CONFLICT"
-    #: This very message already failed permanently: do not run it again; let it reach the DLQ.
-    KNOWN_POISON = "KNOWN_POISON"
+    #: The job is DEAD (an earlier copy died): do not run; this copy follows it.
+    DEAD = "DEAD"
+    #: The job used all its attempts (the last one crashed or failed): declare it dead, do not run.
+    EXHAUSTED = "EXHAUSTED"
 
 
 @dataclass(frozen=True)
@@ -94,8 +119,11 @@ class Claim:
         What happened.
     job_id : str
         The job's id.
+    attempt : int
+        Runs of the job started so far, this one included when ``ACQUIRED``.
     owner : str or None
-        Our owner token when ``ACQUIRED`` (the fence of :meth:`ClaimStore.complete`/``fail``).
+        The owner token that fences later writes: ours when ``ACQUIRED``, the crashed worker's when
+        ``EXHAUSTED`` (pass it to :meth:`ClaimStore.mark_dead`).
     lease_expires_at_ms : int or None
         The lease end: ours when ``ACQUIRED``, the other worker's when ``CONFLICT``.
     existing : dict or None
@@ -104,13 +132,14 @@ class Claim:
 
     outcome: ClaimOutcome
     job_id: str
+    attempt: int = 0
     owner: str | None = None
     lease_expires_at_ms: int | None = None
     existing: dict[str, Any] | None = None
 
 
 class ClaimStore:
-    """Claims, completes and fails jobs in the claim table.
+    """Claims, completes, fails, kills and resets jobs in the claim table.
 
     Parameters
     ----------
@@ -119,7 +148,9 @@ class ClaimStore:
     client : DynamoDBClient
         A boto3 DynamoDB client (injected; tests pass a moto-backed one).
     ttl_seconds : int
-        Lifetime of an item: ``expiration`` = now + ``ttl_seconds``.
+        Lifetime of an item: ``expiration`` = now + ``ttl_seconds`` (DEAD items do not expire).
+    max_attempts : int
+        Runs a job may start; past them a failed or crashed job is ``EXHAUSTED``.
     clock : Callable[[], float]
         Epoch seconds (default :func:`time.time`); injectable for lease tests.
     owner_factory : Callable[[], str]
@@ -140,10 +171,12 @@ class ClaimStore:
         client: DynamoDBClient,
         *,
         ttl_seconds: int,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Callable[[], float] = time.time,
         owner_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self.table_name = table_name
+        self.max_attempts = max_attempts
         self._client = client
         self._ttl_seconds = ttl_seconds
         self._clock = clock
@@ -154,16 +187,13 @@ class ClaimStore:
         return int(self._clock() * 1000)
 
     def claim(self, job: Job, *, lease_ms: int) -> Claim:
-        """Take the job's claim with one conditional PutItem.
-
-        The put succeeds when no item exists, the item is FAILED (unless it failed permanently for
-        this same message), the item is IN_FLIGHT under an expired lease, or the item's
-        ``expiration`` has passed (TTL deletes late, so expired items are still read).
+        """Take the job's claim (rules 1 to 3 of the module docstring).
 
         Parameters
         ----------
         job : Job
-            The job to claim.
+            The job (its id, group, type and message id are stored on the item; its ``attempt`` is
+            not read: the item counts attempts).
         lease_ms : int
             Lease length; the caller passes the function's remaining time, so the lease never
             outlives the invocation.
@@ -171,74 +201,48 @@ class ClaimStore:
         Returns
         -------
         Claim
-            ``ACQUIRED`` with our owner token, or why not (``DUPLICATE``, ``CONFLICT``,
-            ``KNOWN_POISON``) with the item found.
+            ``ACQUIRED`` with our owner token and the attempt number, or why not (``DUPLICATE``,
+            ``CONFLICT``, ``DEAD``, ``EXHAUSTED``) with the item found.
         """
+        job_id = job.id
         now_ms = self.now_ms()
         owner = self._owner_factory()
         lease = now_ms + max(0, lease_ms)
         item: dict[str, Any] = {
-            ATTR_ID: {"S": job.id},
+            ATTR_ID: {"S": job_id},
             ATTR_STATUS: {"S": STATUS_IN_FLIGHT},
             ATTR_GROUP: {"S": job.group},
             ATTR_TYPE: {"S": job.type},
             ATTR_OWNER: {"S": owner},
             ATTR_LEASE_EXPIRES_AT: {"N": str(lease)},
-            ATTR_ATTEMPTS: {"N": str(job.attempt)},
+            ATTR_ATTEMPTS: {"N": "1"},
             ATTR_UPDATED_AT: {"N": str(now_ms)},
             ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
             ATTR_MESSAGE_ID: {"S": job.message_id},
-            ATTR_PERMANENT: {"BOOL": False},
         }
-        existing = self._conditional_put(item, message_id=job.message_id, now_ms=now_ms)
-        if existing is not None:
-            return _refused(job.id, existing)
-        return Claim(ClaimOutcome.ACQUIRED, job.id, owner=owner, lease_expires_at_ms=lease)
-
-    def fail_malformed(self, job_id: str, *, group: str, message_id: str, attempt: int, error: str) -> Claim:
-        """Record a malformed body that carries a usable ``jobId`` as a permanent FAILED claim.
-
-        One conditional PutItem of the FAILED item itself, under the same condition as
-        :meth:`claim`: an item that is SUCCEEDED, IN_FLIGHT under another worker's live lease, or
-        already this message's permanent failure is never overwritten (the refusal says which).
-
-        Parameters
-        ----------
-        job_id : str
-            The body's ``jobId``.
-        group, message_id : str
-            The record's ``MessageGroupId`` and ``messageId``.
-        attempt : int
-            The record's ``ApproximateReceiveCount``.
-        error : str
-            Why the body is not a job (stored, cut to :data:`MAX_ERROR_LENGTH`).
-
-        Returns
-        -------
-        Claim
-            ``ACQUIRED`` when the FAILED item was written (taken and closed at once, so ``owner``
-            is set and ``lease_expires_at_ms`` is ``None``); otherwise ``DUPLICATE``, ``CONFLICT``
-            or ``KNOWN_POISON`` with the item found, left untouched.
-        """
-        now_ms = self.now_ms()
-        owner = self._owner_factory()
-        item: dict[str, Any] = {
-            ATTR_ID: {"S": job_id},
-            ATTR_STATUS: {"S": STATUS_FAILED},
-            ATTR_GROUP: {"S": group},
-            ATTR_OWNER: {"S": owner},
-            ATTR_ATTEMPTS: {"N": str(attempt)},
-            ATTR_UPDATED_AT: {"N": str(now_ms)},
-            ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
-            ATTR_MESSAGE_ID: {"S": message_id},
-            ATTR_PERMANENT: {"BOOL": True},
-            ATTR_ERROR: {"S": _truncate(error) or "(no message)"},
-            ATTR_ERROR_TYPE: {"S": MalformedJobError.__name__},
-        }
-        existing = self._conditional_put(item, message_id=message_id, now_ms=now_ms)
-        if existing is not None:
-            return _refused(job_id, existing)
-        return Claim(ClaimOutcome.ACQUIRED, job_id, owner=owner)
+        existing = self._put(item, _NEW_CONDITION, {":now_s": {"N": str(now_ms // 1000)}})
+        if existing is None:
+            return Claim(ClaimOutcome.ACQUIRED, job_id, attempt=1, owner=owner, lease_expires_at_ms=lease)
+        refused = self._classify(job_id, existing, now_ms)
+        if refused is not None:
+            return refused
+        # Rule 3: FAILED, or IN_FLIGHT under an expired lease, with attempts left.
+        attempt = _attempts(existing) + 1
+        item[ATTR_ATTEMPTS] = {"N": str(attempt)}
+        found = self._put(
+            item,
+            _RETAKE_CONDITION,
+            {
+                ":old_owner": {"S": str(existing.get(ATTR_OWNER, ""))},
+                ":old_status": {"S": str(existing.get(ATTR_STATUS, ""))},
+            },
+        )
+        if found is None:
+            return Claim(
+                ClaimOutcome.ACQUIRED, job_id, attempt=attempt, owner=owner, lease_expires_at_ms=lease
+            )
+        # Another worker retook it between our two calls: whatever it holds now is a live claim.
+        return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
 
     def complete(self, job_id: str, owner: str) -> bool:
         """Mark the job SUCCEEDED if ``owner`` still holds it.
@@ -253,15 +257,11 @@ class ClaimStore:
             job_id,
             owner,
             "SET #status = :succeeded, #updated_at = :now REMOVE #lease, #error, #error_type",
-            {"#lease": ATTR_LEASE_EXPIRES_AT, "#error": ATTR_ERROR, "#error_type": ATTR_ERROR_TYPE},
             {":succeeded": {"S": STATUS_SUCCEEDED}},
         )
 
-    def fail(self, job_id: str, owner: str, *, error: str, error_type: str, permanent: bool) -> bool:
-        """Mark the job FAILED with its error if ``owner`` still holds it.
-
-        A transient failure (``permanent=False``) can be claimed again at once by the retry; a
-        permanent one is not run again for the same message (``KNOWN_POISON``).
+    def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
+        """Mark the job FAILED (transient: the retry takes it again) if ``owner`` still holds it.
 
         Returns
         -------
@@ -271,89 +271,186 @@ class ClaimStore:
         return self._fenced_update(
             job_id,
             owner,
-            "SET #status = :failed, #updated_at = :now, #error = :error, #error_type = :error_type,"
-            " #permanent = :permanent REMOVE #lease",
-            {
-                "#lease": ATTR_LEASE_EXPIRES_AT,
-                "#error": ATTR_ERROR,
-                "#error_type": ATTR_ERROR_TYPE,
-                "#permanent": ATTR_PERMANENT,
-            },
+            "SET #status = :failed, #updated_at = :now, #error = :error, #error_type = :error_type"
+            " REMOVE #lease",
             {
                 ":failed": {"S": STATUS_FAILED},
-                ":error": {"S": _truncate(error) or "(no message)"},
+                ":error": {"S": truncate_error(error)},
                 ":error_type": {"S": error_type},
-                ":permanent": {"BOOL": permanent},
             },
         )
 
-    def _conditional_put(
-        self, item: dict[str, Any], *, message_id: str, now_ms: int
-    ) -> dict[str, Any] | None:
-        """PutItem under the claim condition; ``None`` when written, else the item found (decoded)."""
+    def mark_dead(self, job_id: str, owner: str, *, reason: DeadReason, error: str, error_type: str) -> bool:
+        """Mark the job DEAD if ``owner`` still holds it; the item loses its ``expiration``.
+
+        ``owner`` is this attempt's token, or for an ``EXHAUSTED`` claim the crashed worker's token
+        (:attr:`Claim.owner`), so two workers cannot both declare one job dead.
+
+        Returns
+        -------
+        bool
+            ``False`` when the fence failed (another worker owns the claim now).
+        """
+        return self._fenced_update(
+            job_id,
+            owner,
+            "SET #status = :dead, #updated_at = :now, #error = :error, #error_type = :error_type,"
+            " #reason = :reason REMOVE #lease, #expiration",
+            {
+                ":dead": {"S": STATUS_DEAD},
+                ":error": {"S": truncate_error(error)},
+                ":error_type": {"S": error_type},
+                ":reason": {"S": reason.value},
+            },
+        )
+
+    def mark_malformed_dead(self, job_id: str, *, group: str, message_id: str, error: str) -> Claim:
+        """Record a malformed body that carries a usable ``jobId`` as a DEAD claim (one PutItem).
+
+        The item is written when none exists (or it expired), when it is FAILED, or IN_FLIGHT under
+        an expired lease; a SUCCEEDED or DEAD item, or another worker's live lease, is left untouched
+        and returned (the record is dead either way: its body cannot be run).
+        """
+        now_ms = self.now_ms()
+        item: dict[str, Any] = {
+            ATTR_ID: {"S": job_id},
+            ATTR_STATUS: {"S": STATUS_DEAD},
+            ATTR_GROUP: {"S": group},
+            ATTR_OWNER: {"S": self._owner_factory()},
+            ATTR_ATTEMPTS: {"N": "0"},
+            ATTR_UPDATED_AT: {"N": str(now_ms)},
+            ATTR_MESSAGE_ID: {"S": message_id},
+            ATTR_ERROR: {"S": truncate_error(error)},
+            ATTR_ERROR_TYPE: {"S": "MalformedJobError"},
+            ATTR_DEAD_REASON: {"S": DeadReason.MALFORMED.value},
+        }
+        existing = self._put(
+            item,
+            _MALFORMED_CONDITION,
+            {
+                ":now_s": {"N": str(now_ms // 1000)},
+                ":now_ms": {"N": str(now_ms)},
+                ":failed": {"S": STATUS_FAILED},
+                ":in_flight": {"S": STATUS_IN_FLIGHT},
+            },
+        )
+        if existing is None:
+            return Claim(ClaimOutcome.DEAD, job_id)
+        return self._classify(job_id, existing, now_ms) or _conflict(job_id, existing)
+
+    def reset(self, job_id: str) -> bool:
+        """Delete a DEAD claim so the job may run again (an operator's explicit decision).
+
+        Returns
+        -------
+        bool
+            ``False`` when the item is missing or not DEAD (nothing was deleted).
+        """
+        try:
+            self._client.delete_item(
+                TableName=self.table_name,
+                Key={ATTR_ID: {"S": job_id}},
+                ConditionExpression="#status = :dead",
+                ExpressionAttributeNames={"#status": ATTR_STATUS},
+                ExpressionAttributeValues={":dead": {"S": STATUS_DEAD}},
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def get(self, job_id: str) -> dict[str, Any] | None:
+        """Read one claim item (consistent), decoded; ``None`` when there is none."""
+        response = self._client.get_item(
+            TableName=self.table_name, Key={ATTR_ID: {"S": job_id}}, ConsistentRead=True
+        )
+        item = response.get("Item")
+        return _decode(cast("dict[str, Any]", item)) if item else None
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _classify(self, job_id: str, existing: dict[str, Any], now_ms: int) -> Claim | None:
+        """Rule 2: the refusal an item means, or ``None`` when rule 3 may retake it."""
+        status = existing.get(ATTR_STATUS)
+        attempts = _attempts(existing)
+        owner = str(existing.get(ATTR_OWNER, "")) or None
+        if status == STATUS_SUCCEEDED:
+            return Claim(ClaimOutcome.DUPLICATE, job_id, attempt=attempts, existing=existing)
+        # A FAILED item marked permanent was written by runtime 0.1, before DEAD existed.
+        if status == STATUS_DEAD or (status == STATUS_FAILED and existing.get(ATTR_PERMANENT) is True):
+            return Claim(ClaimOutcome.DEAD, job_id, attempt=attempts, existing=existing)
+        lease = existing.get(ATTR_LEASE_EXPIRES_AT)
+        lease_ms = int(lease) if isinstance(lease, int | float) else None
+        if status == STATUS_IN_FLIGHT and lease_ms is not None and lease_ms >= now_ms:
+            return _conflict(job_id, existing)
+        if attempts >= self.max_attempts:
+            return Claim(ClaimOutcome.EXHAUSTED, job_id, attempt=attempts, owner=owner, existing=existing)
+        return None
+
+    def _put(self, item: dict[str, Any], condition: str, values: dict[str, Any]) -> dict[str, Any] | None:
+        """PutItem under ``condition``; ``None`` when written, else the item found (decoded)."""
         try:
             self._client.put_item(
                 TableName=self.table_name,
                 Item=item,
-                ConditionExpression=_CLAIM_CONDITION,
-                ExpressionAttributeNames=_NAMES,
-                ExpressionAttributeValues={
-                    ":failed": {"S": STATUS_FAILED},
-                    ":in_flight": {"S": STATUS_IN_FLIGHT},
-                    ":true": {"BOOL": True},
-                    ":mid": {"S": message_id},
-                    ":now_ms": {"N": str(now_ms)},
-                    ":now_s": {"N": str(now_ms // 1000)},
-                },
+                ConditionExpression=condition,
+                ExpressionAttributeNames=_names_in(condition),
+                ExpressionAttributeValues=values,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except self._client.exceptions.ConditionalCheckFailedException as exc:
             return _decode(cast("dict[str, Any]", exc.response.get("Item") or {}))
         return None
 
-    def _fenced_update(
-        self,
-        job_id: str,
-        owner: str,
-        update: str,
-        names: dict[str, str],
-        values: dict[str, Any],
-    ) -> bool:
+    def _fenced_update(self, job_id: str, owner: str, update: str, values: dict[str, Any]) -> bool:
         try:
             self._client.update_item(
                 TableName=self.table_name,
                 Key={ATTR_ID: {"S": job_id}},
                 UpdateExpression=update,
                 ConditionExpression="#owner = :me",
-                ExpressionAttributeNames={
-                    "#owner": ATTR_OWNER,
-                    "#status": ATTR_STATUS,
-                    "#updated_at": ATTR_UPDATED_AT,
-                    **names,
-                },
-                ExpressionAttributeValues={
-                    ":me": {"S": owner},
-                    ":now": {"N": str(self.now_ms())},
-                    **values,
-                },
+                ExpressionAttributeNames=_names_in(f"{update} #owner"),
+                ExpressionAttributeValues={":me": {"S": owner}, ":now": {"N": str(self.now_ms())}, **values},
             )
         except self._client.exceptions.ConditionalCheckFailedException:
             return False
         return True
 
 
-def _refused(job_id: str, existing: dict[str, Any]) -> Claim:
-    status = existing.get(ATTR_STATUS)
+def truncate_error(text: str) -> str:
+    """Cut an error text to :data:`~constructs_fifo.runtime.constants.MAX_ERROR_LENGTH` characters.
+
+    Examples
+    --------
+    >>> len(truncate_error("x" * 5000))
+    1024
+    >>> truncate_error("")
+    '(no message)'
+    """
+    if not text:
+        return "(no message)"
+    return text if len(text) <= MAX_ERROR_LENGTH else text[: MAX_ERROR_LENGTH - 3] + "..."
+
+
+def _names_in(expression: str) -> dict[str, str]:
+    """The placeholders an expression uses (DynamoDB refuses unused ones)."""
+    return {name: _NAMES[name] for name in sorted(set(re.findall(r"#\w+", expression)))}
+
+
+def _conflict(job_id: str, existing: dict[str, Any]) -> Claim:
     lease = existing.get(ATTR_LEASE_EXPIRES_AT)
     lease_ms = int(lease) if isinstance(lease, int | float) else None
-    if status == STATUS_SUCCEEDED:
-        outcome = ClaimOutcome.DUPLICATE
-    elif status == STATUS_FAILED:
-        # The only FAILED item the condition refuses: permanent, for this same message.
-        outcome = ClaimOutcome.KNOWN_POISON
-    else:
-        outcome = ClaimOutcome.CONFLICT
-    return Claim(outcome, job_id, lease_expires_at_ms=lease_ms, existing=existing)
+    return Claim(
+        ClaimOutcome.CONFLICT,
+        job_id,
+        attempt=_attempts(existing),
+        lease_expires_at_ms=lease_ms,
+        existing=existing,
+    )
+
+
+def _attempts(item: dict[str, Any]) -> int:
+    value = item.get(ATTR_ATTEMPTS)
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def _decode(item: dict[str, Any]) -> dict[str, Any]:
@@ -368,7 +465,3 @@ def _decode(item: dict[str, Any]) -> dict[str, Any]:
         elif "BOOL" in value:
             decoded[name] = bool(value["BOOL"])
     return decoded
-
-
-def _truncate(text: str) -> str:
-    return text if len(text) <= MAX_ERROR_LENGTH else text[: MAX_ERROR_LENGTH - 3] + "..."

@@ -2,25 +2,48 @@
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_GAP_POLICY,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
+    DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REORDER_LIMIT,
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
     ENV_CLAIM_TTL_SECONDS,
+    ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GAP_POLICY,
+    ENV_GAP_TIMEOUT_SECONDS,
+    ENV_GROUP_TABLE,
+    ENV_MAX_ATTEMPTS,
     ENV_METRICS_NAMESPACE,
+    ENV_MODE,
+    ENV_ON_DEAD_JOB,
     ENV_QUEUE_URL,
+    ENV_REORDER_LIMIT,
     ENV_USER_HANDLER,
     ENV_VISIBILITY_TIMEOUT_SECONDS,
+    GAP_POLICY_SKIP_GAP,
+    GAP_POLICY_WAIT,
+    MAX_ATTEMPTS_MAX,
+    DeadJobPolicy,
+    JobMode,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "RuntimeConfig"]
+
+_E = TypeVar("_E", bound=enum.StrEnum)
 
 #: SQS's upper bound of a visibility timeout (12 hours).
 MAX_VISIBILITY_TIMEOUT_SECONDS = 43200
@@ -47,15 +70,33 @@ class RuntimeConfig:
         Lifetime of a claim item (its ``expiration``).
     metrics_namespace : str
         CloudWatch namespace of the EMF metrics.
+    dead_letter_queue_url : str
+        URL of the FIFO dead-letter queue the runtime sends dead jobs to.
+    max_attempts : int
+        Runs of one job before it is dead (1 to 100).
+    on_dead_job : DeadJobPolicy
+        PARK (the group stops at its dead job) or CONTINUE (the dead job is dead-lettered).
+    group_table : str or None
+        The group table (parked groups; state mode's states); required by PARK and by STATE.
+    mode : JobMode
+        CLAIM (a job is a side effect, claimed first) or STATE (a job is a transition of its group's
+        state). In STATE mode ``claim_table`` is not used and may be empty.
+    reorder_limit : int
+        State mode: jobs a group's reorder buffer holds at most.
+    gap_timeout_seconds : int
+        State mode: how long a sequence gap may stay open before ``gap_policy`` applies.
+    gap_policy : str
+        State mode: ``WAIT`` (keep waiting, alarm) or ``SKIP_GAP`` (give the missing seqs up, record them).
 
     Examples
     --------
     >>> cfg = RuntimeConfig.from_env(
-    ...     {"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "CONSTRUCTS_FIFO_QUEUE_URL": "https://q"},
+    ...     {"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "CONSTRUCTS_FIFO_QUEUE_URL": "https://q",
+    ...      "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://dlq", "CONSTRUCTS_FIFO_GROUP_TABLE": "groups"},
     ...     backoff_base_seconds=1,
     ... )
-    >>> (cfg.claim_table, cfg.backoff_base_seconds, cfg.visibility_timeout_seconds)
-    ('claims', 1, 43200)
+    >>> (cfg.claim_table, cfg.backoff_base_seconds, cfg.max_attempts, cfg.on_dead_job.value)
+    ('claims', 1, 5, 'PARK')
     """
 
     claim_table: str
@@ -65,6 +106,14 @@ class RuntimeConfig:
     backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS
     claim_ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS
     metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
+    dead_letter_queue_url: str = ""
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    on_dead_job: DeadJobPolicy = DEFAULT_ON_DEAD_JOB
+    group_table: str | None = None
+    mode: JobMode = DEFAULT_MODE
+    reorder_limit: int = DEFAULT_REORDER_LIMIT
+    gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS
+    gap_policy: str = DEFAULT_GAP_POLICY
 
     @classmethod
     def from_env(
@@ -78,6 +127,14 @@ class RuntimeConfig:
         backoff_base_seconds: int | None = None,
         claim_ttl_seconds: int | None = None,
         metrics_namespace: str | None = None,
+        dead_letter_queue_url: str | None = None,
+        max_attempts: int | None = None,
+        on_dead_job: DeadJobPolicy | str | None = None,
+        group_table: str | None = None,
+        mode: JobMode | str | None = None,
+        reorder_limit: int | None = None,
+        gap_timeout_seconds: int | None = None,
+        gap_policy: str | None = None,
     ) -> RuntimeConfig:
         """Build the configuration; an explicit argument beats its environment variable.
 
@@ -86,7 +143,8 @@ class RuntimeConfig:
         environ : Mapping[str, str], optional
             The environment to read (default ``os.environ``).
         claim_table, queue_url, user_handler, visibility_timeout_seconds, backoff_base_seconds, \
-claim_ttl_seconds, metrics_namespace
+claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table, \
+mode, reorder_limit, gap_timeout_seconds, gap_policy
             Explicit values; ``None`` means "read the environment, then the default".
 
         Raises
@@ -96,8 +154,15 @@ claim_ttl_seconds, metrics_namespace
             message names the variable, its value and the fix.
         """
         env = os.environ if environ is None else environ
+        policy = _choice(on_dead_job, env, ENV_ON_DEAD_JOB, DeadJobPolicy, DEFAULT_ON_DEAD_JOB, "on_dead_job")
+        job_mode = _choice(mode, env, ENV_MODE, JobMode, DEFAULT_MODE, "mode")
+        needs_group_table = policy is DeadJobPolicy.PARK or job_mode is JobMode.STATE
         return cls(
-            claim_table=_required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name"),
+            claim_table=(
+                _required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name")
+                if job_mode is JobMode.CLAIM
+                else (claim_table or env.get(ENV_CLAIM_TABLE) or "")
+            ),
             queue_url=_required(queue_url, env, ENV_QUEUE_URL, "the FIFO queue's URL"),
             user_handler=user_handler if user_handler is not None else (env.get(ENV_USER_HANDLER) or None),
             visibility_timeout_seconds=_integer(
@@ -122,7 +187,69 @@ claim_ttl_seconds, metrics_namespace
             metrics_namespace=metrics_namespace
             if metrics_namespace is not None
             else (env.get(ENV_METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE),
+            dead_letter_queue_url=_required(
+                dead_letter_queue_url, env, ENV_DEAD_LETTER_QUEUE_URL, "the FIFO dead-letter queue's URL"
+            ),
+            max_attempts=_integer(
+                max_attempts,
+                env,
+                ENV_MAX_ATTEMPTS,
+                DEFAULT_MAX_ATTEMPTS,
+                low=1,
+                high=MAX_ATTEMPTS_MAX,
+                unit="attempts",
+            ),
+            on_dead_job=policy,
+            group_table=(
+                _required(
+                    group_table,
+                    env,
+                    ENV_GROUP_TABLE,
+                    "the group table's name (PARK keeps jobs there, state mode keeps states there)",
+                )
+                if needs_group_table
+                else (group_table or env.get(ENV_GROUP_TABLE) or None)
+            ),
+            mode=job_mode,
+            reorder_limit=_integer(
+                reorder_limit, env, ENV_REORDER_LIMIT, DEFAULT_REORDER_LIMIT, low=1, high=None, unit="jobs"
+            ),
+            gap_timeout_seconds=_integer(
+                gap_timeout_seconds,
+                env,
+                ENV_GAP_TIMEOUT_SECONDS,
+                DEFAULT_GAP_TIMEOUT_SECONDS,
+                low=1,
+                high=None,
+            ),
+            gap_policy=_gap_policy(gap_policy, env),
         )
+
+
+def _choice(  # noqa: PLR0917 - one call per enum setting, all six always given
+    explicit: _E | str | None, env: Mapping[str, str], name: str, kind: type[_E], default: _E, prop: str
+) -> _E:
+    """An enum setting: the explicit value, else the variable, else the default (case-insensitive)."""
+    raw = explicit if explicit is not None else (env.get(name) or default.value)
+    try:
+        return kind(str(raw).strip().upper())
+    except ValueError:
+        choices = " or ".join(member.value for member in kind)
+        raise ConfigurationError(
+            f"{name}={raw!r}: must be {choices}; set OrderedAgentQueue's {prop} prop or "
+            f"unset it to use the default {default.value}"
+        ) from None
+
+
+def _gap_policy(explicit: str | None, env: Mapping[str, str]) -> str:
+    raw = explicit if explicit is not None else (env.get(ENV_GAP_POLICY) or DEFAULT_GAP_POLICY)
+    value = str(raw).strip().upper()
+    if value not in {GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP}:
+        raise ConfigurationError(
+            f"{ENV_GAP_POLICY}={raw!r}: must be {GAP_POLICY_WAIT} or {GAP_POLICY_SKIP_GAP}; set "
+            f"OrderedAgentQueue's gap_policy prop or unset it to use the default {DEFAULT_GAP_POLICY}"
+        )
+    return value
 
 
 def _required(explicit: str | None, env: Mapping[str, str], name: str, what: str) -> str:
@@ -145,6 +272,7 @@ def _integer(
     *,
     low: int,
     high: int | None,
+    unit: str = "seconds",
 ) -> int:
     source = "argument" if explicit is not None else "variable"
     raw: object = explicit if explicit is not None else env.get(name)
@@ -157,7 +285,7 @@ def _integer(
         value = None
     if value is None or value < low or (high is not None and value > high):
         raise ConfigurationError(
-            f"{name}={raw!r} ({source}): must be {rule} of seconds; fix the value or unset it to use "
+            f"{name}={raw!r} ({source}): must be {rule} of {unit}; fix the value or unset it to use "
             f"the default {default}"
         )
     return value

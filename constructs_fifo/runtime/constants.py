@@ -6,10 +6,12 @@ environment it writes and the environment the runtime reads can never drift apar
 
 from __future__ import annotations
 
+import enum
 from typing import Final
 
 __all__ = [
     "ATTR_ATTEMPTS",
+    "ATTR_DEAD_REASON",
     "ATTR_ERROR",
     "ATTR_ERROR_TYPE",
     "ATTR_EXPIRATION",
@@ -22,26 +24,54 @@ __all__ = [
     "ATTR_STATUS",
     "ATTR_TYPE",
     "ATTR_UPDATED_AT",
+    "CONTROL_ATTRIBUTE",
+    "CONTROL_RESUME",
     "DEFAULT_BACKOFF_BASE_SECONDS",
     "DEFAULT_CLAIM_TTL_SECONDS",
+    "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_METRICS_NAMESPACE",
+    "DEFAULT_MODE",
+    "DEFAULT_ON_DEAD_JOB",
+    "DLQ_ATTRIBUTES",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
     "ENV_CLAIM_TABLE",
     "ENV_CLAIM_TTL_SECONDS",
+    "ENV_DEAD_LETTER_QUEUE_URL",
+    "ENV_GAP_POLICY",
+    "ENV_GAP_TIMEOUT_SECONDS",
+    "ENV_GROUP_TABLE",
+    "ENV_MAX_ATTEMPTS",
     "ENV_METRICS_NAMESPACE",
+    "ENV_MODE",
+    "ENV_ON_DEAD_JOB",
     "ENV_QUEUE_URL",
+    "ENV_REORDER_LIMIT",
     "ENV_USER_HANDLER",
     "ENV_VISIBILITY_TIMEOUT_SECONDS",
+    "GROUP_ATTR_GROUP",
+    "GROUP_ATTR_SK",
+    "MAX_ATTEMPTS_MAX",
+    "MAX_ERROR_LENGTH",
     "METRIC_CLAIM_CONFLICTS",
     "METRIC_DIMENSION_QUEUE",
     "METRIC_DUPLICATES_SKIPPED",
+    "METRIC_GROUPS_PARKED",
+    "METRIC_JOBS_DEAD_LETTERED",
     "METRIC_JOBS_FAILED",
+    "METRIC_JOBS_KEPT",
     "METRIC_JOBS_SUCCEEDED",
     "METRIC_JOB_DURATION",
+    "SK_KEPT_PREFIX",
+    "SK_PARK",
+    "STATUS_DEAD",
     "STATUS_FAILED",
     "STATUS_IN_FLIGHT",
     "STATUS_SUCCEEDED",
+    "WAKE_UP_REFRESH_RECEIVES",
+    "DeadJobPolicy",
+    "DeadReason",
+    "JobMode",
 ]
 
 # --- the function's handler -------------------------------------------------------------------
@@ -64,11 +94,89 @@ ENV_BACKOFF_BASE_SECONDS: Final = "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS"
 ENV_CLAIM_TTL_SECONDS: Final = "CONSTRUCTS_FIFO_CLAIM_TTL_SECONDS"
 #: CloudWatch namespace of the embedded-metric-format metrics.
 ENV_METRICS_NAMESPACE: Final = "CONSTRUCTS_FIFO_METRICS_NAMESPACE"
+#: Runs of one job (a crash inside the job included) before the runtime declares it dead.
+ENV_MAX_ATTEMPTS: Final = "CONSTRUCTS_FIFO_MAX_ATTEMPTS"
+#: URL of the FIFO dead-letter queue the runtime sends dead jobs to.
+ENV_DEAD_LETTER_QUEUE_URL: Final = "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL"
+#: What happens to a group after one of its jobs died: a :class:`DeadJobPolicy` value.
+ENV_ON_DEAD_JOB: Final = "CONSTRUCTS_FIFO_ON_DEAD_JOB"
+#: Name of the group table (parked groups, kept jobs, state mode's states); set when there is one.
+ENV_GROUP_TABLE: Final = "CONSTRUCTS_FIFO_GROUP_TABLE"
+#: What a job is: a :class:`JobMode` value.
+ENV_MODE: Final = "CONSTRUCTS_FIFO_MODE"
+#: State mode: jobs a group's reorder buffer holds at most.
+ENV_REORDER_LIMIT: Final = "CONSTRUCTS_FIFO_REORDER_LIMIT"
+#: State mode: seconds a sequence gap may stay open before the gap policy applies.
+ENV_GAP_TIMEOUT_SECONDS: Final = "CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS"
+#: State mode: WAIT or SKIP_GAP.
+ENV_GAP_POLICY: Final = "CONSTRUCTS_FIFO_GAP_POLICY"
 
 # --- defaults shared by both sides ----------------------------------------------------------------
 DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
 DEFAULT_CLAIM_TTL_SECONDS: Final = 7 * 24 * 60 * 60
 DEFAULT_METRICS_NAMESPACE: Final = "ConstructsFifo"
+DEFAULT_MAX_ATTEMPTS: Final = 5
+#: The most attempts a job may have: with 10 records a batch, 100 attempts keep the receive-count
+#: safety net (10 x 100) within SQS's maxReceiveCount limit of 1000.
+MAX_ATTEMPTS_MAX: Final = 100
+#: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
+#: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
+WAKE_UP_REFRESH_RECEIVES: Final = 5
+#: Stored and forwarded error texts are cut to this many characters.
+MAX_ERROR_LENGTH: Final = 1024
+
+
+class DeadJobPolicy(enum.StrEnum):
+    """What happens to a message group after one of its jobs died.
+
+    ``PARK`` (the default): the group stops at its dead job. The dead job and every later job of the
+    group, including those that arrive while it is parked, are kept in order in the group table,
+    outside the queue; other groups go on. Resuming replays the kept jobs first, in order.
+
+    ``CONTINUE``: the dead job goes to the dead-letter queue and the group goes on with its next job.
+    This breaks the group's order (a later redrive lands after newer jobs); choose it only when a
+    group's jobs do not depend on each other.
+    """
+
+    PARK = "PARK"
+    CONTINUE = "CONTINUE"
+
+
+DEFAULT_ON_DEAD_JOB: Final = DeadJobPolicy.PARK
+
+
+class JobMode(enum.StrEnum):
+    """What a job is.
+
+    ``CLAIM`` (the default): a side effect outside our store (call GitHub, open a PR). Each job is
+    claimed in the claim table before it runs; a duplicate of a SUCCEEDED job is skipped. A crash
+    between the effect and the SUCCEEDED write runs the job again after its lease: the effect must be
+    idempotent, or the job should be a state transition.
+
+    ``STATE``: a transition ``apply(job, state) -> next_state`` of its group's state, kept in the
+    group table. Each transition is committed exactly once, in order, together with the record of
+    which jobs the state includes, in one conditional write per group per batch.
+    """
+
+    CLAIM = "CLAIM"
+    STATE = "STATE"
+
+
+DEFAULT_MODE: Final = JobMode.CLAIM
+
+
+class DeadReason(enum.StrEnum):
+    """Why a job is dead: the ``reason`` attribute of its dead-letter message and park header."""
+
+    #: The job raised PermanentJobError.
+    PERMANENT = "PERMANENT"
+    #: The job failed (or crashed) on its last allowed attempt.
+    ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
+    #: The body is not a job envelope (parsing is deterministic: dead at once).
+    MALFORMED = "MALFORMED"
+    #: Another copy of a job that is already dead (it follows the first one).
+    COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
+
 
 # --- metrics ------------------------------------------------------------------------------------------
 METRIC_JOBS_SUCCEEDED: Final = "JobsSucceeded"
@@ -76,6 +184,11 @@ METRIC_JOBS_FAILED: Final = "JobsFailed"
 METRIC_DUPLICATES_SKIPPED: Final = "DuplicatesSkipped"
 METRIC_CLAIM_CONFLICTS: Final = "ClaimConflicts"
 METRIC_JOB_DURATION: Final = "JobDuration"
+METRIC_JOBS_DEAD_LETTERED: Final = "JobsDeadLettered"
+#: A group was parked at a dead job (1 per group parked).
+METRIC_GROUPS_PARKED: Final = "GroupsParked"
+#: Records moved into a parked group's store instead of running.
+METRIC_JOBS_KEPT: Final = "JobsKept"
 #: The one dimension of every metric: the source queue's name.
 METRIC_DIMENSION_QUEUE: Final = "QueueName"
 
@@ -97,3 +210,93 @@ ATTR_MESSAGE_ID: Final = "message_id"
 STATUS_IN_FLIGHT: Final = "IN_FLIGHT"
 STATUS_SUCCEEDED: Final = "SUCCEEDED"
 STATUS_FAILED: Final = "FAILED"
+#: The job is dead: not run again by any copy until an operator resets the claim.
+STATUS_DEAD: Final = "DEAD"
+#: Why the claim is DEAD (a :class:`DeadReason` value).
+ATTR_DEAD_REASON: Final = "dead_reason"
+
+# --- the group table: parked groups and their kept jobs -------------------------------------------
+#: Partition key: the MessageGroupId.
+GROUP_ATTR_GROUP: Final = "group"
+#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record.
+GROUP_ATTR_SK: Final = "sk"
+SK_PARK: Final = "park"
+SK_KEPT_PREFIX: Final = "kept#"
+
+# --- messages the runtime writes -------------------------------------------------------------------
+#: Message attribute that marks a control message (not a job) on the source queue.
+CONTROL_ATTRIBUTE: Final = "constructs-fifo-control"
+#: Its value on the wake-up message that makes the runtime replay a resumed group's kept jobs.
+CONTROL_RESUME: Final = "resume"
+#: Message attributes of a dead job in the dead-letter queue, for triage without parsing the body.
+DLQ_ATTRIBUTES: Final = (
+    "jobId",
+    "jobType",
+    "reason",
+    "errorType",
+    "error",
+    "attempts",
+    "originalMessageId",
+    "deadAt",
+)
+
+# === state mode (issue 7): the group table, its defaults and metrics =================================
+# Added in its own section so the failure-isolation work above can change freely. The environment
+# variables of state mode are left to the wiring: the construct must reserve each one it writes.
+__all__ += [
+    "DEFAULT_FIRST_SEQ",
+    "DEFAULT_GAP_POLICY",
+    "DEFAULT_GAP_TIMEOUT_SECONDS",
+    "DEFAULT_REMEMBERED_JOB_IDS",
+    "DEFAULT_REORDER_LIMIT",
+    "GAP_POLICY_SKIP_GAP",
+    "GAP_POLICY_WAIT",
+    "MAX_ITEM_BYTES",
+    "METRIC_JOBS_BUFFERED",
+    "METRIC_SEQ_GAPS_SKIPPED",
+    "METRIC_SEQ_GAP_OPEN_SECONDS",
+    "METRIC_SEQ_JOBS_SKIPPED",
+    "STATE_ATTR_BOOK",
+    "STATE_ATTR_GROUP",
+    "STATE_ATTR_SK",
+    "STATE_ATTR_STATE",
+    "STATE_ATTR_UPDATED_AT",
+    "STATE_ATTR_VERSION",
+    "STATE_BOOK_FORMAT",
+    "STATE_SK",
+]
+
+
+GAP_POLICY_WAIT: Final = "WAIT"
+GAP_POLICY_SKIP_GAP: Final = "SKIP_GAP"
+
+#: Waiting never loses a job; skipping does, so it is the user's explicit choice.
+DEFAULT_GAP_POLICY: Final = GAP_POLICY_WAIT
+DEFAULT_REORDER_LIMIT: Final = 100
+DEFAULT_GAP_TIMEOUT_SECONDS: Final = 300
+#: 0, so that no non-negative ``seq`` is ever taken for a duplicate before anything was applied.
+DEFAULT_FIRST_SEQ: Final = 0
+#: About 4 KB of uuid job ids: every write rewrites the whole item (1 WCU per KB).
+DEFAULT_REMEMBERED_JOB_IDS: Final = 100
+
+#: The item size state mode allows: attribute names and values together, in UTF-8. DynamoDB documents
+#: 400 KB (observed near 409,600 bytes); 400,000 holds whatever "KB" means, and moto (405,000) agrees.
+MAX_ITEM_BYTES: Final = 400_000
+
+# The group table's item layout: one item per group at sort key ``state``.
+STATE_ATTR_GROUP: Final = "group"
+STATE_ATTR_SK: Final = "sk"
+STATE_SK: Final = "state"
+#: The user's state as a JSON string (absent until a transition was applied).
+STATE_ATTR_STATE: Final = "state"
+#: The runtime's bookkeeping as a compact JSON string.
+STATE_ATTR_BOOK: Final = "book"
+STATE_ATTR_VERSION: Final = "version"
+STATE_ATTR_UPDATED_AT: Final = "updated_at"
+#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change.
+STATE_BOOK_FORMAT: Final = 1
+
+METRIC_JOBS_BUFFERED: Final = "JobsBuffered"
+METRIC_SEQ_GAP_OPEN_SECONDS: Final = "SequenceGapOpenSeconds"
+METRIC_SEQ_GAPS_SKIPPED: Final = "SequenceGapsSkipped"
+METRIC_SEQ_JOBS_SKIPPED: Final = "SequenceJobsSkipped"

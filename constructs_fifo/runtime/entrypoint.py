@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.config import RuntimeConfig
-from constructs_fifo.runtime.constants import ENV_USER_HANDLER
+from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy
+from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import ConfigurationError
 from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
+from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -78,11 +80,23 @@ def build_processor(
         dynamodb_client = dynamodb_client or boto3.client("dynamodb")
         sqs_client = sqs_client or boto3.client("sqs")
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
+    parking = (
+        ParkStore(cfg.group_table, dynamodb_client)
+        if cfg.on_dead_job is DeadJobPolicy.PARK and cfg.group_table
+        else None
+    )
     return OrderedBatchProcessor(
         handler=user_fn,
-        claims=ClaimStore(cfg.claim_table, dynamodb_client, ttl_seconds=cfg.claim_ttl_seconds),
+        claims=ClaimStore(
+            cfg.claim_table, dynamodb_client, ttl_seconds=cfg.claim_ttl_seconds, max_attempts=cfg.max_attempts
+        ),
         visibility=VisibilityChanger(sqs_client, cfg.queue_url, on_error=log.event),
         logger=log,
+        dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
+        policy=cfg.on_dead_job,
+        parking=parking,
+        sqs=sqs_client,
+        queue_url=cfg.queue_url,
         backoff_base_seconds=cfg.backoff_base_seconds,
         visibility_timeout_seconds=cfg.visibility_timeout_seconds,
         queue_name=queue_name_from_arn(cfg.queue_url),

@@ -6,8 +6,9 @@ and importing them adds about 13 ms of cold start on top of boto3 (about 95 ms w
 here with Powertools 3.37). Lambda sends stdout to CloudWatch Logs, and CloudWatch extracts the
 metrics from the ``_aws`` block.
 
-Every outcome line declares the same four counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
-ClaimConflicts; 0 or 1) so that sums over any period are exact, and JobDuration when the job ran.
+Every outcome line declares the same seven counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
+ClaimConflicts, JobsDeadLettered, GroupsParked, JobsKept; 0 or 1) so that sums over any period are
+exact, and JobDuration when the job ran.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from constructs_fifo.runtime.constants import (
     METRIC_CLAIM_CONFLICTS,
     METRIC_DIMENSION_QUEUE,
     METRIC_DUPLICATES_SKIPPED,
+    METRIC_GROUPS_PARKED,
     METRIC_JOB_DURATION,
+    METRIC_JOBS_DEAD_LETTERED,
     METRIC_JOBS_FAILED,
+    METRIC_JOBS_KEPT,
     METRIC_JOBS_SUCCEEDED,
 )
 
@@ -36,14 +40,14 @@ class OutcomeStatus(enum.Enum):
 
     #: The job ran and its SUCCEEDED claim was written: the record is deleted.
     SUCCEEDED = "SUCCEEDED"
-    #: The job raised a transient error: retried after a backoff.
+    #: The job raised a transient error with attempts left: retried after a backoff.
     FAILED = "FAILED"
-    #: The job raised PermanentJobError: reported without backoff, heading for the DLQ.
-    POISON = "POISON"
-    #: A redelivery of a message that already failed permanently: not run, heading for the DLQ.
-    DEAD_LETTERING = "DEAD_LETTERING"
-    #: The body is not a job envelope: permanent, heading for the DLQ.
-    MALFORMED = "MALFORMED"
+    #: The job is dead (``reason`` says why) and was sent to the dead-letter queue: the record is deleted.
+    DEAD_LETTERED = "DEAD_LETTERED"
+    #: The job is dead and its group is now parked at it (PARK policy): the record is kept, not lost.
+    PARKED = "PARKED"
+    #: The record's group is parked: the record is kept in order behind the dead job, not run.
+    KEPT = "KEPT"
     #: The job already SUCCEEDED: not run, the record is deleted.
     DUPLICATE = "DUPLICATE"
     #: Another worker holds a live lease on the job: not run, retried after the lease.
@@ -59,17 +63,26 @@ class OutcomeStatus(enum.Enum):
 
 
 # ERROR counts as a failed attempt too: a claim write throttled by DynamoDB must show on JobsFailed,
-# not only in the logs. SKIPPED, DEADLINE and DEAD_LETTERING did not run the job: no attempt failed.
-_FAILED_STATUSES = frozenset(
-    {
-        OutcomeStatus.FAILED,
-        OutcomeStatus.POISON,
-        OutcomeStatus.MALFORMED,
-        OutcomeStatus.FENCED,
-        OutcomeStatus.ERROR,
-    }
+# not only in the logs. A dead job counts when its own run failed in this invocation (the caller
+# says so with ``attempt_failed``). SKIPPED, DEADLINE and KEPT did not run the job: no attempt failed.
+_FAILED_STATUSES = frozenset({OutcomeStatus.FAILED, OutcomeStatus.FENCED, OutcomeStatus.ERROR})
+_STATUS_COUNTERS: dict[OutcomeStatus, tuple[str, ...]] = {
+    OutcomeStatus.SUCCEEDED: (METRIC_JOBS_SUCCEEDED,),
+    OutcomeStatus.DUPLICATE: (METRIC_DUPLICATES_SKIPPED,),
+    OutcomeStatus.CONFLICT: (METRIC_CLAIM_CONFLICTS,),
+    OutcomeStatus.DEAD_LETTERED: (METRIC_JOBS_DEAD_LETTERED,),
+    OutcomeStatus.PARKED: (METRIC_GROUPS_PARKED, METRIC_JOBS_KEPT),
+    OutcomeStatus.KEPT: (METRIC_JOBS_KEPT,),
+}
+_COUNTERS = (
+    METRIC_JOBS_SUCCEEDED,
+    METRIC_JOBS_FAILED,
+    METRIC_DUPLICATES_SKIPPED,
+    METRIC_CLAIM_CONFLICTS,
+    METRIC_JOBS_DEAD_LETTERED,
+    METRIC_GROUPS_PARKED,
+    METRIC_JOBS_KEPT,
 )
-_COUNTERS = (METRIC_JOBS_SUCCEEDED, METRIC_JOBS_FAILED, METRIC_DUPLICATES_SKIPPED, METRIC_CLAIM_CONFLICTS)
 
 
 def queue_name_from_arn(arn: str) -> str:
@@ -123,6 +136,7 @@ class JobLogger:
         message_id: str,
         duration_ms: float | None,
         error: str | None = None,
+        attempt_failed: bool = False,
         **fields: Any,
     ) -> None:
         """Write the outcome line of one record.
@@ -139,18 +153,17 @@ class JobLogger:
             Time in the user's function; ``None`` when it did not run.
         error : str, optional
             The error, for failed outcomes.
+        attempt_failed : bool
+            The job ran (or was parsed) in this invocation and failed, although the status is not a
+            failure status (a job that died on this attempt): counts on JobsFailed.
         **fields
             Extra fields (``action``, ``visibilityTimeout``, ...).
         """
         counters = dict.fromkeys(_COUNTERS, 0)
-        if status is OutcomeStatus.SUCCEEDED:
-            counters[METRIC_JOBS_SUCCEEDED] = 1
-        elif status in _FAILED_STATUSES:
+        for name in _STATUS_COUNTERS.get(status, ()):
+            counters[name] = 1
+        if status in _FAILED_STATUSES or attempt_failed:
             counters[METRIC_JOBS_FAILED] = 1
-        elif status is OutcomeStatus.DUPLICATE:
-            counters[METRIC_DUPLICATES_SKIPPED] = 1
-        elif status is OutcomeStatus.CONFLICT:
-            counters[METRIC_CLAIM_CONFLICTS] = 1
         definitions: list[dict[str, str]] = [{"Name": name, "Unit": "Count"} for name in _COUNTERS]
         metrics: dict[str, float] = dict(counters)
         if duration_ms is not None:

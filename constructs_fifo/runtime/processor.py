@@ -1,97 +1,107 @@
-"""The ordered batch processor: runs one Lambda SQS FIFO batch with claims, fencing and backoff.
+"""The ordered batch processor: one Lambda SQS FIFO batch, in order, with claims, dead jobs and parking.
 
 Rules, per record and in batch order:
 
-1. **Parse.** A body that is not a job envelope is a permanent failure: the record is reported failed
-   with visibility 0 so it reaches the dead-letter queue quickly. When the body still carries a usable
-   ``jobId`` (a JSON object with a non-empty string ``jobId`` but no valid ``type``), a permanent
-   FAILED claim with the error is written under it in one conditional PutItem, under the claim
-   condition: an existing SUCCEEDED item or another worker's live lease is left untouched and the
-   outcome line says so. A write error is noted on the line, never raised.
-2. **Group blocked?** Once a record of group G fails in this batch, every later record of G is
-   reported failed without running (status ``SKIPPED``) and gets the same visibility delay as the
-   failure that blocked G, so the group comes back together and in order. Other groups go on.
-3. **Deadline.** If the invocation has less than ``safety_margin_ms`` left, no further job starts:
-   every remaining record is reported failed (status ``DEADLINE``, visibility 0).
-4. **Claim** (one conditional PutItem, see :mod:`constructs_fifo.runtime.claims`):
-   ``DUPLICATE`` (already SUCCEEDED) is skipped and *not* reported, so Lambda deletes it;
-   ``CONFLICT`` (a live lease of another worker) is reported, blocks the group, and waits at least
-   until that lease expires; ``KNOWN_POISON`` is reported with visibility 0 and does not block.
-5. **Run** ``handle(job, context)``. Success writes SUCCEEDED fenced on our owner token; if the fence
-   fails (another worker took over after our lease expired) the record is reported and the group
-   blocked. :class:`~constructs_fifo.runtime.exceptions.PermanentJobError` writes a permanent FAILED
-   claim, reports the record with visibility 0 and blocks the group for the rest of the batch. Any
-   other exception writes a transient FAILED claim (the retry can claim again at once), reports the
-   record, blocks the group and sets visibility to the backoff of its attempt.
+1. **Parked groups first.** Under the PARK policy the park headers of the batch's groups are read
+   with one consistent ``BatchGetItem`` (:mod:`constructs_fifo.runtime.parking`). Every record of a
+   group that has a header is kept in the group table behind the group's dead job instead of
+   running. A resuming group then replays its kept records, in order, before anything else of it.
+2. **Group blocked?** Once a record of group G is retried in this batch, every later record of G is
+   reported failed without running (``SKIPPED``), with the same visibility delay, so the group comes
+   back together and in order. Other groups go on. (Checked before parsing: a malformed record
+   behind a retried one waits its turn too.)
+3. **Deadline.** With less than ``safety_margin_ms`` left no further job starts: every remaining
+   record is reported failed (``DEADLINE``, visibility 0).
+4. **Parse.** A body that is not a job envelope is dead at once: parsing is deterministic. When it
+   carries a usable ``jobId`` its claim is marked DEAD, so copies of it follow it.
+5. **Claim and run** (:mod:`constructs_fifo.runtime.job_runner`). A duplicate of a SUCCEEDED job is
+   deleted; a conflict with another worker's live lease, a transient failure with attempts left and
+   a fenced write are retried with backoff and block the group; a job that raised
+   :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed on its last attempt, or
+   crashed on its last attempt is dead.
+6. **A dead job** leaves the queue only because it itself died. Under CONTINUE it is sent to the
+   dead-letter queue in its own group, with triage attributes, and deleted from the source; the group
+   goes on. Under PARK its group is parked at it (rule 1 from now on). A copy of a job that is already
+   dead follows it to the dead-letter queue under both policies, without running.
 
-Why a known poison record (and a malformed body seen before) does **not** block its group:
-every receive raises the ApproximateReceiveCount of every record received with it. If a poison
-record blocked its group on every delivery, the later records of the group would ride along until
-they passed ``maxReceiveCount`` and were dead-lettered without ever having failed: data loss. So a
-poison record blocks its group once, in the batch where it failed; on later deliveries it is reported
-failed without running and its group goes on. A malformed body whose attempt is above 1 is treated
-the same way, because parsing is deterministic: it already failed on an earlier delivery.
+Attempts are the runtime's own count of runs started (in the claim), never ``ApproximateReceiveCount``:
+SQS raises the receive count of every record it returns, including the records behind a failing job
+that were reported without running. ``maxReceiveCount`` is only the safety net for a function that
+cannot start at all; the construct keeps it at or above ``(2 x batch_size - 1) x max_attempts``, the
+most receives the runtime's own retries can give a record that never failed itself.
 
-Guarantees of the response: it lists every record that failed, was skipped or was not reached (never
-empty when something failed); it is returned, not raised, when every record failed; an unexpected
-exception of the claim store for one record reports that record and blocks its group, so no record is
-lost. All visibility changes of a batch are sent in one ChangeMessageVisibilityBatch call, whose
-failure is logged and never raised.
+Guarantees of the response: it lists every record that is retried, skipped or not reached (never
+empty when something is retried); it is returned, not raised, when every record failed; an
+unexpected exception for one record reports that record and blocks its group, so no record is lost.
+All visibility changes of a batch go out in ChangeMessageVisibilityBatch calls, whose failure is
+logged and never raised.
 """
 
 from __future__ import annotations
 
-import time
+import math
 import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import (
-    VisibilityChange,
-    VisibilityChanger,
-    backoff_seconds,
-    lease_delay_seconds,
+from constructs_fifo.runtime.backoff import VisibilityApplier, VisibilityChange
+from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, DeadReason
+from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.exceptions import MalformedJobError
+from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
+from constructs_fifo.runtime.job_runner import (
+    JobHandler,
+    JobRunner,
+    OutcomeWriter,
+    Step,
+    StepKind,
+    remaining_ms,
 )
-from constructs_fifo.runtime.claims import ClaimOutcome
-from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
-from constructs_fifo.runtime.job import Job, parse_record, record_attempt, record_group, record_message_id
-from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
+from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.parking import (
+    PARKED,
+    RESUMING,
+    KeptRecord,
+    ParkHeader,
+    is_wake_up,
+    wake_up_message,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_sqs.client import SQSClient
+
     from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["DEFAULT_SAFETY_MARGIN_MS", "JobHandler", "OrderedBatchProcessor"]
 
-#: The user's job function: ``handle(job, context)``; its return value is ignored.
-JobHandler = Callable[[Job, Any], object]
-
 #: No job starts with less than this much invocation time left.
 DEFAULT_SAFETY_MARGIN_MS = 1000
 
-#: Lease used when the context cannot tell the remaining time: Lambda's 15-minute maximum.
-_FALLBACK_REMAINING_MS = 15 * 60 * 1000
-
-_DEAD_LETTER_ACTION = (
-    "permanent failure: reported failed with no backoff; the record will go to the dead-letter queue "
-    "once its receive count passes maxReceiveCount"
-)
-_FENCED_ERROR = "the SUCCEEDED write was refused: another worker took the claim over after this lease expired"
 _RETRY_ACTION = "reported failed; retried after the visibility delay"
 
 
-@dataclass(frozen=True)
-class _Result:
-    """What happened to one record: whether it is reported, its visibility, and the group block."""
+@dataclass
+class _Batch:
+    """What one batch decided so far: reported ids, visibility changes, blocked and kept groups."""
 
-    reported: bool
-    visibility: int | None = None
-    block: int | None = None  # delay to give the group's later records; None = do not block
+    failures: list[str] = field(default_factory=list)
+    changes: list[VisibilityChange] = field(default_factory=list)
+    blocked: dict[str, int] = field(default_factory=dict)
+    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
+    parking: dict[str, Step] = field(default_factory=dict)
+    wake_ups: dict[str, list[SQSRecord]] = field(default_factory=dict)
 
-
-_DONE = _Result(reported=False)
+    def report(self, record: SQSRecord, seconds: int | None) -> None:
+        self.failures.append(record_message_id(record))
+        if seconds is not None:
+            self.changes.append(
+                VisibilityChange(record_message_id(record), str(record.get("receiptHandle", "")), seconds)
+            )
 
 
 class OrderedBatchProcessor:
@@ -102,11 +112,21 @@ class OrderedBatchProcessor:
     handler : JobHandler
         The user's ``handle(job, context)``.
     claims : ClaimStore
-        The claim table.
-    visibility : VisibilityChanger
-        Applies the retry delays.
+        The claim table (with ``max_attempts``).
+    visibility : VisibilityApplier
+        Applies the retry delays (a :class:`~constructs_fifo.runtime.backoff.VisibilityChanger`).
     logger : JobLogger
         Writes one outcome line per record.
+    dead_letters : DeadLetterSender
+        Sends dead jobs to the dead-letter queue.
+    policy : DeadJobPolicy
+        What happens to a group after one of its jobs died.
+    parking : ParkStore or None
+        The group table; required by the PARK policy.
+    sqs : SQSClient or None
+        Sends a resumed group's fresh wake-up message (with ``queue_url``); required by PARK.
+    queue_url : str
+        The source queue.
     backoff_base_seconds : int
         First retry delay; doubles with every attempt.
     visibility_timeout_seconds : int
@@ -118,8 +138,9 @@ class OrderedBatchProcessor:
 
     Examples
     --------
-    >>> processor = OrderedBatchProcessor(handler=handle, claims=store,  # doctest: +SKIP
-    ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event), logger=logger)
+    >>> processor = OrderedBatchProcessor(handler=handle, claims=store, dead_letters=dlq,  # doctest: +SKIP
+    ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event), logger=logger,
+    ...     policy=DeadJobPolicy.CONTINUE)
     >>> processor.process(event, context)  # doctest: +SKIP
     {'batchItemFailures': [{'itemIdentifier': '...'}]}
     """
@@ -129,21 +150,39 @@ class OrderedBatchProcessor:
         *,
         handler: JobHandler,
         claims: ClaimStore,
-        visibility: VisibilityChanger,
+        visibility: VisibilityApplier,
         logger: JobLogger,
+        dead_letters: DeadLetterSender,
+        policy: DeadJobPolicy = DeadJobPolicy.CONTINUE,
+        parking: ParkStore | None = None,
+        sqs: SQSClient | None = None,
+        queue_url: str = "",
         backoff_base_seconds: int = 2,
         visibility_timeout_seconds: int = 43200,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
         queue_name: str = "",
     ) -> None:
-        self._handler = handler
+        if policy is DeadJobPolicy.PARK and (parking is None or sqs is None or not queue_url):
+            raise ValueError(
+                "the PARK policy needs parking (a ParkStore on the group table), sqs and queue_url; "
+                "pass them, or use DeadJobPolicy.CONTINUE"
+            )
+        self._out = OutcomeWriter(logger, queue_name)
+        self._runner = JobRunner(
+            handler=handler,
+            claims=claims,
+            out=self._out,
+            backoff_base_seconds=backoff_base_seconds,
+            cap_seconds=visibility_timeout_seconds,
+        )
         self._claims = claims
         self._visibility = visibility
-        self._logger = logger
-        self._backoff_base = backoff_base_seconds
-        self._cap = visibility_timeout_seconds
+        self._dead_letters = dead_letters
+        self._policy = policy
+        self._parking = parking
+        self._sqs = sqs
+        self._queue_url = queue_url
         self._margin_ms = safety_margin_ms
-        self._queue_name = queue_name
 
     def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse:
         """Process one batch and return the partial-batch response.
@@ -162,236 +201,328 @@ class OrderedBatchProcessor:
             ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
         """
         records: list[SQSRecord] = list(event.get("Records") or [])
-        blocked: dict[str, int] = {}
-        failures: list[str] = []
-        changes: list[VisibilityChange] = []
+        batch = _Batch()
+        headers = self._read_headers(records, batch)
+        if headers is not None:
+            self._process_records(records, context, headers, batch)
+            resumed = self._keep_and_replay(headers, context, batch)
+            self._settle_wake_ups(resumed, batch)
+        if batch.changes:
+            self._visibility.apply(batch.changes)
+        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in batch.failures]}
+
+    # --- rule 1: parked groups ----------------------------------------------------------------------
+
+    def _read_headers(self, records: list[SQSRecord], batch: _Batch) -> dict[str, ParkHeader] | None:
+        """The park headers of the batch's groups; ``None`` (every record reported) when unreadable."""
+        if self._parking is None:
+            return {}
+        try:
+            return self._parking.headers([record_group(record) for record in records])
+        except Exception as exc:  # without knowing which groups are parked, nothing may run
+            for record in records:
+                self._internal_error(record, exc, batch, note="the park headers could not be read")
+            return None
+
+    def _keep_and_replay(
+        self, headers: dict[str, ParkHeader], context: Any, batch: _Batch
+    ) -> dict[str, ParkHeader | None]:
+        """Keep the records of parked groups, then replay resuming groups; return their last headers."""
+        latest: dict[str, ParkHeader | None] = dict(headers)
+        for group, records in batch.keep.items():
+            latest[group] = self._keep(group, records, headers.get(group), batch)
+        for group in list(latest):
+            header = latest[group]
+            if header is not None and header.status == RESUMING and group not in batch.blocked:
+                latest[group] = self._replay_group(header, context, batch)
+        return latest
+
+    def _keep(
+        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: _Batch
+    ) -> ParkHeader | None:
+        parking = self._parking
+        assert parking is not None  # the PARK policy is the only way records are kept
+        step = batch.parking.get(group)
+        try:
+            if header is None:
+                dead = step.dead if step is not None else None
+                assert dead is not None  # a group without a header is kept only when it parks now
+                updated = parking.park(group, records, dead=_park_fields(dead))
+            else:
+                updated = parking.keep(header, records)
+        except Exception as exc:  # nothing was written: every record comes back, in order
+            for record in records:
+                self._internal_error(
+                    record, exc, batch, note=f"the record could not be kept in parked group {group!r}"
+                )
+            return header
+        first, *rest = records
+        if header is None and step is not None and step.dead is not None:
+            self._log_dead(OutcomeStatus.PARKED, first, step, action="group parked at this dead job; kept")
+        else:
+            rest = records
+        for record in rest:
+            self._out.write(
+                OutcomeStatus.KEPT,
+                record,
+                job_id=_job_id_of(record),
+                action=f"not run: group {group!r} is parked; kept in order behind its dead job",
+            )
+        return updated
+
+    def _replay_group(self, header: ParkHeader, context: Any, batch: _Batch) -> ParkHeader | None:
+        """Replay a resuming group's kept records in order; return its header (``None``: live again)."""
+        parking = self._parking
+        assert parking is not None
+        if header.retry_at_ms > parking.now_ms():
+            return header
+        try:
+            return self._replay_pages(header, parking, context)
+        except Exception as exc:  # progress so far is safe: replays of finished jobs are duplicates
+            self._out.logger.event(
+                {"event": "replay_failed", "group": header.group, "error": f"{type(exc).__name__}: {exc}"}
+            )
+            batch.blocked.setdefault(header.group, self._runner.backoff(1))
+            return header
+
+    def _replay_pages(self, header: ParkHeader, parking: ParkStore, context: Any) -> ParkHeader | None:
+        """Replay page after page; each page's finished records go with one header update."""
+        current = header
+        while True:
+            page = parking.kept(current.group)
+            if not page:
+                parking.finish(current)
+                self._out.logger.event({"level": "INFO", "event": "group_resumed", "group": current.group})
+                return None
+            done: list[KeptRecord] = []
+            for kept in page:
+                if remaining_ms(context) < self._margin_ms:
+                    return parking.advance(current, done=done, retry_at_ms=parking.now_ms())
+                step = self._run_record(kept.record, context, replayed=True)
+                if step.kind is StepKind.DONE:
+                    done.append(kept)
+                    continue
+                dead = step.dead
+                if dead is not None and dead.reason is not DeadReason.COPY_OF_DEAD_JOB:
+                    self._log_dead(
+                        OutcomeStatus.PARKED, kept.record, step, action="group parked again", replayed=True
+                    )
+                    return parking.advance(
+                        current, done=done, status=PARKED, retry_at_ms=0, dead=_park_fields(dead)
+                    )
+                if dead is not None and self._send_dead(kept.record, step):
+                    done.append(kept)  # a copy of a dead job follows it to the dead-letter queue
+                    continue
+                delay = step.delay_seconds if step.kind is StepKind.RETRY else self._runner.backoff(1)
+                return parking.advance(current, done=done, retry_at_ms=parking.now_ms() + delay * 1000)
+            current = parking.advance(current, done=done)
+
+    def _settle_wake_ups(self, latest: dict[str, ParkHeader | None], batch: _Batch) -> None:
+        """Report a resuming group's wake-up message for its retry time; delete the others.
+
+        A resuming group whose wake-up message was received too often, or that has none in this
+        batch, gets a fresh one, so its replay always has a trigger.
+        """
+        parking = self._parking
+        for group, header in latest.items():
+            wake_ups = batch.wake_ups.get(group, [])
+            if header is None or header.status != RESUMING or parking is None:
+                continue  # every wake-up of a group that is not resuming is deleted (not reported)
+            keeper = next((w for w in wake_ups if record_attempt(w) < WAKE_UP_REFRESH_RECEIVES), None)
+            delay = max(0, math.ceil((header.retry_at_ms - parking.now_ms()) / 1000))
+            delay = max(delay, batch.blocked.get(group, 0))
+            if keeper is not None:
+                batch.report(keeper, delay)
+                continue
+            try:
+                assert self._sqs is not None
+                self._sqs.send_message(**wake_up_message(self._queue_url, group))
+            except Exception as exc:  # keep the old one rather than lose the trigger
+                self._out.logger.event(
+                    {"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"}
+                )
+                if wake_ups:
+                    batch.report(wake_ups[0], delay)
+
+    # --- rules 2 to 6: records of live groups -------------------------------------------------------
+
+    def _process_records(
+        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: _Batch
+    ) -> None:
         out_of_time = False
         for record in records:
-            message_id = record_message_id(record)
             group = record_group(record)
-            if not out_of_time and _remaining_ms(context) < self._margin_ms:
+            if is_wake_up(record):
+                batch.wake_ups.setdefault(group, []).append(record)
+                continue
+            if group in headers or group in batch.parking:
+                batch.keep.setdefault(group, []).append(record)
+                continue
+            if group in batch.blocked:
+                self._skip(record, batch.blocked[group], batch)
+                continue
+            if not out_of_time and remaining_ms(context) < self._margin_ms:
                 out_of_time = True
             if out_of_time:
-                result = self._not_reached(record)
-            else:
-                try:
-                    result = self._process_record(record, context, blocked)
-                except Exception as exc:  # a dependency failed on this record: keep it, block its group
-                    result = self._internal_error(record, exc)
-            if result.block is not None and group not in blocked:
-                blocked[group] = result.block
-            if result.reported:
-                failures.append(message_id)
-                if result.visibility is not None:
-                    changes.append(
-                        VisibilityChange(message_id, str(record.get("receiptHandle", "")), result.visibility)
-                    )
-        if changes:
-            self._visibility.apply(changes)
-        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failures]}
+                self._out.write(
+                    OutcomeStatus.DEADLINE,
+                    record,
+                    job_id=_job_id_of(record),
+                    action=f"not run: less than {self._margin_ms} ms left in the invocation; {_RETRY_ACTION}",
+                    visibilityTimeout=0,
+                )
+                batch.report(record, 0)
+                batch.blocked.setdefault(group, 0)
+                continue
+            try:
+                step = self._run_record(record, context, replayed=False)
+            except Exception as exc:  # a dependency failed on this record: keep it, block its group
+                self._internal_error(record, exc, batch)
+                continue
+            self._settle(record, step, batch)
 
-    # --- one record -------------------------------------------------------------------------------
-
-    def _process_record(self, record: SQSRecord, context: Any, blocked: dict[str, int]) -> _Result:
-        group = record_group(record)
-        attempt = record_attempt(record)
+    def _run_record(self, record: SQSRecord, context: Any, *, replayed: bool) -> Step:
+        """Parse and run one record (from the queue, or a kept record replayed)."""
+        fields: dict[str, Any] = {"replayed": True} if replayed else {}
         try:
             job = parse_record(record)
         except MalformedJobError as exc:
-            first_time = attempt <= 1
-            claim_note = self._record_malformed(record, exc) if exc.job_id is not None else {}
-            self._log(
-                OutcomeStatus.MALFORMED,
-                record,
-                job_id=exc.job_id,
-                error=str(exc),
-                action=_DEAD_LETTER_ACTION,
-                visibilityTimeout=0,
-                blocksGroup=first_time and group not in blocked,
-                **claim_note,
-            )
-            return _Result(reported=True, visibility=0, block=0 if first_time else None)
-
-        if group in blocked:
-            delay = blocked[group]
-            self._log(
-                OutcomeStatus.SKIPPED,
-                record,
-                job=job,
-                action=f"not run: an earlier record of group {group!r} failed in this batch; {_RETRY_ACTION}",
-                visibilityTimeout=delay,
-            )
-            return _Result(reported=True, visibility=delay)
-
-        claim = self._claims.claim(job, lease_ms=_remaining_ms(context))
-        if claim.outcome is ClaimOutcome.DUPLICATE:
-            self._log(OutcomeStatus.DUPLICATE, record, job=job, action="not run: already SUCCEEDED; deleted")
-            return _DONE
-        if claim.outcome is ClaimOutcome.KNOWN_POISON:
-            self._log(
-                OutcomeStatus.DEAD_LETTERING,
-                record,
-                job=job,
-                error=str((claim.existing or {}).get("error", "")),
-                action=f"not run again: this message already failed permanently; {_DEAD_LETTER_ACTION}",
-                visibilityTimeout=0,
-            )
-            return _Result(reported=True, visibility=0)
-        if claim.outcome is ClaimOutcome.CONFLICT:
-            delay = max(
-                self._backoff(attempt),
-                lease_delay_seconds(claim.lease_expires_at_ms, self._claims.now_ms(), cap_seconds=self._cap),
-            )
-            self._log(
-                OutcomeStatus.CONFLICT,
-                record,
-                job=job,
-                action=f"not run: another worker holds a live lease; {_RETRY_ACTION}",
-                leaseExpiresAt=claim.lease_expires_at_ms,
-                visibilityTimeout=delay,
-            )
-            return _Result(reported=True, visibility=delay, block=delay)
-
-        owner = claim.owner or ""
-        started = time.perf_counter()
-        try:
-            self._handler(job, context)
-        except PermanentJobError as exc:
-            duration = _elapsed_ms(started)
-            claim_note = self._record_failure(job, owner, exc, permanent=True)
-            self._log(
-                OutcomeStatus.POISON,
-                record,
-                job=job,
-                duration_ms=duration,
-                error=_describe(exc),
-                action=_DEAD_LETTER_ACTION,
-                visibilityTimeout=0,
-                **claim_note,
-            )
-            return _Result(reported=True, visibility=0, block=0)
-        except Exception as exc:
-            duration = _elapsed_ms(started)
-            claim_note = self._record_failure(job, owner, exc, permanent=False)
-            delay = self._backoff(attempt)
-            self._log(
-                OutcomeStatus.FAILED,
-                record,
-                job=job,
-                duration_ms=duration,
-                error=_describe(exc),
-                traceback=traceback.format_exc(limit=5),
-                action=_RETRY_ACTION,
-                visibilityTimeout=delay,
-                **claim_note,
-            )
-            return _Result(reported=True, visibility=delay, block=delay)
-
-        duration = _elapsed_ms(started)
-        if self._claims.complete(job.id, owner):
-            self._log(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration)
-            return _DONE
-        delay = self._backoff(attempt)
-        self._log(
-            OutcomeStatus.FENCED,
-            record,
-            job=job,
-            duration_ms=duration,
-            error=_FENCED_ERROR,
-            action=_RETRY_ACTION,
-            visibilityTimeout=delay,
-        )
-        return _Result(reported=True, visibility=delay, block=delay)
-
-    def _record_failure(self, job: Job, owner: str, exc: Exception, *, permanent: bool) -> dict[str, Any]:
-        """Write the FAILED claim; its own failure is noted on the outcome line, never raised."""
-        try:
-            kept = self._claims.fail(
-                job.id, owner, error=str(exc) or repr(exc), error_type=type(exc).__name__, permanent=permanent
-            )
-        except Exception as write_error:  # the record is reported anyway; the lease will expire
-            return {"claimWriteError": _describe(write_error)}
-        return {} if kept else {"claimWriteError": "fenced: another worker owns the claim now"}
-
-    def _record_malformed(self, record: SQSRecord, exc: MalformedJobError) -> dict[str, Any]:
-        """Write the permanent FAILED claim of a malformed body with a jobId; note what happened."""
-        try:
-            claim = self._claims.fail_malformed(
-                exc.job_id or "",
+            if exc.job_id is not None:
+                try:
+                    self._claims.mark_malformed_dead(
+                        exc.job_id,
+                        group=record_group(record),
+                        message_id=record_message_id(record),
+                        error=str(exc),
+                    )
+                except Exception as write_error:  # the record is dead either way; a copy may still run
+                    self._out.logger.event(
+                        {
+                            "event": "dead_claim_write_failed",
+                            "jobId": exc.job_id,
+                            "messageId": record_message_id(record),
+                            "error": f"{type(write_error).__name__}: {write_error}",
+                        }
+                    )
+            dead = DeadJob(
+                body=str(record.get("body", "")),
                 group=record_group(record),
                 message_id=record_message_id(record),
-                attempt=record_attempt(record),
+                reason=DeadReason.MALFORMED,
+                error_type=type(exc).__name__,
                 error=str(exc),
+                attempts=0,
+                job_id=exc.job_id,
+                job_type=None,
+                dead_at_ms=self._claims.now_ms(),
             )
-        except Exception as write_error:  # the record is reported anyway
-            return {"claimWriteError": _describe(write_error)}
-        if claim.outcome is ClaimOutcome.ACQUIRED:
-            return {"claim": "FAILED (permanent)"}
-        status = (claim.existing or {}).get("status")
-        return {"claim": f"left untouched: the table holds {status} for this jobId ({claim.outcome.value})"}
+            return Step(StepKind.DEAD, dead=dead, attempt_failed=True)
+        return self._runner.run(job, record, context, **fields)
 
-    def _not_reached(self, record: SQSRecord) -> _Result:
-        self._log(
-            OutcomeStatus.DEADLINE,
+    def _settle(self, record: SQSRecord, step: Step, batch: _Batch) -> None:
+        group = record_group(record)
+        if step.kind is StepKind.RETRY:
+            batch.report(record, step.delay_seconds)
+            batch.blocked.setdefault(group, step.delay_seconds)
+            return
+        if step.kind is StepKind.DONE or step.dead is None:
+            return
+        if self._policy is DeadJobPolicy.PARK and step.dead.reason is not DeadReason.COPY_OF_DEAD_JOB:
+            batch.parking[group] = step
+            batch.keep.setdefault(group, []).append(record)
+            return
+        if not self._send_dead(record, step):
+            delay = self._runner.backoff(1)
+            batch.report(record, delay)
+            batch.blocked.setdefault(group, delay)
+
+    def _send_dead(self, record: SQSRecord, step: Step) -> bool:
+        """Send a dead job to the dead-letter queue; ``False`` (logged) when the send failed."""
+        assert step.dead is not None
+        try:
+            dlq_message_id = self._dead_letters.send(step.dead)
+        except Exception as exc:
+            self._out.write(
+                OutcomeStatus.ERROR,
+                record,
+                job_id=step.dead.job_id,
+                error=f"{type(exc).__name__}: {exc}",
+                action=f"the dead job could not be sent to the dead-letter queue; {_RETRY_ACTION}",
+                reason=step.dead.reason.value,
+            )
+            return False
+        self._log_dead(
+            OutcomeStatus.DEAD_LETTERED,
             record,
-            action=f"not run: less than {self._margin_ms} ms left in the invocation; {_RETRY_ACTION}",
-            visibilityTimeout=0,
+            step,
+            action="sent to the dead-letter queue",
+            dlqMessageId=dlq_message_id,
         )
-        return _Result(reported=True, visibility=0, block=0)
+        return True
 
-    def _internal_error(self, record: SQSRecord, exc: Exception) -> _Result:
-        delay = self._backoff(record_attempt(record))
-        self._log(
-            OutcomeStatus.ERROR,
+    # --- outcome lines ------------------------------------------------------------------------------
+
+    def _skip(self, record: SQSRecord, delay: int, batch: _Batch) -> None:
+        group = record_group(record)
+        self._out.write(
+            OutcomeStatus.SKIPPED,
             record,
-            error=_describe(exc),
-            traceback=traceback.format_exc(limit=5),
-            action=_RETRY_ACTION,
+            job_id=_job_id_of(record),
+            action=f"not run: an earlier record of group {group!r} is retried; {_RETRY_ACTION}",
             visibilityTimeout=delay,
         )
-        return _Result(reported=True, visibility=delay, block=delay)
+        batch.report(record, delay)
 
-    # --- helpers ----------------------------------------------------------------------------------
-
-    def _backoff(self, attempt: int) -> int:
-        return backoff_seconds(attempt, base_seconds=self._backoff_base, cap_seconds=self._cap)
-
-    def _log(
-        self,
-        status: OutcomeStatus,
-        record: SQSRecord,
-        *,
-        job: Job | None = None,
-        job_id: str | None = None,
-        duration_ms: float | None = None,
-        error: str | None = None,
-        **fields: Any,
-    ) -> None:
-        arn = str(record.get("eventSourceARN", ""))
-        self._logger.outcome(
+    def _log_dead(self, status: OutcomeStatus, record: SQSRecord, step: Step, **fields: Any) -> None:
+        dead = step.dead
+        assert dead is not None
+        self._out.write(
             status,
-            queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
-            job_id=job.id if job else job_id,
-            group=record_group(record),
-            job_type=job.type if job else None,
-            attempt=record_attempt(record),
-            message_id=record_message_id(record),
-            duration_ms=duration_ms,
-            error=error,
+            record,
+            job_id=dead.job_id,
+            job_type=dead.job_type,
+            attempt=dead.attempts,
+            duration_ms=step.duration_ms,
+            error=f"{dead.error_type}: {dead.error}",
+            attempt_failed=step.attempt_failed,
+            reason=dead.reason.value,
+            attempts=dead.attempts,
             **fields,
         )
 
+    def _internal_error(self, record: SQSRecord, exc: Exception, batch: _Batch, *, note: str = "") -> None:
+        group = record_group(record)
+        delay = batch.blocked.get(group, self._runner.backoff(1))
+        self._out.write(
+            OutcomeStatus.ERROR,
+            record,
+            job_id=_job_id_of(record),
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(limit=5),
+            action=f"{note + '; ' if note else ''}{_RETRY_ACTION}",
+            visibilityTimeout=delay,
+        )
+        batch.report(record, delay)
+        batch.blocked.setdefault(group, delay)
 
-def _remaining_ms(context: Any) -> int:
-    getter = getattr(context, "get_remaining_time_in_millis", None)
-    if getter is None:
-        return _FALLBACK_REMAINING_MS
-    return int(getter())
+
+def _park_fields(dead: DeadJob) -> dict[str, Any]:
+    """The park header's record of the dead job that parked its group."""
+    return {
+        "jobId": dead.job_id,
+        "jobType": dead.job_type,
+        "reason": dead.reason.value,
+        "errorType": dead.error_type,
+        "error": dead.error[:1024],
+        "attempts": dead.attempts,
+        "messageId": dead.message_id,
+        "parkedAt": dead.dead_at_ms,
+    }
 
 
-def _elapsed_ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+def _job_id_of(record: SQSRecord) -> str | None:
+    """The jobId of a record whose body may not parse (for log lines of records not run)."""
+    try:
+        return parse_record(record).id
+    except MalformedJobError as exc:
+        return exc.job_id

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from .runtime_harness import QUEUE_NAME, REGION, TABLE_NAME, Harness
+from .runtime_harness import DLQ_NAME, QUEUE_NAME, REGION, Harness, create_tables
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -30,12 +30,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def dynamodb(aws: None) -> DynamoDBClient:
     client = boto3.client("dynamodb", region_name=REGION)
-    client.create_table(
-        TableName=TABLE_NAME,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_tables(client)
     return client
 
 
@@ -53,5 +48,10 @@ def queue_url(sqs: SQSClient) -> str:
 
 
 @pytest.fixture
-def harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str) -> Harness:
-    return Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url)
+def dlq_url(sqs: SQSClient) -> str:
+    return sqs.create_queue(QueueName=DLQ_NAME, Attributes={"FifoQueue": "true"})["QueueUrl"]
+
+
+@pytest.fixture
+def harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str) -> Harness:
+    return Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.processor import OrderedBatchProcessor
 
 if TYPE_CHECKING:
@@ -27,6 +30,8 @@ ACCOUNT = "123456789012"
 QUEUE_NAME = "jobs.fifo"
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE_NAME}"
 TABLE_NAME = "claims"
+GROUP_TABLE_NAME = "groups"
+DLQ_NAME = "jobs-dlq.fifo"
 
 
 class FakeContext:
@@ -89,6 +94,28 @@ def make_record(
     }
 
 
+def create_tables(dynamodb: DynamoDBClient) -> None:
+    """The claim table and the group table, as the construct defines them."""
+    dynamodb.create_table(
+        TableName=TABLE_NAME,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.create_table(
+        TableName=GROUP_TABLE_NAME,
+        KeySchema=[
+            {"AttributeName": "group", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "group", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
 def event(*records: SQSRecord) -> dict[str, Any]:
     return {"Records": list(records)}
 
@@ -103,6 +130,7 @@ def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> l
         QueueUrl=queue_url,
         MaxNumberOfMessages=max_messages,
         MessageSystemAttributeNames=["All"],
+        MessageAttributeNames=["All"],
         WaitTimeSeconds=0,
     )
     records: list[SQSRecord] = []
@@ -120,7 +148,10 @@ def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> l
                     "MessageDeduplicationId": attributes.get("MessageDeduplicationId", ""),
                     "SequenceNumber": attributes.get("SequenceNumber", ""),
                 },
-                "messageAttributes": {},
+                "messageAttributes": {
+                    name: {"stringValue": value.get("StringValue", ""), "dataType": value["DataType"]}
+                    for name, value in message.get("MessageAttributes", {}).items()
+                },
                 "md5OfBody": message.get("MD5OfBody", ""),
                 "eventSource": "aws:sqs",
                 "eventSourceARN": QUEUE_ARN,
@@ -155,10 +186,14 @@ class Harness:
     dynamodb: DynamoDBClient
     sqs: SQSClient
     queue_url: str
+    dlq_url: str = ""
+    policy: DeadJobPolicy = DeadJobPolicy.CONTINUE
+    max_attempts: int = 5
     clock: FakeClock = field(default_factory=FakeClock)
     ran: list[str] = field(default_factory=list)
     behaviour: dict[str, Callable[[Job], None]] = field(default_factory=dict)
     stream: io.StringIO = field(default_factory=io.StringIO)
+    dlq_seen: list[dict[str, Any]] = field(default_factory=list)
     backoff_base_seconds: int = 2
     visibility_timeout_seconds: int = 120
 
@@ -170,7 +205,13 @@ class Harness:
 
     @property
     def store(self) -> ClaimStore:
-        return ClaimStore(TABLE_NAME, self.dynamodb, ttl_seconds=3600, clock=self.clock)
+        return ClaimStore(
+            TABLE_NAME, self.dynamodb, ttl_seconds=3600, max_attempts=self.max_attempts, clock=self.clock
+        )
+
+    @property
+    def parking(self) -> ParkStore:
+        return ParkStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock)
 
     def processor(self, **overrides: Any) -> OrderedBatchProcessor:
         logger = JobLogger("Test", stream=self.stream, clock=self.clock)
@@ -179,6 +220,11 @@ class Harness:
             "claims": self.store,
             "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
             "logger": logger,
+            "dead_letters": DeadLetterSender(self.sqs, self.dlq_url, clock=self.clock),
+            "policy": self.policy,
+            "parking": self.parking if self.policy is DeadJobPolicy.PARK else None,
+            "sqs": self.sqs,
+            "queue_url": self.queue_url,
             "backoff_base_seconds": self.backoff_base_seconds,
             "visibility_timeout_seconds": self.visibility_timeout_seconds,
         }
@@ -193,6 +239,23 @@ class Harness:
 
     def outcomes(self) -> list[tuple[str | None, str]]:
         return [(line["jobId"], line["status"]) for line in self.lines() if "status" in line]
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        """Every message in the dead-letter queue so far, oldest first (read once, deleted, remembered:
+        a FIFO queue returns nothing more of a group while some of it is in flight)."""
+        while True:
+            response = self.sqs.receive_message(
+                QueueUrl=self.dlq_url,
+                MaxNumberOfMessages=10,
+                MessageAttributeNames=["All"],
+                MessageSystemAttributeNames=["All"],
+            )
+            batch = response.get("Messages", [])
+            if not batch:
+                return list(self.dlq_seen)
+            for message in batch:
+                self.dlq_seen.append(dict(message))
+                self.sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
 
     def claim_item(self, job_id: str) -> dict[str, Any]:
         item = self.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": job_id}}, ConsistentRead=True)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import boto3
 import pytest
 
 from constructs_fifo.runtime import entrypoint
@@ -18,14 +19,26 @@ from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import (
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
+    ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GROUP_TABLE,
     ENV_QUEUE_URL,
     ENV_USER_HANDLER,
     ENV_VISIBILITY_TIMEOUT_SECONDS,
+    DeadJobPolicy,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.parking import ParkStore
 
-from .runtime_harness import TABLE_NAME, FakeContext, body, failed_ids, receive_records
+from .runtime_harness import (
+    GROUP_TABLE_NAME,
+    REGION,
+    TABLE_NAME,
+    FakeContext,
+    body,
+    failed_ids,
+    receive_records,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -119,17 +132,20 @@ def test_missing_claim_table_is_a_configuration_error_on_first_invocation(
 
 
 @pytest.mark.usefixtures("dynamodb")
-def test_handler_processes_real_messages_and_returns_failed_ones_to_the_queue_at_once(
+def test_handler_processes_real_messages_and_parks_the_group_at_a_poison_job_by_default(  # noqa: PLR0917
     monkeypatch: pytest.MonkeyPatch,
     worker_module: str,
     sqs: SQSClient,
     queue_url: str,
+    dlq_url: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # GIVEN the environment the construct writes, and three messages of one group on the FIFO queue:
-    # a good job, a poison job, and a job after it
+    # GIVEN the environment the construct writes (default policy: PARK), and three messages of one
+    # group on the FIFO queue: a good job, a poison job, and a job after it
     monkeypatch.setenv(ENV_CLAIM_TABLE, TABLE_NAME)
     monkeypatch.setenv(ENV_QUEUE_URL, queue_url)
+    monkeypatch.setenv(ENV_DEAD_LETTER_QUEUE_URL, dlq_url)
+    monkeypatch.setenv(ENV_GROUP_TABLE, GROUP_TABLE_NAME)
     monkeypatch.setenv(ENV_USER_HANDLER, f"{worker_module}.handle")
     monkeypatch.setenv(ENV_VISIBILITY_TIMEOUT_SECONDS, "120")
     monkeypatch.setenv(ENV_BACKOFF_BASE_SECONDS, "2")
@@ -144,18 +160,18 @@ def test_handler_processes_real_messages_and_returns_failed_ones_to_the_queue_at
     assert [json.loads(r["body"])["jobId"] for r in records] == ["j1", "j2", "j3"]
     # WHEN Lambda invokes the entry point with them
     response = entrypoint.handler({"Records": records}, FakeContext())
-    # THEN j1 ran and succeeded; j2 (poison) and j3 (skipped) are reported
+    # THEN j1 ran and succeeded; j2 (poison) parked its group and j3 is kept behind it, not run
     worker = sys.modules[worker_module]
     assert [seen[0] for seen in worker.SEEN] == ["j1", "j2"]
-    assert failed_ids(response) == [records[1]["messageId"], records[2]["messageId"]]
-    # AND the reported records were made visible at once (visibility 0): the next receive gets them
-    # (Lambda would have deleted j1; the test does it)
-    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=records[0]["receiptHandle"])
-    again = receive_records(sqs, queue_url)
-    assert sorted(r["messageId"] for r in again) == sorted(failed_ids(response))
-    # AND the outcome lines went to stdout
+    assert response == {"batchItemFailures": []}
     statuses = [json.loads(line)["status"] for line in capsys.readouterr().out.splitlines()]
-    assert statuses == ["SUCCEEDED", "POISON", "SKIPPED"]
+    assert statuses == ["SUCCEEDED", "PARKED", "KEPT"]
+    # AND the parked group holds j2 then j3, in order, with the dead job's triage fields
+    parking = ParkStore(GROUP_TABLE_NAME, boto3.client("dynamodb", region_name=REGION))
+    header = parking.header("ws#1")
+    assert header is not None
+    assert (header.status, header.dead["jobId"], header.dead["reason"]) == ("PARKED", "j2", "PERMANENT")
+    assert [json.loads(kept.record["body"])["jobId"] for kept in parking.kept("ws#1")] == ["j2", "j3"]
 
 
 def test_transient_failure_brings_the_message_back_after_the_backoff_not_the_visibility_timeout(
@@ -167,7 +183,12 @@ def test_transient_failure_brings_the_message_back_after_the_backoff_not_the_vis
         raise TimeoutError("model API timed out")
 
     config = RuntimeConfig(
-        claim_table=TABLE_NAME, queue_url=queue_url, backoff_base_seconds=1, visibility_timeout_seconds=120
+        claim_table=TABLE_NAME,
+        queue_url=queue_url,
+        backoff_base_seconds=1,
+        visibility_timeout_seconds=120,
+        dead_letter_queue_url=queue_url,
+        on_dead_job=DeadJobPolicy.CONTINUE,
     )
     processor = entrypoint.build_processor(
         config,

@@ -90,7 +90,6 @@ def test_transient_failure_skips_rest_of_its_group_while_other_groups_go_on(harn
     # AND a2's claim is FAILED (transient) with its error; a3 was never claimed
     item = harness.claim_item("a2")
     assert item["status"]["S"] == "FAILED"
-    assert item["permanent"]["BOOL"] is False
     assert item["error"]["S"] == "tests flaked for a2"
     assert item["error_type"]["S"] == "RuntimeError"
     assert harness.claim_item("a3") == {}
@@ -103,7 +102,7 @@ def test_transient_failure_is_claimed_again_and_succeeds_on_retry(harness: Harne
     del harness.behaviour["j1"]
     # WHEN it is delivered again
     response = harness.run(make_record(body("j1"), attempt=2))
-    # THEN it runs again at once (no lease to wait for) and its claim records the attempt
+    # THEN it runs again at once (no lease to wait for) and its claim counts the second run
     assert harness.ran == ["j1", "j1"]
     assert response == {"batchItemFailures": []}
     item = harness.claim_item("j1")
@@ -114,12 +113,12 @@ def test_transient_failure_is_claimed_again_and_succeeds_on_retry(harness: Harne
 
 
 def test_every_failed_record_is_returned_and_nothing_raises_when_all_fail(harness: Harness) -> None:
-    # GIVEN a batch whose every record fails, in several ways
-    harness.behaviour.update({"a1": transient, "b1": poison})
+    # GIVEN a batch whose every record fails transiently, in several groups
+    harness.behaviour.update({"a1": transient, "b1": transient, "c1": transient})
     records = [
         make_record(body("a1"), group="ws#a"),
         make_record(body("b1"), group="ws#b"),
-        make_record("not json", group="ws#c"),
+        make_record(body("c1"), group="ws#c"),
         make_record(body("a2"), group="ws#a"),
     ]
     # WHEN it is processed
@@ -243,13 +242,18 @@ def test_claim_past_its_ttl_expiration_can_be_claimed_again(harness: Harness) ->
     assert response == {"batchItemFailures": []}
 
 
-# --- permanent failures -----------------------------------------------------------------------
+# --- dead jobs (CONTINUE policy: the harness default) ---------------------------------------------
 
 
-def test_permanent_failure_marks_claim_failed_reports_and_blocks_the_group(harness: Harness) -> None:
+def dlq_attributes(message: dict[str, Any]) -> dict[str, str]:
+    return {name: value["StringValue"] for name, value in message.get("MessageAttributes", {}).items()}
+
+
+def test_permanent_failure_is_dead_at_once_and_sent_to_the_dlq_while_its_group_goes_on(
+    harness: Harness,
+) -> None:
     # GIVEN p1 raises PermanentJobError, followed by a record of its group and one of another
     harness.behaviour["p1"] = poison
-    captured = visibility_requests(harness)
     records = [
         make_record(body("p1"), group="ws#1"),
         make_record(body("a2"), group="ws#1"),
@@ -257,50 +261,136 @@ def test_permanent_failure_marks_claim_failed_reports_and_blocks_the_group(harne
     ]
     # WHEN processed
     response = harness.run(*records)
-    # THEN p1 is reported and its group is blocked for the batch; ws#2 goes on
-    assert harness.ran == ["p1", "b1"]
-    assert failed_ids(response) == [records[0]["messageId"], records[1]["messageId"]]
-    # AND the claim is a permanent FAILED with the error, kept for triage
+    # THEN p1 ran once, went to the DLQ itself, and nothing is reported: the group went on
+    assert harness.ran == ["p1", "a2", "b1"]
+    assert response == {"batchItemFailures": []}
+    # AND the claim is DEAD with the error, kept for triage and never expiring
     item = harness.claim_item("p1")
-    assert item["status"]["S"] == "FAILED"
-    assert item["permanent"]["BOOL"] is True
+    assert item["status"]["S"] == "DEAD"
+    assert item["dead_reason"]["S"] == "PERMANENT"
     assert item["error"]["S"] == "p1 can never apply"
     assert item["error_type"]["S"] == "PermanentJobError"
     assert item["message_id"]["S"] == records[0]["messageId"]
-    # AND both reported records come back at once (no backoff), and the log says where p1 goes
-    assert [e["VisibilityTimeout"] for e in captured[0]] == [0, 0]
-    line = harness.lines()[0]
-    assert line["status"] == "POISON"
-    assert "will go to the dead-letter queue" in line["action"]
+    assert "expiration" not in item
+    # AND the DLQ holds p1 in its own group, body unchanged, with triage attributes
+    (message,) = harness.dead_letters()
+    assert message["Body"] == records[0]["body"]
+    assert message["Attributes"]["MessageGroupId"] == "ws#1"
+    assert dlq_attributes(message) == {
+        "jobId": "p1",
+        "jobType": "apply_patch",
+        "reason": "PERMANENT",
+        "errorType": "PermanentJobError",
+        "error": "p1 can never apply",
+        "attempts": "1",
+        "originalMessageId": records[0]["messageId"],
+        "deadAt": "2023-11-14T22:13:20+00:00",
+    }
+    line = outcome_lines(harness)[0]
+    assert (line["status"], line["reason"], line["JobsFailed"], line["JobsDeadLettered"]) == (
+        "DEAD_LETTERED",
+        "PERMANENT",
+        1,
+        1,
+    )
 
 
-def test_known_poison_is_not_run_again_and_does_not_block_its_group(harness: Harness) -> None:
-    # GIVEN p1 failed permanently in an earlier batch
+def test_transient_failure_on_the_last_attempt_is_dead(harness: Harness) -> None:
+    # GIVEN a job that fails every time, and max_attempts 3
+    harness.max_attempts = 3
+    harness.behaviour["j1"] = transient
+    # WHEN it is delivered three times (receive counts far above its attempts: it was skipped often)
+    responses = [harness.run(make_record(body("j1"), attempt=receive)) for receive in (4, 9, 17)]
+    # THEN the first two runs are retried, the third is dead and in the DLQ with attempts 3
+    assert [len(r["batchItemFailures"]) for r in responses] == [1, 1, 0]
+    assert [line["attempt"] for line in outcome_lines(harness)] == [1, 2, 3]
+    (message,) = harness.dead_letters()
+    assert dlq_attributes(message)["reason"] == "ATTEMPTS_EXHAUSTED"
+    assert dlq_attributes(message)["attempts"] == "3"
+    assert harness.claim_item("j1")["status"]["S"] == "DEAD"
+
+
+def test_job_attempt_is_the_runtimes_count_of_runs_not_the_receive_count(harness: Harness) -> None:
+    # GIVEN a job function that records the attempt it sees
+    seen: list[int] = []
+    harness.behaviour["j1"] = lambda job: seen.append(job.attempt)
+    # WHEN the job first runs on its 7th receive (it was skipped behind a failing job six times)
+    harness.run(make_record(body("j1"), attempt=7))
+    # THEN it sees attempt 1
+    assert seen == [1]
+
+
+def test_a_crash_on_the_last_attempt_makes_the_job_dead_without_running_it_again(harness: Harness) -> None:
+    # GIVEN max_attempts 2 and a job claimed twice by workers that crashed (leases of 5 s expired)
+    from constructs_fifo.runtime.job import parse_record
+
+    harness.max_attempts = 2
+    job = parse_record(make_record(body("j1")))
+    assert harness.store.claim(job, lease_ms=5_000).attempt == 1
+    harness.clock.advance(10)
+    assert harness.store.claim(job, lease_ms=5_000).attempt == 2
+    harness.clock.advance(10)
+    # WHEN the message comes back
+    response = harness.run(make_record(body("j1"), attempt=3))
+    # THEN it does not run; it is dead (attempts exhausted) and in the DLQ
+    assert harness.ran == []
+    assert response == {"batchItemFailures": []}
+    (message,) = harness.dead_letters()
+    assert dlq_attributes(message)["reason"] == "ATTEMPTS_EXHAUSTED"
+    assert dlq_attributes(message)["errorType"] == "AttemptsExhausted"
+
+
+def test_a_copy_of_a_dead_job_follows_it_to_the_dlq_without_running(harness: Harness) -> None:
+    # GIVEN p1 died, and the producer sent it again with a new deduplication id (new message)
     harness.behaviour["p1"] = poison
-    first = make_record(body("p1"), group="ws#1")
-    harness.run(first, make_record(body("a2"), group="ws#1"))
+    harness.run(make_record(body("p1"), group="ws#1"))
     harness.ran.clear()
-    # WHEN the same message comes back with the group's next record
-    again = make_record(body("p1"), group="ws#1", attempt=2, message_id=first["messageId"])
-    later = make_record(body("a2"), group="ws#1", attempt=2)
-    response = harness.run(again, later)
-    # THEN p1 is reported without running (on its way to the DLQ) and a2 runs
+    # WHEN the copy arrives, with a healthy job behind it
+    copy = make_record(body("p1"), group="ws#1")
+    response = harness.run(copy, make_record(body("a2"), group="ws#1"))
+    # THEN the copy is not run, goes to the DLQ beside the first one, and the group goes on
     assert harness.ran == ["a2"]
-    assert failed_ids(response) == [again["messageId"]]
-    assert harness.outcomes()[-2:] == [("p1", "DEAD_LETTERING"), ("a2", "SUCCEEDED")]
+    assert response == {"batchItemFailures": []}
+    reasons = [dlq_attributes(m)["reason"] for m in harness.dead_letters()]
+    assert reasons == ["PERMANENT", "COPY_OF_DEAD_JOB"]
 
 
-def test_redriven_poison_with_a_new_message_id_runs_again(harness: Harness) -> None:
-    # GIVEN p1 failed permanently, and was then fixed and redriven from the DLQ (new messageId)
+def test_a_reset_claim_lets_a_dead_job_run_again(harness: Harness) -> None:
+    # GIVEN p1 died, was fixed, and an operator reset its claim
     harness.behaviour["p1"] = poison
     harness.run(make_record(body("p1")))
     del harness.behaviour["p1"]
-    # WHEN the redriven message arrives
+    assert harness.store.reset("p1") is True
+    # WHEN the job is sent again (a redrive: new messageId)
     response = harness.run(make_record(body("p1")))
-    # THEN the job runs and succeeds
+    # THEN it runs and succeeds, counted as a first attempt
     assert harness.ran == ["p1", "p1"]
     assert response == {"batchItemFailures": []}
     assert harness.claim_item("p1")["status"]["S"] == "SUCCEEDED"
+    # AND resetting a claim that is not DEAD does nothing
+    assert harness.store.reset("p1") is False
+
+
+def test_a_dlq_send_failure_keeps_the_record_and_the_next_delivery_sends_it(harness: Harness) -> None:
+    # GIVEN a DLQ that does not exist (the send fails), and p1 that dies
+    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+
+    harness.behaviour["p1"] = poison
+    broken = DeadLetterSender(harness.sqs, harness.dlq_url + "-missing")
+    records = [make_record(body("p1"), group="ws#1"), make_record(body("a2"), group="ws#1")]
+    # WHEN processed
+    response = harness.processor(dead_letters=broken).process(event(*records), FakeContext())
+    # THEN p1 and the record behind it stay on the queue (nothing lost), p1's claim is DEAD
+    assert failed_ids(response) == [r["messageId"] for r in records]
+    assert harness.ran == ["p1"]
+    assert harness.claim_item("p1")["status"]["S"] == "DEAD"
+    # WHEN the same message comes back and the DLQ works
+    again = make_record(body("p1"), group="ws#1", message_id=records[0]["messageId"])
+    response = harness.run(again, make_record(body("a2"), group="ws#1", message_id=records[1]["messageId"]))
+    # THEN it is sent without running again, keeping its own reason, and a2 runs
+    assert harness.ran == ["p1", "a2"]
+    assert response == {"batchItemFailures": []}
+    assert [dlq_attributes(m)["reason"] for m in harness.dead_letters()] == ["PERMANENT"]
 
 
 @pytest.mark.parametrize(
@@ -315,30 +405,23 @@ def test_redriven_poison_with_a_new_message_id_runs_again(harness: Harness) -> N
         ('{"jobId": "j9", "type": 3}', "type is 3, it must be a non-empty string"),
     ],
 )
-def test_malformed_body_is_reported_and_blocks_its_group_once(
+def test_malformed_body_is_dead_at_once_and_its_group_goes_on(
     harness: Harness, raw: str, reason: str
 ) -> None:
     # GIVEN a malformed record first seen, followed by a record of its group
     bad = make_record(raw, group="ws#1")
     after = make_record(body("a2"), group="ws#1")
-    captured = visibility_requests(harness)
     # WHEN processed
     response = harness.run(bad, after)
-    # THEN both are reported, nothing ran, and both come back at once (visibility 0)
-    assert failed_ids(response) == [bad["messageId"], after["messageId"]]
-    assert harness.ran == []
-    assert [e["VisibilityTimeout"] for e in captured[0]] == [0, 0]
-    malformed = harness.lines()[0]
-    assert malformed["status"] == "MALFORMED"
-    assert malformed["JobsFailed"] == 1
-    assert reason in malformed["error"]
-    assert "dead-letter queue" in malformed["action"]
-    assert malformed["blocksGroup"] is True
-    # WHEN the bad record comes back (attempt 2) with its group's next record
-    response = harness.run(make_record(raw, group="ws#1", attempt=2), make_record(body("a2"), attempt=2))
-    # THEN it is reported again but no longer blocks: a2 runs
+    # THEN the malformed record is in the DLQ (parsing is deterministic: no retry), a2 runs
+    assert response == {"batchItemFailures": []}
     assert harness.ran == ["a2"]
-    assert len(failed_ids(response)) == 1
+    (message,) = harness.dead_letters()
+    assert message["Body"] == raw
+    assert dlq_attributes(message)["reason"] == "MALFORMED"
+    malformed = outcome_lines(harness)[0]
+    assert (malformed["status"], malformed["JobsFailed"]) == ("DEAD_LETTERED", 1)
+    assert reason in malformed["error"]
 
 
 @pytest.mark.parametrize("raw", ["not json", "[1, 2]", '{"type": "run_tests"}', '{"jobId": 7, "type": "t"}'])
@@ -354,53 +437,30 @@ def test_malformed_body_without_a_usable_job_id_writes_no_claim(harness: Harness
         counter.close()
     (line,) = outcome_lines(harness)
     assert line["jobId"] is None
-    assert "claim" not in line
 
 
-def test_malformed_body_with_a_job_id_writes_a_permanent_failed_claim_in_one_call(harness: Harness) -> None:
+def test_malformed_body_with_a_job_id_writes_a_dead_claim_in_one_call(harness: Harness) -> None:
     # GIVEN a JSON object with a jobId but no type
-    bad = make_record('{"jobId": "j9", "payload": {}}', group="ws#9", attempt=1)
+    bad = make_record('{"jobId": "j9", "payload": {}}', group="ws#9")
     counter = DynamoCallCounter(harness.dynamodb)
     try:
         # WHEN processed
-        response = harness.run(bad)
+        harness.run(bad)
         # THEN it cost exactly one PutItem
         assert counter.calls == ["PutItem"]
     finally:
         counter.close()
-    # AND the record is reported and the claim is a permanent FAILED with the error
-    assert failed_ids(response) == [bad["messageId"]]
+    # AND the claim is DEAD (malformed) with the error, so copies of j9 follow it
     item = harness.claim_item("j9")
-    assert item["status"]["S"] == "FAILED"
-    assert item["permanent"]["BOOL"] is True
+    assert item["status"]["S"] == "DEAD"
+    assert item["dead_reason"]["S"] == "MALFORMED"
     assert item["error_type"]["S"] == "MalformedJobError"
     assert "type is None, it must be a non-empty string" in item["error"]["S"]
-    assert item["message_id"]["S"] == bad["messageId"]
-    assert item["group"]["S"] == "ws#9"
-    assert item["attempts"]["N"] == "1"
-    assert int(item["expiration"]["N"]) == int(harness.clock()) + 3600
-    assert "lease_expires_at" not in item
-    # AND the outcome line names the job and says the claim was written
-    (line,) = outcome_lines(harness)
-    assert (line["jobId"], line["status"], line["claim"]) == ("j9", "MALFORMED", "FAILED (permanent)")
-
-
-def test_malformed_redelivery_keeps_the_claim_and_no_longer_blocks(harness: Harness) -> None:
-    # GIVEN a malformed body with a jobId already recorded as FAILED on its first delivery
-    bad = make_record('{"jobId": "j9"}', group="ws#1")
-    harness.run(bad)
-    first_item = harness.claim_item("j9")
-    harness.clock.advance(5)
-    # WHEN the same message comes back (attempt 2) with its group's next record
-    again = make_record('{"jobId": "j9"}', group="ws#1", attempt=2, message_id=bad["messageId"])
-    response = harness.run(again, make_record(body("a2"), group="ws#1", attempt=2))
-    # THEN it is reported, its group goes on, and its claim is left as it was (known poison)
-    assert failed_ids(response) == [again["messageId"]]
-    assert harness.ran == ["a2"]
-    assert harness.claim_item("j9") == first_item
-    line = outcome_lines(harness)[1]
-    assert line["blocksGroup"] is False
-    assert line["claim"] == "left untouched: the table holds FAILED for this jobId (KNOWN_POISON)"
+    assert (item["message_id"]["S"], item["group"]["S"]) == (bad["messageId"], "ws#9")
+    assert "expiration" not in item
+    # AND a well-formed copy of j9 arriving later is not run
+    harness.run(make_record(body("j9"), group="ws#9"))
+    assert harness.ran == []
 
 
 def test_malformed_body_never_overwrites_a_succeeded_job(harness: Harness) -> None:
@@ -410,13 +470,11 @@ def test_malformed_body_never_overwrites_a_succeeded_job(harness: Harness) -> No
     # WHEN a malformed body with the same jobId arrives
     bad = make_record('{"jobId": "j1", "type": ""}')
     response = harness.run(bad)
-    # THEN it is still reported for the DLQ, the SUCCEEDED item is untouched, and the line says so
-    assert failed_ids(response) == [bad["messageId"]]
+    # THEN the malformed message is still dead-lettered, and the SUCCEEDED item is untouched
+    assert response == {"batchItemFailures": []}
     assert harness.claim_item("j1") == before
     assert before["status"]["S"] == "SUCCEEDED"
-    line = outcome_lines(harness)[-1]
-    assert line["status"] == "MALFORMED"
-    assert line["claim"] == "left untouched: the table holds SUCCEEDED for this jobId (DUPLICATE)"
+    assert [dlq_attributes(m)["reason"] for m in harness.dead_letters()] == ["MALFORMED"]
 
 
 def test_malformed_body_never_overwrites_another_workers_live_lease(harness: Harness) -> None:
@@ -426,14 +484,9 @@ def test_malformed_body_never_overwrites_another_workers_live_lease(harness: Har
     held = harness.store.claim(parse_record(make_record(body("j1"))), lease_ms=30_000)
     before = harness.claim_item("j1")
     # WHEN a malformed body with the same jobId arrives
-    response = harness.run(make_record('{"jobId": "j1"}'))
-    # THEN the lease stands (the other worker can still complete) and the record is reported
-    assert len(failed_ids(response)) == 1
+    harness.run(make_record('{"jobId": "j1"}'))
+    # THEN the lease stands (the other worker can still complete)
     assert harness.claim_item("j1") == before
-    assert (
-        outcome_lines(harness)[-1]["claim"]
-        == "left untouched: the table holds IN_FLIGHT for this jobId (CONFLICT)"
-    )
     assert harness.store.complete("j1", held.owner or "")
 
 
@@ -445,24 +498,37 @@ def test_malformed_body_takes_over_an_expired_lease(harness: Harness) -> None:
     harness.clock.advance(10)
     # WHEN a malformed body with the same jobId arrives after the lease expired
     harness.run(make_record('{"jobId": "j1"}'))
-    # THEN the claim is FAILED (permanent) and the stale worker is fenced out
-    assert harness.claim_item("j1")["status"]["S"] == "FAILED"
+    # THEN the claim is DEAD and the stale worker is fenced out
+    assert harness.claim_item("j1")["status"]["S"] == "DEAD"
     assert not harness.store.complete("j1", stale.owner or "")
 
 
-def test_a_claim_write_error_on_a_malformed_body_is_noted_not_raised(harness: Harness) -> None:
+def test_a_claim_write_error_on_a_malformed_body_is_logged_and_the_record_still_dead_lettered(
+    harness: Harness,
+) -> None:
     # GIVEN a processor whose claim table does not exist
     from constructs_fifo.runtime.claims import ClaimStore
 
     broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
-    records = [make_record('{"jobId": "j9"}', group="ws#1"), make_record(body("a2"), group="ws#1")]
+    bad = make_record('{"jobId": "j9"}', group="ws#1")
     # WHEN a malformed body with a jobId is processed
-    response = harness.processor(claims=broken).process(event(*records), FakeContext())
-    # THEN it keeps the malformed behaviour (reported, blocks its group) and the line notes the error
+    response = harness.processor(claims=broken).process(event(bad), FakeContext())
+    # THEN the message is dead-lettered anyway and the failed write is a warning line
+    assert response == {"batchItemFailures": []}
+    assert len(harness.dead_letters()) == 1
+    warning = next(line for line in harness.lines() if line.get("event") == "dead_claim_write_failed")
+    assert "ResourceNotFoundException" in warning["error"]
+
+
+def test_a_malformed_record_behind_a_retried_one_waits_its_turn(harness: Harness) -> None:
+    # GIVEN a1 fails transiently and a malformed record of its group follows
+    harness.behaviour["a1"] = transient
+    records = [make_record(body("a1"), group="ws#1"), make_record("not json", group="ws#1")]
+    # WHEN processed
+    response = harness.run(*records)
+    # THEN the malformed record is skipped (kept in order), not dead-lettered ahead of a1
     assert failed_ids(response) == [r["messageId"] for r in records]
-    line = harness.lines()[0]
-    assert line["status"] == "MALFORMED"
-    assert "ResourceNotFoundException" in line["claimWriteError"]
+    assert harness.dead_letters() == []
 
 
 # --- time, errors and visibility ---------------------------------------------------------------
@@ -537,16 +603,24 @@ def test_a_refused_visibility_entry_is_logged_under_its_own_message_id(harness: 
 
 
 def test_transient_backoff_doubles_with_the_attempt_and_is_capped(harness: Harness) -> None:
-    # GIVEN jobs failing on attempts 1, 3 and 9 (cap: the 120 s visibility timeout)
+    # GIVEN jobs whose claims already counted 0, 2 and 8 failed runs (cap: the 120 s visibility timeout)
+    from constructs_fifo.runtime.job import parse_record
+
+    harness.max_attempts = 20
     harness.behaviour.update({"a": transient, "b": transient, "c": transient})
+    for job_id, runs in (("b", 2), ("c", 8)):
+        job = parse_record(make_record(body(job_id)))
+        for _ in range(runs):
+            claim = harness.store.claim(job, lease_ms=1_000)
+            harness.store.fail(job_id, claim.owner or "", error="earlier", error_type="RuntimeError")
     captured = visibility_requests(harness)
     records = [
-        make_record(body("a"), group="g1", attempt=1),
-        make_record(body("a-next"), group="g1", attempt=1),
-        make_record(body("b"), group="g2", attempt=3),
-        make_record(body("c"), group="g3", attempt=9),
+        make_record(body("a"), group="g1"),
+        make_record(body("a-next"), group="g1"),
+        make_record(body("b"), group="g2"),
+        make_record(body("c"), group="g3"),
     ]
-    # WHEN processed
+    # WHEN processed (attempts 1, 3 and 9)
     harness.run(*records)
     # THEN one ChangeMessageVisibilityBatch call holds base * 2**(attempt-1) per record, capped,
     # and the skipped record gets its blocker's delay
@@ -574,7 +648,7 @@ def test_dynamodb_calls_are_two_for_a_new_job_and_one_for_a_duplicate(harness: H
 
 
 def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
-    # GIVEN / WHEN one job succeeds
+    # GIVEN / WHEN one job succeeds on its first run (third receive)
     record = make_record(body("j1", "run_tests"), group="ws#7", attempt=3)
     harness.run(record)
     # THEN its one line carries the job fields and a valid EMF block for the queue
@@ -590,6 +664,9 @@ def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
                     {"Name": "JobsFailed", "Unit": "Count"},
                     {"Name": "DuplicatesSkipped", "Unit": "Count"},
                     {"Name": "ClaimConflicts", "Unit": "Count"},
+                    {"Name": "JobsDeadLettered", "Unit": "Count"},
+                    {"Name": "GroupsParked", "Unit": "Count"},
+                    {"Name": "JobsKept", "Unit": "Count"},
                     {"Name": "JobDuration", "Unit": "Milliseconds"},
                 ],
             }
@@ -608,7 +685,8 @@ def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
         "group": "ws#7",
         "type": "run_tests",
         "status": "SUCCEEDED",
-        "attempt": 3,
+        "attempt": 1,
         "messageId": record["messageId"],
     }
+    assert line["receiveCount"] == 3
     assert "error" not in line

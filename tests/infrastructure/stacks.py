@@ -3,9 +3,10 @@
 Stacks:
 
 - ``AgentJobs``: the sample app's stack, all defaults of the construct;
-- ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency ...);
-- ``Risky``: valid but risky props (visibility < 6 x timeout, max_receive_count 1, reserved_concurrency
-  1) for warnings.
+- ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency, the
+  CONTINUE policy ...);
+- ``Risky``: valid but risky props (visibility < 6 x timeout, reserved_concurrency 1) for warnings;
+- ``State``: state mode under CONTINUE with its settings, and a ``Reader`` role granted ``grant_read_state``.
 
 Each stack also grants ``grant_enqueue`` to a producer role (``Producer``).
 """
@@ -26,6 +27,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Template
 
 from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
+from constructs_fifo.runtime.transitions import GapPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -50,6 +53,7 @@ class Synthesized:
     variant: Stack
     variant_jobs: OrderedAgentQueue
     risky: Stack
+    state_jobs: OrderedAgentQueue
     templates: dict[str, Template]
     annotations: dict[str, Annotations]
 
@@ -71,7 +75,9 @@ def build_synthesized() -> Synthesized:
         code=code,
         handler="workers.agent.handle",
         batch_size=3,
-        max_receive_count=3,
+        max_attempts=4,
+        on_dead_job=DeadJobPolicy.CONTINUE,
+        max_receive_count=40,
         timeout=Duration.seconds(30),
         visibility_timeout=Duration.minutes(5),
         reserved_concurrency=20,
@@ -98,11 +104,24 @@ def build_synthesized() -> Synthesized:
         handler="agent_worker.handle",
         timeout=Duration.minutes(1),
         visibility_timeout=Duration.minutes(2),
-        max_receive_count=1,
         reserved_concurrency=1,
     )
 
-    stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky}
+    state = Stack(app, "State")
+    state_jobs = OrderedAgentQueue(
+        state,
+        "Jobs",
+        code=code,
+        handler="agent_worker.apply_job",
+        mode=JobMode.STATE,
+        on_dead_job=DeadJobPolicy.CONTINUE,
+        reorder_limit=50,
+        gap_timeout=Duration.minutes(10),
+        gap_policy=GapPolicy.SKIP_GAP,
+    )
+    state_jobs.grant_read_state(iam.Role(state, "Reader", assumed_by=iam.AccountRootPrincipal()))
+
+    stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky, "State": state}
     return Synthesized(
         app=app,
         sample=sample,
@@ -110,6 +129,7 @@ def build_synthesized() -> Synthesized:
         variant=variant,
         variant_jobs=variant_jobs,
         risky=risky,
+        state_jobs=state_jobs,
         templates={name: Template.from_stack(stack) for name, stack in stacks.items()},
         annotations={name: Annotations.from_stack(stack) for name, stack in stacks.items()},
     )

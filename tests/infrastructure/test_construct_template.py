@@ -12,9 +12,9 @@ from aws_cdk.assertions import Match, Template
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import (
-    WARNING_MAX_RECEIVE_COUNT_ONE,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
+    InvalidPropsError,
 )
 from constructs_fifo.runtime import constants
 
@@ -38,6 +38,18 @@ def _queue(template: Template, dlq: bool) -> tuple[str, dict[str, Any]]:
         if ("RedrivePolicy" in resource["Properties"]) != dlq:
             return logical_id, resource
     raise AssertionError("queue not found")
+
+
+def _tables(template: Template) -> dict[str, str]:
+    """Logical ids of the construct's tables by role: ``claim`` (TTL), ``group`` (sort key ``sk``)."""
+    roles: dict[str, str] = {}
+    for logical_id, table in _resources(template, "AWS::DynamoDB::Table").items():
+        properties = table["Properties"]
+        if "TimeToLiveSpecification" in properties:
+            roles["claim"] = logical_id
+        elif [k["AttributeName"] for k in properties["KeySchema"]] == ["group", "sk"]:
+            roles["group"] = logical_id
+    return roles
 
 
 def _function(template: Template) -> dict[str, Any]:
@@ -68,7 +80,8 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
     # WHEN reading the source queue
     _, queue = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
-    # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE and redrive after 5
+    # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE, and SQS's redrive
+    # only as the safety net: 2 x (2 x batch_size 10 - 1) x max_attempts 5
     assert queue["Properties"] == {
         "QueueName": synthesized.sample_jobs.queue_name,
         "FifoQueue": True,
@@ -77,7 +90,7 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
         "ContentBasedDeduplication": False,
         "SqsManagedSseEnabled": True,
         "VisibilityTimeout": 720,
-        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 5},
+        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 190},
     }
 
 
@@ -170,7 +183,7 @@ def test_variant_queues_use_the_kms_key_and_content_based_deduplication(synthesi
     assert "SqsManagedSseEnabled" not in queue["Properties"]
     assert queue["Properties"]["ContentBasedDeduplication"] is True
     assert queue["Properties"]["VisibilityTimeout"] == 300
-    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 3
+    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 40
 
 
 # --- claim table ------------------------------------------------------------------------------------
@@ -195,14 +208,44 @@ def test_claim_table_defaults(synthesized: Synthesized) -> None:
     }
 
 
-def test_claim_table_is_retained_by_default(synthesized: Synthesized) -> None:
-    # GIVEN the risky stack, which keeps the default table_removal_policy
+def test_claim_and_group_tables_are_retained_by_default(synthesized: Synthesized) -> None:
+    # GIVEN the risky stack, which keeps the default table_removal_policy (and the PARK policy)
     template = synthesized.templates["Risky"]
-    # WHEN reading the table
-    _, table = _one(template, "AWS::DynamoDB::Table")
-    # THEN it is retained on delete and replace
-    assert table["DeletionPolicy"] == "Retain"
-    assert table["UpdateReplacePolicy"] == "Retain"
+    tables = _resources(template, "AWS::DynamoDB::Table")
+    # WHEN reading both tables
+    assert sorted(_tables(template)) == ["claim", "group"]
+    # THEN both are retained on delete and replace (kept jobs are data)
+    for table in tables.values():
+        assert table["DeletionPolicy"] == "Retain"
+        assert table["UpdateReplacePolicy"] == "Retain"
+
+
+def test_group_table_holds_parked_groups_in_order_and_never_expires(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack (default policy: PARK)
+    template = synthesized.templates["AgentJobs"]
+    table = _resources(template, "AWS::DynamoDB::Table")[_tables(template)["group"]]["Properties"]
+    # THEN it is keyed by group and sort key, on demand, with PITR, and without TTL
+    assert table["KeySchema"] == [
+        {"AttributeName": "group", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert "TimeToLiveSpecification" not in table
+    assert synthesized.sample_jobs.group_table is not None
+
+
+def test_the_continue_policy_builds_no_group_table_and_no_parked_alarm(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (on_dead_job=CONTINUE)
+    template = synthesized.templates["Variant"]
+    # THEN only the claim table exists, the function is not told of a group table, four alarms
+    assert sorted(_tables(template)) == ["claim"]
+    assert synthesized.variant_jobs.group_table is None
+    variables = _function(template)["Environment"]["Variables"]
+    assert variables[constants.ENV_ON_DEAD_JOB] == "CONTINUE"
+    assert variables[constants.ENV_MAX_ATTEMPTS] == "4"
+    assert constants.ENV_GROUP_TABLE not in variables
+    assert "GroupsParked" not in _alarms_by_metric(template)
 
 
 def test_claim_table_variant_uses_the_key_and_removal_policy(synthesized: Synthesized) -> None:
@@ -240,17 +283,21 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
     template = synthesized.templates["AgentJobs"]
     function = _function(template)
     queue_id, _ = _queue(template, dlq=False)
-    claim_id = next(
-        iid
-        for iid, t in _resources(template, "AWS::DynamoDB::Table").items()
-        if "TimeToLiveSpecification" in t["Properties"]
+    dlq_id, _ = _queue(template, dlq=True)
+    tables = _tables(template)
+    workspace_id = next(
+        iid for iid in _resources(template, "AWS::DynamoDB::Table") if iid not in tables.values()
     )
-    workspace_id = next(iid for iid in _resources(template, "AWS::DynamoDB::Table") if iid != claim_id)
-    # THEN the env names the user handler, table, queue and numbers, plus the app's own variable
+    # THEN the env names the user handler, tables, queues, policy and numbers, plus the app's own variable
     assert function["Environment"]["Variables"] == {
         constants.ENV_USER_HANDLER: "agent_worker.handle",
-        constants.ENV_CLAIM_TABLE: {"Ref": claim_id},
+        constants.ENV_CLAIM_TABLE: {"Ref": tables["claim"]},
+        constants.ENV_GROUP_TABLE: {"Ref": tables["group"]},
         constants.ENV_QUEUE_URL: {"Ref": queue_id},
+        constants.ENV_DEAD_LETTER_QUEUE_URL: {"Ref": dlq_id},
+        constants.ENV_MAX_ATTEMPTS: "5",
+        constants.ENV_ON_DEAD_JOB: "PARK",
+        constants.ENV_MODE: "CLAIM",
         constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "720",
         constants.ENV_BACKOFF_BASE_SECONDS: "2",
         constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
@@ -297,20 +344,34 @@ def test_function_role_is_least_privilege(synthesized: Synthesized) -> None:
     # GIVEN the risky stack (only the construct: no app grants)
     template = synthesized.templates["Risky"]
     queue_id, _ = _queue(template, dlq=False)
-    table_id, _ = _one(template, "AWS::DynamoDB::Table")
+    dlq_id, _ = _queue(template, dlq=True)
+    tables = _tables(template)
     log_group_id, _ = _one(template, "AWS::Logs::LogGroup")
     # WHEN reading the function role's statements
     statements = _policy_statements(template, "FunctionRole")
-    # THEN logs on its group, item operations on its table, consume on its queue; nothing else
+    # THEN logs on its group, item operations on its tables, consume on its queue, send to its DLQ (dead
+    # jobs) and to its queue (a resumed group's wake-up message); nothing else
     by_resource = {json.dumps(s["Resource"], sort_keys=True): sorted(_actions(s)) for s in statements}
     assert by_resource == {
         json.dumps({"Fn::GetAtt": [log_group_id, "Arn"]}): ["logs:CreateLogStream", "logs:PutLogEvents"],
-        json.dumps({"Fn::GetAtt": [table_id, "Arn"]}): [
+        json.dumps({"Fn::GetAtt": [tables["claim"], "Arn"]}): [
             "dynamodb:ConditionCheckItem",
             "dynamodb:DeleteItem",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:UpdateItem",
+        ],
+        json.dumps({"Fn::GetAtt": [tables["group"], "Arn"]}): [
+            "dynamodb:BatchGetItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:DeleteItem",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:Query",
+            "dynamodb:UpdateItem",
+        ],
+        json.dumps([{"Fn::GetAtt": [dlq_id, "Arn"]}, {"Fn::GetAtt": [queue_id, "Arn"]}], sort_keys=True): [
+            "sqs:SendMessage"
         ],
         json.dumps({"Fn::GetAtt": [queue_id, "Arn"]}): [
             "sqs:ChangeMessageVisibility",
@@ -399,17 +460,20 @@ def _alarms_by_metric(template: Template) -> dict[str, dict[str, Any]]:
 def test_alarms_defaults(synthesized: Synthesized) -> None:
     # GIVEN the sample stack
     alarms = _alarms_by_metric(synthesized.templates["AgentJobs"])
-    # THEN four alarms with their thresholds, missing data not breaching, no actions
+    # THEN five alarms (parked groups under the default PARK policy) with their thresholds, missing
+    # data not breaching, no actions
     assert sorted(alarms) == [
         "ApproximateAgeOfOldestMessage",
         "ApproximateNumberOfMessagesVisible",
         "Errors",
+        "GroupsParked",
         "Throttles",
     ]
     expected = {
         "ApproximateAgeOfOldestMessage": ("GreaterThanThreshold", 300),
         "ApproximateNumberOfMessagesVisible": ("GreaterThanOrEqualToThreshold", 1),
         "Errors": ("GreaterThanThreshold", 0),
+        "GroupsParked": ("GreaterThanOrEqualToThreshold", 1),
         "Throttles": ("GreaterThanThreshold", 0),
     }
     for name, (operator, threshold) in expected.items():
@@ -434,6 +498,10 @@ def test_alarms_watch_the_right_resources(synthesized: Synthesized) -> None:
     }
     assert alarms["Errors"]["Dimensions"][0]["Value"] == {"Ref": function_id}
     assert alarms["Throttles"]["Dimensions"][0]["Value"] == {"Ref": function_id}
+    # AND the parked-groups alarm sums the runtime's metric for this queue, per minute
+    parked = alarms["GroupsParked"]
+    assert (parked["Namespace"], parked["Statistic"], parked["Period"]) == ("ConstructsFifo", "Sum", 60)
+    assert parked["Dimensions"] == [{"Name": "QueueName", "Value": synthesized.sample_jobs.queue_name}]
 
 
 def test_alarms_variant_threshold_and_topic_actions(synthesized: Synthesized) -> None:
@@ -451,12 +519,13 @@ def test_alarms_variant_threshold_and_topic_actions(synthesized: Synthesized) ->
 def test_alarms_attribute_lists_them_with_stable_ids(synthesized: Synthesized) -> None:
     # GIVEN the construct
     jobs = synthesized.sample_jobs
-    # THEN alarms holds the four in order, under stable construct ids
+    # THEN alarms holds the five in order, under stable construct ids
     assert [a.node.id for a in jobs.alarms] == [
         "QueueAgeAlarm",
         "DeadLetterQueueAlarm",
         "FunctionErrorsAlarm",
         "FunctionThrottlesAlarm",
+        "ParkedGroupsAlarm",
     ]
 
 
@@ -503,6 +572,9 @@ def test_metric_methods_use_the_runtime_namespace_and_queue_dimension(synthesize
         jobs.metric_duplicates_skipped(): constants.METRIC_DUPLICATES_SKIPPED,
         jobs.metric_claim_conflicts(): constants.METRIC_CLAIM_CONFLICTS,
         jobs.metric_job_duration(): constants.METRIC_JOB_DURATION,
+        jobs.metric_jobs_dead_lettered(): constants.METRIC_JOBS_DEAD_LETTERED,
+        jobs.metric_groups_parked(): constants.METRIC_GROUPS_PARKED,
+        jobs.metric_jobs_kept(): constants.METRIC_JOBS_KEPT,
     }
     # THEN each is in the namespace, dimensioned by the queue's literal name
     for metric, name in metrics.items():
@@ -517,7 +589,7 @@ def test_metric_methods_use_the_runtime_namespace_and_queue_dimension(synthesize
 
 
 def test_risky_props_add_warnings(synthesized: Synthesized) -> None:
-    # GIVEN the risky stack (visibility 2 min for a 1 min timeout, max_receive_count 1, reserved 1)
+    # GIVEN the risky stack (visibility 2 min for a 1 min timeout, reserved 1)
     annotations = synthesized.annotations["Risky"]
     # WHEN reading its warnings
     warnings = [w.entry.data for w in annotations.find_warning("*", Match.any_value())]
@@ -525,8 +597,6 @@ def test_risky_props_add_warnings(synthesized: Synthesized) -> None:
     # THEN each warning is there, with its id
     assert f"[ack: {WARNING_VISIBILITY_TIMEOUT}]" in text
     assert "visibility_timeout=120s is less than 6 x timeout=360s" in text
-    assert f"[ack: {WARNING_MAX_RECEIVE_COUNT_ONE}]" in text
-    assert "max_receive_count=1" in text
     assert f"[ack: {WARNING_RESERVED_CONCURRENCY_ONE}]" in text
     assert "reserved_concurrency=1: the event source mapping cannot be capped below" in text
 
@@ -544,3 +614,57 @@ def test_defaults_add_no_warnings(synthesized: Synthesized) -> None:
     # THEN no construct-fifo warning is raised
     text = "\n".join(str(w.entry.data) for w in annotations.find_warning("*", Match.any_value()))
     assert "constructs-fifo:" not in text
+
+
+# --- state mode ---------------------------------------------------------------------------------------
+
+
+def test_state_mode_keeps_states_in_the_group_table_and_builds_no_claim_table(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the state stack (mode STATE, CONTINUE, reorder_limit 50, gap 10 minutes, SKIP_GAP)
+    template = synthesized.templates["State"]
+    jobs = synthesized.state_jobs
+    # THEN only the group table exists; it is the state table; no claim table
+    assert sorted(_tables(template)) == ["group"]
+    assert jobs.claim_table is None
+    assert jobs.state_table is jobs.group_table is not None
+    # AND the function is told the mode and the state settings, and nothing of a claim table
+    variables = _function(template)["Environment"]["Variables"]
+    assert variables[constants.ENV_MODE] == "STATE"
+    assert variables[constants.ENV_GROUP_TABLE] == {"Ref": _tables(template)["group"]}
+    assert (
+        variables[constants.ENV_REORDER_LIMIT],
+        variables[constants.ENV_GAP_TIMEOUT_SECONDS],
+        variables[constants.ENV_GAP_POLICY],
+    ) == ("50", "600", "SKIP_GAP")
+    assert constants.ENV_CLAIM_TABLE not in variables
+
+
+def test_state_mode_alarms_on_a_sequence_gap_open_past_its_timeout(synthesized: Synthesized) -> None:
+    # GIVEN the state stack (gap_timeout 10 minutes)
+    alarms = _alarms_by_metric(synthesized.templates["State"])
+    # THEN the gap alarm watches the runtime's gap metric at the timeout
+    gap = alarms["SequenceGapOpenSeconds"]
+    assert (gap["Statistic"], gap["Threshold"], gap["ComparisonOperator"]) == (
+        "Maximum",
+        600,
+        "GreaterThanOrEqualToThreshold",
+    )
+    assert [a.node.id for a in synthesized.state_jobs.alarms][-1] == "SequenceGapAlarm"
+
+
+def test_grant_read_state_gives_get_item_on_the_state_table_only(synthesized: Synthesized) -> None:
+    # GIVEN the state stack, where a Reader role got grant_read_state
+    template = synthesized.templates["State"]
+    statements = _policy_statements(template, "Reader")
+    # THEN one statement: GetItem on the group table
+    assert [(_actions(s), s["Resource"]) for s in statements] == [
+        (["dynamodb:GetItem"], {"Fn::GetAtt": [_tables(template)["group"], "Arn"]})
+    ]
+
+
+def test_grant_read_state_in_claim_mode_is_an_error_naming_the_fix(synthesized: Synthesized) -> None:
+    # GIVEN a claim-mode queue / WHEN asked to grant reading states / THEN the error says why and what to do
+    with pytest.raises(InvalidPropsError, match=r"grant_read_state\(\) needs mode=JobMode.STATE"):
+        synthesized.sample_jobs.grant_read_state(synthesized.sample.node.find_child("Producer"))  # type: ignore[arg-type]

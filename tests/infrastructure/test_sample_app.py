@@ -48,9 +48,7 @@ def test_sample_stack_states_the_contracts_outputs_and_workspace_table(synthesiz
     [function] = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
     assert ENV_WORKSPACE_TABLE in function["Properties"]["Environment"]["Variables"]
     [workspaces] = [
-        r
-        for r in template["Resources"].values()
-        if r["Type"] == "AWS::DynamoDB::Table" and "TimeToLiveSpecification" not in r["Properties"]
+        r for logical_id, r in template["Resources"].items() if logical_id.startswith("WorkspaceTable")
     ]
     assert workspaces["Properties"]["KeySchema"] == [{"AttributeName": WORKSPACE_KEY, "KeyType": "HASH"}]
 

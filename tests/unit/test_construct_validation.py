@@ -41,15 +41,41 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "batch_size=0 is out of range: an SQS FIFO event source takes at most 10 records per batch, so "
         "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
     ),
-    "max_receive_count_below_1": (
-        {"max_receive_count": 0},
-        "max_receive_count=0 is less than 1: a message must be received at least once before it moves "
-        "to the dead-letter queue; pass max_receive_count >= 1 (default 5).",
+    "max_receive_count_below_the_safety_net": (
+        {"max_receive_count": 94},
+        "max_receive_count=94 is less than 95, the least safe value for batch_size=10 and max_attempts=5: "
+        "SQS counts a receive for every record returned while another job of its batch is retried or "
+        "crashes the function, so healthy jobs could reach the dead-letter queue for another job's "
+        "failures; pass max_receive_count >= 95 (the runtime decides when a job is dead; maxReceiveCount "
+        "is only the safety net), or omit it for the default.",
+    ),
+    "max_receive_count_below_the_wake_up_refresh": (
+        {"batch_size": 1, "max_attempts": 1, "max_receive_count": 5},
+        "max_receive_count=5 is less than 6, the least safe value for batch_size=1 and max_attempts=1: "
+        "SQS counts a receive for every record returned while another job of its batch is retried or "
+        "crashes the function, so healthy jobs could reach the dead-letter queue for another job's "
+        "failures; pass max_receive_count >= 6 (the runtime decides when a job is dead; maxReceiveCount "
+        "is only the safety net), or omit it for the default.",
+    ),
+    "max_attempts_too_many_for_the_batch": (
+        {"max_attempts": 60},
+        "max_attempts=60 is too many for batch_size=10: the safety net would need max_receive_count >= "
+        "1140, above SQS's 1000; pass max_attempts <= 52, or a smaller batch_size.",
     ),
     "max_receive_count_above_1000": (
         {"max_receive_count": 1001},
         "max_receive_count=1001 is more than 1000, the SQS maximum for a redrive policy; pass "
-        "max_receive_count from 1 to 1000 (default 5).",
+        "max_receive_count up to 1000, or omit it for the default.",
+    ),
+    "max_attempts_below_1": (
+        {"max_attempts": 0, "max_receive_count": 100},
+        "max_attempts=0 is out of range: the runtime counts a job's runs and declares it dead after "
+        "max_attempts, so it must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
+    ),
+    "max_attempts_above_100": (
+        {"max_attempts": 101, "batch_size": 1},
+        "max_attempts=101 is out of range: the runtime counts a job's runs and declares it dead after "
+        "max_attempts, so it must be between 1 and 100 inclusive; pass max_attempts from 1 to 100.",
     ),
     "visibility_timeout_below_timeout": (
         {"visibility_timeout": Duration.seconds(60)},
@@ -278,3 +304,24 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
     problems = _problems(code, environment={variable: "mine"})
     assert len(problems) == 1
     assert problems[0].startswith(f"environment[{variable!r}] is reserved: the construct sets it")
+
+
+def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
+    # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
+    from constructs_fifo.runtime.transitions import GapPolicy
+
+    problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
+    assert problems == [
+        f"{name} is a state-mode setting and does nothing in mode=CLAIM: remove {name}, or pass "
+        "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
+        for name in ("reorder_limit", "gap_policy")
+    ]
+
+
+def test_state_mode_reorder_limit_is_range_checked(code: lambda_.Code) -> None:
+    from constructs_fifo.runtime.constants import JobMode
+
+    assert _problems(code, mode=JobMode.STATE, reorder_limit=0) == [
+        "reorder_limit=0 is out of range: the reorder buffer is committed with the group's state in one "
+        "DynamoDB item, so it must be between 1 and 1000 inclusive; pass reorder_limit from 1 to 1000."
+    ]

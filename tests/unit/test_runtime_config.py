@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 
 from constructs_fifo.runtime.config import RuntimeConfig
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
-BASE = {"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "CONSTRUCTS_FIFO_QUEUE_URL": "https://q/jobs.fifo"}
+BASE = {
+    "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",
+    "CONSTRUCTS_FIFO_QUEUE_URL": "https://q/jobs.fifo",
+    "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://q/jobs-dlq.fifo",
+    "CONSTRUCTS_FIFO_GROUP_TABLE": "groups",
+}
 
 
 def test_reads_the_environment_the_construct_writes() -> None:
@@ -19,6 +25,8 @@ def test_reads_the_environment_the_construct_writes() -> None:
         "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS": "3",
         "CONSTRUCTS_FIFO_CLAIM_TTL_SECONDS": "86400",
         "CONSTRUCTS_FIFO_METRICS_NAMESPACE": "Agents",
+        "CONSTRUCTS_FIFO_MAX_ATTEMPTS": "7",
+        "CONSTRUCTS_FIFO_ON_DEAD_JOB": "continue",
     }
     # WHEN / THEN
     assert RuntimeConfig.from_env(env) == RuntimeConfig(
@@ -29,6 +37,10 @@ def test_reads_the_environment_the_construct_writes() -> None:
         backoff_base_seconds=3,
         claim_ttl_seconds=86400,
         metrics_namespace="Agents",
+        dead_letter_queue_url="https://q/jobs-dlq.fifo",
+        max_attempts=7,
+        on_dead_job=DeadJobPolicy.CONTINUE,
+        group_table="groups",
     )
 
 
@@ -40,6 +52,42 @@ def test_defaults_apply_when_optional_variables_are_unset() -> None:
         2,
     )
     assert (config.claim_ttl_seconds, config.metrics_namespace) == (604800, "ConstructsFifo")
+    assert (config.max_attempts, config.on_dead_job) == (5, DeadJobPolicy.PARK)
+
+
+def test_the_park_policy_needs_the_group_table() -> None:
+    # GIVEN the default policy (PARK) and no group table
+    env = {k: v for k, v in BASE.items() if k != "CONSTRUCTS_FIFO_GROUP_TABLE"}
+    # WHEN / THEN the error names the variable and why it is needed
+    with pytest.raises(ConfigurationError, match="CONSTRUCTS_FIFO_GROUP_TABLE='': the group table's name"):
+        RuntimeConfig.from_env(env)
+    # AND the CONTINUE policy does without it
+    assert RuntimeConfig.from_env({**env, "CONSTRUCTS_FIFO_ON_DEAD_JOB": "CONTINUE"}).group_table is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "CONSTRUCTS_FIFO_ON_DEAD_JOB",
+            "stop",
+            "CONSTRUCTS_FIFO_ON_DEAD_JOB='stop': must be PARK or CONTINUE; set OrderedAgentQueue's "
+            "on_dead_job prop or unset it to use the default PARK",
+        ),
+        (
+            "CONSTRUCTS_FIFO_MAX_ATTEMPTS",
+            "0",
+            "CONSTRUCTS_FIFO_MAX_ATTEMPTS='0' (variable): must be a whole number from 1 to 100 of attempts; "
+            "fix the value or unset it to use the default 5",
+        ),
+    ],
+)
+def test_a_bad_policy_or_attempt_count_names_the_variable_and_the_fix(
+    variable: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        RuntimeConfig.from_env({**BASE, variable: value})
+    assert str(raised.value) == message
 
 
 def test_explicit_arguments_beat_the_environment() -> None:
@@ -95,3 +143,42 @@ def test_a_boolean_argument_is_not_taken_for_a_number() -> None:
     # GIVEN / WHEN True is passed where seconds are expected / THEN it is refused, not read as 1
     with pytest.raises(ConfigurationError, match=r"=True \(argument\): must be a whole number from 0"):
         RuntimeConfig.from_env(BASE, backoff_base_seconds=True)
+
+
+def test_state_mode_needs_the_group_table_but_no_claim_table() -> None:
+    # GIVEN state mode under CONTINUE, without a claim table
+    env = {k: v for k, v in BASE.items() if k != "CONSTRUCTS_FIFO_CLAIM_TABLE"}
+    env |= {"CONSTRUCTS_FIFO_MODE": "state", "CONSTRUCTS_FIFO_ON_DEAD_JOB": "CONTINUE"}
+    # WHEN read THEN the mode and the state settings' defaults apply
+    config = RuntimeConfig.from_env(env)
+    assert (config.mode, config.claim_table, config.group_table) == (JobMode.STATE, "", "groups")
+    assert (config.reorder_limit, config.gap_timeout_seconds, config.gap_policy) == (100, 300, "WAIT")
+    # AND without the group table the error names it
+    del env["CONSTRUCTS_FIFO_GROUP_TABLE"]
+    with pytest.raises(ConfigurationError, match="CONSTRUCTS_FIFO_GROUP_TABLE='': the group table's name"):
+        RuntimeConfig.from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "CONSTRUCTS_FIFO_MODE",
+            "events",
+            "CONSTRUCTS_FIFO_MODE='events': must be CLAIM or STATE; set OrderedAgentQueue's mode prop or "
+            "unset it to use the default CLAIM",
+        ),
+        (
+            "CONSTRUCTS_FIFO_GAP_POLICY",
+            "drop",
+            "CONSTRUCTS_FIFO_GAP_POLICY='drop': must be WAIT or SKIP_GAP; set OrderedAgentQueue's gap_policy "
+            "prop or unset it to use the default WAIT",
+        ),
+    ],
+)
+def test_a_bad_mode_or_gap_policy_names_the_variable_and_the_fix(
+    variable: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        RuntimeConfig.from_env({**BASE, variable: value})
+    assert str(raised.value) == message

@@ -13,20 +13,20 @@ from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus, queu
 @pytest.mark.parametrize(
     ("status", "counters"),
     [
-        (OutcomeStatus.SUCCEEDED, (1, 0, 0, 0)),
-        (OutcomeStatus.FAILED, (0, 1, 0, 0)),
-        (OutcomeStatus.POISON, (0, 1, 0, 0)),
-        (OutcomeStatus.MALFORMED, (0, 1, 0, 0)),
-        (OutcomeStatus.FENCED, (0, 1, 0, 0)),
-        (OutcomeStatus.DUPLICATE, (0, 0, 1, 0)),
-        (OutcomeStatus.CONFLICT, (0, 0, 0, 1)),
-        (OutcomeStatus.SKIPPED, (0, 0, 0, 0)),
-        (OutcomeStatus.DEAD_LETTERING, (0, 0, 0, 0)),
-        (OutcomeStatus.ERROR, (0, 1, 0, 0)),
-        (OutcomeStatus.DEADLINE, (0, 0, 0, 0)),
+        (OutcomeStatus.SUCCEEDED, (1, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.FAILED, (0, 1, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.FENCED, (0, 1, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DUPLICATE, (0, 0, 1, 0, 0, 0, 0)),
+        (OutcomeStatus.CONFLICT, (0, 0, 0, 1, 0, 0, 0)),
+        (OutcomeStatus.SKIPPED, (0, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DEAD_LETTERED, (0, 0, 0, 0, 1, 0, 0)),
+        (OutcomeStatus.PARKED, (0, 0, 0, 0, 0, 1, 1)),
+        (OutcomeStatus.KEPT, (0, 0, 0, 0, 0, 0, 1)),
+        (OutcomeStatus.ERROR, (0, 1, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DEADLINE, (0, 0, 0, 0, 0, 0, 0)),
     ],
 )
-def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int, int, int, int]) -> None:
+def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int, ...]) -> None:
     # GIVEN a logger on a buffer / WHEN one outcome is written
     out = io.StringIO()
     JobLogger("NS", stream=out, clock=lambda: 1.5).outcome(
@@ -40,7 +40,7 @@ def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int
         duration_ms=None,
         error="boom" if status is OutcomeStatus.FAILED else None,
     )
-    # THEN exactly one line holds the four counters, no JobDuration when the job did not run
+    # THEN exactly one line holds the seven counters, no JobDuration when the job did not run
     (raw,) = out.getvalue().splitlines()
     line = json.loads(raw)
     assert (
@@ -48,6 +48,9 @@ def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int
         line["JobsFailed"],
         line["DuplicatesSkipped"],
         line["ClaimConflicts"],
+        line["JobsDeadLettered"],
+        line["GroupsParked"],
+        line["JobsKept"],
     ) == counters
     assert "JobDuration" not in line
     assert line["_aws"]["Timestamp"] == 1500
@@ -57,3 +60,22 @@ def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int
 def test_queue_name_comes_from_an_arn_or_a_url() -> None:
     assert queue_name_from_arn("arn:aws:sqs:us-east-1:123456789012:jobs.fifo") == "jobs.fifo"
     assert queue_name_from_arn("https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo") == "jobs.fifo"
+
+
+def test_a_dead_job_whose_own_run_failed_counts_as_a_failed_attempt() -> None:
+    # GIVEN / WHEN a dead-lettered job whose run failed in this invocation is logged
+    out = io.StringIO()
+    JobLogger("NS", stream=out).outcome(
+        OutcomeStatus.DEAD_LETTERED,
+        queue_name="q.fifo",
+        job_id="j",
+        group="g",
+        job_type="t",
+        attempt=5,
+        message_id="m",
+        duration_ms=3.0,
+        attempt_failed=True,
+    )
+    # THEN it counts on both JobsFailed and JobsDeadLettered
+    line = json.loads(out.getvalue())
+    assert (line["JobsFailed"], line["JobsDeadLettered"]) == (1, 1)

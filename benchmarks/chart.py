@@ -1,0 +1,59 @@
+"""The chart of figures 1-3: one panel per figure, one bar per consumer and pass (matplotlib, PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.consumers import BASELINE, CONSUMERS
+from benchmarks.passes import PASSES
+from benchmarks.results import FIGURES, Results
+
+__all__ = ["draw"]
+
+
+def _values(results: Results, figure: int) -> dict[str, dict[str, float | None]]:
+    """``{consumer: {pass: value}}`` of one figure (the baseline's from any row's baseline value)."""
+    values: dict[str, dict[str, float | None]] = {name: dict.fromkeys(PASSES) for name in CONSUMERS}
+    for row in results.figure(figure):
+        if row.subject in values and row.case in PASSES:
+            values[row.subject][row.case] = row.value
+            values[BASELINE][row.case] = row.baseline_value
+    return values
+
+
+def draw(results: Results, path: Path) -> Path:
+    """Draw figures 1-3 of ``results`` into ``path`` (a small PNG) and return it."""
+    import matplotlib  # noqa: PLC0415 - only the chart needs it
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot  # noqa: PLC0415
+
+    names = list(CONSUMERS)
+    colours = {PASSES[0]: "#1f77b4", PASSES[1]: "#aec7e8"}
+    figure, axes = pyplot.subplots(1, 3, figsize=(11, 3.4), dpi=90)
+    for axis, number in zip(axes, (1, 2, 3), strict=True):
+        values = _values(results, number)
+        rows = results.figure(number)
+        width = 0.38
+        for offset, case in ((-width / 2, PASSES[0]), (width / 2, PASSES[1])):
+            for index, name in enumerate(names):
+                value = values[name][case]
+                x = index + offset
+                if value is None:
+                    axis.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7)
+                    continue
+                axis.bar(x, value, width, color=colours[case], label=case if index == 0 else None)
+                axis.text(x, value, f"{value:,.{rows[0].digits if rows else 0}f}", ha="center", va="bottom",
+                          fontsize=7)  # fmt: skip
+        axis.set_xticks(range(len(names)), names)
+        title = rows[0].measure if rows else FIGURES[number]
+        axis.set_title(f"{number}. {title}", fontsize=8)
+        axis.set_ylabel(rows[0].unit if rows else "", fontsize=8)
+        axis.tick_params(labelsize=8)
+        axis.margins(y=0.15)
+    axes[0].legend(fontsize=7, loc="upper center")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png")
+    pyplot.close(figure)
+    return path

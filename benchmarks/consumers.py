@@ -1,0 +1,222 @@
+"""The consumers the benchmark compares, as a registry of factories.
+
+A factory gets a :class:`ConsumerEnv` (boto3 clients already answered by moto or by the in-memory
+responder, the queue URL, a Lambda context, and a counter its job function must call once per job it
+runs) and returns a :data:`BatchFn`: one batch of SQS records in, the partial-batch response out. The
+harness creates the tables a consumer declares (:class:`TableSpec`), counts its calls with botocore
+event hooks and times it; a factory only wires the consumer through its public entry point, so a
+change of the runtime's constructors does not reach the harness.
+
+Adding the state mode is one function and one line in :data:`CONSUMERS`::
+
+    def build_state(env: ConsumerEnv) -> BatchFn:
+        def apply(job: Job, state: dict | None) -> dict:
+            env.job_ran()
+            return {**(state or {}), "last": job.id}
+
+        processor = build_processor(
+            RuntimeConfig(claim_table=CLAIM_TABLE, queue_url=env.queue_url, ...),  # the state table too
+            dynamodb_client=env.dynamodb, sqs_client=env.sqs, job_handler=apply, logger=quiet_logger(),
+        )
+        return lambda batch: processor.process({"Records": batch}, env.context)
+
+    CONSUMERS["state"] = ConsumerSpec(
+        "state", "state mode", tables=(TableSpec(STATE_TABLE, "group"),), build=build_state, ...
+    )
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.powertools_baseline import (
+    IDEMPOTENCY_TABLE,
+    INSTALL_HINT,
+    POWERTOOLS_VERSION,
+    available,
+    build_powertools,
+)
+from benchmarks.responder import TableSpec
+from benchmarks.workload import Batch, BenchContext
+
+__all__ = [
+    "CLAIM_TABLE",
+    "CONSUMERS",
+    "GROUP_TABLE",
+    "BatchFn",
+    "ConsumerEnv",
+    "ConsumerFactory",
+    "ConsumerSpec",
+    "build_claim",
+    "build_claim_park",
+    "quiet_logger",
+]
+
+#: The claim mode's table (partition key ``id``).
+CLAIM_TABLE = "claims"
+#: The group table of the PARK policy and of state mode (partition key ``group``, sort key ``sk``).
+GROUP_TABLE = "groups"
+
+#: One Lambda invocation: the batch's records in, ``{"batchItemFailures": [...]}`` out.
+BatchFn = Callable[[Batch], Mapping[str, Any]]
+
+
+@dataclass
+class ConsumerEnv:
+    """What a factory wires its consumer to.
+
+    Attributes
+    ----------
+    dynamodb, sqs
+        boto3 clients; the harness answers and counts their calls.
+    queue_url
+        The FIFO queue the records come from.
+    context
+        The Lambda context to pass to each invocation.
+    ran
+        How many times a job ran; the consumer's job function calls :meth:`job_ran` once per run.
+    """
+
+    dynamodb: Any
+    sqs: Any
+    queue_url: str
+    context: BenchContext = field(default_factory=BenchContext)
+    ran: int = 0
+
+    def job_ran(self) -> None:
+        """Count one run of the job function (or one applied transition, in state mode)."""
+        self.ran += 1
+
+
+#: A consumer's factory: wire it to the environment, return its batch function.
+ConsumerFactory = Callable[[ConsumerEnv], BatchFn]
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """One consumer of the comparison.
+
+    Attributes
+    ----------
+    name
+        Its key and column name (``claim``, ``state``, ``powertools``).
+    label
+        What it is, for the report.
+    tables
+        The tables it needs (created on moto, modelled by the responder).
+    build
+        Its factory; ``None`` while it is not written yet (the report shows ``n/a (not built)``).
+    unavailable
+        Returns why it cannot run here (e.g. a package is missing), or ``None``.
+    budget
+        Expected DynamoDB calls per job for each pass (``"new jobs"``, ``"duplicates"``); a run
+        that differs fails the benchmark. Empty: reported, not checked.
+    """
+
+    name: str
+    label: str
+    tables: tuple[TableSpec, ...]
+    build: ConsumerFactory | None
+    unavailable: Callable[[], str | None] = lambda: None
+    budget: Mapping[str, float] = field(default_factory=dict)
+
+    def status(self) -> str | None:
+        """``None`` when the consumer can run, else what the report shows instead of figures."""
+        if self.build is None:
+            return "n/a (not built)"
+        reason = self.unavailable()
+        return "n/a (not installed)" if reason else None
+
+    @property
+    def why_not(self) -> str:
+        """The full reason behind :meth:`status` (with the fix, when there is one)."""
+        return "not written yet" if self.build is None else (self.unavailable() or "")
+
+
+class _Discard(io.StringIO):
+    """A text stream that drops what is written (the lines are still formatted)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def quiet_logger() -> Any:
+    """Our runtime's logger, formatting every outcome line as in Lambda and dropping it."""
+    from constructs_fifo.runtime.observability import JobLogger  # noqa: PLC0415
+
+    return JobLogger("Bench", stream=_Discard())
+
+
+def build_claim(env: ConsumerEnv) -> BatchFn:
+    """Claim mode under CONTINUE, as the entry point builds it (``build_processor``), clients injected."""
+    return _claim(env, parks=False)
+
+
+def build_claim_park(env: ConsumerEnv) -> BatchFn:
+    """Claim mode under PARK (the default policy): one BatchGetItem of park headers per batch on top."""
+    return _claim(env, parks=True)
+
+
+def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
+    from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
+    from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
+    from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
+
+    def handle(job: Any, context: Any) -> None:
+        env.job_ran()
+
+    processor = build_processor(
+        RuntimeConfig(
+            claim_table=CLAIM_TABLE,
+            queue_url=env.queue_url,
+            dead_letter_queue_url=env.queue_url,  # never sent to: no job dies in this workload
+            on_dead_job=DeadJobPolicy.PARK if parks else DeadJobPolicy.CONTINUE,
+            group_table=GROUP_TABLE if parks else None,
+        ),
+        dynamodb_client=env.dynamodb,
+        sqs_client=env.sqs,
+        job_handler=handle,
+        logger=quiet_logger(),
+    )
+    return lambda batch: processor.process({"Records": batch}, env.context)
+
+
+def _powertools_missing() -> str | None:
+    return None if available() else f"aws-lambda-powertools is not importable; {INSTALL_HINT}"
+
+
+#: Every consumer, in the report's column order. Powertools is the baseline of every ratio.
+CONSUMERS: dict[str, ConsumerSpec] = {
+    "claim": ConsumerSpec(
+        "claim",
+        "constructs-fifo claim mode, CONTINUE policy (build_processor)",
+        tables=(TableSpec(CLAIM_TABLE, "id"),),
+        build=build_claim,
+        budget={"new jobs": 2.0, "duplicates": 1.0},
+    ),
+    "claim-park": ConsumerSpec(
+        "claim-park",
+        "constructs-fifo claim mode, PARK policy (the default): + 1 BatchGetItem per batch",
+        tables=(TableSpec(CLAIM_TABLE, "id"), TableSpec(GROUP_TABLE, "group", "sk")),
+        build=build_claim_park,
+    ),
+    "state": ConsumerSpec(
+        "state",
+        "constructs-fifo state mode (issue 7)",
+        tables=(),
+        build=None,  # the lead adds build_state here; see the module docstring
+    ),
+    "powertools": ConsumerSpec(
+        "powertools",
+        f"Powertools {POWERTOOLS_VERSION}: SqsFifoPartialProcessor(skip_group_on_error=True) "
+        "+ idempotent_function(DynamoDBPersistenceLayer)",
+        tables=(TableSpec(IDEMPOTENCY_TABLE, "id"),),
+        build=build_powertools,
+        unavailable=_powertools_missing,
+    ),
+}
+#: The consumer every ratio is taken against.
+BASELINE = "powertools"

@@ -1,0 +1,286 @@
+"""One benchmark run: measure every figure and turn the measurements into rows with targets.
+
+Figures 1-4 run every consumer of :data:`benchmarks.consumers.CONSUMERS` on the same workload: on moto
+(figure 1's exact call counts, figure 4's speed), against the instant in-memory responder (figure 2,
+median of ``cpu_repeats`` runs alternating between consumers) and against the responder with a delay
+per DynamoDB call (figure 3).
+The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
+to 8 come from their own modules. Progress goes to stderr, so ``--json`` output stays clean.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from benchmarks.cold_start import OURS_IMPORT, import_seconds
+from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerSpec
+from benchmarks.in_memory import run_in_memory
+from benchmarks.local_pipeline import GROUP_COUNTS, NOT_MEASURED, measure_local_pipeline
+from benchmarks.passes import PASSES, PassResult
+from benchmarks.powertools_baseline import POWERTOOLS_IMPORT, available
+from benchmarks.producer_throughput import measure_on_moto, measure_with_delay
+from benchmarks.results import Results, Row, Target, machine
+from benchmarks.runtime_throughput import run_on_moto
+from benchmarks.synth_time import measure_synth_in_child
+from benchmarks.workload import workload
+
+__all__ = ["Settings", "run"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parameters of one run (the command line's options)."""
+
+    jobs: int = 1000
+    groups: int = 50
+    batch_size: int = 10
+    ddb_delay_ms: float = 5.0
+    sqs_delay_ms: float = 5.0
+    cpu_repeats: int = 5
+    cold_start_runs: int = 5  # 0 skips figure 5
+    synth_runs: int = 11  # 0 skips figure 7
+    producer_repeats: int = 3
+    consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
+
+
+@dataclass
+class _Measured:
+    """Figures 1-4 of one consumer, by pass (``None`` when it could not run)."""
+
+    moto: list[PassResult]
+    cpu_us: dict[str, float]
+    delayed: list[PassResult]
+
+
+def _progress(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+def _measure_consumers(
+    specs: list[ConsumerSpec], settings: Settings, problems: list[str]
+) -> dict[str, _Measured]:
+    """Figures 1-4 of every consumer. The CPU runs alternate between consumers, so that a change of
+    load on the machine during the run falls on all of them alike."""
+    work = workload(settings.jobs, settings.groups, settings.batch_size)
+    moto: dict[str, list[PassResult]] = {}
+    for spec in specs:
+        _progress(f"{spec.name}: on moto (figures 1 and 4)")
+        moto[spec.name] = run_on_moto(spec, work)
+    cpu_runs: dict[str, list[list[PassResult]]] = {spec.name: [] for spec in specs}
+    for repeat in range(max(1, settings.cpu_repeats)):
+        _progress(f"in-memory responder, run {repeat + 1} of {settings.cpu_repeats} (figure 2)")
+        for spec in specs:
+            cpu_runs[spec.name].append(run_in_memory(spec, work))
+    delayed: dict[str, list[PassResult]] = {}
+    for spec in specs:
+        _progress(f"{spec.name}: {settings.ddb_delay_ms:g} ms per DynamoDB call (figure 3)")
+        delayed[spec.name] = run_in_memory(spec, work, delay_seconds=settings.ddb_delay_ms / 1000)
+    measured = {}
+    for spec in specs:
+        name = spec.name
+        _check(spec, moto[name], [*cpu_runs[name], delayed[name]], problems)
+        cpu_us = {
+            case: statistics.median(run[index].cpu_us_per_job for run in cpu_runs[name])
+            for index, case in enumerate(PASSES)
+        }
+        measured[name] = _Measured(moto[name], cpu_us, delayed[name])
+    return measured
+
+
+def _check(
+    spec: ConsumerSpec, moto: list[PassResult], in_memory: list[list[PassResult]], problems: list[str]
+) -> None:
+    """Every job ran exactly as expected, the responder counted what moto counted, the budget held."""
+    for results in (moto, *in_memory):
+        for result in results:
+            if result.failures or result.executed != result.expected_runs:
+                problems.append(
+                    f"{spec.name} {result.name}: {result.failures} failed, job ran {result.executed} times "
+                    f"(expected {result.expected_runs})"
+                )
+    for results in in_memory:
+        for on_moto, here in zip(moto, results, strict=True):
+            if on_moto.calls_by_operation != here.calls_by_operation:
+                problems.append(
+                    f"{spec.name} {here.name}: the responder saw {here.calls_by_operation}, moto "
+                    f"{on_moto.calls_by_operation}: the in-memory model disagrees with moto"
+                )
+    for result in moto:
+        budget = spec.budget.get(result.name)
+        if budget is not None and result.calls_per_job != budget:
+            problems.append(
+                f"BUDGET BROKEN: {spec.name} {result.name}: {result.calls_per_job:.2f} DynamoDB calls per "
+                f"job (budget {budget:g})"
+            )
+
+
+_Pick = Callable[[_Measured, int], float]
+#: Figures 1-4: (figure, measure, unit, digits, value of pass ``i``, target by subject or (subject, pass)).
+_CONSUMER_FIGURES: list[tuple[int, str, str, int, _Pick, dict[str | tuple[str, str], Target]]] = [
+    (
+        1,
+        "DynamoDB calls per job",
+        "calls/job",
+        2,
+        lambda m, i: m.moto[i].calls_per_job,
+        # the claim mode's budget: a new job 2 (claim + completion), a duplicate 1 (the refused claim)
+        {
+            ("claim", "new jobs"): Target("=", 2),
+            ("claim", "duplicates"): Target("=", 1),
+            "state": Target("<=", 0.2),
+        },
+    ),
+    (
+        2,
+        "framework CPU per job, DynamoDB answered instantly",
+        "us/job",
+        0,
+        lambda m, i: m.cpu_us[PASSES[i]],
+        {"claim": Target("<=", 0.5, "ratio"), "state": Target("<=", 0.5, "ratio")},
+    ),
+    (
+        3,
+        "jobs per second per group, {delay} ms per DynamoDB call",
+        "jobs/s",
+        0,
+        lambda m, i: m.delayed[i].jobs_per_second,
+        {"state": Target(">=", 5, "ratio")},
+    ),
+    (4, "jobs per second on moto in-process", "jobs/s", 0, lambda m, i: m.moto[i].jobs_per_second, {}),
+]
+
+
+def _consumer_rows(settings: Settings, problems: list[str], skipped: list[str]) -> list[Row]:
+    notes: dict[str, str] = {}
+    runnable = []
+    for name in settings.consumers:
+        spec = CONSUMERS[name]
+        status = spec.status()
+        if status is None:
+            runnable.append(spec)
+        else:
+            notes[name] = status
+            skipped.append(f"{name}: {spec.why_not}")
+    measured: dict[str, _Measured | None] = dict.fromkeys(settings.consumers)
+    measured.update(_measure_consumers(runnable, settings, problems))
+    baseline = measured.get(BASELINE)
+    rows = []
+    for figure, measure, unit, digits, pick, targets in _CONSUMER_FIGURES:
+        for index, case in enumerate(PASSES):
+            for name in settings.consumers:
+                if name == BASELINE:
+                    continue
+                mine = measured[name]
+                target = targets.get((name, case), targets.get(name))
+                rows.append(
+                    Row(
+                        figure=figure,
+                        measure=measure.format(delay=f"{settings.ddb_delay_ms:g}"),
+                        case=case,
+                        subject=name,
+                        value=None if mine is None else pick(mine, index),
+                        unit=unit,
+                        baseline=BASELINE,
+                        baseline_value=None if baseline is None else pick(baseline, index),
+                        target=target,
+                        note=notes.get(name, ""),
+                        digits=digits,
+                    )
+                )
+    return rows
+
+
+def _cold_start_rows(settings: Settings) -> list[Row]:
+    if settings.cold_start_runs <= 0:
+        return [Row(5, "import time", "", "entry point", None, "ms", note="skipped (--cold-start-runs 0)")]
+    with_baseline = available() is not None
+    rows = []
+    for bytecode, case in ((True, "cached .pyc"), (False, "no .pyc (compiled from source)")):
+        for suffix, label in (("", "entry point"), ("; import boto3", "entry point + boto3")):
+            _progress(f"cold start: {label}, {case} (figure 5)")
+            ours = import_seconds(
+                label, OURS_IMPORT + suffix, runs=settings.cold_start_runs, bytecode=bytecode
+            )
+            theirs = (
+                import_seconds(
+                    label, POWERTOOLS_IMPORT + suffix, runs=settings.cold_start_runs, bytecode=bytecode
+                )
+                if with_baseline
+                else None
+            )
+            rows.append(
+                Row(
+                    5,
+                    "import time, median of fresh interpreters",
+                    case,
+                    label,
+                    ours.median_ms,
+                    "ms",
+                    baseline="powertools batch + idempotency" + (" + boto3" if suffix else ""),
+                    baseline_value=theirs.median_ms if theirs else None,
+                    digits=1,
+                )
+            )
+    return rows
+
+
+def _producer_rows(settings: Settings) -> list[Row]:
+    _progress("producer on moto (figure 6)")
+    moto = measure_on_moto(settings.jobs, settings.groups, repeats=settings.producer_repeats)
+    _progress(f"producer, {settings.sqs_delay_ms:g} ms per SQS call (figure 6)")
+    delayed = measure_with_delay(settings.jobs, settings.groups, delay_seconds=settings.sqs_delay_ms / 1000)
+    baseline = "send_message per job"
+    speed = Target(">=", 5, "ratio")
+    return [
+        Row(6, "SQS calls per job", "", "send_batch", moto.batch_calls_per_job, "calls/job", baseline,
+            moto.single_calls_per_job, Target("<=", 0.1)),
+        Row(6, "jobs per second", "moto in-process", "send_batch", moto.batch_jobs_per_second, "jobs/s",
+            baseline, moto.single_jobs_per_second, speed, digits=0),
+        Row(6, "jobs per second", f"{settings.sqs_delay_ms:g} ms per SQS call", "send_batch",
+            delayed.batch_jobs_per_second, "jobs/s", baseline, delayed.single_jobs_per_second, speed,
+            digits=0),
+    ]  # fmt: skip
+
+
+def _synth_rows(settings: Settings) -> list[Row]:
+    measure = f"synth time, median of {settings.synth_runs} runs"
+    if settings.synth_runs <= 0:
+        return [Row(7, measure, "", "sample app", None, "s", note="skipped (--synth-runs 0)")]
+    _progress(f"synth, {settings.synth_runs} runs per side (figure 7)")
+    synth = measure_synth_in_child(settings.synth_runs)
+    return [
+        Row(7, measure, "", "sample app: AgentJobsStack", synth.sample_median, "s",
+            "hand-written stack", synth.handwritten_median, Target("<=", 1.1, "ratio"), digits=3),
+    ]  # fmt: skip
+
+
+def _local_rows(settings: Settings) -> list[Row]:
+    measured = measure_local_pipeline(settings.jobs, GROUP_COUNTS)
+    if measured is None:
+        return [
+            Row(8, "jobs per second through emulator + drain", f"{groups} groups", "local pipeline",
+                None, "jobs/s", note=NOT_MEASURED)
+            for groups in GROUP_COUNTS
+        ]  # fmt: skip
+    return [
+        Row(8, "jobs per second through emulator + drain", f"{result.groups} groups", "local pipeline",
+            result.jobs_per_second, "jobs/s", digits=0)
+        for result in measured
+    ]  # fmt: skip
+
+
+def run(settings: Settings, command: str) -> Results:
+    """Measure every figure once; see the module docstring."""
+    started = time.perf_counter()
+    results = Results(command=command, parameters=asdict(settings), machine=machine())
+    results.rows += _consumer_rows(settings, results.problems, results.notes)
+    results.rows += _cold_start_rows(settings)
+    results.rows += _producer_rows(settings)
+    results.rows += _synth_rows(settings)
+    results.rows += _local_rows(settings)
+    results.wall_seconds = time.perf_counter() - started
+    return results

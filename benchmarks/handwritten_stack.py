@@ -1,0 +1,230 @@
+"""Figure 7's baseline: the sample app's resources written directly with AWS CDK L2 constructs.
+
+What a user would write without ``OrderedAgentQueue`` to get the same stack as ``app.py``'s
+``AgentJobsStack``: the workspace table, a FIFO queue and FIFO dead-letter queue (the same names scheme,
+redrive allow policy, encryption and TLS policy), the claim table, the log group, the role and its
+statements, the function (from the job code directory as it is: no runtime copied next to it), the SQS
+event source and the same four alarms, outputs and cdk-nag acknowledgements. No validation, no
+defaults module, no asset staging: that is the construct's share of synth time, which figure 7 shows.
+``tests/infrastructure/test_benchmarks_handwritten_stack.py`` checks that both stacks hold the same
+resources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from aws_cdk import Acknowledgment, ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+__all__ = ["HandWrittenStack"]
+
+_LAMBDA_DIR = Path(__file__).resolve().parents[1] / "lambda"
+_MISSING = cloudwatch.TreatMissingData.NOT_BREACHING
+
+
+class HandWrittenStack(Stack):
+    """The sample app's stack without the construct; see the module docstring.
+
+    ``acknowledgements`` are the sample app's cdk-nag acknowledgements ``(function, dead-letter
+    queue)``, applied to the same constructs so that both stacks do the same work.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        acknowledgements: tuple[Sequence[Acknowledgment], Sequence[Acknowledgment]] = ((), ()),
+    ) -> None:
+        super().__init__(scope, id, description="constructs-fifo benchmark: the sample, hand-written")
+        workspaces = dynamodb.Table(
+            self,
+            "WorkspaceTable",
+            partition_key=dynamodb.Attribute(name="workspaceId", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        queue_name = f"{self.stack_name}-jobs.fifo"
+        source_arn = self.format_arn(
+            service="sqs", resource=queue_name, arn_format=ArnFormat.NO_RESOURCE_NAME
+        )
+        dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            queue_name=f"{self.stack_name}-jobs-dlq.fifo",
+            fifo=True,
+            retention_period=Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            redrive_allow_policy=sqs.RedriveAllowPolicy(
+                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
+                source_queues=[sqs.Queue.from_queue_arn(self, "SourceQueueRef", source_arn)],
+            ),
+        )
+        queue = sqs.Queue(
+            self,
+            "Queue",
+            queue_name=queue_name,
+            fifo=True,
+            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
+            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            content_based_deduplication=False,
+            visibility_timeout=Duration.minutes(12),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=5),
+        )
+        claims = dynamodb.Table(
+            self,
+            "ClaimTable",
+            partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+            time_to_live_attribute="expiration",
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        groups = dynamodb.Table(
+            self,
+            "GroupTable",
+            partition_key=dynamodb.Attribute(name="group", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        log_group = logs.LogGroup(self, "LogGroup", retention=logs.RetentionDays.ONE_MONTH)
+        role = iam.Role(self, "FunctionRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        function = lambda_.Function(
+            self,
+            "Function",
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            code=lambda_.Code.from_asset(str(_LAMBDA_DIR)),
+            handler="agent_worker.handle",
+            role=role,
+            timeout=Duration.minutes(2),
+            memory_size=256,
+            reserved_concurrent_executions=10,
+            environment={
+                "WORKSPACE_TABLE_NAME": workspaces.table_name,
+                "CLAIM_TABLE": claims.table_name,
+                "GROUP_TABLE": groups.table_name,
+                "QUEUE_URL": queue.queue_url,
+            },
+            log_group=log_group,
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[log_group.log_group_arn]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    f"dynamodb:{action}" for action in ("GetItem", "PutItem", "UpdateItem", "DeleteItem")
+                ]
+                + ["dynamodb:ConditionCheckItem"],
+                resources=[claims.table_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=[
+                    f"dynamodb:{action}"
+                    for action in ("BatchGetItem", "GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem")
+                ]
+                + ["dynamodb:ConditionCheckItem"],
+                resources=[groups.table_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["sqs:SendMessage"], resources=[dead_letter_queue.queue_arn, queue.queue_arn]
+            )
+        )
+        function.add_event_source(
+            event_sources.SqsEventSource(
+                queue, batch_size=10, report_batch_item_failures=True, max_concurrency=10
+            )
+        )
+        period = Duration.minutes(1)
+        for alarm_id, metric, threshold, comparison in (
+            (
+                "QueueAgeAlarm",
+                queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
+                300,
+                cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            ),
+            (
+                "DeadLetterQueueAlarm",
+                dead_letter_queue.metric_approximate_number_of_messages_visible(
+                    period=period, statistic="Maximum"
+                ),
+                1,
+                cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            ),
+            (
+                "FunctionErrorsAlarm",
+                function.metric_errors(period=period, statistic="Sum"),
+                0,
+                cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            ),
+            (
+                "FunctionThrottlesAlarm",
+                function.metric_throttles(period=period, statistic="Sum"),
+                0,
+                cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            ),
+            (
+                "ParkedGroupsAlarm",
+                cloudwatch.Metric(
+                    namespace="ConstructsFifo",
+                    metric_name="GroupsParked",
+                    dimensions_map={"QueueName": queue_name},
+                    statistic="Sum",
+                    period=period,
+                ),
+                1,
+                cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            ),
+        ):
+            cloudwatch.Alarm(
+                self,
+                alarm_id,
+                metric=metric,
+                threshold=threshold,
+                comparison_operator=comparison,
+                evaluation_periods=1,
+                treat_missing_data=_MISSING,
+            )
+        workspaces.grant(function, "dynamodb:GetItem", "dynamodb:PutItem")
+
+        CfnOutput(self, "QueueUrl", value=queue.queue_url)
+        CfnOutput(self, "DeadLetterQueueUrl", value=dead_letter_queue.queue_url)
+        CfnOutput(self, "ClaimTableName", value=claims.table_name)
+        CfnOutput(self, "WorkspaceTableName", value=workspaces.table_name)
+        CfnOutput(self, "FunctionName", value=function.function_name)
+
+        function_acks, dead_letter_acks = acknowledgements
+        if function_acks:
+            Validations.of(function).acknowledge(*function_acks)
+        if dead_letter_acks:
+            Validations.of(dead_letter_queue).acknowledge(*dead_letter_acks)

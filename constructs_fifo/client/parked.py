@@ -1,0 +1,186 @@
+"""Operating parked groups: list them, read what they keep, resume them (retrying or skipping the dead job).
+
+Under the PARK policy a group whose job died stops there; the dead job and every later job of the
+group are kept, in order, in the queue's group table (see :mod:`constructs_fifo.runtime.parking`).
+Resuming replays them first and in order, before anything sent later:
+
+* ``resume(group)`` retries the dead job: its DEAD claim is reset, so it runs again (fix the cause
+  first: a job that fails the same way parks the group again);
+* ``resume(group, skip_dead=True)`` sends the dead job to the dead-letter queue (its group, body and
+  triage attributes) and replays the rest.
+
+Either way the header becomes ``RESUMING`` and a wake-up message goes to the source queue in the
+group, so the runtime replays the kept jobs even when nothing else arrives.
+
+Examples
+--------
+>>> groups = ParkedGroups(group_table="...", claim_table="...", queue_url="...",  # doctest: +SKIP
+...                       dead_letter_queue_url="...")
+>>> [(g.group, g.dead["jobId"]) for g in groups.list_groups()]  # doctest: +SKIP
+[('ws#42', 'job-17')]
+>>> groups.resume("ws#42", skip_dead=True)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.client.errors import ProducerError
+from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS, DeadReason
+from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
+from constructs_fifo.runtime.parking import (
+    PARKED,
+    RESUMING,
+    KeptRecord,
+    ParkHeader,
+    ParkStore,
+    wake_up_message,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+__all__ = ["GroupNotParkedError", "ParkedGroups", "ResumeResult"]
+
+
+class GroupNotParkedError(ProducerError, LookupError):
+    """The group has no park header: it is live (never parked, or already resumed)."""
+
+
+@dataclass(frozen=True)
+class ResumeResult:
+    """What :meth:`ParkedGroups.resume` did.
+
+    Attributes
+    ----------
+    group : str
+        The group.
+    skipped_job_id : str or None
+        The dead job sent to the dead-letter queue (``skip_dead=True``), else ``None``.
+    claim_reset : bool
+        Whether the dead job's DEAD claim was reset so it runs again.
+    wake_up_message_id : str
+        The wake-up message sent to the source queue.
+    """
+
+    group: str
+    skipped_job_id: str | None
+    claim_reset: bool
+    wake_up_message_id: str
+
+
+class ParkedGroups:
+    """Lists, inspects and resumes the parked groups of one ``OrderedAgentQueue``.
+
+    Parameters
+    ----------
+    group_table, claim_table : str
+        The construct's ``group_table`` and ``claim_table`` names.
+    queue_url, dead_letter_queue_url : str
+        The construct's queue and dead-letter queue.
+    dynamodb, sqs : boto3 clients, optional
+        Default: new clients from boto3's default session.
+    clock : Callable[[], float]
+        Epoch seconds (tests inject one).
+    """
+
+    def __init__(
+        self,
+        *,
+        group_table: str,
+        claim_table: str,
+        queue_url: str,
+        dead_letter_queue_url: str,
+        dynamodb: DynamoDBClient | None = None,
+        sqs: SQSClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if dynamodb is None or sqs is None:
+            import boto3  # noqa: PLC0415 - only when no client was injected
+
+            dynamodb = dynamodb or boto3.client("dynamodb")
+            sqs = sqs or boto3.client("sqs")
+        self._sqs = sqs
+        self._queue_url = queue_url
+        self._store = ParkStore(group_table, dynamodb, clock=clock)
+        self._claims = ClaimStore(claim_table, dynamodb, ttl_seconds=DEFAULT_CLAIM_TTL_SECONDS, clock=clock)
+        self._dead_letters = DeadLetterSender(sqs, dead_letter_queue_url, clock=clock)
+
+    def list_groups(self) -> list[ParkHeader]:
+        """Every parked or resuming group (a Scan of the group table), by group."""
+        return self._store.parked()
+
+    def get(self, group: str) -> ParkHeader | None:
+        """One group's header, or ``None`` when it is not parked."""
+        return self._store.header(group)
+
+    def kept(self, group: str, *, limit: int = 25) -> list[KeptRecord]:
+        """The first ``limit`` kept records of ``group``, oldest (the dead job) first."""
+        return self._store.kept(group, limit=limit)
+
+    def resume(self, group: str, *, skip_dead: bool = False) -> ResumeResult:
+        """Resume ``group``: retry its dead job, or send it to the dead-letter queue and go on.
+
+        Raises
+        ------
+        GroupNotParkedError
+            The group is not parked.
+        ParkConflictError
+            The runtime changed the header meanwhile; call again.
+        """
+        header = self._store.header(group)
+        if header is None:
+            raise GroupNotParkedError(
+                f"group {group!r} is not parked (no header in the group table); list the parked groups "
+                "with ParkedGroups.list_groups() and resume one of those"
+            )
+        skipped: str | None = None
+        reset = False
+        if header.status == PARKED:
+            if skip_dead:
+                skipped, done = self._skip_head(header)
+            else:
+                done = []
+                job_id = header.dead.get("jobId")
+                reset = bool(job_id) and self._claims.reset(str(job_id))
+            self._store.advance(header, done=done, status=RESUMING, retry_at_ms=0)
+        response = self._sqs.send_message(**wake_up_message(self._queue_url, group))
+        return ResumeResult(group, skipped, reset, str(response.get("MessageId", "")))
+
+    def _skip_head(self, header: ParkHeader) -> tuple[str | None, list[KeptRecord]]:
+        """Send the dead job (the first kept record) to the dead-letter queue; return it to delete."""
+        head = self._store.kept(header.group, limit=1)
+        if not head or head[0].record.get("messageId") != header.dead.get("messageId"):
+            return None, []  # already skipped by an earlier call that failed after the send
+        record = head[0].record
+        dead: dict[str, Any] = dict(header.dead)
+        self._dead_letters.send(
+            DeadJob(
+                body=str(record.get("body", "")),
+                group=header.group,
+                message_id=str(record.get("messageId", "")),
+                reason=DeadReason(str(dead.get("reason") or DeadReason.PERMANENT.value)),
+                error_type=str(dead.get("errorType") or ""),
+                error=str(dead.get("error") or ""),
+                attempts=int(dead.get("attempts") or 0),
+                job_id=_job_id(record.get("body", "")) or dead.get("jobId"),
+                job_type=dead.get("jobType"),
+                dead_at_ms=int(dead.get("parkedAt") or self._dead_letters.now_ms()),
+            )
+        )
+        return (dead.get("jobId") or None), head
+
+
+def _job_id(body: str) -> str | None:
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return None
+    job_id = decoded.get("jobId") if isinstance(decoded, dict) else None
+    return job_id if isinstance(job_id, str) and job_id else None

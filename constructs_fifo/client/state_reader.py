@@ -1,0 +1,163 @@
+"""Read a group's state from an ``OrderedAgentQueue``'s group table without knowing the item layout.
+
+Other services (a dashboard, a verifier, an API) read what state mode committed: the user's state,
+its version, and whether the group waits on a sequence gap or is parked. One ``GetItem`` per call;
+the layout is decoded by the runtime's own codec (:mod:`constructs_fifo.runtime.state`), so the two
+cannot drift apart. The reader needs ``dynamodb:GetItem`` on the table (the construct's
+``grant_read_state``).
+
+Examples
+--------
+>>> from constructs_fifo.client.state_reader import GroupStateReader
+>>> reader = GroupStateReader("MyStack-WorkspacesGroups1234")  # doctest: +SKIP
+>>> reader.get("ws#42")  # doctest: +SKIP
+{'patches': ['p1', 'p2'], 'tested_head': 2}
+>>> reader.version("ws#42")  # doctest: +SKIP
+7
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import boto3
+from botocore.exceptions import ClientError
+
+from constructs_fifo.client.errors import ProducerError
+from constructs_fifo.runtime.constants import STATE_ATTR_GROUP, STATE_ATTR_SK, STATE_ATTR_UPDATED_AT, STATE_SK
+from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
+from constructs_fifo.runtime.state import decode_item
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+__all__ = ["GroupSnapshot", "GroupStateReader", "StateReadError"]
+
+_FIXES = {
+    "AccessDeniedException": "grant the caller read access with the queue's grant_read_state(grantee)",
+    "ResourceNotFoundException": "check the table name: it is the construct's state_table.table_name",
+}
+
+
+class StateReadError(ProducerError):
+    """The group table could not be read, or holds an item this client cannot decode."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """What the group table holds for one group.
+
+    Attributes
+    ----------
+    group:
+        The ``MessageGroupId``.
+    state:
+        The user's state, ``None`` when no transition was applied yet (or the group has no item).
+    version:
+        The item's version: 0 without an item, then one more per committed batch.
+    updated_at_ms:
+        Epoch ms of the last commit (``None`` without an item).
+    last_seq:
+        The last ``seq`` applied or given up (``None`` when the group's jobs carry none).
+    buffered:
+        Jobs waiting in the reorder buffer for a missing ``seq``.
+    gap_open_since_ms:
+        When the open sequence gap opened (``None`` without a gap).
+    parked_job_id:
+        The dead job the group is parked at (``None`` when it is not parked).
+    """
+
+    group: str
+    state: dict[str, Any] | None
+    version: int
+    updated_at_ms: int | None
+    last_seq: int | None
+    buffered: int
+    gap_open_since_ms: int | None
+    parked_job_id: str | None
+
+
+class GroupStateReader:
+    """Reads group states from the group table.
+
+    Parameters
+    ----------
+    table_name:
+        The group table's name.
+    client:
+        A boto3 DynamoDB client; by default one is created from the environment.
+    consistent_read:
+        Read with ``ConsistentRead`` (the default: a read sees every commit that finished before
+        it, at twice the read cost of an eventually consistent one). Each call can override it.
+    """
+
+    def __init__(
+        self, table_name: str, client: DynamoDBClient | None = None, *, consistent_read: bool = True
+    ) -> None:
+        self.table_name = table_name
+        self._client: DynamoDBClient = client or boto3.client("dynamodb")
+        self._consistent_read = consistent_read
+
+    def get(self, group: str, *, consistent_read: bool | None = None) -> dict[str, Any] | None:
+        """Return the group's state, or ``None`` when it has none yet.
+
+        Raises
+        ------
+        StateReadError
+            The read failed (the message names the table, the group, the error and the fix).
+        """
+        return self.snapshot(group, consistent_read=consistent_read).state
+
+    def version(self, group: str, *, consistent_read: bool | None = None) -> int:
+        """Return the group's state version (0 when the group has no item).
+
+        Raises
+        ------
+        StateReadError
+            The read failed.
+        """
+        return self.snapshot(group, consistent_read=consistent_read).version
+
+    def snapshot(self, group: str, *, consistent_read: bool | None = None) -> GroupSnapshot:
+        """Return everything the table holds for the group, decoded.
+
+        Raises
+        ------
+        StateReadError
+            The read failed, or the item cannot be decoded.
+        """
+        consistent = self._consistent_read if consistent_read is None else consistent_read
+        try:
+            response = self._client.get_item(
+                TableName=self.table_name,
+                Key={STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": STATE_SK}},
+                ConsistentRead=consistent,
+            )
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", "Unknown"))
+            fix = _FIXES.get(code, "retry; if it persists, check the table and the caller's permissions")
+            raise StateReadError(
+                f"reading the state of group {group!r} from table {self.table_name!r} failed: {code}: "
+                f"{error.get('Message', '')}; {fix}"
+            ) from exc
+        item = cast("dict[str, Any] | None", response.get("Item"))
+        if not item:
+            return GroupSnapshot(group, None, 0, None, None, 0, None, None)
+        try:
+            decoded = decode_item(item)
+        except ConstructsFifoRuntimeError as exc:
+            raise StateReadError(f"table {self.table_name!r}: {exc}") from exc
+        book = decoded.book
+        updated = item.get(STATE_ATTR_UPDATED_AT, {}).get("N")
+        return GroupSnapshot(
+            group=decoded.group,
+            state=decoded.state,
+            version=decoded.version,
+            updated_at_ms=None if updated is None else int(updated),
+            last_seq=book.last_seq,
+            buffered=len(book.buffer),
+            gap_open_since_ms=book.gap_since_ms,
+            parked_job_id=None if book.parked is None else book.parked.job_id,
+        )

@@ -1,0 +1,81 @@
+"""The DynamoDB tables of an :class:`~constructs_fifo.construct.OrderedAgentQueue`.
+
+Both tables are on demand, with point-in-time recovery, encrypted with the construct's key when there
+is one (else the AWS managed key), and follow ``table_removal_policy`` (default RETAIN: they hold
+claims, kept jobs and states, never cache).
+
+- The **claim table** (claim mode): partition key ``id``; TTL ``expiration`` (claims are bookkeeping).
+- The **group table** (PARK policy or state mode): partition key ``group``, sort key ``sk``: park
+  headers, kept jobs and state mode's states. No TTL: none of it may expire.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from constructs_fifo.runtime import constants
+
+__all__ = ["build_claim_table", "build_group_table"]
+
+
+def build_claim_table(
+    scope: Construct, *, encryption_key: kms.IKey | None, removal_policy: RemovalPolicy
+) -> dynamodb.Table:
+    """The claim table (construct id ``ClaimTable``)."""
+    return _table(
+        scope,
+        "ClaimTable",
+        partition_key=constants.ATTR_ID,
+        sort_key=None,
+        ttl_attribute=constants.ATTR_EXPIRATION,
+        encryption_key=encryption_key,
+        removal_policy=removal_policy,
+    )
+
+
+def build_group_table(
+    scope: Construct, *, encryption_key: kms.IKey | None, removal_policy: RemovalPolicy
+) -> dynamodb.Table:
+    """The group table (construct id ``GroupTable``)."""
+    return _table(
+        scope,
+        "GroupTable",
+        partition_key=constants.GROUP_ATTR_GROUP,
+        sort_key=constants.GROUP_ATTR_SK,
+        ttl_attribute=None,
+        encryption_key=encryption_key,
+        removal_policy=removal_policy,
+    )
+
+
+def _table(
+    scope: Construct,
+    id_: str,
+    *,
+    partition_key: str,
+    sort_key: str | None,
+    ttl_attribute: str | None,
+    encryption_key: kms.IKey | None,
+    removal_policy: RemovalPolicy,
+) -> dynamodb.Table:
+    return dynamodb.Table(
+        scope,
+        id_,
+        partition_key=dynamodb.Attribute(name=partition_key, type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name=sort_key, type=dynamodb.AttributeType.STRING) if sort_key else None,
+        time_to_live_attribute=ttl_attribute,
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        encryption=(
+            dynamodb.TableEncryption.CUSTOMER_MANAGED
+            if encryption_key
+            else dynamodb.TableEncryption.AWS_MANAGED
+        ),
+        encryption_key=encryption_key,
+        removal_policy=removal_policy,
+    )

@@ -1,0 +1,385 @@
+"""The working copy of one group's batch in state mode: the engine behind ``apply_batch``.
+
+The rules it implements are stated once, in :mod:`constructs_fifo.runtime.transitions`; this module
+is its mechanics (pure, no I/O), kept apart so that each module stays readable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, cast
+
+from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH
+from constructs_fifo.runtime.exceptions import (
+    MalformedJobError,
+    PermanentJobError,
+    SequenceConflictError,
+    StateTooLargeError,
+    TransitionResultError,
+)
+from constructs_fifo.runtime.group_state import (
+    BatchResult,
+    BatchSettings,
+    Bookkeeping,
+    BufferedJob,
+    DeadJob,
+    GapPolicy,
+    GroupState,
+    JobResult,
+    Outcome,
+    RetryReason,
+    SkippedRange,
+    encode_state,
+    job_seq,
+)
+from constructs_fifo.runtime.job import Job
+
+__all__ = [
+    "MAX_ATTEMPT_ENTRIES",
+    "MAX_DEAD_IDS",
+    "MAX_SKIPPED_RANGES",
+    "GroupBatch",
+    "Transition",
+    "gap_since",
+    "next_seq",
+]
+
+#: The user's transition: ``apply(job, state) -> next_state`` (pure; ``state`` is ``None`` at first).
+Transition = Callable[[Job, "dict[str, Any] | None"], Any]
+
+#: Dead job ids remembered per group.
+MAX_DEAD_IDS = 100
+#: Attempt counts kept per group (jobs that failed and are neither applied nor dead yet).
+MAX_ATTEMPT_ENTRIES = 100
+#: Skipped ranges remembered per group.
+MAX_SKIPPED_RANGES = 20
+
+_KEEP_RECORD = (Outcome.APPLIED, Outcome.DUPLICATE, Outcome.BUFFERED)  # committed effect: carrier-safe
+
+
+class GroupBatch:
+    """The working copy of one group's batch (mutable; :meth:`run` returns frozen results)."""
+
+    def __init__(
+        self, start: GroupState, jobs: list[Job], transition: Transition, settings: BatchSettings, now_ms: int
+    ) -> None:
+        self.start, self.jobs, self.transition = start, jobs, transition
+        self.settings, self.now_ms = settings, now_ms
+        book = start.book
+        self.state = start.state
+        self.state_json = None if start.state is None else json.dumps(start.state, separators=(",", ":"))
+        self.applied_ids = list(book.applied)
+        self.last_seq = book.last_seq
+        self.buffer = {entry.seq: entry for entry in book.buffer}
+        self.attempts = dict(book.attempts)
+        self.dead = list(book.dead)
+        self.parked = book.parked
+        self.skipped = list(book.skipped)
+        self.results: list[JobResult | None] = [None] * len(jobs)
+        self.pending: dict[int, int] = {}  # seq -> index: jobs of this batch now in the buffer
+        self.overflow: dict[int, int] = {}  # seq -> index: jobs of this batch the buffer cannot take
+        self.stop: tuple[str, int] | None = None  # (job id, attempt) of the failure that stopped the group
+        self.applied: list[str] = []
+        self.from_buffer: list[str] = []
+        self.dead_buffered: list[tuple[BufferedJob, DeadJob]] = []
+        self.new_skips: list[SkippedRange] = []
+
+    # --- the batch ----------------------------------------------------------------------------
+
+    def run(self) -> BatchResult:
+        if self.parked is None:
+            self._drain()
+        for index, job in enumerate(self.jobs):
+            if self.parked is not None:
+                self.results[index] = JobResult(job.id, job.message_id, Outcome.KEEP)
+            elif self.stop is not None:
+                self.results[index] = self._blocked(job)
+            else:
+                self._one(index, job)
+        self._end_of_batch()
+        for index in self.overflow.values():  # set aside, then the group stopped or parked
+            job = self.jobs[index]
+            kept = JobResult(job.id, job.message_id, Outcome.KEEP)
+            self.results[index] = kept if self.parked is not None else self._blocked(job)
+        self._carrier()
+        return self._result()
+
+    def _one(self, index: int, job: Job) -> None:
+        if job.id in self.dead:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.DEAD_COPY)
+            return
+        try:
+            seq = job_seq(job)
+        except MalformedJobError as exc:
+            self._die(job, exc, index=index, seq=None, attempts=0)
+            return
+        if job.id in self.applied_ids:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.DUPLICATE)
+            return
+        if seq is None:
+            self._run(job, index=index, seq=None)
+            return
+        nxt = self._next_seq()
+        holder = self._holder(seq)
+        if seq < nxt or holder == job.id:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.DUPLICATE)
+        elif holder is not None:
+            conflict = SequenceConflictError(
+                f"seq {seq} of group {job.group!r} is already taken by job {holder!r}"
+            )
+            self._die(job, conflict, index=index, seq=seq, attempts=0)
+        elif seq == nxt:
+            self._run(job, index=index, seq=seq)
+            self._drain()  # also after a death that consumed the seq (park_on_dead=False)
+        else:
+            self.overflow[seq] = index
+            self._refill()
+
+    def _end_of_batch(self) -> None:
+        while self.overflow and self.parked is None and self.stop is None:
+            if self.settings.gap_policy is GapPolicy.WAIT:
+                for index in self.overflow.values():
+                    job = self.jobs[index]
+                    self.results[index] = JobResult(
+                        job.id, job.message_id, Outcome.RETRY, reason=RetryReason.BUFFER_FULL
+                    )
+                self.overflow.clear()
+                return
+            self._skip_to(min([*self.buffer, *self.overflow]))
+        while self.settings.gap_policy is GapPolicy.SKIP_GAP and self.parked is None and self.stop is None:
+            since = gap_since(self.buffer, self._next_seq())
+            if since is None or self.now_ms - since < self.settings.gap_timeout_ms:
+                return
+            self._skip_to(min(self.buffer))
+
+    def _carrier(self) -> None:
+        """Keep one committed record as the group's way back when a buffered job failed (rule 8)."""
+        if self.stop is None or any(r is not None and r.outcome is Outcome.RETRY for r in self.results):
+            return
+        for index in reversed(range(len(self.results))):
+            current = self.results[index]
+            if current is not None and current.outcome in _KEEP_RECORD:
+                failed_id, attempt = self.stop
+                self.results[index] = replace(
+                    current,
+                    outcome=Outcome.RETRY,
+                    reason=RetryReason.CARRIER,
+                    attempt=attempt,
+                    blocked_by=failed_id,
+                )
+                return
+
+    # --- steps --------------------------------------------------------------------------------
+
+    def _run(self, job: Job, *, index: int | None, seq: int | None, entry: BufferedJob | None = None) -> bool:
+        """Run one transition; ``True`` when it was applied."""
+        attempt = self.attempts.get(job.id, 0) + 1
+        fresh = None if self.state_json is None else json.loads(self.state_json)
+        try:
+            result = self.transition(replace(job, attempt=attempt), fresh)
+        except PermanentJobError as exc:
+            self._die(job, exc, index=index, seq=seq, attempts=attempt, entry=entry)
+            return False
+        except Exception as exc:
+            if attempt >= self.settings.max_attempts:
+                self._die(job, exc, index=index, seq=seq, attempts=attempt, entry=entry)
+                return False
+            _bounded_put(self.attempts, job.id, attempt)
+            self.stop = (job.id, attempt)
+            if index is not None and entry is None:
+                self.results[index] = JobResult(
+                    job.id, job.message_id, Outcome.RETRY, reason=RetryReason.FAILED, attempt=attempt
+                )
+            return False
+        try:
+            self._apply_step(job, result, seq=seq, entry=entry)
+        except (TransitionResultError, StateTooLargeError) as exc:
+            self._die(job, exc, index=index, seq=seq, attempts=attempt, entry=entry)
+            return False
+        self.applied.append(job.id)
+        if entry is not None:
+            self.pending.pop(entry.seq, None)
+        if index is not None:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.APPLIED)
+        elif entry is not None:
+            self.from_buffer.append(job.id)
+        return True
+
+    def _apply_step(self, job: Job, result: object, *, seq: int | None, entry: BufferedJob | None) -> None:
+        encoded = encode_state(result)
+        saved = (self.state, self.state_json, list(self.applied_ids), self.last_seq, dict(self.buffer))
+        attempts = dict(self.attempts)
+        self.state, self.state_json = cast("dict[str, Any]", result), encoded
+        self.attempts.pop(job.id, None)
+        if entry is not None:
+            del self.buffer[entry.seq]
+        if seq is None:
+            self.applied_ids.append(job.id)
+            del self.applied_ids[: -self.settings.remember_job_ids]
+        else:
+            self.last_seq = seq
+        size = self._size()
+        if size is not None and size > self.settings.size_limit:
+            self.state, self.state_json, self.applied_ids, self.last_seq, self.buffer = saved
+            self.attempts = attempts
+            detail = (
+                f"the state alone is {len(encoded.encode('utf-8'))} bytes; {len(self.buffer)} jobs buffered"
+            )
+            raise StateTooLargeError(size, self.settings.size_limit, detail)
+
+    def _drain(self) -> None:
+        """Apply what follows ``last_seq`` contiguously, from the buffer or set aside in this batch."""
+        while self.parked is None and self.stop is None:
+            nxt = self._next_seq()
+            if nxt in self.buffer:
+                entry = self.buffer[nxt]
+                index = self.pending.get(nxt)
+                self._run(_job_of(entry, self.start.group), index=index, seq=nxt, entry=entry)
+            elif nxt in self.overflow:
+                index = self.overflow.pop(nxt)
+                self._run(self.jobs[index], index=index, seq=nxt)
+            else:
+                return
+            self._refill()
+
+    def _refill(self) -> None:
+        """Move jobs set aside into the buffer, lowest ``seq`` first, while it can take them."""
+        for seq in sorted(self.overflow):
+            if (
+                self.parked is not None
+                or self.stop is not None
+                or len(self.buffer) >= self.settings.reorder_limit
+            ):
+                return
+            index = self.overflow[seq]
+            job = self.jobs[index]
+            self.buffer[seq] = BufferedJob(seq, job.message_id, self.now_ms, job.body)
+            size = self._size()
+            if size is not None and size > self.settings.size_limit:
+                del self.buffer[seq]
+                return
+            del self.overflow[seq]
+            self.pending[seq] = index
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.BUFFERED)
+
+    def _skip_to(self, target: int) -> None:
+        if target > self._next_seq():
+            skipped = SkippedRange(self._next_seq(), target - 1, self.now_ms)
+            self.new_skips.append(skipped)
+            self.skipped = [*self.skipped, skipped][-MAX_SKIPPED_RANGES:]
+            self.last_seq = target - 1
+        self._drain()
+
+    def _die(
+        self,
+        job: Job,
+        exc: BaseException,
+        *,
+        index: int | None,
+        seq: int | None,
+        attempts: int,
+        entry: BufferedJob | None = None,
+    ) -> None:
+        text = str(exc) or repr(exc)
+        if len(text) > MAX_ERROR_LENGTH:
+            text = text[: MAX_ERROR_LENGTH - 3] + "..."
+        info = DeadJob(job.id, job.type, type(exc).__name__, text, attempts, job.message_id, self.now_ms, seq)
+        self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]
+        self.attempts.pop(job.id, None)
+        if self.settings.park_on_dead:
+            self.parked = info
+            if index is not None and entry is None:  # a buffered dead job stays in the buffer
+                self.results[index] = JobResult(job.id, job.message_id, Outcome.KEEP, dead=info)
+            return
+        if seq is not None and seq == self._next_seq():
+            self.last_seq = seq
+        if entry is not None:
+            del self.buffer[entry.seq]
+            self.pending.pop(entry.seq, None)
+            if index is None:
+                self.dead_buffered.append((entry, info))
+        if index is not None:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.DEAD, dead=info)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        return next_seq(self.last_seq, self.settings.first_seq)
+
+    def _holder(self, seq: int) -> str | None:
+        """The job id already waiting with ``seq`` (in the buffer or set aside), if any."""
+        if seq in self.buffer:
+            return self.buffer[seq].job_id
+        return self.jobs[self.overflow[seq]].id if seq in self.overflow else None
+
+    def _blocked(self, job: Job) -> JobResult:
+        failed_id, attempt = self.stop or ("", 0)
+        return JobResult(
+            job.id,
+            job.message_id,
+            Outcome.RETRY,
+            reason=RetryReason.BLOCKED,
+            attempt=attempt,
+            blocked_by=failed_id,
+        )
+
+    def _group_state(self) -> GroupState:
+        book = Bookkeeping(
+            applied=tuple(self.applied_ids),
+            last_seq=self.last_seq,
+            buffer=tuple(self.buffer[seq] for seq in sorted(self.buffer)),
+            attempts=dict(self.attempts),
+            dead=tuple(self.dead),
+            parked=self.parked,
+            skipped=tuple(self.skipped),
+            gap_since_ms=gap_since(self.buffer, self._next_seq()),
+        )
+        return GroupState(self.start.group, self.state, self.start.version, book)
+
+    def _size(self) -> int | None:
+        size_of = self.settings.size_of
+        return None if size_of is None else size_of(self._group_state())
+
+    def _result(self) -> BatchResult:
+        final = self._group_state()
+        since = final.book.gap_since_ms
+        open_ms = None if since is None else max(0, self.now_ms - since)
+        results = tuple(r for r in self.results if r is not None)
+        assert len(results) == len(self.jobs), "every job gets an outcome"
+        return BatchResult(
+            group_state=final,
+            results=results,
+            applied=tuple(self.applied),
+            from_buffer=tuple(self.from_buffer),
+            dead_buffered=tuple(self.dead_buffered),
+            skipped=tuple(self.new_skips),
+            gap_open_ms=open_ms,
+            gap_timed_out=open_ms is not None and open_ms >= self.settings.gap_timeout_ms,
+            changed=final != self.start,
+        )
+
+
+def next_seq(last_seq: int | None, first_seq: int) -> int:
+    """The ``seq`` that comes next: ``first_seq`` before any, else ``last_seq + 1``."""
+    return first_seq if last_seq is None else last_seq + 1
+
+
+def gap_since(buffer: dict[int, BufferedJob], next_value: int) -> int | None:
+    """When the open gap opened: the oldest buffered entry's time, if the head is beyond ``next``."""
+    if not buffer or min(buffer) <= next_value:
+        return None
+    return min(entry.buffered_at_ms for entry in buffer.values())
+
+
+def _job_of(entry: BufferedJob, group: str) -> Job:
+    body = entry.body
+    return Job(entry.job_id, group, entry.job_type, body.get("payload", {}), 1, entry.message_id, body)
+
+
+def _bounded_put(counts: dict[str, int], key: str, value: int) -> None:
+    counts.pop(key, None)
+    counts[key] = value
+    while len(counts) > MAX_ATTEMPT_ENTRIES:
+        del counts[next(iter(counts))]

@@ -1,0 +1,414 @@
+"""The records of state mode: a group's committed state, its bookkeeping, and what a batch did.
+
+Also the two rules on values: what a ``seq`` may be (:func:`job_seq`) and what a state may hold
+(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.transitions.apply_batch`
+computes these records and :class:`constructs_fifo.runtime.state.StateStore` stores them (its module
+docstring gives the item layout). Every class here is frozen; a batch returns new ones.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.constants import (
+    DEFAULT_FIRST_SEQ,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_REMEMBERED_JOB_IDS,
+    DEFAULT_REORDER_LIMIT,
+    GAP_POLICY_SKIP_GAP,
+    GAP_POLICY_WAIT,
+    MAX_ITEM_BYTES,
+)
+from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.job import Job
+
+__all__ = [
+    "BOOKKEEPING_RESERVE_BYTES",
+    "BatchResult",
+    "BatchSettings",
+    "Bookkeeping",
+    "BufferedJob",
+    "DeadJob",
+    "GapPolicy",
+    "GroupState",
+    "JobResult",
+    "Outcome",
+    "RetryReason",
+    "SizeFunction",
+    "SkippedRange",
+    "encode_state",
+    "job_seq",
+]
+
+
+class GapPolicy(enum.Enum):
+    """What a full reorder buffer or a timed-out sequence gap does (the user's choice, per queue)."""
+
+    #: Keep waiting: a job that does not fit is retried with backoff; the gap metric and alarm show it.
+    WAIT = GAP_POLICY_WAIT
+    #: Give up the missing ``seq`` values, record the range in the bookkeeping, apply what follows.
+    SKIP_GAP = GAP_POLICY_SKIP_GAP
+
+
+class Outcome(enum.Enum):
+    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` decided for one job."""
+
+    #: Applied in this batch (directly, or out of the buffer once its gap closed): delete the record.
+    APPLIED = "APPLIED"
+    #: Already applied, already buffered, or ``seq`` already passed: skip, delete, count.
+    DUPLICATE = "DUPLICATE"
+    #: In the reorder buffer, committed with the state (never held in the queue): delete the record.
+    BUFFERED = "BUFFERED"
+    #: Report the record failed so it comes back; :class:`RetryReason` says why.
+    RETRY = "RETRY"
+    #: The job is dead (``dead`` says why): send it to the DLQ, then delete it.
+    DEAD = "DEAD"
+    #: A copy of a job that died before: never applied; send it to the DLQ beside it.
+    DEAD_COPY = "DEAD_COPY"
+    #: The group is parked: keep the job, in order, outside the queue (``dead`` set on the dead one).
+    KEEP = "KEEP"
+
+
+class RetryReason(enum.Enum):
+    """Why a job is ``RETRY``; ``JobResult.attempt`` is the attempt to base the backoff on."""
+
+    #: Its own transition raised a transient error (``attempt`` is its count, below ``max_attempts``).
+    FAILED = "FAILED"
+    #: An earlier job of the group stopped the group (``blocked_by``, with its ``attempt``).
+    BLOCKED = "BLOCKED"
+    #: ``GapPolicy.WAIT``: the reorder buffer cannot take it (full, or the item would pass its size).
+    BUFFER_FULL = "BUFFER_FULL"
+    #: Its effect is committed, but a buffered job (``blocked_by``) failed and no other record of the
+    #: batch would bring the group back: this one is kept to do it, and is a duplicate when it returns.
+    CARRIER = "CARRIER"
+
+
+#: The item size of a group state as DynamoDB counts it (the store's ``item_size``).
+SizeFunction = Callable[["GroupState"], int]
+
+#: Item bytes kept free for bookkeeping that grows without a size check (dead ids, attempts, skips).
+BOOKKEEPING_RESERVE_BYTES = 32 * 1024
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """The queue's state-mode settings (see ``apply_batch`` for each); checked once, when built."""
+
+    max_attempts: int
+    park_on_dead: bool
+    reorder_limit: int = DEFAULT_REORDER_LIMIT
+    gap_policy: GapPolicy = GapPolicy.WAIT
+    gap_timeout_ms: int = DEFAULT_GAP_TIMEOUT_SECONDS * 1000
+    first_seq: int = DEFAULT_FIRST_SEQ
+    remember_job_ids: int = DEFAULT_REMEMBERED_JOB_IDS
+    size_of: SizeFunction | None = None
+    max_item_bytes: int = MAX_ITEM_BYTES
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"{name}={value} must be at least {low}"
+            for name, value, low in (
+                ("max_attempts", self.max_attempts, 1),
+                ("remember_job_ids", self.remember_job_ids, 1),
+                ("reorder_limit", self.reorder_limit, 0),
+                ("gap_timeout_ms", self.gap_timeout_ms, 0),
+                ("first_seq", self.first_seq, 0),
+                ("max_item_bytes", self.max_item_bytes, BOOKKEEPING_RESERVE_BYTES + 1),
+            )
+            if value < low
+        ]
+        if problems:
+            raise ValueError("invalid state-mode settings: " + "; ".join(problems))
+
+    @property
+    def size_limit(self) -> int:
+        """What ``size_of`` is checked against: the item limit less the bookkeeping's reserve."""
+        return self.max_item_bytes - BOOKKEEPING_RESERVE_BYTES
+
+
+@dataclass(frozen=True)
+class BufferedJob:
+    """A job waiting in the reorder buffer for its ``seq`` to come next; its record was deleted.
+
+    Attributes
+    ----------
+    seq : int
+        The job's sequence number.
+    message_id : str
+        The ``messageId`` of the delivery that was buffered.
+    buffered_at_ms : int
+        When it was buffered (epoch ms): the open gap's age is measured from the oldest entry.
+    body : dict
+        The job's whole body, from which the job is rebuilt when it is applied.
+    """
+
+    seq: int
+    message_id: str
+    buffered_at_ms: int
+    body: dict[str, Any]
+
+    @property
+    def job_id(self) -> str:
+        """The body's ``jobId``."""
+        return str(self.body.get("jobId", ""))
+
+    @property
+    def job_type(self) -> str:
+        """The body's ``type``."""
+        return str(self.body.get("type", ""))
+
+
+@dataclass(frozen=True)
+class DeadJob:
+    """Why a job died, as the DLQ's message attributes and a parked group report it.
+
+    Attributes
+    ----------
+    job_id, job_type : str
+        The job.
+    error_type : str
+        The exception's class name, e.g. ``PermanentJobError``.
+    error : str
+        The exception's text, cut to 1024 characters.
+    attempts : int
+        Runs of its transition (0 when it died without running: malformed or a ``seq`` conflict).
+    message_id : str
+        The ``messageId`` of the delivery it died in (or was buffered from).
+    at_ms : int
+        When it died (epoch ms).
+    seq : int or None
+        Its ``seq``.
+    """
+
+    job_id: str
+    job_type: str
+    error_type: str
+    error: str
+    attempts: int
+    message_id: str
+    at_ms: int
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class SkippedRange:
+    """Sequence numbers ``first`` to ``last`` (inclusive) given up by ``GapPolicy.SKIP_GAP``."""
+
+    first: int
+    last: int
+    at_ms: int
+
+    @property
+    def count(self) -> int:
+        """How many ``seq`` values the range gave up."""
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """The runtime's record of a group, committed in the same item and write as the state.
+
+    Attributes
+    ----------
+    applied : tuple of str
+        Ids of the last applied jobs *without* ``seq``, oldest first (bounded by count; jobs with
+        ``seq`` are recognised by ``last_seq`` forever and are not listed).
+    last_seq : int or None
+        The last ``seq`` applied, skipped or consumed by a dead job; ``None`` before any.
+    buffer : tuple of BufferedJob
+        The reorder buffer, by ``seq``.
+    attempts : Mapping[str, int]
+        Failed runs so far per job id, for jobs not yet applied or dead.
+    dead : tuple of str
+        Ids of the last dead jobs, oldest first (bounded): their copies are ``DEAD_COPY``.
+    parked : DeadJob or None
+        Set when the group is parked at a dead job.
+    skipped : tuple of SkippedRange
+        The last ranges given up by ``SKIP_GAP``, oldest first (bounded).
+    gap_since_ms : int or None
+        When the open sequence gap opened (the oldest buffered job's time), ``None`` without a gap.
+    """
+
+    applied: tuple[str, ...] = ()
+    last_seq: int | None = None
+    buffer: tuple[BufferedJob, ...] = ()
+    attempts: Mapping[str, int] = field(default_factory=dict)
+    dead: tuple[str, ...] = ()
+    parked: DeadJob | None = None
+    skipped: tuple[SkippedRange, ...] = ()
+    gap_since_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """A group's committed state: the user's state, its version and the runtime's bookkeeping.
+
+    Attributes
+    ----------
+    group : str
+        The ``MessageGroupId``.
+    state : dict or None
+        The user's state; ``None`` until a transition was applied.
+    version : int
+        The version this was read at; 0 when the group has no item yet. A commit writes
+        ``version + 1`` on condition that the item is still at ``version``.
+    book : Bookkeeping
+        The runtime's record.
+    """
+
+    group: str
+    state: dict[str, Any] | None = None
+    version: int = 0
+    book: Bookkeeping = field(default_factory=Bookkeeping)
+
+    @property
+    def parked(self) -> bool:
+        """Whether the group is parked at a dead job."""
+        return self.book.parked is not None
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The outcome of one job of the batch.
+
+    Attributes
+    ----------
+    job_id, message_id : str
+        The job and its delivery.
+    outcome : Outcome
+        What was decided.
+    reason : RetryReason or None
+        Set when ``outcome`` is ``RETRY``.
+    attempt : int or None
+        For ``RETRY``: the attempt to base the backoff on (its own, or the blocking job's).
+    blocked_by : str or None
+        For ``BLOCKED`` and ``CARRIER``: the job id that stopped the group.
+    dead : DeadJob or None
+        For ``DEAD``, and for the ``KEEP`` of the job that parked the group.
+    """
+
+    job_id: str
+    message_id: str
+    outcome: Outcome
+    reason: RetryReason | None = None
+    attempt: int | None = None
+    blocked_by: str | None = None
+    dead: DeadJob | None = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` returns.
+
+    Attributes
+    ----------
+    group_state : GroupState
+        The state to commit (its ``version`` is still the one read: the commit writes ``version + 1``).
+    results : tuple of JobResult
+        One per input job, in input order.
+    applied : tuple of str
+        Job ids applied in this batch, in the order their transitions were folded.
+    from_buffer : tuple of str
+        Those of ``applied`` that had been buffered by an earlier batch (no record in this batch).
+    dead_buffered : tuple of (BufferedJob, DeadJob)
+        Buffered jobs of earlier batches that died here (``park_on_dead=False``): send each to the
+        DLQ from its body, since it has no record in this batch.
+    skipped : tuple of SkippedRange
+        Ranges ``SKIP_GAP`` gave up in this batch.
+    gap_open_ms : int or None
+        How long the open sequence gap has been open at the end of the batch (for the gap metric).
+    gap_timed_out : bool
+        Whether that gap is older than ``gap_timeout_ms`` (under ``WAIT``: what the alarm is for).
+    changed : bool
+        Whether ``group_state`` differs from the state read; when not, there is nothing to write.
+    """
+
+    group_state: GroupState
+    results: tuple[JobResult, ...]
+    applied: tuple[str, ...] = ()
+    from_buffer: tuple[str, ...] = ()
+    dead_buffered: tuple[tuple[BufferedJob, DeadJob], ...] = ()
+    skipped: tuple[SkippedRange, ...] = ()
+    gap_open_ms: int | None = None
+    gap_timed_out: bool = False
+    changed: bool = False
+
+
+def job_seq(job: Job) -> int | None:
+    """Return the job's ``seq`` (the body's ``"seq"``), or ``None`` when it has none.
+
+    Raises
+    ------
+    MalformedJobError
+        ``seq`` is present but not a non-negative integer (``true``, ``1.0`` and ``"1"`` are refused).
+
+    Examples
+    --------
+    >>> from constructs_fifo.runtime.job import Job
+    >>> job = Job("j1", "ws#1", "apply_patch", {}, 1, "m1", {"jobId": "j1", "seq": 7})
+    >>> job_seq(job)
+    7
+    """
+    value = job.body.get("seq")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MalformedJobError(
+            f"message {job.message_id} (jobId {job.id!r}): seq is {value!r}; it must be a non-negative "
+            "integer (the producer's sequence number within the group, e.g. an aggregate's version) or "
+            "be left out",
+            job_id=job.id,
+        )
+    return value
+
+
+def encode_state(state: object) -> str:
+    """Encode a transition's result as the compact JSON the item stores.
+
+    Raises
+    ------
+    TransitionResultError
+        ``state`` is not a dict with string keys whose values are JSON (dict, list, str, int,
+        finite float, bool, None); the message names the type and where it is.
+    """
+    if not isinstance(state, dict):
+        raise TransitionResultError(
+            f"the transition returned a {type(state).__name__}; it must return the group's next state "
+            "as a dict (a JSON object)"
+        )
+    _check_json(state, "state")
+    text = json.dumps(state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TransitionResultError(f"the state holds a string that is not valid UTF-8 ({exc})") from None
+    return text
+
+
+def _check_json(value: object, path: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TransitionResultError(
+                    f"{path} has the key {key!r} ({type(key).__name__}); JSON object keys must be strings"
+                )
+            _check_json(item, f"{path}[{key!r}]")
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _check_json(item, f"{path}[{position}]")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise TransitionResultError(f"{path} is {value!r}; JSON has no NaN or infinity")
+    elif value is not None and not isinstance(value, str | int):  # bool is an int
+        raise TransitionResultError(
+            f"{path} is a {type(value).__name__}; a state holds only JSON values (dict, list, str, int, "
+            "float, bool, None): convert it, e.g. a tuple to a list, a set to a sorted list, a datetime "
+            "to an ISO string"
+        )

@@ -1,0 +1,422 @@
+"""Parked groups: a group stopped at its dead job, its later jobs kept in order outside the queue.
+
+Where kept jobs live, and why there
+-----------------------------------
+In the **group table** (partition key ``group``, sort key ``sk``): one park header per parked group
+at ``sk = "park"`` and one item per kept record at ``sk = "kept#<20-digit sequence>"``, so a Query on
+the group returns the kept records in the order they were kept. Not in SQS: a FIFO queue cannot hand
+out one group's messages selectively, a message sent back to the source queue goes behind newer ones,
+and ``StartMessageMoveTask`` moves a whole dead-letter queue. Not in the dead-letter queue for the
+same reasons. Kept records do not burn receive counts and cannot be dead-lettered by SQS.
+
+The rules
+---------
+1. **One read per batch.** The runtime reads the park headers of every group in a batch with one
+   consistent ``BatchGetItem``; a group without a header is not parked (the happy path).
+2. **Park.** When a job of group G dies under the PARK policy, one ``TransactWriteItems`` puts G's
+   header (``PARKED``, with the dead job's triage fields) on condition that none exists, and keeps the
+   dead record and every later record of G in the batch. Then the records are deleted from the queue.
+3. **Keep.** Every record of a group that has a header is appended to its kept records (one
+   transaction: the puts and the header's ``next_seq``/``version`` on condition of the version read in
+   rule 1) instead of running. Everything kept precedes everything still in the queue, because a
+   group's records are kept in the order SQS delivers them.
+4. **Resume.** An operator (:class:`constructs_fifo.client.ParkedGroups`) sets the header to
+   ``RESUMING`` (after resetting the dead job's claim, or after sending the dead job to the
+   dead-letter queue when it is skipped) and sends a wake-up message in group G. Whenever the runtime
+   sees a ``RESUMING`` group, it first keeps the batch's records of G (rule 3), then replays the kept
+   records from the head, in order, with the ordinary claim rules, deleting each page it finished
+   with the header update in one transaction. When none are left it deletes the header: the group is
+   live again, and what arrives next runs normally. A kept job that fails transiently sets
+   ``retry_at_ms`` (the backoff) and the wake-up message comes back after it; one that dies parks the
+   group again at that job.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, cast
+
+from constructs_fifo.runtime.constants import (
+    CONTROL_ATTRIBUTE,
+    CONTROL_RESUME,
+    GROUP_ATTR_GROUP,
+    GROUP_ATTR_SK,
+    SK_KEPT_PREFIX,
+    SK_PARK,
+)
+from constructs_fifo.runtime.exceptions import ParkConflictError, RecordTooLargeToKeepError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = [
+    "KEPT_PAGE_SIZE",
+    "PARKED",
+    "RESUMING",
+    "KeptRecord",
+    "ParkHeader",
+    "ParkStore",
+    "is_wake_up",
+    "wake_up_message",
+]
+
+PARKED = "PARKED"
+RESUMING = "RESUMING"
+#: Kept records replayed per page (one Query, one closing transaction of at most this many deletes).
+KEPT_PAGE_SIZE = 25
+#: DynamoDB's item limit is 400 KB; a kept record above this many bytes is stored compressed.
+_COMPRESS_ABOVE_BYTES = 100_000
+#: A kept record that is still larger than this compressed cannot be kept (key and header room left).
+_MAX_KEPT_BYTES = 390_000
+#: BatchGetItem reads at most 100 keys per call.
+_MAX_BATCH_GET = 100
+
+
+@dataclass(frozen=True)
+class ParkHeader:
+    """A parked (or resuming) group's header item.
+
+    Attributes
+    ----------
+    group : str
+        The MessageGroupId.
+    status : str
+        ``PARKED`` (stopped at its dead job) or ``RESUMING`` (replaying its kept records).
+    version : int
+        Raised by every write; every write is conditioned on the version read.
+    next_seq : int
+        Sequence number the next kept record gets.
+    dead : dict
+        The dead job that parked the group: ``jobId``, ``jobType``, ``reason``, ``errorType``,
+        ``error``, ``attempts``, ``messageId``, ``parkedAt`` (epoch ms).
+    retry_at_ms : int
+        While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
+    """
+
+    group: str
+    status: str
+    version: int
+    next_seq: int
+    dead: Mapping[str, Any] = field(default_factory=dict)
+    retry_at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class KeptRecord:
+    """One kept record: the SQS record as it was delivered, minus its receipt handle."""
+
+    group: str
+    seq: int
+    record: SQSRecord
+
+    @property
+    def sort_key(self) -> str:
+        return kept_sort_key(self.seq)
+
+
+def kept_sort_key(seq: int) -> str:
+    """The sort key of the kept record ``seq`` (zero-padded, so the string order is the number order).
+
+    Examples
+    --------
+    >>> kept_sort_key(7)
+    'kept#00000000000000000007'
+    """
+    return f"{SK_KEPT_PREFIX}{seq:020d}"
+
+
+def is_wake_up(record: SQSRecord) -> bool:
+    """Whether a record is the wake-up message of a resume (a control message, not a job)."""
+    attributes = record.get("messageAttributes") or {}
+    marker = attributes.get(CONTROL_ATTRIBUTE) or {}
+    value = marker.get("stringValue", marker.get("StringValue"))
+    return value == CONTROL_RESUME
+
+
+def wake_up_message(queue_url: str, group: str) -> dict[str, Any]:
+    """The SendMessage parameters of a wake-up message for ``group`` on the source queue."""
+    return {
+        "QueueUrl": queue_url,
+        "MessageBody": json.dumps({"constructsFifo": CONTROL_RESUME, "group": group}),
+        "MessageGroupId": group,
+        "MessageDeduplicationId": f"{CONTROL_RESUME}-{uuid.uuid4()}",
+        "MessageAttributes": {CONTROL_ATTRIBUTE: {"DataType": "String", "StringValue": CONTROL_RESUME}},
+    }
+
+
+class ParkStore:
+    """Reads and writes parked groups in the group table; see the module docstring for the rules.
+
+    Parameters
+    ----------
+    table_name : str
+        The group table (partition key ``group``, sort key ``sk``, both strings).
+    client : DynamoDBClient
+        A boto3 DynamoDB client (injected).
+    clock : Callable[[], float]
+        Epoch seconds (default :func:`time.time`).
+    """
+
+    def __init__(self, table_name: str, client: DynamoDBClient, *, clock: Callable[[], float] = time.time):
+        self.table_name = table_name
+        self._client = client
+        self._clock = clock
+
+    def now_ms(self) -> int:
+        """The store's clock in epoch milliseconds."""
+        return int(self._clock() * 1000)
+
+    # --- reads -------------------------------------------------------------------------------------
+
+    def headers(self, groups: Sequence[str]) -> dict[str, ParkHeader]:
+        """Rule 1: the headers of ``groups`` that have one, with one consistent BatchGetItem each 100."""
+        found: dict[str, ParkHeader] = {}
+        unique = list(dict.fromkeys(groups))
+        for start in range(0, len(unique), _MAX_BATCH_GET):
+            keys: list[dict[str, Any]] = [
+                _key(group, SK_PARK) for group in unique[start : start + _MAX_BATCH_GET]
+            ]
+            while keys:
+                response = self._client.batch_get_item(
+                    RequestItems={self.table_name: {"Keys": keys, "ConsistentRead": True}}
+                )
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    header = _decode_header(cast("dict[str, Any]", item))
+                    found[header.group] = header
+                unprocessed: Mapping[str, Any] = response.get("UnprocessedKeys", {}).get(self.table_name, {})
+                keys = list(unprocessed.get("Keys", []))
+        return found
+
+    def header(self, group: str) -> ParkHeader | None:
+        """One group's header (consistent read), or ``None`` when the group is not parked."""
+        return self.headers([group]).get(group)
+
+    def kept(self, group: str, *, limit: int = KEPT_PAGE_SIZE) -> list[KeptRecord]:
+        """The first ``limit`` kept records of ``group``, oldest first (one consistent Query)."""
+        response = self._client.query(
+            TableName=self.table_name,
+            KeyConditionExpression="#group = :group AND begins_with(#sk, :kept)",
+            ExpressionAttributeNames={"#group": GROUP_ATTR_GROUP, "#sk": GROUP_ATTR_SK},
+            ExpressionAttributeValues={":group": {"S": group}, ":kept": {"S": SK_KEPT_PREFIX}},
+            ConsistentRead=True,
+            Limit=limit,
+        )
+        return [_decode_kept(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
+
+    def parked(self) -> list[ParkHeader]:
+        """Every header in the table (a Scan: for operators, not for the runtime's hot path)."""
+        headers: list[ParkHeader] = []
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "#sk = :park",
+            "ExpressionAttributeNames": {"#sk": GROUP_ATTR_SK},
+            "ExpressionAttributeValues": {":park": {"S": SK_PARK}},
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._client.scan(**params)
+            headers += [_decode_header(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return sorted(headers, key=lambda header: header.group)
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    # --- writes ------------------------------------------------------------------------------------
+
+    def park(self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]) -> ParkHeader:
+        """Rule 2: park ``group`` at ``records[0]`` (its dead job) and keep ``records`` in order.
+
+        Raises
+        ------
+        ParkConflictError
+            The group already has a header (a concurrent worker parked it): nothing was written.
+        RecordTooLargeToKeepError
+            A record does not fit in a DynamoDB item even compressed: nothing was written.
+        """
+        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dict(dead))
+        puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
+        self._transact([self._put_header(header, expected_version=None), *puts], group)
+        return header
+
+    def keep(self, header: ParkHeader, records: Sequence[SQSRecord]) -> ParkHeader:
+        """Rule 3: append ``records`` to the kept records of a group that has ``header``.
+
+        Raises
+        ------
+        ParkConflictError
+            The header changed since it was read: nothing was written.
+        RecordTooLargeToKeepError
+            A record does not fit in a DynamoDB item even compressed: nothing was written.
+        """
+        if not records:
+            return header
+        updated = replace(header, version=header.version + 1, next_seq=header.next_seq + len(records))
+        puts = [
+            self._put_kept(KeptRecord(header.group, header.next_seq + offset, record))
+            for offset, record in enumerate(records)
+        ]
+        self._transact([self._put_header(updated, expected_version=header.version), *puts], header.group)
+        return updated
+
+    def advance(
+        self,
+        header: ParkHeader,
+        *,
+        done: Sequence[KeptRecord],
+        status: str | None = None,
+        retry_at_ms: int | None = None,
+        dead: Mapping[str, Any] | None = None,
+    ) -> ParkHeader:
+        """Delete the replayed records ``done`` and update the header, in one transaction.
+
+        Raises
+        ------
+        ParkConflictError
+            The header changed since it was read: nothing was written.
+        """
+        updated = replace(
+            header,
+            version=header.version + 1,
+            status=status or header.status,
+            retry_at_ms=header.retry_at_ms if retry_at_ms is None else retry_at_ms,
+            dead=header.dead if dead is None else dict(dead),
+        )
+        writes = [self._put_header(updated, expected_version=header.version), *self._deletes(done)]
+        self._transact(writes, header.group)
+        return updated
+
+    def finish(self, header: ParkHeader, *, done: Sequence[KeptRecord] = ()) -> None:
+        """Delete the replayed records ``done`` and the header: the group is live again.
+
+        Raises
+        ------
+        ParkConflictError
+            The header changed since it was read: nothing was written.
+        """
+        header_delete: dict[str, Any] = {
+            "Delete": {
+                "TableName": self.table_name,
+                "Key": _key(header.group, SK_PARK),
+                **_version_condition(header.version),
+            }
+        }
+        self._transact([header_delete, *self._deletes(done)], header.group)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _deletes(self, done: Sequence[KeptRecord]) -> list[dict[str, Any]]:
+        return [
+            {"Delete": {"TableName": self.table_name, "Key": _key(record.group, record.sort_key)}}
+            for record in done
+        ]
+
+    def _transact(self, items: list[dict[str, Any]], group: str) -> None:
+        try:
+            self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        except self._client.exceptions.TransactionCanceledException as exc:
+            raise ParkConflictError(
+                f"group {group!r}: its park header changed while this worker wrote it (another worker or "
+                "an operator got there first); nothing was written, and the records are retried"
+            ) from exc
+
+    def _put_header(self, header: ParkHeader, *, expected_version: int | None) -> dict[str, Any]:
+        item = {
+            **_key(header.group, SK_PARK),
+            "status": {"S": header.status},
+            "version": {"N": str(header.version)},
+            "next_seq": {"N": str(header.next_seq)},
+            "retry_at_ms": {"N": str(header.retry_at_ms)},
+            "dead": {"S": json.dumps(dict(header.dead), separators=(",", ":"))},
+            "updated_at": {"N": str(self.now_ms())},
+        }
+        condition: dict[str, Any] = (
+            {
+                "ConditionExpression": "attribute_not_exists(#sk)",
+                "ExpressionAttributeNames": {"#sk": GROUP_ATTR_SK},
+            }
+            if expected_version is None
+            else _version_condition(expected_version)
+        )
+        return {"Put": {"TableName": self.table_name, "Item": item, **condition}}
+
+    def _put_kept(self, kept: KeptRecord) -> dict[str, Any]:
+        return {"Put": {"TableName": self.table_name, "Item": encode_kept(kept, kept_at_ms=self.now_ms())}}
+
+
+def encode_kept(kept: KeptRecord, *, kept_at_ms: int) -> dict[str, Any]:
+    """The item of a kept record; large records are stored zlib-compressed.
+
+    Raises
+    ------
+    RecordTooLargeToKeepError
+        The record does not fit in a DynamoDB item even compressed.
+    """
+    record = kept.record
+    payload = json.dumps(
+        {
+            "messageId": record.get("messageId", ""),
+            "body": record.get("body", ""),
+            "attributes": record.get("attributes", {}),
+            "messageAttributes": record.get("messageAttributes", {}),
+        },
+        separators=(",", ":"),
+    ).encode()
+    item: dict[str, Any] = {
+        **_key(kept.group, kept.sort_key),
+        "message_id": {"S": str(record.get("messageId", ""))},
+        "kept_at": {"N": str(kept_at_ms)},
+    }
+    if len(payload) <= _COMPRESS_ABOVE_BYTES:
+        item["record"] = {"S": payload.decode()}
+        return item
+    packed = zlib.compress(payload, level=6)
+    if len(packed) > _MAX_KEPT_BYTES:
+        raise RecordTooLargeToKeepError(
+            f"message {record.get('messageId', '')!r} of group {kept.group!r}: {len(packed)} bytes "
+            f"compressed, over the {_MAX_KEPT_BYTES} bytes a kept record may take in a DynamoDB item "
+            "(400 KB); keep large payloads in S3 and send a pointer, or use the CONTINUE policy"
+        )
+    item["record_z"] = {"B": packed}
+    return item
+
+
+def _decode_kept(item: dict[str, Any]) -> KeptRecord:
+    if "record_z" in item:
+        payload = json.loads(zlib.decompress(item["record_z"]["B"]))
+    else:
+        payload = json.loads(item["record"]["S"])
+    sort_key = item[GROUP_ATTR_SK]["S"]
+    return KeptRecord(
+        group=item[GROUP_ATTR_GROUP]["S"],
+        seq=int(sort_key[len(SK_KEPT_PREFIX) :]),
+        record=cast("SQSRecord", payload),
+    )
+
+
+def _decode_header(item: dict[str, Any]) -> ParkHeader:
+    return ParkHeader(
+        group=item[GROUP_ATTR_GROUP]["S"],
+        status=item["status"]["S"],
+        version=int(item["version"]["N"]),
+        next_seq=int(item["next_seq"]["N"]),
+        dead=json.loads(item.get("dead", {}).get("S", "{}")),
+        retry_at_ms=int(item.get("retry_at_ms", {}).get("N", "0")),
+    )
+
+
+def _key(group: str, sort_key: str) -> dict[str, Any]:
+    return {GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}}
+
+
+def _version_condition(version: int) -> dict[str, Any]:
+    return {
+        "ConditionExpression": "#version = :version",
+        "ExpressionAttributeNames": {"#version": "version"},
+        "ExpressionAttributeValues": {":version": {"N": str(version)}},
+    }

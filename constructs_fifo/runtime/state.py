@@ -1,0 +1,355 @@
+"""The group table's state items: one read for a batch's groups, one conditional write per group.
+
+Item layout (partition key ``group``, sort key ``sk``; other sort keys of the table belong to parked
+groups and are not touched here):
+
+=============  ====  =============================================================================
+attribute      type  meaning
+=============  ====  =============================================================================
+``group``      S     the ``MessageGroupId``
+``sk``         S     ``"state"``
+``state``      S     the user's state as JSON; absent until a transition was applied
+``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 1``)
+``version``    N     1 on the first write, one more on every write
+``updated_at`` N     epoch ms of the write
+=============  ====  =============================================================================
+
+Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
+and holds at most 38 digits; NaN, tuples and sets are refused or change type; and the item's size is
+only known after DynamoDB has counted it. A JSON string gives the transition back exactly what it
+returned, reads the same from any language, and has a size known before the write. What it costs:
+no attribute-level queries or updates, which state mode never makes (it reads and writes whole items).
+
+Rules:
+
+1. **Read.** :meth:`StateStore.load` reads every group of a batch in one ``BatchGetItem`` with
+   ``ConsistentRead`` (chunks of 100 keys), retrying ``UnprocessedKeys`` with backoff. A group
+   without an item is ``GroupState(group)``: version 0, no state.
+2. **Write.** :meth:`StateStore.commit` writes the whole item with one ``PutItem``, conditioned on
+   ``attribute_not_exists(#group)`` when the state was read at version 0 and on
+   ``#version = :expected`` otherwise, and writes ``expected + 1``. A failed condition (another worker
+   committed first) returns ``False`` and commits nothing: the caller reports the group's records
+   failed, and the retry starts from the state that won. :meth:`StateStore.put_request` gives the
+   same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``.
+3. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
+   attribute name and string; a number is 1 byte per two digits, plus 1). Give it to ``apply_batch``
+   as ``size_of`` so a transition that would outgrow the item dies instead of being applied;
+   ``put_request`` refuses an item over 400 KB with :class:`StateTooLargeError` all the same.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
+
+from constructs_fifo.runtime.constants import (
+    MAX_ITEM_BYTES,
+    STATE_ATTR_BOOK,
+    STATE_ATTR_GROUP,
+    STATE_ATTR_SK,
+    STATE_ATTR_STATE,
+    STATE_ATTR_UPDATED_AT,
+    STATE_ATTR_VERSION,
+    STATE_BOOK_FORMAT,
+    STATE_SK,
+)
+from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
+from constructs_fifo.runtime.group_state import (
+    Bookkeeping,
+    BufferedJob,
+    DeadJob,
+    GroupState,
+    SkippedRange,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+__all__ = [
+    "BATCH_GET_LIMIT",
+    "StateStore",
+    "decode_book",
+    "decode_item",
+    "encode_book",
+    "encode_item",
+    "item_size",
+]
+
+#: Keys per BatchGetItem (DynamoDB's limit).
+BATCH_GET_LIMIT = 100
+
+# One condition per rule; ``group`` is a DynamoDB reserved word, so names go through placeholders.
+_FIRST_WRITE = "attribute_not_exists(#group)"
+_NEXT_WRITE = "#version = :expected"
+
+
+class StateStore:
+    """Reads and commits group states in the group table; see the module docstring for the rules.
+
+    Parameters
+    ----------
+    table_name : str
+        The group table (partition key ``group``, sort key ``sk``, both strings).
+    client : DynamoDBClient
+        A boto3 DynamoDB client (injected; tests pass a moto-backed one).
+    clock : Callable[[], float]
+        Epoch seconds, for ``updated_at`` (default :func:`time.time`).
+    sleep : Callable[[float], None]
+        Waits between retries of unprocessed keys (default :func:`time.sleep`).
+    max_read_retries : int
+        Retries of unprocessed keys before :meth:`load` gives up.
+
+    Examples
+    --------
+    >>> store = StateStore("groups", boto3.client("dynamodb"))  # doctest: +SKIP
+    >>> read = store.load(["ws#1"])["ws#1"]  # doctest: +SKIP
+    >>> result = apply_batch(read, jobs, apply, now_ms=store.now_ms(), max_attempts=5,  # doctest: +SKIP
+    ...                      park_on_dead=False, size_of=store.item_size)
+    >>> store.commit("ws#1", result.group_state, read.version)  # doctest: +SKIP
+    True
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        client: DynamoDBClient,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        max_read_retries: int = 8,
+    ) -> None:
+        self.table_name = table_name
+        self._client = client
+        self._clock = clock
+        self._sleep = sleep
+        self._max_read_retries = max_read_retries
+
+    def now_ms(self) -> int:
+        """Return the store's clock in epoch milliseconds."""
+        return int(self._clock() * 1000)
+
+    def load(self, groups: Iterable[str]) -> dict[str, GroupState]:
+        """Read the groups' states consistently: one ``BatchGetItem`` per 100 groups.
+
+        Returns
+        -------
+        dict[str, GroupState]
+            One entry per group asked for; version 0 and no state for a group without an item.
+
+        Raises
+        ------
+        ConstructsFifoRuntimeError
+            Keys were still unprocessed after ``max_read_retries`` retries (throttling), or an
+            item cannot be decoded.
+        """
+        wanted = list(dict.fromkeys(groups))
+        found: dict[str, GroupState] = {group: GroupState(group) for group in wanted}
+        for start in range(0, len(wanted), BATCH_GET_LIMIT):
+            keys = [_key(group) for group in wanted[start : start + BATCH_GET_LIMIT]]
+            request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+            retries = 0
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(self.table_name, []):
+                    state = decode_item(cast("dict[str, Any]", item))
+                    found[state.group] = state
+                unprocessed = cast("dict[str, Any]", response.get("UnprocessedKeys") or {})
+                request = unprocessed if unprocessed.get(self.table_name, {}).get("Keys") else {}
+                if request:
+                    retries += 1
+                    if retries > self._max_read_retries:
+                        left = len(request[self.table_name]["Keys"])
+                        raise ConstructsFifoRuntimeError(
+                            f"BatchGetItem on {self.table_name!r} left {left} key(s) unprocessed after "
+                            f"{self._max_read_retries} retries (throttled); the batch is retried"
+                        )
+                    self._sleep(min(1.0, 0.05 * 2 ** (retries - 1)))
+        return found
+
+    def item_size(self, group_state: GroupState) -> int:
+        """The item's size as DynamoDB counts it (the ``size_of`` of ``apply_batch``)."""
+        return item_size(encode_item(group_state, version=group_state.version + 1, now_ms=self.now_ms()))
+
+    def put_request(self, group: str, group_state: GroupState, expected_version: int) -> dict[str, Any]:
+        """The ``PutItem`` parameters that commit ``group_state`` over version ``expected_version``.
+
+        Raises
+        ------
+        StateTooLargeError
+            The item would be over 400 KB.
+        ValueError
+            ``group`` is not ``group_state.group``, or ``expected_version`` is negative.
+        """
+        if group != group_state.group or expected_version < 0:
+            raise ValueError(
+                f"put_request for group {group!r} at version {expected_version} got the state of "
+                f"{group_state.group!r}; the version must be the one read (0 when no item existed)"
+            )
+        item = encode_item(group_state, version=expected_version + 1, now_ms=self.now_ms())
+        size = item_size(item)
+        if size > MAX_ITEM_BYTES:
+            state_bytes = len(item.get(STATE_ATTR_STATE, {}).get("S", "").encode("utf-8"))
+            raise StateTooLargeError(size, MAX_ITEM_BYTES, f"the state is {state_bytes} bytes of it")
+        if expected_version == 0:
+            return {
+                "TableName": self.table_name,
+                "Item": item,
+                "ConditionExpression": _FIRST_WRITE,
+                "ExpressionAttributeNames": {"#group": STATE_ATTR_GROUP},
+            }
+        return {
+            "TableName": self.table_name,
+            "Item": item,
+            "ConditionExpression": _NEXT_WRITE,
+            "ExpressionAttributeNames": {"#version": STATE_ATTR_VERSION},
+            "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
+        }
+
+    def commit(self, group: str, group_state: GroupState, expected_version: int) -> bool:
+        """Write ``group_state`` as version ``expected_version + 1`` with one conditional ``PutItem``.
+
+        Returns
+        -------
+        bool
+            ``False`` when the race was lost (the item is no longer at ``expected_version``):
+            nothing was written.
+        """
+        try:
+            self._client.put_item(**self.put_request(group, group_state, expected_version))
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+
+def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[str, Any]:
+    """The low-level item of ``group_state`` written as ``version``."""
+    item: dict[str, Any] = {
+        STATE_ATTR_GROUP: {"S": group_state.group},
+        STATE_ATTR_SK: {"S": STATE_SK},
+        STATE_ATTR_BOOK: {"S": encode_book(group_state.book)},
+        STATE_ATTR_VERSION: {"N": str(version)},
+        STATE_ATTR_UPDATED_AT: {"N": str(now_ms)},
+    }
+    if group_state.state is not None:
+        text = json.dumps(group_state.state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        item[STATE_ATTR_STATE] = {"S": text}
+    return item
+
+
+def decode_item(item: dict[str, Any]) -> GroupState:
+    """The :class:`GroupState` of a low-level item.
+
+    Raises
+    ------
+    ConstructsFifoRuntimeError
+        The item is not a state item this runtime can read (the message says what is wrong).
+    """
+    try:
+        group = item[STATE_ATTR_GROUP]["S"]
+        state_text = item.get(STATE_ATTR_STATE, {}).get("S")
+        state = None if state_text is None else json.loads(state_text)
+        book = decode_book(item.get(STATE_ATTR_BOOK, {}).get("S", "{}"))
+        version = int(item[STATE_ATTR_VERSION]["N"])
+    except (KeyError, TypeError, ValueError) as exc:
+        shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
+        raise ConstructsFifoRuntimeError(
+            f"the state item of group {shown!r} cannot be read ({type(exc).__name__}: {exc}); it must hold "
+            f"{STATE_ATTR_GROUP}, {STATE_ATTR_VERSION} and a JSON {STATE_ATTR_BOOK} written by this runtime"
+        ) from exc
+    if state is not None and not isinstance(state, dict):
+        raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
+    return GroupState(group, state, version, book)
+
+
+def encode_book(book: Bookkeeping) -> str:
+    """The bookkeeping as compact JSON; empty parts are left out."""
+    data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
+    if book.applied:
+        data["ids"] = list(book.applied)
+    if book.last_seq is not None:
+        data["seq"] = book.last_seq
+    if book.buffer:
+        data["buf"] = [[e.seq, e.message_id, e.buffered_at_ms, e.body] for e in book.buffer]
+    if book.attempts:
+        data["att"] = dict(book.attempts)
+    if book.dead:
+        data["dead"] = list(book.dead)
+    if book.parked is not None:
+        p = book.parked
+        data["park"] = {
+            "jobId": p.job_id,
+            "type": p.job_type,
+            "errorType": p.error_type,
+            "error": p.error,
+            "attempts": p.attempts,
+            "messageId": p.message_id,
+            "at": p.at_ms,
+            "seq": p.seq,
+        }
+    if book.skipped:
+        data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
+    if book.gap_since_ms is not None:
+        data["gap"] = book.gap_since_ms
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_book(text: str) -> Bookkeeping:
+    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON.
+
+    Raises
+    ------
+    ValueError
+        Not JSON, or a format this runtime does not know (a newer runtime wrote it).
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"the bookkeeping is a JSON {type(data).__name__}, not an object")
+    fmt = data.get("f", STATE_BOOK_FORMAT)
+    if fmt != STATE_BOOK_FORMAT:
+        raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads format {STATE_BOOK_FORMAT}")
+    park = data.get("park")
+    parked = None
+    if park is not None:
+        parked = DeadJob(
+            job_id=park["jobId"],
+            job_type=park["type"],
+            error_type=park["errorType"],
+            error=park["error"],
+            attempts=int(park["attempts"]),
+            message_id=park["messageId"],
+            at_ms=int(park["at"]),
+            seq=park.get("seq"),
+        )
+    return Bookkeeping(
+        applied=tuple(data.get("ids", ())),
+        last_seq=data.get("seq"),
+        buffer=tuple(BufferedJob(int(s), str(m), int(t), dict(b)) for s, m, t, b in data.get("buf", ())),
+        attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
+        dead=tuple(data.get("dead", ())),
+        parked=parked,
+        skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
+        gap_since_ms=data.get("gap"),
+    )
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """The size DynamoDB counts for a low-level item of S and N attributes.
+
+    Every attribute name's and string's UTF-8 bytes; a number ``(significant digits + 1) // 2 + 1``
+    (DynamoDB: about one byte per two significant digits, plus one).
+    """
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode("utf-8"))
+        if "S" in value:
+            total += len(str(value["S"]).encode("utf-8"))
+        elif "N" in value:
+            digits = str(value["N"]).lstrip("-").replace(".", "").strip("0") or "0"
+            total += (len(digits) + 1) // 2 + 1
+    return total
+
+
+def _key(group: str) -> dict[str, Any]:
+    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": STATE_SK}}

@@ -1,0 +1,266 @@
+"""State mode on moto: the group table's store with the pure core, as the processor will drive them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+import boto3
+import pytest
+
+from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
+from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state import StateStore, decode_item, item_size
+from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
+
+from .runtime_harness import REGION, FakeClock
+from .state_tables import GROUP_TABLE, create_group_table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import PutTypeDef
+
+State = dict[str, Any] | None
+
+
+@pytest.fixture
+def groups_table(aws: None) -> DynamoDBClient:
+    client = boto3.client("dynamodb", region_name=REGION)
+    create_group_table(client)
+    return client
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(groups_table: DynamoDBClient, clock: FakeClock) -> StateStore:
+    return StateStore(GROUP_TABLE, groups_table, clock=clock)
+
+
+class Calls:
+    """Counts the API calls of one client with botocore's ``before-call`` hook."""
+
+    def __init__(self, client: DynamoDBClient) -> None:
+        self.names: list[str] = []
+        self._client = client
+        client.meta.events.register("before-call.dynamodb", self._count)
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.names.append(model.name)
+
+    def close(self) -> None:
+        self._client.meta.events.unregister("before-call.dynamodb", self._count)
+
+
+@pytest.fixture
+def calls(groups_table: DynamoDBClient) -> Iterator[Calls]:
+    counter = Calls(groups_table)
+    yield counter
+    counter.close()
+
+
+def job(job_id: str, seq: int | None = None, group: str = "ws#1", **payload: Any) -> Job:
+    body: dict[str, Any] = {"jobId": job_id, "type": "apply_patch", "payload": payload}
+    if seq is not None:
+        body["seq"] = seq
+    return Job(job_id, group, "apply_patch", payload, 1, f"m-{job_id}", body)
+
+
+class Counting:
+    """The reference transition (append the job id to ``log``), counting its runs per job."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    def __call__(self, job: Job, state: State) -> dict[str, Any]:
+        self.runs.append(job.id)
+        blob = job.payload.get("blob", "") if isinstance(job.payload, dict) else ""
+        return {"log": [*(state or {}).get("log", []), job.id], "blob": (state or {}).get("blob", "") + blob}
+
+
+def batch(
+    store: StateStore, read: GroupState, jobs: list[Job], transition: Counting, **options: Any
+) -> BatchResult:
+    defaults: dict[str, Any] = {"max_attempts": 3, "park_on_dead": False, "size_of": store.item_size}
+    return apply_batch(read, jobs, transition, now_ms=store.now_ms(), **{**defaults, **options})
+
+
+def test_first_write_then_load_round_trips_the_state_and_the_bookkeeping(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    # GIVEN a group without an item
+    read = store.load(["ws#1"])["ws#1"]
+    assert (read.state, read.version) == (None, 0)
+    # WHEN a batch with a buffered job is committed
+    result = batch(store, read, [job("a", 0, text="é"), job("c", 2)], Counting())
+    assert store.commit("ws#1", result.group_state, read.version)
+    # THEN the item has the documented layout and loads back equal
+    item = groups_table.get_item(TableName=GROUP_TABLE, Key={"group": {"S": "ws#1"}, "sk": {"S": "state"}})[
+        "Item"
+    ]
+    assert set(item) == {"group", "sk", "state", "book", "version", "updated_at"}
+    assert json.loads(item["state"]["S"]) == {"log": ["a"], "blob": ""}
+    assert item["version"] == {"N": "1"} and item["updated_at"] == {"N": "1700000000000"}
+    loaded = store.load(["ws#1"])["ws#1"]
+    assert loaded == GroupState("ws#1", result.group_state.state, 1, result.group_state.book)
+    assert loaded.book.buffer[0].body["seq"] == 2 and loaded.book.last_seq == 0
+
+
+def test_load_reads_every_group_of_a_batch_in_one_consistent_batch_get(
+    store: StateStore, calls: Calls
+) -> None:
+    for group in ("ws#1", "ws#2"):
+        read = GroupState(group)
+        assert store.commit(group, batch(store, read, [job("a", group=group)], Counting()).group_state, 0)
+    calls.names.clear()
+    loaded = store.load(["ws#1", "ws#2", "ws#3", "ws#1"])
+    assert calls.names == ["BatchGetItem"]
+    assert {g: s.version for g, s in loaded.items()} == {"ws#1": 1, "ws#2": 1, "ws#3": 0}
+
+
+def test_a_groups_batch_of_ten_costs_one_batch_get_and_one_put(store: StateStore, calls: Calls) -> None:
+    transition = Counting()
+    read = store.load(["ws#1"])["ws#1"]
+    jobs = [job(f"j{n}", n) for n in (1, 0, 2, 3, 5, 4, 6, 7, 9, 8)]  # out of order: buffered in-batch
+    result = batch(store, read, jobs, transition)
+    assert store.commit("ws#1", result.group_state, read.version)
+    assert calls.names == ["BatchGetItem", "PutItem"]
+    assert [r.outcome for r in result.results] == [Outcome.APPLIED] * 10
+    assert result.group_state.state is not None
+    assert result.group_state.state["log"] == [f"j{n}" for n in range(10)]
+
+
+def test_two_commits_at_the_same_version_exactly_one_wins_and_the_loser_retries_from_it(
+    store: StateStore,
+) -> None:
+    transition = Counting()
+    base = store.load(["ws#1"])["ws#1"]
+    first = batch(store, base, [job("a", 0)], transition)
+    assert store.commit("ws#1", first.group_state, base.version)
+    read = store.load(["ws#1"])["ws#1"]
+    # GIVEN two workers that read version 1 (the second is a stale worker that got the same batch)
+    mine = batch(store, read, [job("b", 1), job("c", 2)], transition)
+    stale = batch(store, read, [job("b", 1), job("c", 2)], transition)
+    assert store.commit("ws#1", mine.group_state, read.version) is True
+    assert store.commit("ws#1", stale.group_state, read.version) is False
+    # THEN the loser's retry finds its jobs applied: nothing is applied twice
+    again = batch(store, store.load(["ws#1"])["ws#1"], [job("b", 1), job("c", 2)], transition)
+    assert [r.outcome for r in again.results] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
+    assert not again.changed
+    final = store.load(["ws#1"])["ws#1"]
+    assert final.version == 2 and final.state is not None and final.state["log"] == ["a", "b", "c"]
+
+
+def test_two_first_writes_exactly_one_wins(store: StateStore) -> None:
+    read = store.load(["ws#1"])["ws#1"]
+    one = batch(store, read, [job("a")], Counting())
+    other = batch(store, read, [job("b")], Counting())
+    assert [store.commit("ws#1", one.group_state, 0), store.commit("ws#1", other.group_state, 0)] == [
+        True,
+        False,
+    ]
+    final = store.load(["ws#1"])["ws#1"]
+    assert final.state == {"log": ["a"], "blob": ""} and final.version == 1
+
+
+def test_a_crash_after_the_transition_and_before_the_commit_reapplies_once_from_the_old_state(
+    store: StateStore,
+) -> None:
+    transition = Counting()
+    read = store.load(["ws#1"])["ws#1"]
+    batch(store, read, [job("a", 0), job("b", 1)], transition)  # the worker dies here: no commit
+    retry_read = store.load(["ws#1"])["ws#1"]
+    assert retry_read.version == 0
+    retried = batch(store, retry_read, [job("a", 0), job("b", 1)], transition)
+    assert store.commit("ws#1", retried.group_state, retry_read.version)
+    # a later redelivery of both is a duplicate and runs nothing
+    late = batch(store, store.load(["ws#1"])["ws#1"], [job("a", 0), job("b", 1)], transition)
+    assert transition.runs == ["a", "b", "a", "b"]
+    assert [r.outcome for r in late.results] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
+    assert store.load(["ws#1"])["ws#1"].state == {"log": ["a", "b"], "blob": ""}
+
+
+def test_a_transition_that_outgrows_the_item_dies_and_the_rest_of_the_group_goes_on(
+    store: StateStore,
+) -> None:
+    read = store.load(["ws#1"])["ws#1"]
+    big = job("big", blob="x" * 390_000)
+    result = batch(store, read, [job("a"), big, job("b")], Counting())
+    assert [r.outcome for r in result.results] == [Outcome.APPLIED, Outcome.DEAD, Outcome.APPLIED]
+    dead = result.results[1].dead
+    assert dead is not None and dead.error_type == "StateTooLargeError"
+    assert "over the limit of 367232 bytes" in dead.error and "store a pointer" in dead.error
+    assert store.commit("ws#1", result.group_state, read.version)
+    assert store.load(["ws#1"])["ws#1"].state == {"log": ["a", "b"], "blob": ""}
+
+
+def test_put_request_refuses_an_item_over_400_kb_naming_size_limit_and_fix(store: StateStore) -> None:
+    huge = GroupState("ws#1", {"blob": "x" * 400_000})
+    with pytest.raises(StateTooLargeError) as caught:
+        store.put_request("ws#1", huge, 0)
+    message = str(caught.value)
+    assert f"{caught.value.size_bytes} bytes, over the limit of 400000 bytes" in message
+    assert "Keep large blobs elsewhere (for example in S3) and store a pointer" in message
+
+
+def test_an_item_at_the_limit_by_our_count_is_written_and_one_byte_more_is_refused(store: StateStore) -> None:
+    # GIVEN a state sized so that the item is exactly at the limit by our count
+    overhead = store.item_size(GroupState("ws#1", {"blob": ""}))
+    fitting = GroupState("ws#1", {"blob": "x" * (400_000 - overhead)})
+    assert store.item_size(fitting) == 400_000
+    assert store.commit("ws#1", fitting, 0)  # moto applies its own count and limit: it agrees
+    with pytest.raises(StateTooLargeError, match="400001 bytes"):
+        store.put_request("ws#1", GroupState("ws#1", {"blob": "x" * (400_001 - overhead)}), 1)
+
+
+def test_the_put_request_also_commits_inside_a_transaction(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    result = batch(store, GroupState("ws#1"), [job("a")], Counting())
+    put = cast("PutTypeDef", store.put_request("ws#1", result.group_state, 0))
+    groups_table.transact_write_items(TransactItems=[{"Put": put}])
+    with pytest.raises(groups_table.exceptions.TransactionCanceledException):
+        groups_table.transact_write_items(TransactItems=[{"Put": put}])  # the same write again: refused
+    assert store.load(["ws#1"])["ws#1"].version == 1
+
+
+def test_put_request_refuses_a_state_of_another_group(store: StateStore) -> None:
+    with pytest.raises(ValueError, match="got the state of 'ws#2'"):
+        store.put_request("ws#1", GroupState("ws#2"), 0)
+
+
+class _Throttled:
+    """A client whose BatchGetItem leaves every key unprocessed ``times`` times, then answers."""
+
+    def __init__(self, real: DynamoDBClient, times: int) -> None:
+        self.real, self.times, self.requests = real, times, 0
+
+    def batch_get_item(self, **kwargs: Any) -> dict[str, Any]:
+        self.requests += 1
+        if self.requests <= self.times:
+            return {"Responses": {GROUP_TABLE: []}, "UnprocessedKeys": kwargs["RequestItems"]}
+        return dict(self.real.batch_get_item(**kwargs))
+
+
+def test_load_retries_unprocessed_keys_and_gives_up_with_a_clear_error(groups_table: DynamoDBClient) -> None:
+    slept: list[float] = []
+    flaky = _Throttled(groups_table, times=2)
+    store = StateStore(GROUP_TABLE, flaky, sleep=slept.append)  # type: ignore[arg-type]
+    assert store.load(["ws#1"])["ws#1"].version == 0
+    assert flaky.requests == 3 and slept == [0.05, 0.1]
+
+    stuck = StateStore(GROUP_TABLE, _Throttled(groups_table, 99), sleep=slept.append, max_read_retries=2)  # type: ignore[arg-type]
+    with pytest.raises(ConstructsFifoRuntimeError, match="left 1 key\\(s\\) unprocessed after 2 retries"):
+        stuck.load(["ws#1"])
+
+
+def test_an_item_the_runtime_cannot_read_is_named() -> None:
+    with pytest.raises(ConstructsFifoRuntimeError, match="state item of group 'ws#1' cannot be read"):
+        decode_item(
+            {"group": {"S": "ws#1"}, "sk": {"S": "state"}, "book": {"S": '{"f": 9}'}, "version": {"N": "1"}}
+        )
+    assert item_size({"ab": {"S": "é"}, "n": {"N": "-12.50"}}) == 2 + 2 + 1 + 3

@@ -1,0 +1,39 @@
+"""Figure 7's baseline stack holds the same resources as the sample app's, and synth time is measured."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from aws_cdk import App
+from aws_cdk.assertions import Template
+
+from benchmarks.handwritten_stack import HandWrittenStack
+from benchmarks.synth_time import measure_synth
+
+from .stacks import Synthesized
+
+
+def _types(template: Template) -> Counter[str]:
+    return Counter(resource["Type"] for resource in template.to_json()["Resources"].values())
+
+
+def test_the_hand_written_stack_has_the_sample_stacks_resources_type_for_type(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the sample stack (without the test's extra producer role) and the hand-written one
+    sample = _types(synthesized.templates["AgentJobs"])
+    sample["AWS::IAM::Role"] -= 1  # tests/infrastructure/stacks.py adds a Producer role to the sample
+    sample["AWS::IAM::Policy"] -= 1
+    # WHEN the hand-written stack is synthesized
+    handwritten = _types(Template.from_stack(HandWrittenStack(App(), "HandWritten")))
+    # THEN both hold the same resources: tables, queues, queue policies, function, role, alarms ...
+    assert +handwritten == +sample
+    assert handwritten["AWS::CloudWatch::Alarm"] == 5
+    assert handwritten["AWS::Lambda::EventSourceMapping"] == 1
+
+
+def test_synth_time_is_measured_for_both_sides_after_the_warm_up() -> None:
+    # GIVEN / WHEN one timed run per side, after one warm-up
+    result = measure_synth(1, warmups=1)
+    # THEN each side has one timing (values are not asserted: no figure is a timed test)
+    assert len(result.sample) == len(result.handwritten) == 1
