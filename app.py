@@ -2,7 +2,9 @@
 """The sample app: stack ``AgentJobs``, one OrderedAgentQueue running ``lambda/agent_worker.py``.
 
 Only composes: no AWS calls at synth, no account or region needed. cdk-nag's AwsSolutions and
-Serverless packs validate the app; every acknowledgement below carries its reason.
+Serverless packs validate the app; every acknowledgement below carries its reason. The names the demo
+relies on (stack, outputs, the workspace table's key and variable) come from the sample app's
+contract, :mod:`constructs_fifo.local.demo.sample_app`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,16 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
 from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.local.demo.sample_app import (
+    ENV_WORKSPACE_TABLE,
+    OUTPUT_CLAIM_TABLE_NAME,
+    OUTPUT_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_FUNCTION_NAME,
+    OUTPUT_QUEUE_URL,
+    OUTPUT_WORKSPACE_TABLE_NAME,
+    STACK_NAME,
+    WORKSPACE_KEY,
+)
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",
@@ -26,7 +38,6 @@ __all__ = [
     "build_app",
 ]
 
-STACK_NAME = "AgentJobs"
 LAMBDA_DIR = Path(__file__).resolve().parent / "lambda"
 
 #: cdk-nag findings that are true of this design, with the reason each does not apply. The construct
@@ -66,7 +77,7 @@ class AgentJobsStack(Stack):
         workspaces = dynamodb.Table(
             self,
             "WorkspaceTable",
-            partition_key=dynamodb.Attribute(name="workspaceId", type=dynamodb.AttributeType.STRING),
+            partition_key=dynamodb.Attribute(name=WORKSPACE_KEY, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -79,19 +90,28 @@ class AgentJobsStack(Stack):
             "Jobs",
             code=lambda_.Code.from_asset(str(LAMBDA_DIR)),
             handler="agent_worker.handle",
-            environment={"WORKSPACE_TABLE_NAME": workspaces.table_name},
+            environment={ENV_WORKSPACE_TABLE: workspaces.table_name},
             table_removal_policy=RemovalPolicy.DESTROY,
         )
         workspaces.grant(jobs.function, "dynamodb:GetItem", "dynamodb:PutItem")
         self.jobs = jobs
         self.workspaces = workspaces
 
+<<<<<<< HEAD
         CfnOutput(self, "QueueUrl", value=jobs.queue.queue_url)
         CfnOutput(self, "DeadLetterQueueUrl", value=jobs.dead_letter_queue.queue_url)
         if jobs.claim_table is not None:  # claim mode, the sample's
             CfnOutput(self, "ClaimTableName", value=jobs.claim_table.table_name)
         CfnOutput(self, "WorkspaceTableName", value=workspaces.table_name)
         CfnOutput(self, "FunctionName", value=jobs.function.function_name)
+=======
+        CfnOutput(self, OUTPUT_QUEUE_URL, value=jobs.queue.queue_url)
+        CfnOutput(self, OUTPUT_DEAD_LETTER_QUEUE_URL, value=jobs.dead_letter_queue.queue_url)
+        if jobs.claim_table is not None:  # claim mode, the sample's
+            CfnOutput(self, OUTPUT_CLAIM_TABLE_NAME, value=jobs.claim_table.table_name)
+        CfnOutput(self, OUTPUT_WORKSPACE_TABLE_NAME, value=workspaces.table_name)
+        CfnOutput(self, OUTPUT_FUNCTION_NAME, value=jobs.function.function_name)
+>>>>>>> house-merged-main
 
         Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
         Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)

@@ -1,5 +1,10 @@
 """``constructs-fifo``: serve the local emulator, deploy, drain, and run the demo.
 
+The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
+:mod:`constructs_fifo.local`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
+and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
+line.
+
 Exit codes
 ----------
 0
@@ -9,8 +14,9 @@ Exit codes
 2
     Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``).
 3
-    The environment stopped a step: no CDK CLI, the emulator did not start, the deploy failed, the
-    stack is missing. One line with the cause and the fix; no traceback.
+    The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
+    start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
+    connection, throttled, access denied. One line with what failed and the fix; no traceback.
 130
     Interrupted (Ctrl-C).
 """
@@ -19,31 +25,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
-from constructs_fifo.client.errors import ProducerError
-from constructs_fifo.local.credentials import make_session, needs_fake_credentials
-from constructs_fifo.local.demo import (
-    DEFAULT_REGION,
-    DemoError,
-    DemoOptions,
-    DemoResult,
-    drain_queue,
-    run_demo,
-)
-from constructs_fifo.local.deploy import DeployError, child_environment, deploy
-from constructs_fifo.local.divergence import DivergenceResult, run_divergence
-from constructs_fifo.local.runner import RunnerError
-from constructs_fifo.local.workload import WorkloadError, WorkloadSpec
+from constructs_fifo.cli import render
+from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
+from constructs_fifo.local.aws_errors import explain_aws_error
+from constructs_fifo.local.demo.sample_app import STACK_NAME
+from constructs_fifo.local.demo.scenario_divergence import run_divergence
+from constructs_fifo.local.demo.scenario_verify import run_demo
+from constructs_fifo.local.demo.steps import DemoOptions
+from constructs_fifo.local.demo.workload import WorkloadSpec
+from constructs_fifo.local.deploy import deploy
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
+from constructs_fifo.local.errors import LocalError, WorkloadError
+from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.stack import resolve_queue
 
 __all__ = [
     "EXIT_ENVIRONMENT",
@@ -98,13 +100,23 @@ def _seconds(text: str) -> float:
 def _add_aws_options(parser: argparse.ArgumentParser, *, otherwise: str = "AWS itself") -> None:
     parser.add_argument(
         "--endpoint-url",
-        default=os.environ.get("AWS_ENDPOINT_URL") or None,
+        default=configured_endpoint(),
         help=f"AWS endpoint, e.g. http://localhost:4566 (default: $AWS_ENDPOINT_URL, else {otherwise})",
     )
     parser.add_argument(
         "--region",
-        default=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-        help="AWS region (default: $AWS_REGION, else us-east-1)",
+        default=default_region(),
+        help=f"AWS region (default: $AWS_REGION, else $AWS_DEFAULT_REGION, else {DEFAULT_REGION})",
+    )
+
+
+def _add_stack_options(parser: argparse.ArgumentParser, *, stack_help: str) -> None:
+    parser.add_argument("--stack", default=STACK_NAME, help=f"{stack_help} (default {STACK_NAME})")
+    parser.add_argument(
+        "--queue",
+        metavar="PATH_OR_NAME",
+        help="the stack's OrderedAgentQueue to use: construct path (e.g. AgentJobs/Jobs or Jobs) or "
+        "queue name; needed when the stack holds several",
     )
 
 
@@ -118,21 +130,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    local = commands.add_parser("local", help="the embedded AWS emulator")
+    local = commands.add_parser("local", help="the embedded AWS emulator (needs the 'local' extra)")
     local_commands = local.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
     serve = local_commands.add_parser("serve", help="run the emulator in the foreground until interrupted")
-    serve.add_argument("--port", type=_count(0), default=4566, help="TCP port (default 4566; 0 picks one)")
+    serve.add_argument(
+        "--port", type=_count(0), default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
+    )
 
-    deploy = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
-    _add_aws_options(deploy)
-    deploy.add_argument("--stack", default="AgentJobs", help="stack to deploy (default AgentJobs)")
-    deploy.add_argument(
+    deploy_command = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
+    _add_aws_options(deploy_command)
+    _add_stack_options(deploy_command, stack_help="stack to deploy")
+    deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
+    )
+    deploy_command.epilog = (
+        "Prints the stack's outputs as JSON; with --queue, that queue's resources instead "
+        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, functionName)."
     )
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
-    drain.add_argument("--stack", default="AgentJobs", help="deployed stack (default AgentJobs)")
+    _add_stack_options(drain, stack_help="deployed stack")
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
     until.add_argument("--for", dest="for_seconds", type=_seconds, metavar="SECONDS", help="poll this long")
@@ -147,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="verify",
         help="verify: the full workload (default); divergence: in-order vs shuffled producer",
     )
-    demo.add_argument("--stack", default="AgentJobs", help="stack name (default AgentJobs)")
+    _add_stack_options(demo, stack_help="stack name")
     demo.add_argument("--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)")
     demo.add_argument("--workspaces", type=_count(1), default=20, help="message groups (default 20)")
     demo.add_argument("--jobs", type=_count(1), default=500, help="distinct jobs (default 500)")
@@ -173,81 +191,41 @@ def build_parser() -> argparse.ArgumentParser:
 # --- commands --------------------------------------------------------------------------------------------
 
 
-def _console(*, stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
-
-
 def _serve(args: argparse.Namespace) -> int:
-    from constructs_fifo.local.emulator import serve_forever  # noqa: PLC0415 - loads moto only when serving
+    require_server_packages()
+    from constructs_fifo.local.emulator.server import serve_forever  # noqa: PLC0415 - needs the 'local' extra
 
     serve_forever(port=args.port)
     return EXIT_OK
 
 
 def _deploy(args: argparse.Namespace) -> int:
-    fake = needs_fake_credentials(args.endpoint_url, started_emulator=False)
-    env = child_environment(endpoint_url=args.endpoint_url, region=args.region, fake_credentials=fake)
-    console = _console(stderr=True)  # stdout holds only the outputs' JSON, so it can be piped
-    console.print(
-        f"deploying {args.stack} from {args.app_dir} to {args.endpoint_url or 'AWS'} ({args.region})"
-    )
+    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
+    console = render.console(stderr=True)  # stdout holds only the JSON, so it can be piped
+    console.print(f"deploying {args.stack} from {args.app_dir} to {target.describe()}")
     outputs = deploy(
         args.app_dir,
+        target=target,
         stack=args.stack,
-        endpoint_url=args.endpoint_url,
-        region=args.region,
-        env=env,
         echo=lambda line: console.print(line, markup=False, style="dim"),
     )
-    print(json.dumps(outputs, indent=2, sort_keys=True))
+    if args.queue is None:
+        print(json.dumps(outputs, indent=2, sort_keys=True))
+    else:
+        queue = resolve_queue(args.stack, target=target, queue=args.queue)
+        console.print(f"queue: {queue.describe()}")
+        print(json.dumps(queue.to_dict(), indent=2, sort_keys=True))
     return EXIT_OK
 
 
 def _drain(args: argparse.Namespace) -> int:
-    fake = needs_fake_credentials(args.endpoint_url, started_emulator=False)
-    stats = drain_queue(
-        args.stack,
-        endpoint_url=args.endpoint_url,
-        region=args.region,
-        session=make_session(args.region, fake_credentials=fake),
-        until_empty=args.for_seconds is None,
-        for_seconds=args.for_seconds,
-    )
-    print(json.dumps(stats, indent=2, sort_keys=True))
+    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
+    with EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue) as runner:
+        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds)
+    if stats.skipped:
+        print(f"constructs-fifo: not drained: {stats.skipped}", file=sys.stderr)
+    print(json.dumps(stats.as_dict(), indent=2, sort_keys=True))
     return EXIT_OK
-
-
-def _print_demo(console: Console, result: DemoResult) -> None:
-    counts = result.counts
-    table = Table(title="constructs-fifo demo", show_header=True)
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    rows = [
-        ("jobs sent", f"{counts['jobs']} ({counts['messages_sent']} messages)"),
-        (
-            "duplicates sent",
-            f"{counts['duplicates_sent']} ({counts['duplicates_same_dedup_id']} same dedup id, "
-            f"{counts['duplicates_new_dedup_id']} new)",
-        ),
-        ("collapsed by SQS", str(counts["collapsed_by_sqs"])),
-        ("skipped by claims", str(counts["skipped_by_claims"])),
-        (
-            "transient failures retried",
-            f"{counts['transient_failures_recovered']} of {counts['transient_failures']} applied after retry",
-        ),
-        ("redeliveries (retries, rest of group)", str(counts["redeliveries"])),
-        ("poison dead-lettered", f"{counts['poison_dead_lettered']} of {counts['poison_sent']}"),
-        ("violations", str(counts["violations"])),
-    ]
-    rows.extend((f"time: {phase}", f"{seconds:.1f} s") for phase, seconds in result.timings.seconds.items())
-    rows.append(("elapsed", f"{sum(result.timings.seconds.values()):.1f} s"))
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
-    for violation in result.violations:
-        console.print(f"[red]violation[/red] {violation.kind}: {violation.message}", markup=True)
-    if result.passed:
-        console.print("[green]verified[/green]: order per workspace, no job applied twice, poison in the DLQ")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -259,67 +237,40 @@ def _demo(args: argparse.Namespace) -> int:
         poison=args.poison,
         seed=args.seed,
     )
+    spec.validate()
     options = DemoOptions(
         spec=spec,
         endpoint_url=args.endpoint_url,
         region=args.region,
         stack=args.stack,
+        queue=args.queue,
         app_dir=args.app_dir,
         report=args.report,
         use_emulator=not args.no_emulator,
         deploy=not args.no_deploy,
         drain=not args.no_drain,
     )
-    console = _console()
+    console = render.console()
     if args.scenario == "divergence":
         divergence = run_divergence(options, say=console.log)
-        _print_divergence(console, divergence)
+        render.print_divergence(console, divergence)
         return EXIT_OK if divergence.diverged else EXIT_VIOLATIONS
-    spec.validate()
-    with Progress(
-        TextColumn("draining"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as bar:
-        task = bar.add_task("drain", total=None, visible=False, start=False)
-        started: list[bool] = []
-
-        def progress(done: int, total: int) -> None:
-            if not started:  # the clock starts with the drain, not with the deploy
-                bar.start_task(task)
-                started.append(True)
-            bar.update(task, completed=done, total=total, visible=True)
-
+    with render.drain_progress(console) as progress:
         result = run_demo(options, say=console.log, progress=progress)
-        bar.update(task, completed=result.counts.get("delivered_by_sqs", 0))
-    _print_demo(console, result)
+        progress.finish(result.counts.get("delivered_by_sqs", 0))
+    render.print_demo(console, result)
     if args.report is not None:
         console.print(f"report: {args.report}")
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-def _print_divergence(console: Console, result: DivergenceResult) -> None:
-    table = Table(title="Same events, different producer order (FIFO delivered both faithfully)")
-    table.add_column("")
-    table.add_column(f"in order ({result.in_order.workspace})")
-    table.add_column(f"shuffled ({result.shuffled.workspace})")
-    for label, left, right in result.rows():
-        table.add_row(label, left, right)
-    console.print(table)
-    console.print(result.verdict())
+_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo}
 
 
-_COMMANDS: Final = {"deploy": _deploy, "drain": _drain, "demo": _demo}
-
-
-def _known_errors() -> tuple[type[BaseException], ...]:
-    """Error types that are the environment's fault: reported as one line with a fix."""
-    errors: list[type[BaseException]] = [DemoError, DeployError, ProducerError, RunnerError]
-    try:
-        from constructs_fifo.local.fidelity import FidelityError  # noqa: PLC0415 - moto is optional
-
-        errors.append(FidelityError)
-    except ImportError:  # moto (the 'local' extra) not installed
-        pass
-    return tuple(errors)
+def _print_error(error: LocalError) -> None:
+    print(f"constructs-fifo: {error.one_line()}", file=sys.stderr)
+    for line in error.details[-10:]:  # e.g. the end of the CDK CLI's output
+        print(f"  | {line}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -327,28 +278,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "local":
-            return _serve(args)
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except ImportError as error:
-        print(
-            f"constructs-fifo: {error}. Fix: pip install 'constructs-fifo[local]' "
-            "(the emulator and the CLI's extras).",
-            file=sys.stderr,
-        )
+    except WorkloadError as error:
+        _print_error(error)
+        return EXIT_USAGE
+    except LocalError as error:
+        _print_error(error)
         return EXIT_ENVIRONMENT
-    except Exception as error:
-        if isinstance(error, WorkloadError):
-            print(f"constructs-fifo: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        if isinstance(error, _known_errors()):
-            fix = getattr(error, "fix", None)
-            lines = str(error).strip().splitlines() or [type(error).__name__]
-            print(f"constructs-fifo: {lines[0]}" + (f" Fix: {fix}" if fix else ""), file=sys.stderr)
-            for line in lines[1:][-10:]:  # e.g. the end of the CDK CLI's output
-                print(f"  | {line}", file=sys.stderr)
-            return EXIT_ENVIRONMENT
-        raise
+    except (BotoCoreError, ClientError) as error:
+        explained = explain_aws_error(
+            error, doing=args.command, endpoint_url=getattr(args, "endpoint_url", None)
+        )
+        if explained is None:
+            raise
+        _print_error(explained)
+        return EXIT_ENVIRONMENT

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from constructs_fifo.client.errors import (
     BatchSendError,
-    FailedEntry,
     InvalidJobError,
     ProducerError,
     SendFailedError,
 )
+<<<<<<< HEAD
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import (
     MAX_BATCH_ENTRIES,
@@ -27,6 +27,12 @@ from constructs_fifo.client.producer import (
     build_body,
     validate_job,
 )
+=======
+from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
+from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
+from constructs_fifo.client.results import FailedEntry, SendResult
+>>>>>>> house-merged-main
 
 __all__ = [
     "MAX_BATCH_ENTRIES",

@@ -1,16 +1,15 @@
-"""Errors of the producer client: one base class, narrow subclasses."""
+"""Errors of the producer client: one base class, narrow subclasses.
+
+Every message names what failed and ends with the fix. This module imports only the result types,
+never the producer, so the producer can import it without a cycle.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.client.producer import SendResult
+from constructs_fifo.client.results import FailedEntry, SendResult
 
 __all__ = [
     "BatchSendError",
-    "FailedEntry",
     "InvalidJobError",
     "ProducerError",
     "SendFailedError",
@@ -30,28 +29,6 @@ class InvalidJobError(ProducerError, ValueError):
 
 class SendFailedError(ProducerError):
     """SQS refused or failed a send; the cause is chained (``__cause__``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FailedEntry:
-    """One entry of a batch that SQS did not accept.
-
-    Attributes
-    ----------
-    job_id:
-        The job's id.
-    code:
-        The SQS error code, e.g. ``InvalidParameterValue``.
-    message:
-        The SQS error message.
-    sender_fault:
-        SQS's ``SenderFault``: ``True`` when the request itself is wrong (retrying cannot help).
-    """
-
-    job_id: str
-    code: str
-    message: str
-    sender_fault: bool
 
 
 class BatchSendError(SendFailedError):

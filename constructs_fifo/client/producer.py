@@ -21,35 +21,22 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from botocore.exceptions import ClientError
 
-from constructs_fifo.client.errors import (
-    BatchSendError,
-    FailedEntry,
-    InvalidJobError,
-    SendFailedError,
-)
+from constructs_fifo.client.errors import BatchSendError, InvalidJobError, SendFailedError
+from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.results import FailedEntry, SendResult
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 __all__ = [
-    "MAX_BATCH_ENTRIES",
-    "MAX_ID_LENGTH",
-    "MAX_MESSAGE_BYTES",
     "RETRYABLE_ERROR_CODES",
     "JobMessage",
     "JobProducer",
-    "SendResult",
     "build_body",
     "validate_job",
 ]
 
-#: SQS quota: the largest message (and the largest SendMessageBatch request), 1 MiB.
-MAX_MESSAGE_BYTES: Final = 1024 * 1024
-#: SQS quota: entries in one SendMessageBatch.
-MAX_BATCH_ENTRIES: Final = 10
-#: SQS quota: length of MessageGroupId and MessageDeduplicationId.
-MAX_ID_LENGTH: Final = 128
 #: Batch entry error codes worth retrying (the service's side, not the request's).
 RETRYABLE_ERROR_CODES: Final = frozenset(
     {
@@ -64,9 +51,8 @@ RETRYABLE_ERROR_CODES: Final = frozenset(
     }
 )
 
-_ID_PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-_ID_PATTERN: Final = re.compile("[A-Za-z0-9" + re.escape(_ID_PUNCTUATION) + "]+")
-_ID_RULE: Final = f"1 to {MAX_ID_LENGTH} characters, each a letter, a digit or one of {_ID_PUNCTUATION}"
+_ID_PATTERN: Final = re.compile("[A-Za-z0-9" + re.escape(ID_PUNCTUATION) + "]+")
+_ID_RULE: Final = f"1 to {MAX_ID_LENGTH} characters, each a letter, a digit or one of {ID_PUNCTUATION}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,18 +78,6 @@ class JobMessage:
     payload: Any
     group: str
     deduplication_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SendResult:
-    """What SQS answered for one accepted job.
-
-    A send that SQS deduplicated is accepted too (and not delivered a second time).
-    """
-
-    message_id: str
-    sequence_number: str | None
-    job_id: str
 
 
 def build_body(job: JobMessage) -> str:

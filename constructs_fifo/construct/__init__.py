@@ -5,12 +5,11 @@ Never imported by the Lambda runtime (the function's asset does not even contain
 
 from __future__ import annotations
 
+from constructs_fifo.construct.errors import ConstructsFifoError, InvalidPropsError
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
 from constructs_fifo.construct.validation import (
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
-    ConstructsFifoError,
-    InvalidPropsError,
 )
 
 __all__ = [

@@ -22,14 +22,18 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
 from constructs_fifo.construct import defaults
+<<<<<<< HEAD
+=======
+from constructs_fifo.construct.errors import InvalidPropsError
+from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
+>>>>>>> house-merged-main
 from constructs_fifo.runtime.constants import JobMode
 
 __all__ = [
     "RESERVED_PACKAGE",
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
-    "ConstructsFifoError",
-    "InvalidPropsError",
+    "InvalidPropsError",  # defined in errors.py; re-exported: ordered_agent_queue.py imports it here
     "Props",
     "check_code",
     "check_environment",
@@ -45,22 +49,8 @@ RESERVED_PACKAGE = "constructs_fifo"
 WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
 WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
 
-#: Lambda's function timeout limit and SQS's visibility timeout limit, in seconds.
+#: Lambda's function timeout limit, in seconds (SQS's visibility timeout limit is the runtime's).
 _MAX_FUNCTION_TIMEOUT_SECONDS = 900
-_MAX_VISIBILITY_TIMEOUT_SECONDS = 43_200
-
-
-class ConstructsFifoError(Exception):
-    """Base class of every error the constructs-fifo construct raises."""
-
-
-class InvalidPropsError(ConstructsFifoError, ValueError):
-    """One or more props of an :class:`OrderedAgentQueue` are invalid; the message lists them all."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = list(problems)
-        header = f"OrderedAgentQueue: {len(problems)} invalid prop(s):"
-        super().__init__("\n".join([header, *(f"- {p}" for p in problems)]))
 
 
 @dataclass(frozen=True)
@@ -208,7 +198,7 @@ def check_props(props: Props) -> list[str]:
             f"pass visibility_timeout >= timeout (AWS recommends 6 x timeout = "
             f"{_fmt(timeout * defaults.VISIBILITY_TIMEOUT_FACTOR)}), or omit it for that default."
         )
-    if visibility is not None and visibility > _MAX_VISIBILITY_TIMEOUT_SECONDS:
+    if visibility is not None and visibility > MAX_VISIBILITY_TIMEOUT_SECONDS:
         problems.append(
             f"visibility_timeout={_fmt(visibility)} is longer than 12 hours, the SQS maximum; pass "
             "visibility_timeout <= Duration.hours(12) (a shorter timeout gives a shorter default)."

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from constructs_fifo.local.emulator import LocalEmulator
+from constructs_fifo.local.emulator.server import LocalEmulator
 
 from .support import RAW_ENV, FifoQueue, QueueFactory, Target, Timing
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from constructs_fifo.local import fidelity
+from constructs_fifo.local.emulator import patches
 
 from .support import RAW_ENV, Target
 
@@ -56,11 +56,12 @@ def _outputs(cloudformation: CloudFormationClient, stack: str) -> dict[str, str]
     return {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", [])}
 
 
-def test_a_stack_created_and_updated_by_change_sets_has_its_outputs(target: Target) -> None:
-    """AWS: API_DescribeStacks ("Outputs: A list of output structures") and
+def test_a_stack_created_and_updated_by_change_sets_has_its_outputs_and_template(target: Target) -> None:
+    """AWS: API_DescribeStacks ("Outputs: A list of output structures"), API_GetTemplate, and
     using-cfn-updating-stacks-changesets (executing a change set creates or updates the stack from
     its template). ``cdk deploy`` works this way; its outputs (QueueUrl, ...) are read from
-    DescribeStacks. Standard queues only: free, and deleted with the stack."""
+    DescribeStacks, its construct paths from GetTemplate. Standard queues only: free, and deleted
+    with the stack."""
     cloudformation: CloudFormationClient = target.client("cloudformation")
     sqs = target.client("sqs")
     stack = f"cfconf-{target.run_id}-outputs"
@@ -90,6 +91,8 @@ def test_a_stack_created_and_updated_by_change_sets_has_its_outputs(target: Targ
             "QueueArn": jobs_arn["QueueArn"],
             "Joined": f"jobs|{stack}-jobs",
         }
+        # AND GetTemplate returns the template the change set carried
+        assert cloudformation.get_template(StackName=stack)["TemplateBody"] == template
 
         # WHEN an UPDATE change set adds a resource, changes an output and drops another
         template["Resources"]["Dlq"] = _queue(f"{stack}-dlq")
@@ -104,6 +107,7 @@ def test_a_stack_created_and_updated_by_change_sets_has_its_outputs(target: Targ
         dlq_url = _physical_ids(cloudformation, stack)["Dlq"]
         assert dlq_url.endswith(f"/{stack}-dlq")
         assert _outputs(cloudformation, stack) == {"Literal": "v2", "QueueUrl": jobs_url, "DlqUrl": dlq_url}
+        assert cloudformation.get_template(StackName=stack)["TemplateBody"] == template
     finally:
         cloudformation.delete_stack(StackName=stack)
 
@@ -114,15 +118,15 @@ def test_the_change_set_outputs_patch_is_reverted_and_applied_once() -> None:
     from moto.cloudformation.models import ChangeSet
 
     # GIVEN the patches applied (the session's emulator applied them)
-    fidelity.apply()
+    patches.apply()
     patched = ChangeSet.apply
     try:
         # WHEN they are reverted THEN moto's own ChangeSet.apply is back
-        fidelity.revert()
+        patches.revert()
         assert ChangeSet.apply is not patched
         assert ChangeSet.apply.__module__ == "moto.cloudformation.models"
     finally:
         # AND applying again twice installs the same patch once (no wrapper of a wrapper)
-        fidelity.apply()
-        fidelity.apply()
+        patches.apply()
+        patches.apply()
     assert ChangeSet.apply is patched

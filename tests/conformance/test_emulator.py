@@ -10,8 +10,10 @@ import sys
 import boto3
 import pytest
 
-from constructs_fifo.local import fidelity
-from constructs_fifo.local.emulator import EmulatorError, LocalEmulator
+from constructs_fifo.local.emulator import patches
+from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
+from constructs_fifo.local.emulator.server import LocalEmulator
+from constructs_fifo.local.errors import EmulatorError, UnsupportedMotoVersionError
 
 from .support import RAW_ENV
 
@@ -23,25 +25,27 @@ pytestmark = [
 
 
 def test_apply_refuses_another_moto_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the installed moto is the pinned one THEN the check passes
+    assert patches.installed_moto_version() == patches.MOTO_VERSION
+    patches.check_moto_version(patches.installed_moto_version())
     # GIVEN moto reported at a version the patches were not written for
-    monkeypatch.setattr(fidelity, "_installed_moto_version", lambda: "5.3.0")
+    monkeypatch.setattr(patches, "installed_moto_version", lambda: "5.3.0")
     # WHEN the patches are applied THEN they refuse, naming both versions and the fix
-    with pytest.raises(fidelity.UnsupportedMotoVersionError) as caught:
-        fidelity.apply()
-    message = str(caught.value)
-    assert "moto 5.3.0 is installed" in message
-    assert f"moto[server]=={fidelity.MOTO_VERSION}" in message
+    with pytest.raises(UnsupportedMotoVersionError) as caught:
+        patches.apply()
+    assert "moto 5.3.0 is installed" in caught.value.message
+    assert f"moto[server]=={patches.MOTO_VERSION}" in caught.value.fix
 
 
 def test_apply_is_idempotent() -> None:
     # GIVEN the patches applied
-    fidelity.apply()
+    patches.apply()
     from moto.sqs.models import Queue
 
     patched = Queue.add_message
     # WHEN applied again THEN nothing changes (no patch wraps another)
-    fidelity.apply()
-    assert fidelity.is_applied()
+    patches.apply()
+    assert patches.is_applied()
     assert Queue.add_message is patched
 
 
@@ -68,7 +72,8 @@ def test_module_serves_until_sigterm() -> None:
         line = process.stdout.readline().strip()
         # THEN it prints the ready line with its endpoint, and answers there
         assert line.startswith("constructs-fifo emulator ready at http://localhost:")
-        endpoint = line.rsplit(" ", 1)[-1]
+        endpoint = endpoint_from_ready_line(line)
+        assert endpoint is not None
         sqs = boto3.client(
             "sqs",
             endpoint_url=endpoint,

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.demo import free_port
-from constructs_fifo.local.deploy import child_environment
+from constructs_fifo.local.aws import AwsTarget, free_port
+from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
 
 ROOT = Path(__file__).resolve().parents[2]
-READY = "emulator ready at "
+REGION = "us-east-1"
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Deployment:
     serve_seconds: float
     deploy_seconds: float
 
+    @property
+    def target(self) -> AwsTarget:
+        """The emulator, with fake credentials."""
+        return AwsTarget(self.endpoint_url, REGION, fake_credentials=True)
+
 
 def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
     assert process.stdout is not None
@@ -44,8 +49,9 @@ def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
         if not line:
             break
         seen.append(line)
-        if READY in line:
-            return line.split(READY, 1)[1].strip()
+        endpoint = endpoint_from_ready_line(line)
+        if endpoint is not None:
+            return endpoint
     raise RuntimeError(f"`constructs-fifo local serve` did not report ready: {''.join(seen)[-2000:]}")
 
 
@@ -53,7 +59,7 @@ def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
 def deployment() -> Iterator[Deployment]:
     """``constructs-fifo local serve`` + ``constructs-fifo deploy``, once per session."""
     port = free_port()
-    env = child_environment(region="us-east-1", fake_credentials=True)
+    env = AwsTarget(None, REGION, fake_credentials=True).child_environment()
     started = time.perf_counter()
     serve = subprocess.Popen(
         [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", str(port)],

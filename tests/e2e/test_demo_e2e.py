@@ -10,40 +10,39 @@ import json
 import shutil
 from pathlib import Path
 
-import boto3
 import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
-from constructs_fifo.local.credentials import FAKE_CREDENTIALS
-from constructs_fifo.local.demo import REQUIRED_OUTPUTS, make_clients, send_workload
-from constructs_fifo.local.runner import EventSourceRunner
-from constructs_fifo.local.verify import expectations_of, observe, verify
-from constructs_fifo.local.workload import WorkloadSpec, generate_workload
+from constructs_fifo.local.demo.sample_app import OUTPUT_DEAD_LETTER_QUEUE_URL, OUTPUT_QUEUE_URL, OUTPUTS
+from constructs_fifo.local.demo.scenario_verify import send_workload
+from constructs_fifo.local.demo.steps import make_clients, sample_resources
+from constructs_fifo.local.demo.verify import expectations_of, observe, verify
+from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
+from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.stack import resolve_queue
 
 from .conftest import ROOT, Deployment
 
 pytestmark = pytest.mark.e2e
 
-REGION = "us-east-1"
-
-
-def _session() -> boto3.session.Session:
-    return boto3.session.Session(
-        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=REGION,
-    )
-
 
 def test_serve_and_deploy_give_the_sample_stack(deployment: Deployment) -> None:
     # GIVEN `local serve` and `deploy` ran (session fixture)
     outputs = deployment.outputs
-    # THEN every output the demo reads is there and the queues are FIFO
-    assert set(REQUIRED_OUTPUTS) | {"FunctionName"} <= set(outputs)
-    assert outputs["QueueUrl"].endswith(".fifo")
-    assert outputs["DeadLetterQueueUrl"].endswith(".fifo")
+    # THEN every output of the sample app's contract is there and the queues are FIFO
+    assert set(OUTPUTS) <= set(outputs)
+    assert outputs[OUTPUT_QUEUE_URL].endswith(".fifo")
+    assert outputs[OUTPUT_DEAD_LETTER_QUEUE_URL].endswith(".fifo")
+    # AND the stack's one queue is found at its construct path, with what the demo reads
+    queue = resolve_queue("AgentJobs", target=deployment.target)
+    assert queue.construct_path == "AgentJobs/Jobs"
+    resources = sample_resources(queue)
+    assert (
+        resources.dead_letter_queue_url.rsplit("/", 1)[-1]
+        == outputs[OUTPUT_DEAD_LETTER_QUEUE_URL].rsplit("/", 1)[-1]
+    )
     # AND the emulator answers for them
-    sqs = _session().client("sqs", endpoint_url=deployment.endpoint_url)
+    sqs = deployment.target.client("sqs")
     attributes = sqs.get_queue_attributes(QueueUrl=outputs["QueueUrl"], AttributeNames=["FifoQueue"])
     assert attributes["Attributes"]["FifoQueue"] == "true"
 
@@ -118,12 +117,12 @@ def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(
     workload = generate_workload(
         WorkloadSpec(workspaces=2, jobs=16, duplicate_rate=0.0, failure_rate=0.5, poison=0, seed=103)
     )
-    clients = make_clients(deployment.endpoint_url, REGION, fake_credentials=True)
-    send_workload(workload, deployment.outputs["QueueUrl"], sqs_client=clients.sqs)
+    target = deployment.target
+    clients = make_clients(target)
+    resources = sample_resources(resolve_queue("AgentJobs", target=target))
+    send_workload(workload, resources.queue_url, sqs_client=clients.sqs, target=target)
     # AND the deployed mapping run with a naive handler that does not stop a group at its failure
-    with EventSourceRunner.from_stack(
-        "AgentJobs", session=_session(), endpoint_url=deployment.endpoint_url, region=REGION
-    ) as runner:
+    with EventSourceRunner.from_stack("AgentJobs", target=target) as runner:
         shutil.copy(Path(__file__).with_name("naive_consumer.py"), runner.function.code_dir)
         runner.function = dataclasses.replace(runner.function, handler="naive_consumer.handler")
         # WHEN the queue drains
@@ -131,7 +130,7 @@ def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(
     # THEN the verifier reports the reordered workspaces, with expected and actual orders
     observed = observe(
         workload.workspace_ids,
-        outputs=deployment.outputs,
+        resources=resources,
         sqs_client=clients.sqs,
         dynamodb_client=clients.dynamodb,
     )

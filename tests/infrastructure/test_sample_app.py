@@ -15,6 +15,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from constructs_fifo.local.demo.sample_app import ENV_WORKSPACE_TABLE, OUTPUTS, WORKSPACE_KEY
+
 from .stacks import REPO, Synthesized
 
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -38,13 +40,17 @@ def test_sample_stack_matches_snapshot(synthesized: Synthesized, snapshot: Snaps
     assert template == snapshot.use_extension(JSONSnapshotExtension)
 
 
-def test_normalise_hides_only_hashes() -> None:
-    # GIVEN a value with an asset key and an ordinary string
-    value = {"S3Key": "a" * 64 + ".zip", "Name": ["AgentJobs-631A4DD2.fifo"]}
-    # WHEN normalising
-    result = _normalise(value)
-    # THEN only the hash is replaced
-    assert result == {"S3Key": "<asset-hash>.zip", "Name": ["AgentJobs-631A4DD2.fifo"]}
+def test_sample_stack_states_the_contracts_outputs_and_workspace_table(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack's template
+    template = synthesized.templates["AgentJobs"].to_json()
+    # THEN its outputs are exactly the contract's, and the worker is told its workspace table
+    assert set(template["Outputs"]) == set(OUTPUTS)
+    [function] = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    assert ENV_WORKSPACE_TABLE in function["Properties"]["Environment"]["Variables"]
+    [workspaces] = [
+        r for logical_id, r in template["Resources"].items() if logical_id.startswith("WorkspaceTable")
+    ]
+    assert workspaces["Properties"]["KeySchema"] == [{"AttributeName": WORKSPACE_KEY, "KeyType": "HASH"}]
 
 
 @pytest.mark.parametrize("stack", ["AgentJobs", "Variant", "Risky"])

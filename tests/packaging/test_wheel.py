@@ -1,9 +1,10 @@
-"""Packaging: the wheel, installed into a fresh venv outside the repository, builds a working asset.
+"""Packaging: the wheel, installed into a fresh venv with only its declared dependencies, works.
 
-The fresh venv gets the wheel with ``--no-deps``; its dependencies (aws-cdk-lib, boto3 ...) come from
-this repository's ``.venv`` through a ``.pth`` line, so nothing is downloaded. A ``.pth`` *line* adds
-a directory without processing the ``.pth`` files inside it, so the repository's editable install is
-not visible: ``constructs_fifo`` can only come from the wheel.
+The wheel is built from this repository and installed with uv into a new virtual environment outside
+it: no system site-packages, nothing borrowed from the development ``.venv`` (uv may take the
+packages from its local cache, or from PyPI). There the console script must work without the
+``local`` extra (``--help``, and one line naming the extra for the emulator's commands), and a
+consumer app must synthesize with the installed construct.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+UV = Path(sys.executable).with_name("uv")  # pinned in the development venv (Makefile)
 
 pytestmark = pytest.mark.packaging
 
@@ -55,15 +57,38 @@ CONSUMER_HANDLER = textwrap.dedent(
 )
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False)
-    assert result.returncode == 0, f"{args} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
-    return result.stdout
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, *, expect: int = 0
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    output = f"{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+    assert result.returncode == expect, f"{args} exited {result.returncode}, expected {expect}:\n{output}"
+    return result
 
 
-def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(tmp_path: Path) -> None:
-    # GIVEN the wheel of this repository ...
-    dist = tmp_path / "dist"
+@dataclass(frozen=True)
+class Installed:
+    """The fresh venv that holds the wheel and its declared dependencies only."""
+
+    root: Path
+    python: Path
+    cli: Path
+    site: Path
+
+    def env(self) -> dict[str, str]:
+        """This process's environment without anything that would reach the repository or an endpoint."""
+        env = {
+            k: v for k, v in os.environ.items() if k not in {"AWS_ENDPOINT_URL", "PYTHONPATH", "VIRTUAL_ENV"}
+        }
+        env["JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION"] = "1"
+        return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """``pip install <wheel>`` with no extras into a new venv outside the repository (with uv: seconds)."""
+    work = tmp_path_factory.mktemp("packaging")
+    dist = work / "dist"
     _run(
         [
             sys.executable,
@@ -77,43 +102,88 @@ def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(tmp_path: P
             str(dist),
             str(REPO),
         ],
-        cwd=tmp_path,
+        cwd=work,
     )
     (wheel,) = dist.glob("constructs_fifo-*.whl")
-    # ... installed into a fresh venv outside the repository, dependencies borrowed from .venv
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
+    venv = work / "venv"
+    _run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], cwd=work)
     python = venv / "bin" / "python"
-    _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)],
-        cwd=tmp_path,
-    )
-    fresh_site = Path(
+    _run([str(UV), "pip", "install", "--quiet", "--python", str(python), str(wheel)], cwd=work)
+    site = Path(
         _run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path
-        ).strip()
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=work
+        ).stdout.strip()
     )
-    (fresh_site / "borrowed_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    # ... and a consumer app with its own handler package
+    return Installed(root=work, python=python, cli=venv / "bin" / "constructs-fifo", site=site)
+
+
+def test_the_fresh_venv_holds_the_declared_dependencies_and_nothing_borrowed(installed: Installed) -> None:
+    # GIVEN the fresh venv WHEN it is asked what it can import and from where
+    probe = (
+        "import importlib.util as u, json, sys; "
+        "print(json.dumps({'path': sys.path, 'found': {n: u.find_spec(n) is not None for n in "
+        "('constructs_fifo', 'aws_cdk', 'boto3', 'rich', 'moto', 'flask', 'pytest')}}))"
+    )
+    seen = json.loads(
+        _run([str(installed.python), "-c", probe], cwd=installed.root, env=installed.env()).stdout
+    )
+    # THEN the base dependencies are there, the extras and the dev tools are not
+    assert seen["found"] == {
+        "constructs_fifo": True,
+        "aws_cdk": True,
+        "boto3": True,
+        "rich": True,
+        "moto": False,
+        "flask": False,
+        "pytest": False,
+    }
+    # AND nothing on its path is the repository or its development venv
+    assert not [entry for entry in seen["path"] if entry and Path(entry).is_relative_to(REPO)]
+
+
+def test_the_cli_works_on_a_plain_install(installed: Installed) -> None:
+    # GIVEN the plain install WHEN the CLI and its AWS commands are asked for help THEN they answer
+    help_text = _run([str(installed.cli), "--help"], cwd=installed.root, env=installed.env()).stdout
+    for command in ("local", "deploy", "drain", "demo"):
+        assert command in help_text
+    for command in ("deploy", "drain"):
+        assert (
+            "--endpoint-url"
+            in _run([str(installed.cli), command, "--help"], cwd=installed.root, env=installed.env()).stdout
+        )
+
+
+@pytest.mark.parametrize("argv", [["local", "serve"], ["demo"]])
+def test_the_emulator_commands_name_the_local_extra_in_one_line(
+    installed: Installed, argv: list[str]
+) -> None:
+    # GIVEN the plain install (no 'local' extra) WHEN a command that starts the emulator runs
+    result = _run([str(installed.cli), *argv], cwd=installed.root, env=installed.env(), expect=3)
+    # THEN exit 3 and one line naming the extra to install, no traceback
+    assert result.stderr.strip().splitlines() == [
+        "constructs-fifo: the local emulator needs moto, flask, which this installation lacks (they come "
+        "with the 'local' extra). Fix: pip install 'constructs-fifo[local]'."
+    ]
+
+
+def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(
+    installed: Installed, tmp_path: Path
+) -> None:
+    # GIVEN a consumer app with its own handler package, next to the fresh venv
     consumer = tmp_path / "consumer"
     (consumer / "handlers" / "billing").mkdir(parents=True)
     (consumer / "handlers" / "billing" / "__init__.py").write_text("")
     (consumer / "handlers" / "billing" / "worker.py").write_text(CONSUMER_HANDLER)
     (consumer / "app.py").write_text(CONSUMER_APP)
     out = consumer / "cdk.out"
-    env = {
-        **os.environ,
-        "CDK_OUTDIR": str(out),
-        "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
-        "PYTHONPATH": "",
-    }
+    env = {**installed.env(), "CDK_OUTDIR": str(out)}
 
-    # WHEN the consumer app synthesizes from its own directory
-    _run([str(python), "app.py"], cwd=consumer, env=env)
+    # WHEN the consumer app synthesizes from its own directory with the venv's Python
+    _run([str(installed.python), "app.py"], cwd=consumer, env=env)
 
     # THEN constructs_fifo came from the fresh venv, not the repository
     imported_from = Path((consumer / "imported_from.txt").read_text())
-    assert imported_from.is_relative_to(fresh_site), imported_from
+    assert imported_from.is_relative_to(installed.site), imported_from
     # AND the function's asset holds the runtime, the consumer's handler and no CDK code
     template = json.loads((out / "Consumer.template.json").read_text())
     (function,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
@@ -123,13 +193,15 @@ def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(tmp_path: P
     assert (asset / "constructs_fifo" / "__init__.py").is_file()
     assert (asset / "billing" / "worker.py").is_file()
     assert not (asset / "constructs_fifo" / "construct").exists()
+    assert not (asset / "constructs_fifo" / "local").exists()
+    assert not (asset / "constructs_fifo" / "cli").exists()
     assert not list(asset.rglob("__pycache__"))
     assert function["Properties"]["Handler"] == "constructs_fifo.runtime.entrypoint.handler"
-    # AND the runtime imports from the asset alone without loading aws_cdk
+    # AND the runtime imports from the asset alone without loading aws_cdk (or rich)
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "import constructs_fifo.runtime.entrypoint as e, billing.worker as w; "
         "assert e.__file__.startswith(sys.argv[1]), e.__file__; "
-        "assert 'aws_cdk' not in sys.modules; print('ok')"
+        "assert 'aws_cdk' not in sys.modules and 'rich' not in sys.modules; print('ok')"
     )
-    assert _run([str(python), "-c", probe, str(asset)], cwd=tmp_path).strip() == "ok"
+    assert _run([str(installed.python), "-c", probe, str(asset)], cwd=tmp_path).stdout.strip() == "ok"

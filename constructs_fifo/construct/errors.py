@@ -1,0 +1,21 @@
+"""Errors of the CDK side: one base class, narrow subclasses (a leaf module: imports nothing)."""
+
+from __future__ import annotations
+
+__all__ = ["ConstructsFifoError", "InvalidPropsError"]
+
+
+class ConstructsFifoError(Exception):
+    """Base class of every error the constructs-fifo construct raises."""
+
+
+class InvalidPropsError(ConstructsFifoError, ValueError):
+    """One or more props of an :class:`OrderedAgentQueue` are invalid; the message lists them all.
+
+    Each problem names the prop, its value, the rule and the fix.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        header = f"OrderedAgentQueue: {len(problems)} invalid prop(s):"
+        super().__init__("\n".join([header, *(f"- {p}" for p in problems)]))

@@ -1,0 +1,106 @@
+"""Fidelity patches: make moto 5.2.5 behave like AWS where constructs-fifo depends on it.
+
+This package is the one place that changes moto, split as moto splits: :mod:`.sqs_models` (state and
+behaviour), :mod:`.sqs_responses` (request parsing), :mod:`.cloudformation`; :mod:`.registry`
+remembers what was replaced. Every patch restores one documented AWS behaviour and names the AWS
+page it comes from. :func:`apply` is idempotent and refuses any moto version other than
+:data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
+moved, and a silently half-applied patch is worse than none). :func:`revert` undoes every patch
+(tests use it to compare with moto as shipped).
+
+What is corrected (see ``docs/emulator.md`` for the table with observations):
+
+1. Lambda event source mappings are inert: moto invoked the function (in Docker) from every
+   SendMessage to a queue with a mapping. Mappings stay creatable and listable; nothing invokes.
+2. FIFO receive: in-group order, no group with a message in flight, one group's messages first.
+3. FIFO deduplication: 5 minutes from the first send, also after delete; ``DeduplicationScope``
+   ``messageGroup``; a duplicate send succeeds with the original MessageId and delivers nothing.
+4. SequenceNumber: 20 digits, increasing per queue.
+5. Moves to a FIFO dead-letter queue bypass the DLQ's deduplication and keep the message as it was.
+6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters;
+   ``RedriveAllowPolicy`` is returned by GetQueueAttributes.
+7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` (DLQ redrive), done synchronously.
+8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; a table's
+   ``TimeToLiveSpecification`` is applied; a stack created or updated by executing a change set
+   (what ``cdk deploy`` does) has its ``Outputs`` and its template.
+9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not
+   count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
+
+Examples
+--------
+>>> from constructs_fifo.local.emulator import patches
+>>> patches.apply()  # doctest: +SKIP
+>>> patches.is_applied()  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Final
+
+from constructs_fifo.local.emulator.patches import cloudformation, registry, sqs_models, sqs_responses
+from constructs_fifo.local.emulator.patches.sqs_models import DEDUPLICATION_INTERVAL_SECONDS
+from constructs_fifo.local.errors import UnsupportedMotoVersionError
+
+__all__ = [
+    "DEDUPLICATION_INTERVAL_SECONDS",
+    "MOTO_VERSION",
+    "apply",
+    "check_moto_version",
+    "installed_moto_version",
+    "is_applied",
+    "revert",
+]
+
+MOTO_VERSION: Final = "5.2.5"
+"""The one moto version these patches were written and tested against."""
+
+
+def installed_moto_version() -> str:
+    """The installed moto's version, ``(none)`` when moto is not installed."""
+    try:
+        return metadata.version("moto")
+    except metadata.PackageNotFoundError:
+        return "(none)"
+
+
+def check_moto_version(installed: str) -> None:
+    """Raise :class:`UnsupportedMotoVersionError` unless ``installed`` is :data:`MOTO_VERSION`."""
+    if installed != MOTO_VERSION:
+        raise UnsupportedMotoVersionError(
+            f"moto {installed} is installed, but the constructs-fifo fidelity patches target moto "
+            f"{MOTO_VERSION} only (they replace private moto functions that change between versions)",
+            f"install the pinned version: pip install 'moto[server]=={MOTO_VERSION}' "
+            "(or pip install 'constructs-fifo[local]')",
+        )
+
+
+def is_applied() -> bool:
+    """Return whether :func:`apply` has patched moto (and :func:`revert` has not undone it)."""
+    return registry.is_applied()
+
+
+def apply() -> None:
+    """Patch moto so that it behaves like AWS where constructs-fifo depends on it.
+
+    Idempotent: a second call does nothing.
+
+    Raises
+    ------
+    UnsupportedMotoVersionError
+        When the installed moto is not :data:`MOTO_VERSION`.
+    """
+    check_moto_version(installed_moto_version())
+    with sqs_models.SQS_LOCK:
+        if registry.is_applied():
+            return
+        sqs_models.patch()
+        sqs_responses.patch()
+        cloudformation.patch()
+
+
+def revert() -> None:
+    """Undo every patch :func:`apply` made (state already in moto's backends stays)."""
+    with sqs_models.SQS_LOCK:
+        registry.revert()

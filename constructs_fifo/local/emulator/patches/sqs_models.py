@@ -1,0 +1,396 @@
+"""Fidelity patches of moto's SQS models: state and behaviour (``moto/sqs/models.py``).
+
+Each function below replaces or adds one method of moto 5.2.5's ``Message``, ``Queue`` or
+``SQSBackend`` and names the AWS page of the behaviour it restores. :func:`patch` applies them; the
+package's :func:`~constructs_fifo.local.emulator.patches.apply` calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any, Final
+
+# moto is the optional "local" extra; these are the seams the patches replace (moto 5.2.5).
+from moto.sqs.exceptions import InvalidParameterValue, MissingParameter, QueueDoesNotExist
+from moto.sqs.models import Message, Queue, SQSBackend, _filter_message_attributes
+
+from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_ID_LENGTH
+from constructs_fifo.local.emulator.patches.registry import original, replace
+
+__all__ = ["DEDUPLICATION_INTERVAL_SECONDS", "SQS_LOCK", "patch"]
+
+DEDUPLICATION_INTERVAL_SECONDS: Final = 300
+"""AWS: FIFO-key-terms, "the 5-minute deduplication interval"."""
+
+_ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + ID_PUNCTUATION)
+
+#: One lock for every SQS state change the patches make. moto's server answers each request on its
+#: own thread and moto's own receive is not atomic: two concurrent receives could hand out the same
+#: group. A single lock is simple and far from the bottleneck of a local run.
+SQS_LOCK: Final = threading.RLock()
+
+
+@dataclass(frozen=True)
+class _DedupRecord:
+    sent_ms: float
+    message_id: str
+    sequence_number: str
+
+
+def _queue_state(queue: Any) -> dict[str, Any]:
+    """Per-queue state the patches keep on moto's Queue object (created on first use)."""
+    state: dict[str, Any] | None = queue.__dict__.get("_constructs_fifo_state")
+    if state is None:
+        # AWS sequence numbers are 20 digits and grow; start from the clock so that a queue
+        # recreated under the same name does not reuse numbers.
+        state = {"dedup": {}, "sequence": 10**19 + int(time.time() * 1000) * 1000, "tasks": []}
+        queue.__dict__["_constructs_fifo_state"] = state
+    return state
+
+
+def _next_sequence_number(queue: Any) -> str:
+    # AWS: API_SendMessage, "SequenceNumber ... The length of SequenceNumber is 128 bits" and
+    # it "continues to increase for a particular MessageGroupId"; AWS shows 20 digits.
+    state = _queue_state(queue)
+    state["sequence"] += 1
+    return f"{state['sequence']:020d}"
+
+
+def _validate_id(name: str, value: str | None) -> None:
+    # AWS: quotas-messages / API_SendMessage, MessageGroupId and MessageDeduplicationId: up to 128
+    # characters, alphanumerics and punctuation. moto 5.2.5 accepts anything.
+    if value is None:
+        return
+    if not 1 <= len(value) <= MAX_ID_LENGTH or not set(value) <= _ID_CHARACTERS:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise InvalidParameterValue(
+            f"Value {shown} for parameter {name} is invalid. Reason: {name} can only include "
+            f"alphanumeric and punctuation characters. 1 to {MAX_ID_LENGTH} in length "
+            f"(given {len(value)} characters)."
+        )
+
+
+def _validate_message(  # noqa: PLR0917 - moto's positional signature
+    self: Any,
+    queue: Any,
+    message_body: str,
+    delay_seconds: int,
+    deduplication_id: str | None = None,
+    group_id: str | None = None,
+    validate_group_id: bool = True,
+) -> None:
+    """moto's SendMessage checks plus the id rules; reads queue fields, not ``queue.attributes``.
+
+    moto's own version reads ``queue.attributes`` twice per message, which counts every message of
+    the queue with a 20 µs clock call each: sending n messages cost O(n²) (500 sends: ~40 s).
+    """
+    _validate_id("MessageGroupId", group_id)
+    _validate_id("MessageDeduplicationId", deduplication_id)
+    if queue.fifo_queue:
+        content_based = bool(queue.content_based_deduplication)
+        if not group_id:
+            raise MissingParameter("MessageGroupId")
+        if not content_based and not deduplication_id:
+            raise InvalidParameterValue(
+                "The queue should either have ContentBasedDeduplication enabled or "
+                "MessageDeduplicationId provided explicitly"
+            )
+        if delay_seconds > 0:
+            raise InvalidParameterValue(
+                f"Value {delay_seconds} for parameter DelaySeconds is invalid. Reason: "
+                "The request include parameter that is not valid for this queue type."
+            )
+    if len(message_body) > queue.maximum_message_size:
+        raise InvalidParameterValue(
+            "One or more parameters are invalid. Reason: Message must be shorter than "
+            f"{queue.maximum_message_size} bytes."
+        )
+
+
+def _now_ms() -> float:
+    return time.time() * 1000
+
+
+def _message_visible(self: Any) -> bool:
+    # Same rule as moto (visible once the clock passes visible_at), with a cheap clock: moto's
+    # unix_time_millis() builds datetimes (~20 µs) and runs once per message per receive/count.
+    return bool(_now_ms() > self.visible_at)
+
+
+def _message_delayed(self: Any) -> bool:
+    return bool(_now_ms() < self.delayed_until)
+
+
+def _add_message(self: Any, message: Any) -> None:
+    """Queue.add_message without moto's event source mapping invocations, with AWS deduplication.
+
+    moto 5.2.5 invokes the mapped Lambda function (in Docker) from every SendMessage, raising
+    ApproximateReceiveCount even when the invoke fails. constructs-fifo's local drain runner is the
+    event source mapping, so the emulator never acts on mappings (AWS: a mapping is a poller
+    outside SQS; SendMessage itself never invokes anything).
+    """
+    with SQS_LOCK:
+        if self.fifo_queue:
+            records = _live_dedup_records(self, message)
+            key = _dedup_key(self, message)
+            prior = records.get(key) if key is not None else None
+            if prior is not None:
+                # The caller (SendMessage) answers with the original MessageId and SequenceNumber.
+                message.id = prior.message_id
+                message.sequence_number = prior.sequence_number
+                return
+            message.sequence_number = _next_sequence_number(self)
+            if key is not None:
+                records[key] = _DedupRecord(_sent_ms(message), message.id, message.sequence_number)
+        with self._messages_lock:
+            self._messages.append(message)
+            self._messages_lock.notify_all()
+
+
+def _sent_ms(message: Any) -> float:
+    return float(message.sent_timestamp or time.time() * 1000)
+
+
+def _live_dedup_records(queue: Any, message: Any) -> dict[tuple[str | None, str], _DedupRecord]:
+    """The queue's deduplication records younger than the deduplication interval.
+
+    AWS: FIFO-key-terms / using-messagededuplicationid-property. A deduplication id is remembered
+    for 5 minutes after the send that used it, even if that message was received and deleted.
+    A duplicate send is accepted (success, with the original MessageId) but not delivered.
+    moto 5.2.5 compared only against messages still in the queue and returned a new MessageId.
+    """
+    records: dict[tuple[str | None, str], _DedupRecord] = _queue_state(queue)["dedup"]
+    horizon = _sent_ms(message) - DEDUPLICATION_INTERVAL_SECONDS * 1000
+    for key in [k for k, r in records.items() if r.sent_ms <= horizon]:
+        del records[key]
+    return records
+
+
+def _dedup_key(queue: Any, message: Any) -> tuple[str | None, str] | None:
+    # AWS: enable-high-throughput-fifo, DeduplicationScope=messageGroup makes the key
+    # (MessageGroupId, MessageDeduplicationId). moto 5.2.5 ignored the scope.
+    if message.deduplication_id is None:
+        return None
+    scope_group = getattr(queue, "deduplication_scope", "queue") == "messageGroup"
+    return (message.group_id if scope_group else None, message.deduplication_id)
+
+
+def _in_flight(message: Any, now_ms: float) -> bool:
+    return bool(message.approximate_receive_count) and message.visible_at >= now_ms
+
+
+def _move_to_dead_letter_queue(queue: Any, message: Any) -> None:
+    """Move a message to the queue's DLQ as AWS does.
+
+    AWS: sqs-dead-letter-queues. The message keeps its MessageId, body, attributes and
+    MessageGroupId; the DLQ's deduplication does not apply to the move. moto 5.2.5 re-sent it
+    through the DLQ's add_message, where FIFO deduplication could drop it.
+    """
+    dlq = queue.dead_letter_queue
+    queue._messages.remove(message)
+    queue.pending_messages.discard(message)
+    message.visible_at = 0.0
+    if dlq.fifo_queue:
+        message.sequence_number = _next_sequence_number(dlq)
+    with dlq._messages_lock:
+        dlq._messages.append(message)
+        dlq._messages_lock.notify_all()
+
+
+def _select_fifo(
+    backend: Any, queue: Any, count: int, visibility_timeout: int, names: list[str]
+) -> list[Any]:
+    """Pick up to ``count`` messages of a FIFO queue as AWS does.
+
+    AWS: knowledge-center sqs-fifo-messages-not-returned and FIFO-key-terms. Messages of one group
+    come in order; a group with a message in flight returns nothing until that message is deleted
+    or visible again; a receive returns as many messages of one group as possible, then others.
+    moto 5.2.5 skipped a group's first message while a later one of the same group was still
+    marked pending, so m2 could be delivered before m1 after both became visible again.
+    """
+    now_ms = _now_ms()
+    retention_ms = int(queue.message_retention_period) * 1000
+    for message in [m for m in queue._messages if now_ms - (m.sent_timestamp or now_ms) > retention_ms]:
+        queue._messages.remove(message)
+        queue.pending_messages.discard(message)
+
+    blocked: set[str | None] = {m.group_id for m in queue._messages if _in_flight(m, now_ms)}
+    redrive = queue.redrive_policy if queue.dead_letter_queue is not None else None
+    to_dead_letter: list[Any] = []
+    by_group: dict[str | None, list[Any]] = {}
+    for message in queue._messages:
+        group = message.group_id
+        if group in blocked:
+            continue
+        if message.delayed:
+            blocked.add(group)
+            continue
+        if redrive and message.approximate_receive_count >= int(redrive["maxReceiveCount"]):
+            to_dead_letter.append(message)
+            continue
+        by_group.setdefault(group, []).append(message)
+    for message in to_dead_letter:
+        _move_to_dead_letter_queue(queue, message)
+
+    result: list[Any] = []
+    for messages in by_group.values():  # groups ordered by their oldest deliverable message
+        for message in messages:
+            if len(result) >= count:
+                return result
+            queue.pending_messages.discard(message)
+            message.mark_received(visibility_timeout=visibility_timeout)
+            if _in_flight(message, _now_ms()):
+                queue.pending_messages.add(message)
+            copy = deepcopy(message)
+            _filter_message_attributes(copy, names)
+            result.append(copy)
+    return result
+
+
+def _receive_message(  # noqa: PLR0917 - moto's positional signature
+    self: Any,
+    queue_name: str,
+    count: int,
+    wait_seconds_timeout: int,
+    visibility_timeout: int,
+    message_attribute_names: list[str] | None = None,
+) -> list[Any]:
+    queue = self.get_queue(queue_name)
+    if not queue.fifo_queue:
+        moto_receive = original(SQSBackend, "receive_message")
+        return list(
+            moto_receive(
+                self, queue_name, count, wait_seconds_timeout, visibility_timeout, message_attribute_names
+            )
+        )
+    names = message_attribute_names or []
+    deadline = time.monotonic() + int(wait_seconds_timeout or 0)
+    while True:
+        with SQS_LOCK:
+            result = _select_fifo(self, queue, int(count), int(visibility_timeout or 0), names)
+        remaining = deadline - time.monotonic()
+        if result or remaining <= 0:
+            return result
+        # Long polling: woken by a send; visibility expiry is checked at least every 0.2 s.
+        with queue._messages_lock:
+            queue._messages_lock.wait(timeout=min(0.2, remaining))
+
+
+def _locked(owner: Any, name: str) -> Callable[..., Any]:
+    unlocked = owner.__dict__[name]
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with SQS_LOCK:
+            return unlocked(*args, **kwargs)
+
+    wrapper.__name__ = name
+    wrapper.__doc__ = unlocked.__doc__
+    return wrapper
+
+
+def _queue_attributes(self: Any) -> dict[str, Any]:
+    # AWS: API_SetQueueAttributes, RedriveAllowPolicy is a queue attribute returned by
+    # GetQueueAttributes. moto 5.2.5 stored it but never returned it.
+    result: dict[str, Any] = original(Queue, "attributes").fget(self)
+    policy = self.__dict__.get("redrive_allow_policy")
+    if policy:
+        result["RedriveAllowPolicy"] = policy if isinstance(policy, str) else json.dumps(policy)
+    return result
+
+
+# --- StartMessageMoveTask: DLQ redrive (backend methods; sqs_responses parses the requests) -----
+
+
+def _start_message_move_task(
+    self: Any, source_arn: str, destination_arn: str | None, max_per_second: int | None
+) -> str:
+    """Move every message of a dead-letter queue back, at once.
+
+    AWS: API_StartMessageMoveTask. Moves messages from a DLQ to its source queue (or the given
+    destination). Redriven messages get a new MessageId; FIFO keeps MessageGroupId. The emulator
+    moves synchronously; :func:`_list_message_move_tasks` then reports the task COMPLETED. Not in
+    moto 5.2.5.
+    """
+    source = _queue_by_arn(self, source_arn)
+    if destination_arn is None:
+        sources = [q for q in self.queues.values() if q.dead_letter_queue is source]
+        if len(sources) != 1:
+            raise InvalidParameterValue(
+                f"Value {source_arn} for parameter SourceArn is invalid. Reason: without "
+                f"DestinationArn the source must be the dead-letter queue of exactly one queue "
+                f"(found {len(sources)}). Pass DestinationArn."
+            )
+        destination = sources[0]
+    else:
+        destination = _queue_by_arn(self, destination_arn)
+    if destination.fifo_queue != source.fifo_queue:
+        raise InvalidParameterValue(
+            f"Value {destination.queue_arn} for parameter DestinationArn is invalid. Reason: source "
+            "and destination must both be FIFO or both standard queues."
+        )
+    with SQS_LOCK:
+        moved = [m for m in source._messages if not _in_flight(m, _now_ms())]
+        for message in moved:
+            source._messages.remove(message)
+            source.pending_messages.discard(message)
+            message.id = str(uuid.uuid4())
+            message.visible_at = 0.0
+            message.approximate_receive_count = 0
+            message.approximate_first_receive_timestamp = None
+            if destination.fifo_queue:
+                message.sequence_number = _next_sequence_number(destination)
+            with destination._messages_lock:
+                destination._messages.append(message)
+                destination._messages_lock.notify_all()
+        handle = str(uuid.uuid4())
+        _queue_state(source)["tasks"].append(
+            {
+                "TaskHandle": handle,
+                "Status": "COMPLETED",
+                "SourceArn": source.queue_arn,
+                "DestinationArn": destination.queue_arn,
+                "MaxNumberOfMessagesPerSecond": max_per_second,
+                "ApproximateNumberOfMessagesMoved": len(moved),
+                "ApproximateNumberOfMessagesToMove": len(moved),
+                "StartedTimestamp": int(time.time() * 1000),
+            }
+        )
+    return handle
+
+
+def _queue_by_arn(backend: Any, arn: str) -> Any:
+    for queue in backend.queues.values():
+        if queue.queue_arn == arn:
+            return queue
+    raise QueueDoesNotExist()
+
+
+def _list_message_move_tasks(self: Any, source_arn: str, max_results: int) -> list[dict[str, Any]]:
+    """The move tasks of a dead-letter queue, newest first (AWS: API_ListMessageMoveTasks)."""
+    source = _queue_by_arn(self, source_arn)
+    tasks = [
+        {k: v for k, v in task.items() if k != "TaskHandle" and v is not None}
+        for task in reversed(_queue_state(source)["tasks"])
+    ]
+    return tasks[:max_results]
+
+
+def patch() -> None:
+    """Apply the SQS model patches (see the package docstring, items 1 to 7 and 9)."""
+    replace(Message, "visible", property(_message_visible))
+    replace(Message, "delayed", property(_message_delayed))
+    replace(Queue, "add_message", _add_message)
+    replace(Queue, "attributes", property(_queue_attributes))
+    replace(SQSBackend, "_validate_message", _validate_message)
+    replace(SQSBackend, "receive_message", _receive_message)
+    for name in ("delete_message", "change_message_visibility", "purge_queue"):
+        replace(SQSBackend, name, _locked(SQSBackend, name))
+    replace(SQSBackend, "start_message_move_task", _start_message_move_task)
+    replace(SQSBackend, "list_message_move_tasks", _list_message_move_tasks)

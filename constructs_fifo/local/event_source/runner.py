@@ -1,0 +1,486 @@
+"""The local event source mapping: poll a FIFO queue as Lambda does and run the deployed handler.
+
+``EventSourceRunner.from_stack`` finds the stack's queue (:mod:`constructs_fifo.local.stack`, with
+``queue=`` for a stack of several) and reads what is deployed
+(:mod:`~constructs_fifo.local.event_source.deployment`). ``drain`` then does what Lambda's pollers do:
+
+- ReceiveMessage batches of up to BatchSize with every system attribute, turned into real Lambda SQS
+  events (:mod:`~constructs_fifo.local.event_source.events`);
+- as many batches in flight as the concurrency allows (MaximumConcurrency, else reserved
+  concurrency), each in its own long-lived worker process
+  (:mod:`~constructs_fifo.local.event_source.pool`);
+- with ReportBatchItemFailures, DeleteMessageBatch for every record the response does not list; an
+  invalid response, a handler exception or a timeout leaves the whole batch, which comes back after
+  the visibility timeout; SQS's own ``maxReceiveCount`` moves messages to the dead-letter queue;
+- a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
+  :attr:`DrainStats.skipped`.
+
+Examples
+--------
+>>> from constructs_fifo.local.aws import AwsTarget
+>>> target = AwsTarget.for_endpoint("http://localhost:4566")
+>>> with EventSourceRunner.from_stack("AgentJobs", target=target) as runner:  # doctest: +SKIP
+...     stats = runner.drain(until_empty=True)
+>>> stats.succeeded  # doctest: +SKIP
+500
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Self
+
+from botocore.exceptions import ClientError
+
+from constructs_fifo.local.aws import AwsTarget
+from constructs_fifo.local.errors import RunnerError
+from constructs_fifo.local.event_source.deployment import (
+    Deployment,
+    FunctionSettings,
+    MappingSettings,
+    QueueSettings,
+    read_deployment,
+)
+from constructs_fifo.local.event_source.events import build_event, parse_batch_response
+from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
+from constructs_fifo.local.queues import QueueCounts, queue_counts
+from constructs_fifo.local.stack import resolve_queue
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_lambda.client import LambdaClient
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+__all__ = ["DEFAULT_CONCURRENCY", "BatchReport", "DrainStats", "EventSourceRunner"]
+
+#: Concurrency when the mapping has no MaximumConcurrency and the function no reserved concurrency.
+DEFAULT_CONCURRENCY: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """One invocation, as passed to ``drain(on_batch=...)``.
+
+    Attributes
+    ----------
+    slot:
+        The concurrency slot (worker) that ran it.
+    message_ids:
+        The records' message ids, in batch order.
+    groups:
+        The records' message group ids, in batch order.
+    deleted:
+        Message ids deleted from the queue (succeeded).
+    failed:
+        Message ids left on the queue: reported failed, or every record on a handler error/timeout.
+    error:
+        ``None``, or what went wrong with the invocation (``"Timeout"``, the exception's type and
+        message, or ``"InvalidResponse: ..."``).
+    duration_seconds:
+        Time in the handler.
+    cold_start:
+        Whether this invocation started its worker.
+    """
+
+    slot: int
+    message_ids: tuple[str, ...]
+    groups: tuple[str, ...]
+    deleted: tuple[str, ...]
+    failed: tuple[str, ...]
+    error: str | None
+    duration_seconds: float
+    cold_start: bool
+
+
+@dataclass(slots=True)
+class DrainStats:
+    """Totals of one ``drain``.
+
+    Attributes
+    ----------
+    batches:
+        Invocations.
+    records:
+        Records delivered (a record received twice counts twice).
+    succeeded:
+        Records deleted after the handler returned.
+    failed_reported:
+        Records listed in ``batchItemFailures`` (left on the queue).
+    handler_errors:
+        Invocations that raised, returned an invalid response, or timed out (their whole batch left).
+    timeouts:
+        Invocations killed at the function timeout (also counted in ``handler_errors``).
+    cold_starts:
+        Worker processes started.
+    delete_failures:
+        Records whose delete SQS refused (e.g. the receipt handle expired after a long invocation).
+    elapsed_seconds:
+        Wall time of the drain.
+    skipped:
+        Why nothing was drained (a disabled mapping), else ``None``.
+    """
+
+    batches: int = 0
+    records: int = 0
+    succeeded: int = 0
+    failed_reported: int = 0
+    handler_errors: int = 0
+    timeouts: int = 0
+    cold_starts: int = 0
+    delete_failures: int = 0
+    elapsed_seconds: float = 0.0
+    skipped: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **counts: int) -> None:
+        """Add to counters (thread-safe: slots report concurrently)."""
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def as_dict(self) -> dict[str, float | int | str]:
+        """The totals as a plain dict (for JSON reports)."""
+        return {
+            "batches": self.batches,
+            "records": self.records,
+            "succeeded": self.succeeded,
+            "failed_reported": self.failed_reported,
+            "handler_errors": self.handler_errors,
+            "timeouts": self.timeouts,
+            "cold_starts": self.cold_starts,
+            "delete_failures": self.delete_failures,
+            "elapsed_seconds": round(self.elapsed_seconds, 3),
+            **({"skipped": self.skipped} if self.skipped else {}),
+        }
+
+
+class EventSourceRunner:
+    """Poll an SQS FIFO queue as Lambda's event source mapping does and run the deployed handler.
+
+    Build it with :meth:`from_stack` or :meth:`from_function`; use it as a context manager (or call
+    :meth:`close`) so its workers and extracted code are cleaned up.
+
+    Parameters
+    ----------
+    deployment:
+        The deployed function, mapping and queue (and directories to remove on :meth:`close`).
+    target:
+        The endpoint and region of the records and the workers, and the workers' credentials.
+    sqs_client:
+        Client for ReceiveMessage, DeleteMessageBatch and the queue counters; by default the target's.
+    concurrency:
+        Overrides the concurrency read from the deployment.
+    log_path:
+        Where the workers' stderr (the function log) goes; by default a new temporary file, kept
+        after :meth:`close` so it can be read.
+    """
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        *,
+        target: AwsTarget,
+        sqs_client: SQSClient | None = None,
+        concurrency: int | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.function: FunctionSettings = deployment.function
+        self.mapping: MappingSettings = deployment.mapping
+        self.queue: QueueSettings = deployment.queue
+        self.target = target
+        self._sqs: SQSClient = sqs_client or target.client("sqs")
+        self._cleanup = list(deployment.cleanup)
+        self.concurrency = concurrency if concurrency is not None else self.deployed_concurrency()
+        if self.concurrency < 1:
+            raise RunnerError(
+                f"concurrency {self.concurrency!r} must be at least 1", "pass concurrency=1 or more"
+            )
+        if log_path is None:
+            handle, name = tempfile.mkstemp(prefix=f"{self.function.name}-", suffix=".log")
+            os.close(handle)  # reopened below for appending; the file outlives the runner for reading
+            log_path = Path(name)
+        self.log_path = log_path
+        self._log = self.log_path.open("ab")
+        self._pool: WorkerPool | None = None
+        self._stop = threading.Event()
+
+    # -- construction ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        function_name: str,
+        *,
+        target: AwsTarget,
+        queue_arn: str | None = None,
+        lambda_client: LambdaClient | None = None,
+        sqs_client: SQSClient | None = None,
+        s3_client: Any = None,
+        code_dir: str | os.PathLike[str] | None = None,
+        concurrency: int | None = None,
+        log_path: Path | None = None,
+    ) -> EventSourceRunner:
+        """Read a deployed function, its SQS mapping (the one of ``queue_arn``) and queue, fetch its
+        code, and build a runner (see :func:`~constructs_fifo.local.event_source.deployment.read_deployment`).
+        """
+        deployment = read_deployment(
+            function_name,
+            target=target,
+            queue_arn=queue_arn,
+            lambda_client=lambda_client,
+            sqs_client=sqs_client,
+            s3_client=s3_client,
+            code_dir=Path(code_dir) if code_dir is not None else None,
+        )
+        return cls(
+            deployment, target=target, sqs_client=sqs_client, concurrency=concurrency, log_path=log_path
+        )
+
+    @classmethod
+    def from_stack(
+        cls,
+        stack: str = "AgentJobs",
+        *,
+        target: AwsTarget,
+        queue: str | None = None,
+        cloudformation_client: Any = None,
+        lambda_client: LambdaClient | None = None,
+        sqs_client: SQSClient | None = None,
+        s3_client: Any = None,
+        code_dir: str | os.PathLike[str] | None = None,
+        concurrency: int | None = None,
+        log_path: Path | None = None,
+    ) -> EventSourceRunner:
+        """Find the stack's queue (``queue``: construct path or queue name, needed when the stack
+        holds several) and build a runner for its function with :meth:`from_function`.
+
+        Raises
+        ------
+        StackNotFoundError, QueueNotFoundError, AmbiguousQueueError
+            See :func:`constructs_fifo.local.stack.select_queue`.
+        """
+        deployed = resolve_queue(
+            stack,
+            target=target,
+            queue=queue,
+            cloudformation_client=cloudformation_client,
+            lambda_client=lambda_client,
+            sqs_client=sqs_client,
+        )
+        return cls.from_function(
+            deployed.function_name,
+            target=target,
+            queue_arn=deployed.queue_arn,
+            lambda_client=lambda_client,
+            sqs_client=sqs_client,
+            s3_client=s3_client,
+            code_dir=code_dir,
+            concurrency=concurrency,
+            log_path=log_path,
+        )
+
+    def deployed_concurrency(self) -> int:
+        """min(MaximumConcurrency, reserved concurrency) of those set, else ``DEFAULT_CONCURRENCY``."""
+        limits = [x for x in (self.mapping.maximum_concurrency, self.function.reserved_concurrency) if x]
+        return min(limits) if limits else DEFAULT_CONCURRENCY
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker and remove the extracted code."""
+        self._stop.set()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+        self._log.close()
+        for path in self._cleanup:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def stop(self) -> None:
+        """Ask a running ``drain`` to stop after the batches in flight (thread-safe)."""
+        self._stop.set()
+
+    def worker_environment(self) -> dict[str, str]:
+        """The environment of a worker: the function's, plus what Lambda sets, region and endpoint."""
+        return lambda_environment(
+            self.function,
+            region=self.target.region,
+            endpoint_url=self.target.endpoint_url,
+            credentials=self.target.child_credentials(),
+        )
+
+    # -- draining ---------------------------------------------------------------------------------------
+
+    def queue_counts(self) -> QueueCounts:
+        """The source queue's counters (see :func:`constructs_fifo.local.queues.queue_counts`)."""
+        return queue_counts(self._sqs, self.queue.url)
+
+    def drain(
+        self,
+        *,
+        until_empty: bool = True,
+        for_seconds: float | None = None,
+        on_batch: Callable[[BatchReport], None] | None = None,
+        quiet_seconds: float = 1.0,
+        poll_wait_seconds: int = 1,
+    ) -> DrainStats:
+        """Poll and invoke until the queue is empty (and stays so), ``for_seconds`` pass, or :meth:`stop`.
+
+        Parameters
+        ----------
+        until_empty:
+            Stop once the queue has had no visible, delayed or in-flight message and no batch has
+            been running for ``quiet_seconds``. In-flight messages (e.g. waiting out a retry backoff)
+            keep the drain going: they come back.
+        for_seconds:
+            Stop after this long at the latest (batches in flight finish first).
+        on_batch:
+            Called after every invocation with its :class:`BatchReport` (one call at a time).
+        quiet_seconds:
+            How long the queue must stay empty.
+        poll_wait_seconds:
+            ReceiveMessage long-poll wait of each slot.
+
+        Returns
+        -------
+        DrainStats
+            With ``skipped`` set, and nothing polled, when the mapping is disabled.
+        """
+        stats = DrainStats()
+        if not self.mapping.enabled:
+            stats.skipped = (
+                f"the event source mapping {self.mapping.uuid} of function {self.function.name} is "
+                f"{self.mapping.state}, so Lambda would not poll {self.queue.url} and neither does drain; "
+                "enable it (aws lambda update-event-source-mapping --enabled) to drain the queue"
+            )
+            return stats
+        self._stop.clear()
+        if self._pool is None:
+            self._pool = WorkerPool(self.function, self.worker_environment(), self._log)
+        pool = self._pool
+        callback_lock = threading.Lock()
+        busy = [False] * self.concurrency
+        started = time.monotonic()
+
+        def slot_loop(slot: int) -> None:
+            while not self._stop.is_set():
+                try:
+                    messages = self._sqs.receive_message(
+                        QueueUrl=self.queue.url,
+                        MaxNumberOfMessages=self.mapping.batch_size,
+                        WaitTimeSeconds=poll_wait_seconds,
+                        MessageSystemAttributeNames=["All"],
+                        MessageAttributeNames=["All"],
+                    ).get("Messages", [])
+                except ClientError:
+                    if self._stop.wait(0.5):
+                        return
+                    continue
+                if not messages:
+                    continue
+                busy[slot] = True
+                try:
+                    report = self._invoke(pool, slot, messages, stats)
+                finally:
+                    busy[slot] = False
+                if on_batch is not None:
+                    with callback_lock:
+                        on_batch(report)
+
+        threads = [
+            threading.Thread(target=slot_loop, args=(slot,), name=f"esm-slot-{slot}", daemon=True)
+            for slot in range(self.concurrency)
+        ]
+        for thread in threads:
+            thread.start()
+        quiet_since: float | None = None
+        try:
+            while not self._stop.is_set():
+                now = time.monotonic()
+                if for_seconds is not None and now - started >= for_seconds:
+                    break
+                if until_empty:
+                    if any(busy) or self.queue_counts().total > 0:
+                        quiet_since = None
+                    elif quiet_since is None:
+                        quiet_since = now
+                    elif now - quiet_since >= quiet_seconds:
+                        break
+                self._stop.wait(0.1)
+        finally:
+            self._stop.set()
+            for thread in threads:
+                thread.join()
+            stats.elapsed_seconds = time.monotonic() - started
+        return stats
+
+    def _invoke(
+        self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats
+    ) -> BatchReport:
+        event = build_event(messages, queue_arn=self.queue.arn, region=self.target.region)
+        ids = tuple(m["MessageId"] for m in messages)
+        groups = tuple(m.get("Attributes", {}).get("MessageGroupId", "") for m in messages)
+        invocation = pool.invoke(slot, event)
+        error = invocation.error
+        failed: set[str]
+        if error is not None:
+            failed = set(ids)
+        elif self.mapping.report_batch_item_failures:
+            failed, error = parse_batch_response(invocation.result, ids)
+        else:
+            failed = set()
+        deleted: list[str] = []
+        delete_failures = 0
+        if error is None:
+            deleted, delete_failures = self._delete([m for m in messages if m["MessageId"] not in failed])
+        stats.add(
+            batches=1,
+            records=len(ids),
+            succeeded=len(deleted),
+            delete_failures=delete_failures,
+            failed_reported=len(failed) if error is None else 0,
+            handler_errors=0 if error is None else 1,
+            cold_starts=int(invocation.cold_start),
+            timeouts=int(invocation.timed_out),
+        )
+        return BatchReport(
+            slot=slot,
+            message_ids=ids,
+            groups=groups,
+            deleted=tuple(deleted),
+            failed=tuple(i for i in ids if i in failed),
+            error=error,
+            duration_seconds=invocation.duration_seconds,
+            cold_start=invocation.cold_start,
+        )
+
+    def _delete(self, messages: Sequence[MessageTypeDef]) -> tuple[list[str], int]:
+        deleted: list[str] = []
+        failures = 0
+        for start in range(0, len(messages), 10):
+            chunk = messages[start : start + 10]
+            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)]
+            try:
+                response = self._sqs.delete_message_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
+            except ClientError:
+                failures += len(chunk)
+                continue
+            deleted.extend(chunk[int(ok["Id"])]["MessageId"] for ok in response.get("Successful", []))
+            failures += len(response.get("Failed", []))
+        return deleted, failures

@@ -1,0 +1,136 @@
+"""One Lambda execution environment for the local event source runner, run as a subprocess.
+
+Started as a script by ``pool.py`` (``python worker.py CODE_DIR HANDLER``), never imported: its
+``sys.path`` starts with the function's extracted code, so the handler (and the copy of
+``constructs_fifo`` the asset carries) is imported from there, not from the installed package. Its
+environment is the function's environment, set by the pool.
+
+Protocol, one JSON object per line. The worker imports the handler once (the cold start) and writes
+``{"ready": true, "init_ms": N}`` or ``{"ready": false, "error": {...}}`` on the protocol pipe. Then,
+for every line ``{"event": ..., "request_id": ..., "timeout_ms": N}`` on stdin, it answers
+``{"ok": true, "result": ..., "duration_ms": N}`` or ``{"ok": false, "error": {...}, "duration_ms": N}``.
+
+The protocol pipe is the original stdout, moved to another descriptor; the handler's own prints go to
+stderr (the function's log), as in Lambda.
+
+This module uses the standard library only and imports nothing from ``constructs_fifo``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+__all__ = ["LambdaContext", "load_handler", "main"]
+
+
+class LambdaContext:
+    """The parts of Lambda's context object handlers use.
+
+    Parameters
+    ----------
+    request_id:
+        ``aws_request_id``.
+    timeout_ms:
+        The function's timeout: ``get_remaining_time_in_millis`` counts down from it.
+    """
+
+    def __init__(self, request_id: str, timeout_ms: int) -> None:
+        env = os.environ
+        self.function_name = env.get("AWS_LAMBDA_FUNCTION_NAME", "local")
+        self.function_version = env.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        self.invoked_function_arn = env.get("CONSTRUCTS_FIFO_LOCAL_FUNCTION_ARN", "")
+        self.memory_limit_in_mb = int(env.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128"))
+        self.aws_request_id = request_id
+        self.log_group_name = env.get("AWS_LAMBDA_LOG_GROUP_NAME", f"/aws/lambda/{self.function_name}")
+        self.log_stream_name = env.get("AWS_LAMBDA_LOG_STREAM_NAME", "local")
+        self.identity = None
+        self.client_context = None
+        self._deadline = time.monotonic() + timeout_ms / 1000.0
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before the runner kills this invocation."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def load_handler(spec: str) -> Any:
+    """Import ``module.function`` (``dir/module.function`` too) and return the function."""
+    module_name, _, function_name = spec.replace("/", ".").rpartition(".")
+    if not module_name or not function_name:
+        raise ValueError(f"handler {spec!r} must be 'module.function'")
+    module = importlib.import_module(module_name)
+    return getattr(module, function_name)
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    return {
+        "errorType": type(exc).__name__,
+        "errorMessage": str(exc),
+        "stackTrace": traceback.format_exception(exc),
+    }
+
+
+def _write(stream: IO[str], message: dict[str, Any]) -> None:
+    stream.write(json.dumps(message, default=str) + "\n")
+    stream.flush()
+
+
+def main(argv: list[str]) -> int:
+    """Run the worker loop; ``argv`` is ``[CODE_DIR, HANDLER]``."""
+    code_dir, handler_spec = argv
+    # The script's own directory is sys.path[0]: replace it with the function's code.
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)
+    sys.path.insert(0, code_dir)
+    os.chdir(code_dir)
+
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # the handler's prints go to the log (stderr)
+    sys.stdout = sys.stderr
+
+    started = time.monotonic()
+    handler: Any = None
+    init_error: dict[str, Any] | None = None
+    try:
+        handler = load_handler(handler_spec)
+    except Exception as exc:  # reported to the runner as Lambda reports an init error
+        init_error = _error(exc)
+    init_ms = int((time.monotonic() - started) * 1000)
+    if init_error is None:
+        _write(protocol, {"ready": True, "init_ms": init_ms})
+    else:
+        _write(protocol, {"ready": False, "error": init_error, "init_ms": init_ms})
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        begin = time.monotonic()
+        if handler is None:
+            _write(protocol, {"ok": False, "error": init_error, "duration_ms": 0})
+            continue
+        context = LambdaContext(str(request["request_id"]), int(request["timeout_ms"]))
+        try:
+            result = handler(request["event"], context)
+        except Exception as exc:  # a handler error is data for the runner
+            _write(protocol, {"ok": False, "error": _error(exc), "duration_ms": _ms(begin)})
+        else:
+            try:
+                _write(protocol, {"ok": True, "result": result, "duration_ms": _ms(begin)})
+            except (TypeError, ValueError) as exc:
+                _write(protocol, {"ok": False, "error": _error(exc), "duration_ms": _ms(begin)})
+        sys.stderr.flush()
+    return 0
+
+
+def _ms(begin: float) -> int:
+    return int((time.monotonic() - begin) * 1000)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

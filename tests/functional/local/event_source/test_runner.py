@@ -1,0 +1,573 @@
+"""EventSourceRunner against the local emulator: a hand-made FIFO queue, DLQ, function and mapping.
+
+The function's code is a zip in an S3 bucket (as ``cdk deploy`` leaves it), holding a tiny handler and
+its own ``constructs_fifo`` package with a marker, so the tests see which copy the worker imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_fifo.local.emulator.server import LocalEmulator
+from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
+from constructs_fifo.local.event_source.runner import BatchReport, EventSourceRunner
+
+REGION = "us-east-1"
+BUCKET = "cdk-hnb659fds-assets-123456789012-us-east-1"
+
+HANDLER = """
+import json, os, time
+import constructs_fifo  # the asset's copy: it has MARKER, the installed package does not
+
+
+def handle(event, context):
+    failures = []
+    for r in event["Records"]:
+        body = json.loads(r["body"])
+        attempt = int(r["attributes"]["ApproximateReceiveCount"])
+        action = body.get("action", "ok")
+        line = {
+            "id": body["id"], "attempt": attempt, "record": r, "pid": os.getpid(), "start": time.time(),
+            "remaining_ms": context.get_remaining_time_in_millis(), "marker": constructs_fifo.MARKER,
+            "env": os.environ.get("ONLY_THIS_FUNCTION"), "leak": os.environ.get("RUNNER_TEST_LEAK"),
+            "memory": context.memory_limit_in_mb, "function_name": context.function_name,
+            "request_id": context.aws_request_id, "region": os.environ.get("AWS_REGION"),
+        }
+        print("this print goes to the function log, not the protocol pipe")
+        if action == "sleep_once" and attempt == 1:
+            time.sleep(30)
+        if action == "crash_once" and attempt == 1:
+            os._exit(3)
+        if action == "sleep":
+            time.sleep(body["seconds"])
+        line["end"] = time.time()
+        with open(os.environ["OUT_FILE"], "a") as out:
+            out.write(json.dumps(line) + "\\n")
+        if (action == "fail_once" and attempt == 1) or action == "always_fail":
+            failures.append({"itemIdentifier": r["messageId"]})
+        elif action == "raise_once" and attempt == 1:
+            raise RuntimeError("boom")
+        elif action == "bad_response":
+            return {"batchItemFailures": [{"itemIdentifier": "not-a-record"}]}
+    return {"batchItemFailures": failures}
+"""
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[LocalEmulator]:
+    with LocalEmulator(port=0) as emu:
+        s3 = emu.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        iam = emu.client("iam")
+        iam.create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+        yield emu
+
+
+@dataclass
+class Deployed:
+    name: str
+    queue_url: str
+    dlq_url: str
+    out_file: Path
+
+
+def _zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("tiny_handler.py", HANDLER)
+        archive.writestr("constructs_fifo/__init__.py", 'MARKER = "deployed-copy"\n')
+    return buffer.getvalue()
+
+
+def deploy(
+    emu: LocalEmulator,
+    tmp_path: Path,
+    jobs: list[tuple[str, str, str]],
+    *,
+    timeout: int = 2,
+    visibility: int = 2,
+    max_receive_count: int = 5,
+    batch_size: int = 10,
+    max_concurrency: int | None = None,
+    reserved: int | None = None,
+    enabled: bool = True,
+) -> Deployed:
+    """Create DLQ, queue, function and mapping; send ``(id, group, action)`` jobs first."""
+    name = f"fn-{uuid.uuid4().hex[:8]}"
+    sqs, lambda_, s3 = emu.client("sqs"), emu.client("lambda"), emu.client("s3")
+    dlq_url = sqs.create_queue(QueueName=f"{name}-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    queue_url = sqs.create_queue(
+        QueueName=f"{name}.fifo",
+        Attributes={
+            "FifoQueue": "true",
+            "VisibilityTimeout": str(visibility),
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receive_count}
+            ),
+        },
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    for job_id, group, action in jobs:
+        sqs.send_message(
+            QueueUrl=queue_url,
+            MessageBody=json.dumps({"id": job_id, "action": action}),
+            MessageGroupId=group,
+            MessageDeduplicationId=job_id,
+        )
+    key = f"{hashlib.sha256(name.encode()).hexdigest()}.zip"
+    s3.put_object(Bucket=BUCKET, Key=key, Body=_zip())
+    out_file = tmp_path / f"{name}.jsonl"
+    lambda_.create_function(
+        FunctionName=name,
+        Runtime="python3.13",
+        Role="arn:aws:iam::123456789012:role/fn-role",
+        Handler="tiny_handler.handle",
+        Code={"S3Bucket": BUCKET, "S3Key": key},
+        Timeout=timeout,
+        MemorySize=256,
+        Environment={"Variables": {"OUT_FILE": str(out_file), "ONLY_THIS_FUNCTION": name}},
+    )
+    if reserved is not None:
+        lambda_.put_function_concurrency(FunctionName=name, ReservedConcurrentExecutions=reserved)
+    mapping: dict[str, Any] = {
+        "EventSourceArn": queue_arn,
+        "FunctionName": name,
+        "BatchSize": batch_size,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "Enabled": enabled,
+    }
+    if max_concurrency is not None:
+        mapping["ScalingConfig"] = {"MaximumConcurrency": max_concurrency}
+    lambda_.create_event_source_mapping(**mapping)
+    return Deployed(name, queue_url, dlq_url, out_file)
+
+
+def runner_for(emu: LocalEmulator, deployed: Deployed, **kwargs: Any) -> EventSourceRunner:
+    return EventSourceRunner.from_function(
+        deployed.name,
+        target=emu.target(REGION),
+        lambda_client=emu.client("lambda"),
+        sqs_client=emu.client("sqs"),
+        s3_client=emu.client("s3"),
+        **kwargs,
+    )
+
+
+def lines(deployed: Deployed) -> list[dict[str, Any]]:
+    if not deployed.out_file.exists():
+        return []
+    return [json.loads(line) for line in deployed.out_file.read_text().splitlines()]
+
+
+def depth(emu: LocalEmulator, url: str) -> int:
+    attributes = emu.client("sqs").get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def max_overlap(seen: list[dict[str, Any]]) -> int:
+    """The most invocations running at one instant (a sweep over start and end times)."""
+    events = sorted([(line["start"], 1) for line in seen] + [(line["end"], -1) for line in seen])
+    running = most = 0
+    for _, change in events:
+        running += change
+        most = max(most, running)
+    return most
+
+
+def test_runner_reads_the_deployed_settings(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a function with a mapping (batch 7, MaximumConcurrency 3), reserved concurrency 4, timeout 2
+    deployed = deploy(emulator, tmp_path, [], batch_size=7, max_concurrency=3, reserved=4, visibility=12)
+
+    # WHEN a runner is built from the endpoint
+    with runner_for(emulator, deployed) as runner:
+        # THEN it holds the mapping's, the function's and the queue's settings, and the code
+        assert runner.mapping.batch_size == 7
+        assert runner.mapping.maximum_concurrency == 3
+        assert runner.mapping.report_batch_item_failures
+        assert runner.function.handler == "tiny_handler.handle"
+        assert runner.function.timeout_seconds == 2
+        assert runner.function.memory_mb == 256
+        assert runner.function.reserved_concurrency == 4
+        assert runner.function.environment["ONLY_THIS_FUNCTION"] == deployed.name
+        assert runner.queue.visibility_timeout_seconds == 12
+        assert runner.queue.max_receive_count == 5
+        assert runner.queue.dead_letter_queue_arn is not None
+        assert runner.queue.dead_letter_queue_arn.endswith(f"{deployed.name}-dlq.fifo")
+        assert runner.concurrency == 3
+        assert (runner.function.code_dir / "tiny_handler.py").read_text() == HANDLER
+        code_dir = runner.function.code_dir
+    # AND closing removes the extracted code
+    assert not code_dir.exists()
+
+
+def test_drain_delivers_lambda_records_and_deletes_what_succeeded(
+    emulator: LocalEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN six jobs over two groups, and a variable in this process that the function must not see
+    monkeypatch.setenv("RUNNER_TEST_LEAK", "leaked")
+    jobs = [(f"j{i}", f"ws#{i % 2}", "ok") for i in range(6)]
+    deployed = deploy(emulator, tmp_path, jobs)
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+
+    # THEN every job ran once, was deleted, and the queue is empty
+    seen = lines(deployed)
+    assert sorted(line["id"] for line in seen) == sorted(j[0] for j in jobs)
+    assert (stats.records, stats.succeeded, stats.failed_reported, stats.handler_errors) == (6, 6, 0, 0)
+    assert depth(emulator, deployed.queue_url) == 0
+    # AND each record looks like Lambda's
+    record = seen[0]["record"]
+    assert record["eventSource"] == "aws:sqs"
+    assert record["eventSourceARN"].startswith("arn:aws:sqs:us-east-1:123456789012:")
+    assert record["awsRegion"] == REGION
+    assert record["md5OfBody"] == hashlib.md5(record["body"].encode()).hexdigest()
+    assert record["attributes"]["ApproximateReceiveCount"] == "1"
+    assert record["attributes"]["MessageGroupId"] in {"ws#0", "ws#1"}
+    assert record["attributes"]["MessageDeduplicationId"] == seen[0]["id"]
+    assert {"SentTimestamp", "SequenceNumber", "ApproximateFirstReceiveTimestamp"} <= set(
+        record["attributes"]
+    )
+    # AND the handler ran the deployed copy, with the function's environment only, and a Lambda context
+    assert {line["marker"] for line in seen} == {"deployed-copy"}
+    assert {line["env"] for line in seen} == {deployed.name}
+    assert {line["leak"] for line in seen} == {None}
+    assert {line["region"] for line in seen} == {REGION}
+    assert {line["memory"] for line in seen} == {256}
+    assert {line["function_name"] for line in seen} == {deployed.name}
+    assert all(0 < line["remaining_ms"] <= 2000 for line in seen)
+    # AND the handler's prints went to the function log
+    assert "goes to the function log" in runner.log_path.read_text()
+
+
+def test_reported_failures_stay_and_the_rest_is_deleted(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN one batch of three jobs of which the middle one is reported failed on its first attempt
+    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "fail_once"), ("c", "g3", "ok")])
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN the first batch deleted a and c and left b, which came back (after the visibility timeout)
+    first = reports[0]
+    ids = dict(zip(first.message_ids, ("a", "b", "c"), strict=True))
+    assert [ids[m] for m in first.deleted] == ["a", "c"]
+    assert [ids[m] for m in first.failed] == ["b"]
+    assert first.error is None
+    assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [
+        ("a", 1),
+        ("b", 1),
+        ("c", 1),
+        ("b", 2),
+    ]
+    assert (stats.succeeded, stats.failed_reported, stats.handler_errors) == (3, 1, 0)
+    # AND the drain waited for the in-flight message instead of stopping early
+    assert depth(emulator, deployed.queue_url) == 0
+
+
+def test_a_handler_exception_leaves_the_whole_batch(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a batch whose last job raises on its first attempt
+    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "ok"), ("c", "g3", "raise_once")])
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN nothing of the first batch was deleted: every job came back for a second attempt
+    assert reports[0].error == "RuntimeError: boom"
+    assert reports[0].deleted == ()
+    assert len(reports[0].failed) == 3
+    attempts = sorted((line["id"], line["attempt"]) for line in lines(deployed))
+    assert attempts == [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("c", 1), ("c", 2)]
+    assert (stats.handler_errors, stats.succeeded) == (1, 3)
+
+
+def test_an_invalid_response_fails_the_whole_batch(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a handler that reports an itemIdentifier that is not in the batch (every attempt)
+    deployed = deploy(
+        emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "bad_response")], max_receive_count=1
+    )
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN like Lambda it deleted nothing of that batch
+    assert reports[0].error is not None
+    assert reports[0].error.startswith("InvalidResponse: itemIdentifier 'not-a-record'")
+    assert reports[0].deleted == ()
+    # AND with maxReceiveCount 1 both messages went to the DLQ
+    assert depth(emulator, deployed.dlq_url) == 2
+
+
+def test_a_worker_past_the_timeout_is_killed_and_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a 1 s function whose job sleeps 30 s on its first attempt
+    deployed = deploy(emulator, tmp_path, [("slow", "g1", "sleep_once")], timeout=1, visibility=2)
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN the first invocation timed out and left the message; a fresh worker ran the retry
+    assert reports[0].error is not None
+    assert reports[0].error.startswith("Timeout: the handler ran past the function timeout of 1 s")
+    assert reports[0].deleted == ()
+    assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("slow", 2)]
+    assert (stats.timeouts, stats.cold_starts, stats.succeeded) == (1, 2, 1)
+    assert reports[1].cold_start
+    assert stats.elapsed_seconds < 10
+
+
+def test_max_receive_count_moves_a_failing_message_to_the_dlq(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN a job reported failed on every attempt, maxReceiveCount 2, and a healthy job
+    deployed = deploy(
+        emulator,
+        tmp_path,
+        [("poison", "g1", "always_fail"), ("fine", "g2", "ok")],
+        max_receive_count=2,
+        visibility=1,
+    )
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+
+    # THEN the poison job ran twice and now waits in the DLQ; the healthy one was deleted
+    assert [line["attempt"] for line in lines(deployed) if line["id"] == "poison"] == [1, 2]
+    assert depth(emulator, deployed.queue_url) == 0
+    dlq = emulator.client("sqs").receive_message(QueueUrl=deployed.dlq_url)["Messages"]
+    assert [json.loads(m["Body"])["id"] for m in dlq] == ["poison"]
+    assert (stats.succeeded, stats.failed_reported) == (1, 2)
+
+
+def test_concurrency_is_bounded_by_maximum_concurrency(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN six groups of one 0.5 s job, MaximumConcurrency 2, batches of one
+    jobs = [(f"j{i}", f"g{i}", "sleep") for i in range(6)]
+    deployed = deploy(emulator, tmp_path, [], batch_size=1, max_concurrency=2, reserved=10)
+    sqs = emulator.client("sqs")
+    for job_id, group, _ in jobs:
+        body = json.dumps({"id": job_id, "action": "sleep", "seconds": 0.5})
+        sqs.send_message(
+            QueueUrl=deployed.queue_url, MessageBody=body, MessageGroupId=group, MessageDeduplicationId=job_id
+        )
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+
+    # THEN exactly two invocations overlapped: never more than the limit, and the independent groups
+    # did run side by side (3 s of work over two slots), in two worker processes; all jobs ran
+    seen = lines(deployed)
+    assert len(seen) == 6
+    assert max_overlap(seen) == 2
+    assert len({line["pid"] for line in seen}) == 2
+    assert stats.cold_starts == 2
+    assert stats.succeeded == 6
+
+
+def test_for_seconds_stops_a_drain_that_would_not_end(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a job that always fails and never reaches a DLQ within the drain
+    deployed = deploy(emulator, tmp_path, [("p", "g1", "always_fail")], max_receive_count=100, visibility=1)
+
+    # WHEN the queue is drained for at most 1.5 s
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, for_seconds=1.5)
+
+    # THEN it stopped on time with the message still queued
+    assert 1.5 <= stats.elapsed_seconds < 4
+    assert depth(emulator, deployed.queue_url) == 1
+
+
+def deploy_stack(emu: LocalEmulator, tmp_path: Path, name: str, constructs: list[str]) -> dict[str, Deployed]:
+    """A stack holding one queue, DLQ, function and mapping per construct, as ``cdk deploy`` leaves it.
+
+    Every resource carries the ``aws:cdk:path`` metadata the CDK CLI writes; each queue gets one job.
+    """
+    resources: dict[str, Any] = {}
+    key = f"{hashlib.sha256(name.encode()).hexdigest()}.zip"
+    emu.client("s3").put_object(Bucket=BUCKET, Key=key, Body=_zip())
+    deployed: dict[str, Deployed] = {}
+    for construct in constructs:
+        queue_name = f"{name}-{construct}"
+        function_name = f"{name}-{construct}-fn"
+
+        def path(child: str, construct: str = construct) -> dict[str, Any]:
+            return {"aws:cdk:path": f"{name}/{construct}/{child}/Resource"}
+
+        resources[f"{construct}Dlq"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"QueueName": f"{queue_name}-dlq.fifo", "FifoQueue": True},
+            "Metadata": path("DeadLetterQueue"),
+        }
+        resources[f"{construct}Queue"] = {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": f"{queue_name}.fifo",
+                "FifoQueue": True,
+                "VisibilityTimeout": 2,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": [f"{construct}Dlq", "Arn"]},
+                    "maxReceiveCount": 5,
+                },
+            },
+            "Metadata": path("Queue"),
+        }
+        resources[f"{construct}Function"] = {
+            "Type": "AWS::Lambda::Function",
+            "Properties": {
+                "FunctionName": function_name,
+                "Runtime": "python3.13",
+                "Role": "arn:aws:iam::123456789012:role/fn-role",
+                "Handler": "tiny_handler.handle",
+                "Code": {"S3Bucket": BUCKET, "S3Key": key},
+                "Timeout": 2,
+                "Environment": {
+                    "Variables": {
+                        "OUT_FILE": str(tmp_path / f"{function_name}.jsonl"),
+                        "ONLY_THIS_FUNCTION": function_name,
+                        "CONSTRUCTS_FIFO_CLAIM_TABLE": f"{construct}-claims",
+                    }
+                },
+            },
+            "Metadata": path("Function"),
+        }
+        resources[f"{construct}Mapping"] = {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": {"Fn::GetAtt": [f"{construct}Queue", "Arn"]},
+                "FunctionName": {"Ref": f"{construct}Function"},
+                "BatchSize": 10,
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            },
+            "Metadata": {"aws:cdk:path": f"{name}/{construct}/Function/SqsEventSource/Resource"},
+        }
+        deployed[construct] = Deployed(function_name, "", "", tmp_path / f"{function_name}.jsonl")
+    emu.client("cloudformation").create_stack(
+        StackName=name, TemplateBody=json.dumps({"Resources": resources})
+    )
+    sqs = emu.client("sqs")
+    for construct in constructs:
+        url = sqs.get_queue_url(QueueName=f"{name}-{construct}.fifo")["QueueUrl"]
+        dlq = sqs.get_queue_url(QueueName=f"{name}-{construct}-dlq.fifo")["QueueUrl"]
+        sqs.send_message(
+            QueueUrl=url,
+            MessageBody=json.dumps({"id": construct}),
+            MessageGroupId="g",
+            MessageDeduplicationId="d",
+        )
+        deployed[construct] = Deployed(deployed[construct].name, url, dlq, deployed[construct].out_file)
+    return deployed
+
+
+def test_from_stack_runs_the_function_of_the_stacks_only_queue(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN a stack with one queue, its function and mapping, and a job on the queue
+    stack = f"One-{uuid.uuid4().hex[:6]}"
+    [only] = deploy_stack(emulator, tmp_path, stack, ["Jobs"]).values()
+
+    # WHEN a runner is built from the stack and drains
+    with EventSourceRunner.from_stack(stack, target=emulator.target(REGION)) as runner:
+        stats = runner.drain(quiet_seconds=0.3)
+
+    # THEN it ran that function's deployed code on that queue
+    assert runner.function.name == only.name
+    assert runner.queue.url == only.queue_url
+    assert stats.succeeded == 1
+    assert [(line["id"], line["marker"]) for line in lines(only)] == [("Jobs", "deployed-copy")]
+    assert depth(emulator, only.queue_url) == 0
+
+
+def test_a_stack_with_two_queues_needs_queue_and_lists_both(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a stack with two OrderedAgentQueue-like constructs
+    stack = f"Two-{uuid.uuid4().hex[:6]}"
+    deployed = deploy_stack(emulator, tmp_path, stack, ["First", "Second"])
+
+    # WHEN a runner is built without --queue THEN the error lists both construct paths and queues
+    with pytest.raises(AmbiguousQueueError) as caught:
+        EventSourceRunner.from_stack(stack, target=emulator.target(REGION))
+    assert f"{stack}/First (queue {stack}-First.fifo)" in caught.value.message
+    assert f"{stack}/Second (queue {stack}-Second.fifo)" in caught.value.message
+    assert caught.value.fix == f"pass --queue with a construct path or queue name, e.g. --queue {stack}/First"
+
+    # WHEN --queue names the second, by construct path THEN only its function runs on only its queue
+    with EventSourceRunner.from_stack(stack, target=emulator.target(REGION), queue="Second") as runner:
+        stats = runner.drain(quiet_seconds=0.3)
+    assert runner.function.name == deployed["Second"].name
+    assert runner.function.environment["CONSTRUCTS_FIFO_CLAIM_TABLE"] == "Second-claims"
+    assert stats.succeeded == 1
+    assert [line["id"] for line in lines(deployed["Second"])] == ["Second"]
+    assert lines(deployed["First"]) == []
+    assert depth(emulator, deployed["First"].queue_url) == 1
+
+    # AND by queue name it picks the first
+    with EventSourceRunner.from_stack(
+        stack, target=emulator.target(REGION), queue=f"{stack}-First.fifo"
+    ) as runner:
+        assert runner.queue.url == deployed["First"].queue_url
+
+
+def test_from_stack_names_a_missing_stack(emulator: LocalEmulator) -> None:
+    # GIVEN no such stack WHEN a runner is built THEN the error names it and the fix
+    with pytest.raises(StackNotFoundError, match=r"stack 'Missing' was not found") as caught:
+        EventSourceRunner.from_stack("Missing", target=emulator.target(REGION))
+    assert caught.value.fix.startswith("run `constructs-fifo deploy`")
+
+
+def test_a_disabled_mapping_is_skipped_and_its_messages_stay(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a function whose mapping is disabled, and a job on its queue
+    deployed = deploy(emulator, tmp_path, [("a", "g1", "ok")], enabled=False)
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+
+    # THEN nothing ran, the job is still queued, and the stats say why
+    assert lines(deployed) == []
+    assert depth(emulator, deployed.queue_url) == 1
+    assert stats.skipped is not None
+    assert f"of function {deployed.name} is Disabled" in stats.skipped
+
+
+def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a job whose first attempt kills its worker process
+    deployed = deploy(emulator, tmp_path, [("crash", "g1", "crash_once")], visibility=1)
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+
+    # THEN the crash was a handler error that left the message; a new worker ran the retry
+    assert reports[0].error is not None
+    assert reports[0].error.startswith("WorkerError: worker process")
+    assert reports[0].deleted == ()
+    assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("crash", 2)]
+    assert (stats.handler_errors, stats.cold_starts, stats.succeeded) == (1, 2, 1)

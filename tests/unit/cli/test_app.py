@@ -1,0 +1,271 @@
+"""Unit tests of the constructs-fifo command line: parsing, defaults, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
+from constructs_fifo.cli import app as cli_app
+from constructs_fifo.local.emulator import launch
+from constructs_fifo.local.errors import CdkNotFoundError, EmulatorError
+from constructs_fifo.local.event_source.runner import DrainStats
+from constructs_fifo.local.stack import DeployedQueue
+
+
+def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN no endpoint in the environment
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # WHEN `demo` is parsed with no options
+    args = build_parser().parse_args(["demo"])
+    # THEN the defaults are the issue's: 20 workspaces, 500 jobs, 10 % duplicates and failures, 2 poison
+    assert (args.workspaces, args.jobs, args.duplicate_rate, args.failure_rate, args.poison) == (
+        20,
+        500,
+        0.1,
+        0.1,
+        2,
+    )
+    assert args.endpoint_url is None
+    assert args.scenario == "verify"
+    assert args.stack == "AgentJobs"
+    assert args.queue is None
+
+
+def test_every_stack_command_takes_a_queue() -> None:
+    # GIVEN a stack with several queues WHEN each command names one THEN it is parsed
+    for command in ("deploy", "drain", "demo"):
+        assert build_parser().parse_args([command, "--queue", "AgentJobs/Jobs"]).queue == "AgentJobs/Jobs"
+
+
+def test_endpoint_defaults_to_aws_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN AWS_ENDPOINT_URL is set
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:4599")
+    # WHEN each AWS-talking command is parsed THEN it honours the variable
+    for command in (["deploy"], ["drain"], ["demo"]):
+        assert build_parser().parse_args(command).endpoint_url == "http://localhost:4599"
+    # AND an explicit flag wins
+    args = build_parser().parse_args(["drain", "--endpoint-url", "http://localhost:1"])
+    assert args.endpoint_url == "http://localhost:1"
+
+
+def test_full_demo_command_line_is_parsed() -> None:
+    # GIVEN every demo option WHEN parsed THEN each lands typed
+    args = build_parser().parse_args(
+        [
+            "demo",
+            "--endpoint-url",
+            "http://localhost:4566",
+            "--region",
+            "eu-west-1",
+            "--workspaces",
+            "4",
+            "--jobs",
+            "40",
+            "--duplicate-rate",
+            "0.25",
+            "--failure-rate",
+            "0",
+            "--poison",
+            "1",
+            "--seed",
+            "42",
+            "--report",
+            "out/r.json",
+        ]
+    )
+    assert args.endpoint_url == "http://localhost:4566"
+    assert args.region == "eu-west-1"
+    assert (args.workspaces, args.jobs, args.poison, args.seed) == (4, 40, 1, 42)
+    assert (args.duplicate_rate, args.failure_rate) == (0.25, 0.0)
+    assert args.report == Path("out/r.json")
+
+
+def test_drain_takes_until_empty_or_for_but_not_both(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN the drain command
+    parser = build_parser()
+    # WHEN --for is given THEN it is seconds
+    assert parser.parse_args(["drain", "--for", "2.5"]).for_seconds == 2.5
+    assert parser.parse_args(["drain", "--until-empty"]).for_seconds is None
+    # AND both together are a usage error
+    with pytest.raises(SystemExit) as caught:
+        parser.parse_args(["drain", "--until-empty", "--for", "3"])
+    assert caught.value.code == EXIT_USAGE
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["demo", "--duplicate-rate", "1.5"], "1.5 is outside 0..1"),
+        (["demo", "--failure-rate", "x"], "'x' is not a number"),
+        (["demo", "--jobs", "0"], "0 is below the minimum 1"),
+        (["demo", "--poison", "-1"], "-1 is below the minimum 0"),
+        (["demo", "--scenario", "chaos"], "invalid choice: 'chaos'"),
+        (["drain", "--for", "0"], "must be more than 0 seconds"),
+        (["local", "serve", "--port", "abc"], "'abc' is not a whole number"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_value(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a bad value WHEN parsed THEN exit code 2 and the message names the value
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == EXIT_USAGE
+    assert fragment in capsys.readouterr().err
+
+
+def test_an_invalid_workload_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN fewer jobs than workspaces WHEN the demo runs THEN it stops before any AWS call
+    code = main(["demo", "--workspaces", "5", "--jobs", "3"])
+    # THEN exit 2 and one line naming value, rule and fix
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_USAGE
+    assert len(err) == 1
+    assert "jobs=3: must be at least the number of workspaces (5)" in err[0]
+
+
+def test_missing_cdk_cli_is_one_line_with_a_fix_and_exit_3(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN deploy fails because there is no CDK CLI
+    def no_cdk(*args: object, **kwargs: object) -> dict[str, str]:
+        raise CdkNotFoundError("the AWS CDK CLI was not found; deploying needs it", "run `npm ci`")
+
+    monkeypatch.setattr(cli_app, "deploy", no_cdk)
+    # WHEN `deploy` runs
+    code = main(["deploy", "--endpoint-url", "http://localhost:1"])
+    # THEN exit 3, no traceback, the fix on the line
+    err = capsys.readouterr().err
+    assert code == EXIT_ENVIRONMENT
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("constructs-fifo: the AWS CDK CLI was not found")
+    assert "Fix: run `npm ci`" in last
+
+
+def test_emulator_failure_prints_cause_and_fix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the demo cannot start its emulator
+    def broken(*args: object, **kwargs: object) -> object:
+        raise EmulatorError("the local emulator exited with code 1 before it was ready", "run `local serve`")
+
+    monkeypatch.setattr(cli_app, "run_demo", broken)
+    # WHEN the demo runs
+    code = main(["demo", "--workspaces", "1", "--jobs", "1", "--poison", "0"])
+    # THEN exit 3 and exactly one line: cause then fix
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_ENVIRONMENT
+    assert err == [
+        "constructs-fifo: the local emulator exited with code 1 before it was ready. Fix: run `local serve`."
+    ]
+
+
+def test_deploy_prints_the_outputs_as_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GIVEN a deploy that returns outputs, recording what it was given
+    seen: dict[str, object] = {}
+
+    def fake_deploy(app_dir: Path, **kwargs: object) -> dict[str, str]:
+        seen.update(kwargs, app_dir=app_dir)
+        return {"QueueUrl": "http://localhost:1/123456789012/q.fifo", "FunctionName": "f"}
+
+    monkeypatch.setattr(cli_app, "deploy", fake_deploy)
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    # WHEN deploy runs against a local endpoint
+    code = main(
+        ["deploy", "--endpoint-url", "http://localhost:1", "--app-dir", str(tmp_path), "--stack", "S"]
+    )
+    # THEN the outputs are printed as JSON and the call carried endpoint, stack and app dir
+    out = capsys.readouterr().out
+    assert code == 0
+    assert json.loads(out)["FunctionName"] == "f"  # stdout is only the JSON: it can be piped
+    assert seen["target"].endpoint_url == "http://localhost:1"  # type: ignore[attr-defined]
+    assert seen["stack"] == "S"
+    assert seen["app_dir"] == tmp_path
+
+
+def test_deploy_with_queue_prints_that_queues_resources(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # GIVEN a deploy that succeeds and a stack whose queue Second is found by --queue
+    queue = DeployedQueue(
+        stack="S",
+        construct_path="S/Second",
+        queue_name="S-second.fifo",
+        queue_url="http://localhost:1/123456789012/S-second.fifo",
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:S-second.fifo",
+        function_name="second-fn",
+        function_environment={"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims-2"},
+        dead_letter_queue_url="http://localhost:1/123456789012/S-second-dlq.fifo",
+    )
+    asked: list[str | None] = []
+
+    def fake_resolve(stack: str, **kwargs: object) -> DeployedQueue:
+        asked.append(kwargs["queue"])  # type: ignore[arg-type]
+        return queue
+
+    monkeypatch.setattr(cli_app, "deploy", lambda *args, **kwargs: {"QueueUrl": "first"})
+    monkeypatch.setattr(cli_app, "resolve_queue", fake_resolve)
+    # WHEN deploy runs with --queue
+    code = main(["deploy", "--endpoint-url", "http://localhost:1", "--stack", "S", "--queue", "Second"])
+    # THEN stdout is that queue's resources, not the stack's outputs
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert asked == ["Second"]
+    assert printed["constructPath"] == "S/Second"
+    assert printed["claimTableName"] == "claims-2"
+    assert printed["deadLetterQueueUrl"].endswith("S-second-dlq.fifo")
+
+
+@pytest.mark.parametrize("argv", [["local", "serve"], ["demo", "--no-deploy"]])
+def test_without_the_local_extra_the_emulator_commands_say_what_to_install(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an installation without the emulator's packages, and no endpoint (the demo starts one)
+    monkeypatch.setattr(launch, "SERVER_PACKAGES", ("constructs_fifo_no_such_package",))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    # WHEN an emulator command runs
+    code = main(argv)
+    # THEN one line names the missing package and the install command, exit 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_ENVIRONMENT
+    assert len(err) == 1
+    assert "constructs_fifo_no_such_package" in err[0]
+    assert "pip install 'constructs-fifo[local]'" in err[0]
+
+
+def test_drain_of_a_disabled_mapping_says_it_was_skipped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a stack whose queue's event source mapping is disabled (the runner skips it)
+    class Runner:
+        @classmethod
+        def from_stack(cls, stack: str, **kwargs: object) -> Runner:
+            return cls()
+
+        def __enter__(self) -> Runner:
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            pass
+
+        def drain(self, **kwargs: object) -> DrainStats:
+            return DrainStats(skipped="the event source mapping u of function fn is Disabled, ...")
+
+    monkeypatch.setattr(cli_app, "EventSourceRunner", Runner)
+    # WHEN drain runs
+    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    # THEN it succeeds, says on stderr why nothing was drained, and the stats carry the reason too
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.err.strip() == (
+        "constructs-fifo: not drained: the event source mapping u of function fn is Disabled, ..."
+    )
+    assert json.loads(captured.out)["batches"] == 0
+    assert json.loads(captured.out)["skipped"].startswith("the event source mapping u")

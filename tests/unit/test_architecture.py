@@ -1,0 +1,142 @@
+"""The package's rooms and doors, read from the source: who may import whom.
+
+- no module imports a private (underscore) name of another module;
+- no import cycles between modules (module-level imports, ``TYPE_CHECKING`` blocks included: a
+  cycle hidden from the interpreter is still one for the reader);
+- each package's errors module is a leaf;
+- the runtime (shipped in the function's asset) imports no other part of the package, and the
+  worker script imports nothing of it;
+- only the emulator's server and its patches import moto (the ``local`` extra), so every other
+  module works on a plain install.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "constructs_fifo"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _top_level_imports(tree: ast.Module, *, typing: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Module-level imports (not those in functions); ``typing``: also those under TYPE_CHECKING."""
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and (typing or not _is_type_checking(node)):
+            pending.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            pending.extend(node.body + node.orelse + node.finalbody)
+
+
+def _imports(module: str, *, typing: bool = True) -> list[tuple[str, str | None]]:
+    """``(imported module, imported name or None)`` for every module-level import of ``module``."""
+    tree = ast.parse(MODULES[module].read_text())
+    found: list[tuple[str, str | None]] = []
+    for node in _top_level_imports(tree, typing=typing):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, None) for alias in node.names)
+        elif node.module is not None and node.level == 0:
+            found.extend((node.module, alias.name) for alias in node.names)
+    return found
+
+
+def _project_edges(module: str, *, typing: bool = True) -> set[str]:
+    """The project modules ``module`` imports (``from pkg import submodule`` counts as submodule)."""
+    edges: set[str] = set()
+    for target, name in _imports(module, typing=typing):
+        if name is not None and f"{target}.{name}" in MODULES:
+            edges.add(f"{target}.{name}")
+        elif target in MODULES:
+            edges.add(target)
+    edges.discard(module)
+    return edges
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    offenders = [
+        f"{module} imports {target}.{name}"
+        for module in MODULES
+        for target, name in _imports(module)
+        if target.startswith("constructs_fifo")
+        and name is not None
+        and name.startswith("_")
+        and not name.endswith("__")  # dunders such as __version__ are public
+    ]
+    assert offenders == []
+
+
+def test_there_are_no_import_cycles() -> None:
+    graph = {module: _project_edges(module) for module in MODULES}
+    state: dict[str, str] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+@pytest.mark.parametrize(
+    ("module", "allowed"),
+    [
+        ("constructs_fifo.local.errors", set()),
+        ("constructs_fifo.construct.errors", set()),
+        ("constructs_fifo.runtime.exceptions", set()),
+        ("constructs_fifo.client.errors", {"constructs_fifo.client.results"}),
+    ],
+)
+def test_each_packages_errors_module_is_a_leaf(module: str, allowed: set[str]) -> None:
+    assert _project_edges(module) <= allowed
+
+
+def test_the_runtime_imports_only_itself_and_the_worker_script_nothing() -> None:
+    for module in MODULES:
+        if module.startswith("constructs_fifo.runtime"):
+            outside = {m for m in _project_edges(module) if not m.startswith("constructs_fifo.runtime")}
+            assert outside <= {"constructs_fifo"}, module
+    worker = "constructs_fifo.local.event_source.worker"
+    assert not [target for target, _ in _imports(worker) if target.startswith("constructs_fifo")]
+
+
+def test_only_the_emulator_server_and_patches_need_the_local_extra() -> None:
+    # GIVEN the modules that import moto, and every module that imports one of them, transitively
+    needing = {
+        module for module in MODULES if any(target.split(".")[0] == "moto" for target, _ in _imports(module))
+    }
+    growing = True
+    while growing:
+        more = {module for module in MODULES if _project_edges(module) & needing} - needing
+        needing |= more
+        growing = bool(more)
+    # THEN they are the emulator's server, its entry point and its patches: nothing a plain install runs
+    emulator = "constructs_fifo.local.emulator"
+    allowed = {f"{emulator}.server", f"{emulator}.__main__"}
+    assert {f"{emulator}.server", f"{emulator}.patches"} <= needing
+    assert [m for m in sorted(needing) if m not in allowed and not m.startswith(f"{emulator}.patches")] == []
