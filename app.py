@@ -97,21 +97,12 @@ class AgentJobsStack(Stack):
         self.jobs = jobs
         self.workspaces = workspaces
 
-<<<<<<< HEAD
-        CfnOutput(self, "QueueUrl", value=jobs.queue.queue_url)
-        CfnOutput(self, "DeadLetterQueueUrl", value=jobs.dead_letter_queue.queue_url)
-        if jobs.claim_table is not None:  # claim mode, the sample's
-            CfnOutput(self, "ClaimTableName", value=jobs.claim_table.table_name)
-        CfnOutput(self, "WorkspaceTableName", value=workspaces.table_name)
-        CfnOutput(self, "FunctionName", value=jobs.function.function_name)
-=======
         CfnOutput(self, OUTPUT_QUEUE_URL, value=jobs.queue.queue_url)
         CfnOutput(self, OUTPUT_DEAD_LETTER_QUEUE_URL, value=jobs.dead_letter_queue.queue_url)
         if jobs.claim_table is not None:  # claim mode, the sample's
             CfnOutput(self, OUTPUT_CLAIM_TABLE_NAME, value=jobs.claim_table.table_name)
         CfnOutput(self, OUTPUT_WORKSPACE_TABLE_NAME, value=workspaces.table_name)
         CfnOutput(self, OUTPUT_FUNCTION_NAME, value=jobs.function.function_name)
->>>>>>> house-merged-main
 
         Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
         Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)

@@ -15,24 +15,10 @@ from constructs_fifo.client.errors import (
     ProducerError,
     SendFailedError,
 )
-<<<<<<< HEAD
-from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
-from constructs_fifo.client.producer import (
-    MAX_BATCH_ENTRIES,
-    MAX_ID_LENGTH,
-    MAX_MESSAGE_BYTES,
-    JobMessage,
-    JobProducer,
-    SendResult,
-    build_body,
-    validate_job,
-)
-=======
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
 from constructs_fifo.client.results import FailedEntry, SendResult
->>>>>>> house-merged-main
 
 __all__ = [
     "MAX_BATCH_ENTRIES",

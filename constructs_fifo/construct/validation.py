@@ -22,11 +22,8 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
 from constructs_fifo.construct import defaults
-<<<<<<< HEAD
-=======
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
->>>>>>> house-merged-main
 from constructs_fifo.runtime.constants import JobMode
 
 __all__ = [
