@@ -2,7 +2,12 @@
 
 The body of every message is the JSON envelope the runtime reads::
 
-    {"jobId": "...", "type": "...", "payload": {...}}
+    {"jobId": "...", "type": "...", "payload": {...}, "seq": 7}
+
+``seq`` is optional: the producer's own sequence number within the group (an aggregate's version, for
+example). State mode applies a group's jobs in ``seq`` order whatever order they arrive in, and skips
+a ``seq`` it already applied (see the README). Every message also carries the message attributes
+``jobId``, ``jobType`` and ``group``, so a dead-letter queue can be triaged without parsing bodies.
 
 The message group id orders jobs (one group per workspace, e.g. ``ws#42``); the deduplication id
 defaults to the job id, so a producer that retries a send after a timeout does not enqueue the job
@@ -34,6 +39,7 @@ __all__ = [
     "JobMessage",
     "JobProducer",
     "build_body",
+    "message_attributes",
     "validate_job",
 ]
 
@@ -71,6 +77,9 @@ class JobMessage:
         The message group id: jobs of one group run one at a time, in send order.
     deduplication_id:
         Defaults to ``job_id``.
+    seq:
+        Optional: the producer's sequence number of the job within its group (a non-negative integer,
+        e.g. the aggregate's version). State mode applies jobs in ``seq`` order and skips repeats.
     """
 
     job_id: str
@@ -78,10 +87,33 @@ class JobMessage:
     payload: Any
     group: str
     deduplication_id: str | None = None
+    seq: int | None = None
+
+
+def message_attributes(job: JobMessage) -> dict[str, Any]:
+    """The message attributes every job carries: ``jobId``, ``jobType`` and ``group``.
+
+    Examples
+    --------
+    >>> message_attributes(JobMessage("j-1", "run_tests", {}, group="ws#1"))["jobType"]
+    {'DataType': 'String', 'StringValue': 'run_tests'}
+    """
+    return {
+        name: {"DataType": "String", "StringValue": value}
+        for name, value in (("jobId", job.job_id), ("jobType", job.job_type), ("group", job.group))
+    }
+
+
+def _attributes_size(attributes: dict[str, Any]) -> int:
+    """What SQS counts of the attributes towards the message size: names, types and values."""
+    return sum(
+        len(name.encode()) + len(value["DataType"].encode()) + len(value["StringValue"].encode())
+        for name, value in attributes.items()
+    )
 
 
 def build_body(job: JobMessage) -> str:
-    """Return the JSON envelope of ``job``: ``{"jobId", "type", "payload"}``.
+    """Return the JSON envelope of ``job``: ``{"jobId", "type", "payload"}`` and ``seq`` when given.
 
     Raises
     ------
@@ -89,8 +121,11 @@ def build_body(job: JobMessage) -> str:
         The payload is not JSON-serialisable.
     """
     try:
+        envelope: dict[str, Any] = {"jobId": job.job_id, "type": job.job_type, "payload": job.payload}
+        if job.seq is not None:
+            envelope["seq"] = job.seq
         return json.dumps(
-            {"jobId": job.job_id, "type": job.job_type, "payload": job.payload},
+            envelope,
             separators=(",", ":"),
             ensure_ascii=False,
             allow_nan=False,
@@ -158,12 +193,17 @@ def validate_job(job: JobMessage) -> str:
     _check_id(job.job_id, "group", job.group)
     dedup = job.job_id if job.deduplication_id is None else job.deduplication_id
     _check_id(job.job_id, "deduplication_id", dedup)
+    if job.seq is not None and (isinstance(job.seq, bool) or not isinstance(job.seq, int) or job.seq < 0):
+        raise InvalidJobError(
+            f"job {job.job_id!r}: seq {job.seq!r} is not allowed: it must be a non-negative integer, the "
+            "job's place in its group's sequence. Fix: pass the aggregate's version (0, 1, 2 ...), or no seq."
+        )
     body = build_body(job)
-    size = len(body.encode("utf-8"))
+    size = len(body.encode("utf-8")) + _attributes_size(message_attributes(job))
     if size > MAX_MESSAGE_BYTES:
         raise InvalidJobError(
-            f"job {job.job_id!r}: body is {size} bytes; SQS allows at most {MAX_MESSAGE_BYTES} bytes "
-            "(1 MiB). "
+            f"job {job.job_id!r}: body and attributes are {size} bytes; SQS allows at most "
+            f"{MAX_MESSAGE_BYTES} bytes (1 MiB). "
             "Fix: store the large part elsewhere (e.g. S3) and send a reference to it in the payload."
         )
     return body
@@ -222,6 +262,7 @@ class JobProducer:
         *,
         group: str,
         deduplication_id: str | None = None,
+        seq: int | None = None,
     ) -> SendResult:
         """Send one job.
 
@@ -232,7 +273,7 @@ class JobProducer:
         SendFailedError
             SQS refused the send (after botocore's own retries); the cause is chained.
         """
-        job = JobMessage(job_id, job_type, payload, group, deduplication_id)
+        job = JobMessage(job_id, job_type, payload, group, deduplication_id, seq)
         body = validate_job(job)
         try:
             response = self._sqs.send_message(
@@ -240,6 +281,7 @@ class JobProducer:
                 MessageBody=body,
                 MessageGroupId=job.group,
                 MessageDeduplicationId=job.deduplication_id or job.job_id,
+                MessageAttributes=message_attributes(job),
             )
         except ClientError as exc:
             raise SendFailedError(
@@ -270,7 +312,11 @@ class JobProducer:
         bodies = [validate_job(job) for job in jobs]
         results: list[SendResult | None] = [None] * len(jobs)
         failed: list[FailedEntry] = []
-        for chunk in self._chunks(bodies):
+        sizes = [
+            len(body.encode("utf-8")) + _attributes_size(message_attributes(job))
+            for job, body in zip(jobs, bodies, strict=True)
+        ]
+        for chunk in self._chunks(sizes):
             failed.extend(self._send_chunk(jobs, bodies, chunk, results))
             if failed:
                 # Later jobs may belong to the same groups: sending them would overtake the failed ones.
@@ -288,12 +334,12 @@ class JobProducer:
         return succeeded
 
     @staticmethod
-    def _chunks(bodies: Sequence[str]) -> list[list[int]]:
+    def _chunks(sizes: Sequence[int]) -> list[list[int]]:
+        """Indexes of the jobs in SendMessageBatch calls: at most 10 entries and 1 MiB each."""
         chunks: list[list[int]] = []
         current: list[int] = []
         size = 0
-        for index, body in enumerate(bodies):
-            body_size = len(body.encode("utf-8"))
+        for index, body_size in enumerate(sizes):
             if current and (len(current) == MAX_BATCH_ENTRIES or size + body_size > MAX_MESSAGE_BYTES):
                 chunks.append(current)
                 current, size = [], 0
@@ -318,6 +364,7 @@ class JobProducer:
                     "MessageBody": bodies[index],
                     "MessageGroupId": jobs[index].group,
                     "MessageDeduplicationId": jobs[index].deduplication_id or jobs[index].job_id,
+                    "MessageAttributes": message_attributes(jobs[index]),
                 }
                 for index in pending
             ]

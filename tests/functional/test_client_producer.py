@@ -18,6 +18,7 @@ from constructs_fifo.client import (
     JobProducer,
     SendFailedError,
 )
+from constructs_fifo.client.producer import message_attributes
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -161,7 +162,7 @@ def test_send_batch_chunks_by_total_size(sqs: SQSClient, queue_url: str) -> None
         ),
         (
             JobMessage("j-1", "apply_patch", {"diff": "x" * (1024 * 1024)}, group="ws#1"),
-            "job 'j-1': body is 1048634 bytes; SQS allows at most 1048576 bytes (1 MiB). "
+            "job 'j-1': body and attributes are 1048687 bytes; SQS allows at most 1048576 bytes (1 MiB). "
             "Fix: store the large part elsewhere (e.g. S3) and send a reference to it in the payload.",
         ),
         (
@@ -188,10 +189,12 @@ def test_invalid_jobs_are_refused_before_anything_is_sent(
     assert _receive_all(sqs, queue_url) == []
 
 
-def test_body_of_exactly_one_mebibyte_is_accepted(sqs: SQSClient, queue_url: str) -> None:
-    # GIVEN a job whose body is exactly 1 MiB
+def test_a_message_of_exactly_one_mebibyte_is_accepted(sqs: SQSClient, queue_url: str) -> None:
+    # GIVEN a job whose body and attributes are exactly 1 MiB (attributes count towards the size)
     producer = JobProducer(queue_url, sqs_client=sqs)
-    overhead = len('{"jobId":"j-1","type":"t","payload":""}')
+    attributes = message_attributes(JobMessage("j-1", "t", "", "ws#1"))
+    attribute_bytes = sum(len(k) + len(v["DataType"]) + len(v["StringValue"]) for k, v in attributes.items())
+    overhead = len('{"jobId":"j-1","type":"t","payload":""}') + attribute_bytes
     job = JobMessage("j-1", "t", "x" * (1024 * 1024 - overhead), group="ws#1")
 
     # WHEN it is sent THEN SQS (and the validation) accept it
@@ -218,7 +221,13 @@ URL = "https://sqs.us-east-1.amazonaws.com/123456789012/jobs.fifo"
 
 def _entry(i: int, group: str = "ws#1") -> dict[str, Any]:
     body = json.dumps({"jobId": f"j-{i}", "type": "t", "payload": {}}, separators=(",", ":"))
-    return {"Id": str(i), "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": f"j-{i}"}
+    return {
+        "Id": str(i),
+        "MessageBody": body,
+        "MessageGroupId": group,
+        "MessageDeduplicationId": f"j-{i}",
+        "MessageAttributes": message_attributes(JobMessage(f"j-{i}", "t", {}, group)),
+    }
 
 
 def test_send_batch_retries_only_the_entries_that_failed_retryably() -> None:
@@ -311,3 +320,45 @@ def test_send_wraps_client_errors() -> None:
     with stub, pytest.raises(SendFailedError, match=r"job 'j-1' was not sent to https://") as caught:
         producer.send("j-1", "t", {}, group="ws#1")
     assert caught.value.__cause__ is not None
+
+
+def _attributes(message: dict[str, Any]) -> dict[str, str]:
+    return {name: value["StringValue"] for name, value in message.get("MessageAttributes", {}).items()}
+
+
+def test_every_message_carries_job_id_type_and_group_as_attributes_for_triage(
+    sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a producer / WHEN one job is sent alone and two in a batch
+    producer = JobProducer(queue_url, sqs_client=sqs)
+    producer.send("job-1", "apply_patch", {}, group="ws#1")
+    producer.send_batch(
+        [JobMessage("job-2", "run_tests", {}, "ws#1"), JobMessage("job-3", "open_pr", {}, "ws#2")]
+    )
+    # THEN each message names its job, type and group without its body being parsed
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"])
+    got = sorted(_attributes(dict(m)).items() for m in messages["Messages"])
+    assert [dict(g) for g in got] == [
+        {"group": "ws#1", "jobId": "job-1", "jobType": "apply_patch"},
+        {"group": "ws#1", "jobId": "job-2", "jobType": "run_tests"},
+        {"group": "ws#2", "jobId": "job-3", "jobType": "open_pr"},
+    ]
+
+
+def test_seq_is_sent_in_the_envelope_when_given(sqs: SQSClient, queue_url: str) -> None:
+    # GIVEN a producer / WHEN a job is sent with its group's sequence number
+    JobProducer(queue_url, sqs_client=sqs).send("job-7", "apply_patch", {}, group="ws#1", seq=7)
+    # THEN the body carries it for the runtime
+    [message] = _receive_all(sqs, queue_url)
+    assert json.loads(message["Body"])["seq"] == 7
+
+
+@pytest.mark.parametrize("seq", [-1, 1.5, True, "3"])
+def test_a_seq_that_is_not_a_non_negative_integer_is_refused_with_the_fix(
+    sqs: SQSClient, queue_url: str, seq: Any
+) -> None:
+    with pytest.raises(
+        InvalidJobError, match=r"seq .* must be a non-negative integer.*Fix: pass the aggregate"
+    ):
+        JobProducer(queue_url, sqs_client=sqs).send("job-7", "apply_patch", {}, group="ws#1", seq=seq)
+    assert _receive_all(sqs, queue_url) == []
