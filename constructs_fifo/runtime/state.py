@@ -54,12 +54,13 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_VERSION,
     STATE_BOOK_FORMAT,
     STATE_SK,
+    DeadReason,
 )
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.group_state import (
     Bookkeeping,
     BufferedJob,
-    DeadJob,
+    DeadEntry,
     GroupState,
     SkippedRange,
 )
@@ -287,6 +288,7 @@ def encode_book(book: Bookkeeping) -> str:
             "messageId": p.message_id,
             "at": p.at_ms,
             "seq": p.seq,
+            "reason": p.reason.value,
         }
     if book.skipped:
         data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
@@ -312,7 +314,7 @@ def decode_book(text: str) -> Bookkeeping:
     park = data.get("park")
     parked = None
     if park is not None:
-        parked = DeadJob(
+        parked = DeadEntry(
             job_id=park["jobId"],
             job_type=park["type"],
             error_type=park["errorType"],
@@ -321,6 +323,7 @@ def decode_book(text: str) -> Bookkeeping:
             message_id=park["messageId"],
             at_ms=int(park["at"]),
             seq=park.get("seq"),
+            reason=DeadReason(park.get("reason", DeadReason.PERMANENT.value)),
         )
     return Bookkeeping(
         applied=tuple(data.get("ids", ())),

@@ -264,3 +264,23 @@ def test_an_item_the_runtime_cannot_read_is_named() -> None:
             {"group": {"S": "ws#1"}, "sk": {"S": "state"}, "book": {"S": '{"f": 9}'}, "version": {"N": "1"}}
         )
     assert item_size({"ab": {"S": "é"}, "n": {"N": "-12.50"}}) == 2 + 2 + 1 + 3
+
+
+def test_a_parked_groups_dead_entry_round_trips_with_its_reason(store: StateStore) -> None:
+    # GIVEN a group parked at a job that failed on its last attempt
+    def flaky(job: Job, state: State) -> dict[str, Any]:
+        raise RuntimeError(f"{job.id} flaked")
+
+    result = apply_batch(
+        GroupState("ws#1"), [job("a", 0)], flaky, now_ms=store.now_ms(), max_attempts=1, park_on_dead=True
+    )
+    # WHEN committed and loaded back
+    assert store.commit("ws#1", result.group_state, 0)
+    parked = store.load(["ws#1"])["ws#1"].book.parked
+    # THEN the dead entry is the same, its reason included
+    assert parked == result.group_state.book.parked
+    assert parked is not None and (parked.reason.value, parked.seq, parked.attempts) == (
+        "ATTEMPTS_EXHAUSTED",
+        0,
+        1,
+    )
