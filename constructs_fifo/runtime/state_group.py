@@ -93,6 +93,8 @@ class GroupRun:
         The parsed job of each record (``None``: malformed).
     applied : tuple of str
         Job ids applied in this run, in the order their transitions were folded.
+    record_job_ids : frozenset of str
+        The job ids of the run's records (a job of the buffer that ran is not one of them).
     from_buffer : tuple of BufferedJob
         Buffered jobs of earlier batches applied here (no record in this run).
     dead_buffered : tuple of (BufferedJob, DeadEntry)
@@ -113,6 +115,7 @@ class GroupRun:
     results: tuple[JobResult, ...]
     jobs: tuple[Job | None, ...]
     applied: tuple[str, ...] = ()
+    record_job_ids: frozenset[str] = frozenset()
     from_buffer: tuple[BufferedJob, ...] = ()
     dead_buffered: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
     parked_by: DeadEntry | None = None
@@ -194,6 +197,7 @@ def run_group(
         results=results,
         jobs=tuple(jobs),
         applied=tuple(run.applied),
+        record_job_ids=frozenset(result.job_id for result in results),
         from_buffer=tuple(run.from_buffer),
         dead_buffered=tuple(run.dead_buffered),
         parked_by=parked_by,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import backoff_seconds
 from constructs_fifo.runtime.batch_report import RETRY_ACTION, job_id_of, park_fields
-from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, DeadReason
+from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
@@ -180,8 +180,13 @@ class StateOutcomes:
         except Exception as exc:  # the caller keeps the record (reported, or still kept)
             return exc
 
-    def dead_line(self, record: SQSRecord, dead: DeadJob, sent: str | Exception, **fields: Any) -> None:
-        """The line of a dead job sent (``DEAD_LETTERED``) or not (``ERROR``; ``action``: what then)."""
+    def dead_line(
+        self, record: SQSRecord, dead: DeadJob, sent: str | Exception, *, ran: bool = True, **fields: Any
+    ) -> None:
+        """The line of a dead job sent (``DEAD_LETTERED``) or not (``ERROR``; ``action``: what then).
+
+        ``ran``: the job died in this invocation (counts on JobsFailed, unless it is a copy).
+        """
         action = fields.pop("action", RETRY_ACTION)
         if isinstance(sent, Exception):
             self.out.write(
@@ -202,7 +207,7 @@ class StateOutcomes:
             job_type=dead.job_type,
             attempt=dead.attempts,
             error=f"{dead.error_type}: {dead.error}",
-            attempt_failed=dead.reason is not DeadReason.COPY_OF_DEAD_JOB,
+            attempt_failed=ran and dead.reason is not DeadReason.COPY_OF_DEAD_JOB,
             reason=dead.reason.value,
             attempts=dead.attempts,
             action="sent to the dead-letter queue",
@@ -356,18 +361,51 @@ class StateOutcomes:
             visibilityTimeout=delay,
         )
 
-    def from_buffer_lines(self, run: GroupRun, group: str, like: SQSRecord | None, **fields: Any) -> None:
-        """``SUCCEEDED`` lines of the buffered jobs applied in this run (no record of their own)."""
+    def buffer_lines(
+        self,
+        run: GroupRun,
+        recorder: RecordingTransition,
+        group: str,
+        like: SQSRecord | None,
+        **fields: Any,
+    ) -> None:
+        """The lines of the buffered jobs that ran without a record in this run.
+
+        ``SUCCEEDED`` when applied; ``FAILED`` when the transition failed and the job waits at the
+        head of the buffer (its group comes back by a carrier record). One that died has its
+        dead-letter line (go-on policy) or its group's metric line (parked at it).
+        """
+        waiting = {entry.job_id: entry for entry in run.group_state.book.buffer}
+        parker = run.parked_by.job_id if run.parked_by is not None else None
         for entry in run.from_buffer:
             self.out.write(
                 OutcomeStatus.SUCCEEDED,
                 buffered_record(entry, group, like),
                 job_id=entry.job_id,
                 job_type=entry.job_type,
-                attempt=1,
+                attempt=recorder.attempts.get(entry.job_id, 1),
+                duration_ms=recorder.durations_ms.get(entry.job_id),
                 action="applied out of the reorder buffer: its gap closed",
                 fromBuffer=True,
                 seq=entry.seq,
+                **fields,
+            )
+        for job_id, error in recorder.errors.items():
+            failed = waiting.get(job_id)
+            if failed is None or job_id == parker or job_id in run.record_job_ids:
+                continue
+            self.out.write(
+                OutcomeStatus.FAILED,
+                buffered_record(failed, group, like),
+                job_id=job_id,
+                job_type=failed.job_type,
+                attempt=recorder.attempts.get(job_id, 1),
+                duration_ms=recorder.durations_ms.get(job_id),
+                error=f"{type(error).__name__}: {error}",
+                action=f"attempt {recorder.attempts.get(job_id, 1)} of {self._max_attempts}; waits at the "
+                "head of the reorder buffer, retried when its group comes back",
+                fromBuffer=True,
+                seq=failed.seq,
                 **fields,
             )
 
@@ -381,8 +419,9 @@ class StateOutcomes:
         if run.skipped:
             values[GAPS_SKIPPED] = (len(run.skipped), "Count")
             values[JOBS_SKIPPED] = (sum(skipped.count for skipped in run.skipped), "Count")
-        if parked_without_record:
+        if parked_without_record:  # the dead job's run failed here, and it has no outcome line
             values[METRIC_GROUPS_PARKED] = (1, "Count")
+            values[METRIC_JOBS_FAILED] = (1, "Count")
         if not values:
             return
         fields: dict[str, Any] = {"group": group, "gapTimedOut": run.gap_timed_out}

@@ -319,7 +319,7 @@ class StateBatchProcessor:
     ) -> None:
         """After the commit: the lines, the dead-letter sends, the reported records, the metrics."""
         outcomes = self._outcomes
-        outcomes.from_buffer_lines(run, group, records[0])
+        outcomes.buffer_lines(run, recorder, group, records[0])
         for record, job, result in zip(records, run.jobs, run.results, strict=True):
             if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
                 dead = outcomes.dead_job(

@@ -119,14 +119,16 @@ class StateReplay:
     ) -> tuple[ParkHeader | None, GroupState, bool] | None:
         """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
         group, outcomes, now = header.group, self._outcomes, self._clock_ms()
-        resumed, sent_first = self._resume(header, state)
+        resumed, skipped = self._resume(header, state)
+        sent_first: list[_Sent] = []
         recorder = RecordingTransition(self._transition)
         run = run_group(resumed, [kept.record for kept in page], recorder, self._settings, now_ms=now)
         like = page[0].record if page else None
         for entry, dead in run.dead_buffered:  # rule 2: sent before the commit
             sent_first.append(self._send(buffered_record(entry, group, like), dead, group, copy=False))
-        if any(isinstance(sent, Exception) for _, _, sent in sent_first):
-            raise next(sent for _, _, sent in sent_first if isinstance(sent, Exception))
+        for _, _, sent in [*skipped, *sent_first]:
+            if isinstance(sent, Exception):
+                raise sent
         done: list[KeptRecord] = []
         sent_kept: dict[int, _Sent] = {}
         delay: int | None = None
@@ -150,7 +152,7 @@ class StateReplay:
         changed = run.changed or resumed != state
         if not outcomes.write(group, run.group_state, state.version, changed=changed, items=items):
             return None
-        self._lines(group, page, run=run, recorder=recorder, sent_first=sent_first, sent_kept=sent_kept)
+        self._lines(group, page, run=run, recorder=recorder, sends=(skipped, sent_first, sent_kept))
         after = replace(run.group_state, version=state.version + 1) if changed else state
         return updated, after, updated is not None and run.parked_by is None and delay is None
 
@@ -201,14 +203,16 @@ class StateReplay:
         *,
         run: GroupRun,
         recorder: RecordingTransition,
-        sent_first: list[_Sent],
-        sent_kept: dict[int, _Sent],
+        sends: tuple[list[_Sent], list[_Sent], dict[int, _Sent]],
     ) -> None:
         """After the commit: one line per replayed record (a record still kept has its line already)."""
         outcomes = self._outcomes
+        skipped, sent_first, sent_kept = sends
+        for record, message, sent in skipped:
+            outcomes.dead_line(record, message, sent, ran=False, fromBuffer=True, skipped=True, replayed=True)
         for record, message, sent in sent_first:
             outcomes.dead_line(record, message, sent, fromBuffer=True, replayed=True)
-        outcomes.from_buffer_lines(run, group, page[0].record if page else None, replayed=True)
+        outcomes.buffer_lines(run, recorder, group, page[0].record if page else None, replayed=True)
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if index in sent_kept:
                 record, message, sent = sent_kept[index]
