@@ -9,8 +9,15 @@ Resuming replays them first and in order, before anything sent later:
 * ``resume(group, skip_dead=True)`` sends the dead job to the dead-letter queue (its group, body and
   triage attributes) and replays the rest.
 
-Either way the header becomes ``RESUMING`` and a wake-up message goes to the source queue in the
-group, so the runtime replays the kept jobs even when nothing else arrives.
+Either way the header becomes ``RESUMING`` (recording the choice in ``skip_dead``) and a wake-up
+message goes to the source queue in the group, so the runtime replays the kept jobs even when nothing
+else arrives.
+
+State mode (a queue without a claim table: leave ``claim_table`` out) works the same way, with two
+differences the runtime takes care of: the dead job's death is recorded in the group's state item, and
+the runtime forgets it (retry) or consumes its ``seq`` (skip) when it replays the group, reading the
+header's ``skip_dead``; and a dead job that died waiting in the reorder buffer has no kept record, so
+on skip the runtime sends it to the dead-letter queue from the buffer.
 
 Examples
 --------
@@ -62,9 +69,12 @@ class ResumeResult:
     group : str
         The group.
     skipped_job_id : str or None
-        The dead job sent to the dead-letter queue (``skip_dead=True``), else ``None``.
+        The dead job skipped (``skip_dead=True``): sent to the dead-letter queue by this call, by an
+        earlier call that failed after the send, or (state mode, a dead job in the reorder buffer) by
+        the runtime when it replays the group. ``None`` when retried.
     claim_reset : bool
-        Whether the dead job's DEAD claim was reset so it runs again.
+        Whether the dead job's DEAD claim was reset so it runs again (always ``False`` without a claim
+        table: in state mode the runtime forgets the death when it replays the group).
     wake_up_message_id : str
         The wake-up message sent to the source queue.
     """
@@ -80,8 +90,11 @@ class ParkedGroups:
 
     Parameters
     ----------
-    group_table, claim_table : str
-        The construct's ``group_table`` and ``claim_table`` names.
+    group_table : str
+        The construct's ``group_table`` name.
+    claim_table : str or None
+        Claim mode: the construct's ``claim_table`` name (a retried dead job's claim is reset). State
+        mode has no claim table: leave it out.
     queue_url, dead_letter_queue_url : str
         The construct's queue and dead-letter queue.
     dynamodb, sqs : boto3 clients, optional
@@ -94,7 +107,7 @@ class ParkedGroups:
         self,
         *,
         group_table: str,
-        claim_table: str,
+        claim_table: str | None = None,
         queue_url: str,
         dead_letter_queue_url: str,
         dynamodb: DynamoDBClient | None = None,
@@ -109,7 +122,11 @@ class ParkedGroups:
         self._sqs = sqs
         self._queue_url = queue_url
         self._store = ParkStore(group_table, dynamodb, clock=clock)
-        self._claims = ClaimStore(claim_table, dynamodb, ttl_seconds=DEFAULT_CLAIM_TTL_SECONDS, clock=clock)
+        self._claims = (
+            ClaimStore(claim_table, dynamodb, ttl_seconds=DEFAULT_CLAIM_TTL_SECONDS, clock=clock)
+            if claim_table
+            else None
+        )
         self._dead_letters = DeadLetterSender(sqs, dead_letter_queue_url, clock=clock)
 
     def list_groups(self) -> list[ParkHeader]:
@@ -143,21 +160,24 @@ class ParkedGroups:
         skipped: str | None = None
         reset = False
         if header.status == PARKED:
+            job_id = str(header.dead.get("jobId") or "") or None
             if skip_dead:
-                skipped, done = self._skip_head(header)
+                done = self._skip_head(header)
+                skipped = job_id
             else:
                 done = []
-                job_id = header.dead.get("jobId")
-                reset = bool(job_id) and self._claims.reset(str(job_id))
-            self._store.advance(header, done=done, status=RESUMING, retry_at_ms=0)
+                reset = job_id is not None and self._claims is not None and self._claims.reset(job_id)
+            self._store.advance(header, done=done, status=RESUMING, retry_at_ms=0, skip_dead=skip_dead)
         response = self._sqs.send_message(**wake_up_message(self._queue_url, group))
         return ResumeResult(group, skipped, reset, str(response.get("MessageId", "")))
 
-    def _skip_head(self, header: ParkHeader) -> tuple[str | None, list[KeptRecord]]:
+    def _skip_head(self, header: ParkHeader) -> list[KeptRecord]:
         """Send the dead job (the first kept record) to the dead-letter queue; return it to delete."""
         head = self._store.kept(header.group, limit=1)
         if not head or head[0].record.get("messageId") != header.dead.get("messageId"):
-            return None, []  # already skipped by an earlier call that failed after the send
+            # Already skipped by an earlier call that failed after the send, or (state mode) a dead
+            # job of the reorder buffer, which has no kept record: the runtime sends that one.
+            return []
         record = head[0].record
         dead: dict[str, Any] = dict(header.dead)
         self._dead_letters.send(
@@ -174,7 +194,7 @@ class ParkedGroups:
                 dead_at_ms=int(dead.get("parkedAt") or self._dead_letters.now_ms()),
             )
         )
-        return (dead.get("jobId") or None), head
+        return head
 
 
 def _job_id(body: str) -> str | None:

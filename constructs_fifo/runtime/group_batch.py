@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH
+from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, DeadReason
 from constructs_fifo.runtime.exceptions import (
     MalformedJobError,
     PermanentJobError,
@@ -24,7 +24,7 @@ from constructs_fifo.runtime.group_state import (
     BatchSettings,
     Bookkeeping,
     BufferedJob,
-    DeadJob,
+    DeadEntry,
     GapPolicy,
     GroupState,
     JobResult,
@@ -83,7 +83,7 @@ class GroupBatch:
         self.stop: tuple[str, int] | None = None  # (job id, attempt) of the failure that stopped the group
         self.applied: list[str] = []
         self.from_buffer: list[str] = []
-        self.dead_buffered: list[tuple[BufferedJob, DeadJob]] = []
+        self.dead_buffered: list[tuple[BufferedJob, DeadEntry]] = []
         self.new_skips: list[SkippedRange] = []
 
     # --- the batch ----------------------------------------------------------------------------
@@ -285,7 +285,8 @@ class GroupBatch:
         text = str(exc) or repr(exc)
         if len(text) > MAX_ERROR_LENGTH:
             text = text[: MAX_ERROR_LENGTH - 3] + "..."
-        info = DeadJob(job.id, job.type, type(exc).__name__, text, attempts, job.message_id, self.now_ms, seq)
+        kind, reason = type(exc).__name__, _reason(exc)
+        info = DeadEntry(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
         self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]
         self.attempts.pop(job.id, None)
         if self.settings.park_on_dead:
@@ -376,6 +377,12 @@ def gap_since(buffer: dict[int, BufferedJob], next_value: int) -> int | None:
 def _job_of(entry: BufferedJob, group: str) -> Job:
     body = entry.body
     return Job(entry.job_id, group, entry.job_type, body.get("payload", {}), 1, entry.message_id, body)
+
+
+def _reason(exc: BaseException) -> DeadReason:
+    if isinstance(exc, MalformedJobError):
+        return DeadReason.MALFORMED
+    return DeadReason.PERMANENT if isinstance(exc, PermanentJobError) else DeadReason.ATTEMPTS_EXHAUSTED
 
 
 def _bounded_put(counts: dict[str, int], key: str, value: int) -> None:

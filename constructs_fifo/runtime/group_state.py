@@ -23,6 +23,7 @@ from constructs_fifo.runtime.constants import (
     GAP_POLICY_SKIP_GAP,
     GAP_POLICY_WAIT,
     MAX_ITEM_BYTES,
+    DeadReason,
 )
 from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
 
@@ -35,7 +36,7 @@ __all__ = [
     "BatchSettings",
     "Bookkeeping",
     "BufferedJob",
-    "DeadJob",
+    "DeadEntry",
     "GapPolicy",
     "GroupState",
     "JobResult",
@@ -166,8 +167,11 @@ class BufferedJob:
 
 
 @dataclass(frozen=True)
-class DeadJob:
-    """Why a job died, as the DLQ's message attributes and a parked group report it.
+class DeadEntry:
+    """The bookkeeping's entry of a dead job: why it died, as the DLQ's attributes and a park header say.
+
+    Not :class:`constructs_fifo.runtime.dead_letter.DeadJob`, the message forwarded to the dead-letter
+    queue: this entry holds no body (the processor adds the record's, or the buffered job's).
 
     Attributes
     ----------
@@ -185,6 +189,10 @@ class DeadJob:
         When it died (epoch ms).
     seq : int or None
         Its ``seq``.
+    reason : DeadReason
+        ``MALFORMED`` (a ``seq`` that is not a non-negative integer), ``PERMANENT`` (a
+        ``PermanentJobError``, a result that is not JSON, a state too large, a ``seq`` conflict) or
+        ``ATTEMPTS_EXHAUSTED`` (a transient failure on the last attempt).
     """
 
     job_id: str
@@ -195,6 +203,7 @@ class DeadJob:
     message_id: str
     at_ms: int
     seq: int | None = None
+    reason: DeadReason = DeadReason.PERMANENT
 
 
 @dataclass(frozen=True)
@@ -228,7 +237,7 @@ class Bookkeeping:
         Failed runs so far per job id, for jobs not yet applied or dead.
     dead : tuple of str
         Ids of the last dead jobs, oldest first (bounded): their copies are ``DEAD_COPY``.
-    parked : DeadJob or None
+    parked : DeadEntry or None
         Set when the group is parked at a dead job.
     skipped : tuple of SkippedRange
         The last ranges given up by ``SKIP_GAP``, oldest first (bounded).
@@ -241,7 +250,7 @@ class Bookkeeping:
     buffer: tuple[BufferedJob, ...] = ()
     attempts: Mapping[str, int] = field(default_factory=dict)
     dead: tuple[str, ...] = ()
-    parked: DeadJob | None = None
+    parked: DeadEntry | None = None
     skipped: tuple[SkippedRange, ...] = ()
     gap_since_ms: int | None = None
 
@@ -290,7 +299,7 @@ class JobResult:
         For ``RETRY``: the attempt to base the backoff on (its own, or the blocking job's).
     blocked_by : str or None
         For ``BLOCKED`` and ``CARRIER``: the job id that stopped the group.
-    dead : DeadJob or None
+    dead : DeadEntry or None
         For ``DEAD``, and for the ``KEEP`` of the job that parked the group.
     """
 
@@ -300,7 +309,7 @@ class JobResult:
     reason: RetryReason | None = None
     attempt: int | None = None
     blocked_by: str | None = None
-    dead: DeadJob | None = None
+    dead: DeadEntry | None = None
 
 
 @dataclass(frozen=True)
@@ -317,7 +326,7 @@ class BatchResult:
         Job ids applied in this batch, in the order their transitions were folded.
     from_buffer : tuple of str
         Those of ``applied`` that had been buffered by an earlier batch (no record in this batch).
-    dead_buffered : tuple of (BufferedJob, DeadJob)
+    dead_buffered : tuple of (BufferedJob, DeadEntry)
         Buffered jobs of earlier batches that died here (``park_on_dead=False``): send each to the
         DLQ from its body, since it has no record in this batch.
     skipped : tuple of SkippedRange
@@ -334,7 +343,7 @@ class BatchResult:
     results: tuple[JobResult, ...]
     applied: tuple[str, ...] = ()
     from_buffer: tuple[str, ...] = ()
-    dead_buffered: tuple[tuple[BufferedJob, DeadJob], ...] = ()
+    dead_buffered: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
     skipped: tuple[SkippedRange, ...] = ()
     gap_open_ms: int | None = None
     gap_timed_out: bool = False

@@ -6,9 +6,10 @@ and importing them adds about 13 ms of cold start on top of boto3 (about 95 ms w
 here with Powertools 3.37). Lambda sends stdout to CloudWatch Logs, and CloudWatch extracts the
 metrics from the ``_aws`` block.
 
-Every outcome line declares the same seven counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
-ClaimConflicts, JobsDeadLettered, GroupsParked, JobsKept; 0 or 1) so that sums over any period are
-exact, and JobDuration when the job ran.
+Every outcome line declares the same eight counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
+ClaimConflicts, JobsDeadLettered, GroupsParked, JobsKept, JobsBuffered; 0 or 1) so that sums over any
+period are exact, and JobDuration when the job ran. Other metrics (state mode's sequence gaps) go in
+lines of their own (:meth:`JobLogger.metrics`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import enum
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from constructs_fifo.runtime.constants import (
@@ -26,6 +27,7 @@ from constructs_fifo.runtime.constants import (
     METRIC_DUPLICATES_SKIPPED,
     METRIC_GROUPS_PARKED,
     METRIC_JOB_DURATION,
+    METRIC_JOBS_BUFFERED,
     METRIC_JOBS_DEAD_LETTERED,
     METRIC_JOBS_FAILED,
     METRIC_JOBS_KEPT,
@@ -60,6 +62,12 @@ class OutcomeStatus(enum.Enum):
     DEADLINE = "DEADLINE"
     #: The runtime itself failed on this record (DynamoDB or another dependency): retried.
     ERROR = "ERROR"
+    #: State mode: the job waits in the group's reorder buffer for its ``seq``, committed with the
+    #: state; the record is deleted (the job's SUCCEEDED line comes when it is applied).
+    BUFFERED = "BUFFERED"
+    #: State mode, gap policy WAIT: the reorder buffer cannot take the job (full, or the item would
+    #: pass its size): not run, retried; the sequence gap metric shows the wait.
+    BUFFER_FULL = "BUFFER_FULL"
 
 
 # ERROR counts as a failed attempt too: a claim write throttled by DynamoDB must show on JobsFailed,
@@ -73,6 +81,7 @@ _STATUS_COUNTERS: dict[OutcomeStatus, tuple[str, ...]] = {
     OutcomeStatus.DEAD_LETTERED: (METRIC_JOBS_DEAD_LETTERED,),
     OutcomeStatus.PARKED: (METRIC_GROUPS_PARKED, METRIC_JOBS_KEPT),
     OutcomeStatus.KEPT: (METRIC_JOBS_KEPT,),
+    OutcomeStatus.BUFFERED: (METRIC_JOBS_BUFFERED,),
 }
 _COUNTERS = (
     METRIC_JOBS_SUCCEEDED,
@@ -82,6 +91,7 @@ _COUNTERS = (
     METRIC_JOBS_DEAD_LETTERED,
     METRIC_GROUPS_PARKED,
     METRIC_JOBS_KEPT,
+    METRIC_JOBS_BUFFERED,
 )
 
 
@@ -170,18 +180,7 @@ class JobLogger:
             definitions.append({"Name": METRIC_JOB_DURATION, "Unit": "Milliseconds"})
             metrics[METRIC_JOB_DURATION] = round(duration_ms, 3)
         line: dict[str, Any] = {
-            "_aws": {
-                "Timestamp": int(self._clock() * 1000),
-                "CloudWatchMetrics": [
-                    {
-                        "Namespace": self.namespace,
-                        "Dimensions": [[METRIC_DIMENSION_QUEUE]],
-                        "Metrics": definitions,
-                    }
-                ],
-            },
-            METRIC_DIMENSION_QUEUE: queue_name,
-            **metrics,
+            **self._emf(queue_name, definitions, metrics),
             "jobId": job_id,
             "group": group,
             "type": job_type,
@@ -194,6 +193,41 @@ class JobLogger:
             line["error"] = error
         line.update(fields)
         self._write(line)
+
+    def metrics(self, *, queue_name: str, values: Mapping[str, tuple[float, str]], **fields: Any) -> None:
+        """Write one line of metrics other than the outcome counters, e.g. a group's sequence gap.
+
+        Parameters
+        ----------
+        queue_name : str
+            Value of the QueueName dimension.
+        values : Mapping[str, tuple[float, str]]
+            Metric name -> (value, CloudWatch unit), e.g. ``{"SequenceGapOpenSeconds": (12.5, "Seconds")}``.
+        **fields
+            Extra fields (``group``, ...).
+        """
+        definitions = [{"Name": name, "Unit": unit} for name, (_, unit) in values.items()]
+        numbers = {name: value for name, (value, _) in values.items()}
+        self._write({**self._emf(queue_name, definitions, numbers), **fields})
+
+    def _emf(
+        self, queue_name: str, definitions: list[dict[str, str]], values: Mapping[str, float]
+    ) -> dict[str, Any]:
+        """The EMF part of a line: the ``_aws`` block, the dimension and the metric values."""
+        return {
+            "_aws": {
+                "Timestamp": int(self._clock() * 1000),
+                "CloudWatchMetrics": [
+                    {
+                        "Namespace": self.namespace,
+                        "Dimensions": [[METRIC_DIMENSION_QUEUE]],
+                        "Metrics": definitions,
+                    }
+                ],
+            },
+            METRIC_DIMENSION_QUEUE: queue_name,
+            **values,
+        }
 
     def event(self, fields: dict[str, Any]) -> None:
         """Write a plain JSON line (no metrics), e.g. a failed visibility change."""

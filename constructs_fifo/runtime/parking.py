@@ -63,6 +63,7 @@ __all__ = [
     "KeptRecord",
     "ParkHeader",
     "ParkStore",
+    "decode_header",
     "is_wake_up",
     "wake_up_message",
 ]
@@ -98,6 +99,10 @@ class ParkHeader:
         ``error``, ``attempts``, ``messageId``, ``parkedAt`` (epoch ms).
     retry_at_ms : int
         While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
+    skip_dead : bool
+        While ``RESUMING``: the operator chose to skip the dead job rather than retry it. State mode
+        reads it to unpark the group's state the same way (claim mode's resume already reset the dead
+        job's claim or sent it to the dead-letter queue, and ignores it).
     """
 
     group: str
@@ -106,6 +111,7 @@ class ParkHeader:
     next_seq: int
     dead: Mapping[str, Any] = field(default_factory=dict)
     retry_at_ms: int = 0
+    skip_dead: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,7 @@ class ParkStore:
                     RequestItems={self.table_name: {"Keys": keys, "ConsistentRead": True}}
                 )
                 for item in response.get("Responses", {}).get(self.table_name, []):
-                    header = _decode_header(cast("dict[str, Any]", item))
+                    header = decode_header(cast("dict[str, Any]", item))
                     found[header.group] = header
                 unprocessed: Mapping[str, Any] = response.get("UnprocessedKeys", {}).get(self.table_name, {})
                 keys = list(unprocessed.get("Keys", []))
@@ -222,12 +228,14 @@ class ParkStore:
         }
         while True:
             response = self._client.scan(**params)
-            headers += [_decode_header(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
+            headers += [decode_header(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
             if "LastEvaluatedKey" not in response:
                 return sorted(headers, key=lambda header: header.group)
             params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     # --- writes ------------------------------------------------------------------------------------
+    # Each write is one transaction. The ``*_items`` methods return its items without writing, so
+    # that state mode can put them in the same transaction as its state item.
 
     def park(self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]) -> ParkHeader:
         """Rule 2: park ``group`` at ``records[0]`` (its dead job) and keep ``records`` in order.
@@ -239,10 +247,17 @@ class ParkStore:
         RecordTooLargeToKeepError
             A record does not fit in a DynamoDB item even compressed: nothing was written.
         """
+        header, items = self.park_items(group, records, dead=dead)
+        self.transact(items, group)
+        return header
+
+    def park_items(
+        self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]
+    ) -> tuple[ParkHeader, list[dict[str, Any]]]:
+        """:meth:`park`'s header and transaction items (the header on condition that none exists)."""
         header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dict(dead))
         puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
-        self._transact([self._put_header(header, expected_version=None), *puts], group)
-        return header
+        return header, [self._put_header(header, expected_version=None), *puts]
 
     def keep(self, header: ParkHeader, records: Sequence[SQSRecord]) -> ParkHeader:
         """Rule 3: append ``records`` to the kept records of a group that has ``header``.
@@ -256,13 +271,20 @@ class ParkStore:
         """
         if not records:
             return header
+        updated, items = self.keep_items(header, records)
+        self.transact(items, header.group)
+        return updated
+
+    def keep_items(
+        self, header: ParkHeader, records: Sequence[SQSRecord]
+    ) -> tuple[ParkHeader, list[dict[str, Any]]]:
+        """:meth:`keep`'s new header and transaction items (on condition of ``header.version``)."""
         updated = replace(header, version=header.version + 1, next_seq=header.next_seq + len(records))
         puts = [
             self._put_kept(KeptRecord(header.group, header.next_seq + offset, record))
             for offset, record in enumerate(records)
         ]
-        self._transact([self._put_header(updated, expected_version=header.version), *puts], header.group)
-        return updated
+        return updated, [self._put_header(updated, expected_version=header.version), *puts]
 
     def advance(
         self,
@@ -272,24 +294,46 @@ class ParkStore:
         status: str | None = None,
         retry_at_ms: int | None = None,
         dead: Mapping[str, Any] | None = None,
+        skip_dead: bool | None = None,
     ) -> ParkHeader:
         """Delete the replayed records ``done`` and update the header, in one transaction.
+
+        ``None`` leaves a field as it is, except ``skip_dead``, which a new ``status`` resets to
+        ``False`` (a decision belongs to one resume).
 
         Raises
         ------
         ParkConflictError
             The header changed since it was read: nothing was written.
         """
+        updated, items = self.advance_items(
+            header, done=done, status=status, retry_at_ms=retry_at_ms, dead=dead, skip_dead=skip_dead
+        )
+        self.transact(items, header.group)
+        return updated
+
+    def advance_items(
+        self,
+        header: ParkHeader,
+        *,
+        done: Sequence[KeptRecord],
+        status: str | None = None,
+        retry_at_ms: int | None = None,
+        dead: Mapping[str, Any] | None = None,
+        skip_dead: bool | None = None,
+    ) -> tuple[ParkHeader, list[dict[str, Any]]]:
+        """:meth:`advance`'s new header and transaction items (on condition of ``header.version``)."""
+        if skip_dead is None:
+            skip_dead = header.skip_dead if status is None or status == header.status else False
         updated = replace(
             header,
             version=header.version + 1,
             status=status or header.status,
             retry_at_ms=header.retry_at_ms if retry_at_ms is None else retry_at_ms,
             dead=header.dead if dead is None else dict(dead),
+            skip_dead=skip_dead,
         )
-        writes = [self._put_header(updated, expected_version=header.version), *self._deletes(done)]
-        self._transact(writes, header.group)
-        return updated
+        return updated, [self._put_header(updated, expected_version=header.version), *self._deletes(done)]
 
     def finish(self, header: ParkHeader, *, done: Sequence[KeptRecord] = ()) -> None:
         """Delete the replayed records ``done`` and the header: the group is live again.
@@ -299,6 +343,10 @@ class ParkStore:
         ParkConflictError
             The header changed since it was read: nothing was written.
         """
+        self.transact(self.finish_items(header, done=done), header.group)
+
+    def finish_items(self, header: ParkHeader, *, done: Sequence[KeptRecord] = ()) -> list[dict[str, Any]]:
+        """:meth:`finish`'s transaction items (the header's delete on condition of its version)."""
         header_delete: dict[str, Any] = {
             "Delete": {
                 "TableName": self.table_name,
@@ -306,7 +354,23 @@ class ParkStore:
                 **_version_condition(header.version),
             }
         }
-        self._transact([header_delete, *self._deletes(done)], header.group)
+        return [header_delete, *self._deletes(done)]
+
+    def transact(self, items: Sequence[Mapping[str, Any]], group: str) -> None:
+        """Write ``items`` in one ``TransactWriteItems``.
+
+        Raises
+        ------
+        ParkConflictError
+            A condition failed (another worker or an operator wrote first): nothing was written.
+        """
+        try:
+            self._client.transact_write_items(TransactItems=list(items))  # type: ignore[arg-type]
+        except self._client.exceptions.TransactionCanceledException as exc:
+            raise ParkConflictError(
+                f"group {group!r}: its park header changed while this worker wrote it (another worker or "
+                "an operator got there first); nothing was written, and the records are retried"
+            ) from exc
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -316,15 +380,6 @@ class ParkStore:
             for record in done
         ]
 
-    def _transact(self, items: list[dict[str, Any]], group: str) -> None:
-        try:
-            self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except self._client.exceptions.TransactionCanceledException as exc:
-            raise ParkConflictError(
-                f"group {group!r}: its park header changed while this worker wrote it (another worker or "
-                "an operator got there first); nothing was written, and the records are retried"
-            ) from exc
-
     def _put_header(self, header: ParkHeader, *, expected_version: int | None) -> dict[str, Any]:
         item = {
             **_key(header.group, SK_PARK),
@@ -333,6 +388,7 @@ class ParkStore:
             "next_seq": {"N": str(header.next_seq)},
             "retry_at_ms": {"N": str(header.retry_at_ms)},
             "dead": {"S": json.dumps(dict(header.dead), separators=(",", ":"))},
+            "skip_dead": {"BOOL": header.skip_dead},
             "updated_at": {"N": str(self.now_ms())},
         }
         condition: dict[str, Any] = (
@@ -399,7 +455,8 @@ def _decode_kept(item: dict[str, Any]) -> KeptRecord:
     )
 
 
-def _decode_header(item: dict[str, Any]) -> ParkHeader:
+def decode_header(item: Mapping[str, Any]) -> ParkHeader:
+    """The :class:`ParkHeader` of a header item (``sk = "park"``) as DynamoDB returns it."""
     return ParkHeader(
         group=item[GROUP_ATTR_GROUP]["S"],
         status=item["status"]["S"],
@@ -407,6 +464,7 @@ def _decode_header(item: dict[str, Any]) -> ParkHeader:
         next_seq=int(item["next_seq"]["N"]),
         dead=json.loads(item.get("dead", {}).get("S", "{}")),
         retry_at_ms=int(item.get("retry_at_ms", {}).get("N", "0")),
+        skip_dead=bool(item.get("skip_dead", {}).get("BOOL", False)),
     )
 
 

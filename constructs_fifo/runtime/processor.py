@@ -39,17 +39,22 @@ logged and never raised.
 
 from __future__ import annotations
 
-import math
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import VisibilityApplier, VisibilityChange
-from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, DeadReason
+from constructs_fifo.runtime.backoff import VisibilityApplier
+from constructs_fifo.runtime.batch_report import (
+    RETRY_ACTION,
+    BatchReport,
+    job_id_of,
+    park_fields,
+    settle_wake_ups,
+)
+from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
-from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
+from constructs_fifo.runtime.job import parse_record, record_group, record_message_id
 from constructs_fifo.runtime.job_runner import (
     JobHandler,
     JobRunner,
@@ -59,14 +64,7 @@ from constructs_fifo.runtime.job_runner import (
     remaining_ms,
 )
 from constructs_fifo.runtime.observability import OutcomeStatus
-from constructs_fifo.runtime.parking import (
-    PARKED,
-    RESUMING,
-    KeptRecord,
-    ParkHeader,
-    is_wake_up,
-    wake_up_message,
-)
+from constructs_fifo.runtime.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -81,27 +79,6 @@ __all__ = ["DEFAULT_SAFETY_MARGIN_MS", "JobHandler", "OrderedBatchProcessor"]
 
 #: No job starts with less than this much invocation time left.
 DEFAULT_SAFETY_MARGIN_MS = 1000
-
-_RETRY_ACTION = "reported failed; retried after the visibility delay"
-
-
-@dataclass
-class _Batch:
-    """What one batch decided so far: reported ids, visibility changes, blocked and kept groups."""
-
-    failures: list[str] = field(default_factory=list)
-    changes: list[VisibilityChange] = field(default_factory=list)
-    blocked: dict[str, int] = field(default_factory=dict)
-    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
-    parking: dict[str, Step] = field(default_factory=dict)
-    wake_ups: dict[str, list[SQSRecord]] = field(default_factory=dict)
-
-    def report(self, record: SQSRecord, seconds: int | None) -> None:
-        self.failures.append(record_message_id(record))
-        if seconds is not None:
-            self.changes.append(
-                VisibilityChange(record_message_id(record), str(record.get("receiptHandle", "")), seconds)
-            )
 
 
 class OrderedBatchProcessor:
@@ -201,19 +178,26 @@ class OrderedBatchProcessor:
             ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
         """
         records: list[SQSRecord] = list(event.get("Records") or [])
-        batch = _Batch()
+        batch = BatchReport()
         headers = self._read_headers(records, batch)
         if headers is not None:
             self._process_records(records, context, headers, batch)
             resumed = self._keep_and_replay(headers, context, batch)
-            self._settle_wake_ups(resumed, batch)
+            settle_wake_ups(
+                resumed,
+                batch,
+                now_ms=self._parking.now_ms() if self._parking is not None else 0,
+                sqs=self._sqs,
+                queue_url=self._queue_url,
+                on_error=self._out.logger.event,
+            )
         if batch.changes:
             self._visibility.apply(batch.changes)
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in batch.failures]}
 
     # --- rule 1: parked groups ----------------------------------------------------------------------
 
-    def _read_headers(self, records: list[SQSRecord], batch: _Batch) -> dict[str, ParkHeader] | None:
+    def _read_headers(self, records: list[SQSRecord], batch: BatchReport) -> dict[str, ParkHeader] | None:
         """The park headers of the batch's groups; ``None`` (every record reported) when unreadable."""
         if self._parking is None:
             return {}
@@ -225,7 +209,7 @@ class OrderedBatchProcessor:
             return None
 
     def _keep_and_replay(
-        self, headers: dict[str, ParkHeader], context: Any, batch: _Batch
+        self, headers: dict[str, ParkHeader], context: Any, batch: BatchReport
     ) -> dict[str, ParkHeader | None]:
         """Keep the records of parked groups, then replay resuming groups; return their last headers."""
         latest: dict[str, ParkHeader | None] = dict(headers)
@@ -238,7 +222,7 @@ class OrderedBatchProcessor:
         return latest
 
     def _keep(
-        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: _Batch
+        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: BatchReport
     ) -> ParkHeader | None:
         parking = self._parking
         assert parking is not None  # the PARK policy is the only way records are kept
@@ -247,7 +231,7 @@ class OrderedBatchProcessor:
             if header is None:
                 dead = step.dead if step is not None else None
                 assert dead is not None  # a group without a header is kept only when it parks now
-                updated = parking.park(group, records, dead=_park_fields(dead))
+                updated = parking.park(group, records, dead=park_fields(dead))
             else:
                 updated = parking.keep(header, records)
         except Exception as exc:  # nothing was written: every record comes back, in order
@@ -265,12 +249,12 @@ class OrderedBatchProcessor:
             self._out.write(
                 OutcomeStatus.KEPT,
                 record,
-                job_id=_job_id_of(record),
+                job_id=job_id_of(record),
                 action=f"not run: group {group!r} is parked; kept in order behind its dead job",
             )
         return updated
 
-    def _replay_group(self, header: ParkHeader, context: Any, batch: _Batch) -> ParkHeader | None:
+    def _replay_group(self, header: ParkHeader, context: Any, batch: BatchReport) -> ParkHeader | None:
         """Replay a resuming group's kept records in order; return its header (``None``: live again)."""
         parking = self._parking
         assert parking is not None
@@ -308,7 +292,7 @@ class OrderedBatchProcessor:
                         OutcomeStatus.PARKED, kept.record, step, action="group parked again", replayed=True
                     )
                     return parking.advance(
-                        current, done=done, status=PARKED, retry_at_ms=0, dead=_park_fields(dead)
+                        current, done=done, status=PARKED, retry_at_ms=0, dead=park_fields(dead)
                     )
                 if dead is not None and self._send_dead(kept.record, step):
                     done.append(kept)  # a copy of a dead job follows it to the dead-letter queue
@@ -317,37 +301,10 @@ class OrderedBatchProcessor:
                 return parking.advance(current, done=done, retry_at_ms=parking.now_ms() + delay * 1000)
             current = parking.advance(current, done=done)
 
-    def _settle_wake_ups(self, latest: dict[str, ParkHeader | None], batch: _Batch) -> None:
-        """Report a resuming group's wake-up message for its retry time; delete the others.
-
-        A resuming group whose wake-up message was received too often, or that has none in this
-        batch, gets a fresh one, so its replay always has a trigger.
-        """
-        parking = self._parking
-        for group, header in latest.items():
-            wake_ups = batch.wake_ups.get(group, [])
-            if header is None or header.status != RESUMING or parking is None:
-                continue  # every wake-up of a group that is not resuming is deleted (not reported)
-            keeper = next((w for w in wake_ups if record_attempt(w) < WAKE_UP_REFRESH_RECEIVES), None)
-            delay = max(0, math.ceil((header.retry_at_ms - parking.now_ms()) / 1000))
-            delay = max(delay, batch.blocked.get(group, 0))
-            if keeper is not None:
-                batch.report(keeper, delay)
-                continue
-            try:
-                assert self._sqs is not None
-                self._sqs.send_message(**wake_up_message(self._queue_url, group))
-            except Exception as exc:  # keep the old one rather than lose the trigger
-                self._out.logger.event(
-                    {"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"}
-                )
-                if wake_ups:
-                    batch.report(wake_ups[0], delay)
-
     # --- rules 2 to 6: records of live groups -------------------------------------------------------
 
     def _process_records(
-        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: _Batch
+        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: BatchReport
     ) -> None:
         out_of_time = False
         for record in records:
@@ -367,8 +324,8 @@ class OrderedBatchProcessor:
                 self._out.write(
                     OutcomeStatus.DEADLINE,
                     record,
-                    job_id=_job_id_of(record),
-                    action=f"not run: less than {self._margin_ms} ms left in the invocation; {_RETRY_ACTION}",
+                    job_id=job_id_of(record),
+                    action=f"not run: less than {self._margin_ms} ms left in the invocation; {RETRY_ACTION}",
                     visibilityTimeout=0,
                 )
                 batch.report(record, 0)
@@ -419,7 +376,7 @@ class OrderedBatchProcessor:
             return Step(StepKind.DEAD, dead=dead, attempt_failed=True)
         return self._runner.run(job, record, context, **fields)
 
-    def _settle(self, record: SQSRecord, step: Step, batch: _Batch) -> None:
+    def _settle(self, record: SQSRecord, step: Step, batch: BatchReport) -> None:
         group = record_group(record)
         if step.kind is StepKind.RETRY:
             batch.report(record, step.delay_seconds)
@@ -447,7 +404,7 @@ class OrderedBatchProcessor:
                 record,
                 job_id=step.dead.job_id,
                 error=f"{type(exc).__name__}: {exc}",
-                action=f"the dead job could not be sent to the dead-letter queue; {_RETRY_ACTION}",
+                action=f"the dead job could not be sent to the dead-letter queue; {RETRY_ACTION}",
                 reason=step.dead.reason.value,
             )
             return False
@@ -462,13 +419,13 @@ class OrderedBatchProcessor:
 
     # --- outcome lines ------------------------------------------------------------------------------
 
-    def _skip(self, record: SQSRecord, delay: int, batch: _Batch) -> None:
+    def _skip(self, record: SQSRecord, delay: int, batch: BatchReport) -> None:
         group = record_group(record)
         self._out.write(
             OutcomeStatus.SKIPPED,
             record,
-            job_id=_job_id_of(record),
-            action=f"not run: an earlier record of group {group!r} is retried; {_RETRY_ACTION}",
+            job_id=job_id_of(record),
+            action=f"not run: an earlier record of group {group!r} is retried; {RETRY_ACTION}",
             visibilityTimeout=delay,
         )
         batch.report(record, delay)
@@ -490,39 +447,19 @@ class OrderedBatchProcessor:
             **fields,
         )
 
-    def _internal_error(self, record: SQSRecord, exc: Exception, batch: _Batch, *, note: str = "") -> None:
+    def _internal_error(
+        self, record: SQSRecord, exc: Exception, batch: BatchReport, *, note: str = ""
+    ) -> None:
         group = record_group(record)
         delay = batch.blocked.get(group, self._runner.backoff(1))
         self._out.write(
             OutcomeStatus.ERROR,
             record,
-            job_id=_job_id_of(record),
+            job_id=job_id_of(record),
             error=f"{type(exc).__name__}: {exc}",
             traceback=traceback.format_exc(limit=5),
-            action=f"{note + '; ' if note else ''}{_RETRY_ACTION}",
+            action=f"{note + '; ' if note else ''}{RETRY_ACTION}",
             visibilityTimeout=delay,
         )
         batch.report(record, delay)
         batch.blocked.setdefault(group, delay)
-
-
-def _park_fields(dead: DeadJob) -> dict[str, Any]:
-    """The park header's record of the dead job that parked its group."""
-    return {
-        "jobId": dead.job_id,
-        "jobType": dead.job_type,
-        "reason": dead.reason.value,
-        "errorType": dead.error_type,
-        "error": dead.error[:1024],
-        "attempts": dead.attempts,
-        "messageId": dead.message_id,
-        "parkedAt": dead.dead_at_ms,
-    }
-
-
-def _job_id_of(record: SQSRecord) -> str | None:
-    """The jobId of a record whose body may not parse (for log lines of records not run)."""
-    try:
-        return parse_record(record).id
-    except MalformedJobError as exc:
-        return exc.job_id

@@ -25,12 +25,15 @@ Rules:
 1. **Read.** :meth:`StateStore.load` reads every group of a batch in one ``BatchGetItem`` with
    ``ConsistentRead`` (chunks of 100 keys), retrying ``UnprocessedKeys`` with backoff. A group
    without an item is ``GroupState(group)``: version 0, no state.
+   :meth:`StateStore.load_with_park_headers` reads the groups' park headers (``sk = "park"``, see
+   :mod:`constructs_fifo.runtime.parking`) in the same call.
 2. **Write.** :meth:`StateStore.commit` writes the whole item with one ``PutItem``, conditioned on
    ``attribute_not_exists(#group)`` when the state was read at version 0 and on
    ``#version = :expected`` otherwise, and writes ``expected + 1``. A failed condition (another worker
    committed first) returns ``False`` and commits nothing: the caller reports the group's records
    failed, and the retry starts from the state that won. :meth:`StateStore.put_request` gives the
-   same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``.
+   same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``: ``commit`` with
+   ``with_items`` writes the state and a parked group's items in one transaction.
 3. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
    attribute name and string; a number is 1 byte per two digits, plus 1). Give it to ``apply_batch``
    as ``size_of`` so a transition that would outgrow the item dies instead of being applied;
@@ -41,11 +44,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
+    SK_PARK,
     STATE_ATTR_BOOK,
     STATE_ATTR_GROUP,
     STATE_ATTR_SK,
@@ -54,15 +58,17 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_VERSION,
     STATE_BOOK_FORMAT,
     STATE_SK,
+    DeadReason,
 )
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.group_state import (
     Bookkeeping,
     BufferedJob,
-    DeadJob,
+    DeadEntry,
     GroupState,
     SkippedRange,
 )
+from constructs_fifo.runtime.parking import ParkHeader, decode_header
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -144,17 +150,62 @@ class StateStore:
             Keys were still unprocessed after ``max_read_retries`` retries (throttling), or an
             item cannot be decoded.
         """
+        states, _ = self._read(groups, with_park_headers=False)
+        return states
+
+    def load_with_park_headers(
+        self, groups: Iterable[str]
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader]]:
+        """Read the groups' states and park headers in the same consistent ``BatchGetItem``.
+
+        Both items of a group live in this table (``sk = "state"`` and ``sk = "park"``), so knowing
+        whether a group is parked costs no call of its own: one ``BatchGetItem`` per 50 groups.
+
+        Returns
+        -------
+        tuple
+            The states (as :meth:`load`) and the headers of the groups that have one (as
+            :meth:`constructs_fifo.runtime.parking.ParkStore.headers`).
+
+        Raises
+        ------
+        ConstructsFifoRuntimeError
+            As :meth:`load`.
+        """
+        return self._read(groups, with_park_headers=True)
+
+    def _read(
+        self, groups: Iterable[str], *, with_park_headers: bool
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader]]:
         wanted = list(dict.fromkeys(groups))
-        found: dict[str, GroupState] = {group: GroupState(group) for group in wanted}
-        for start in range(0, len(wanted), BATCH_GET_LIMIT):
-            keys = [_key(group) for group in wanted[start : start + BATCH_GET_LIMIT]]
-            request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+        states: dict[str, GroupState] = {group: GroupState(group) for group in wanted}
+        headers: dict[str, ParkHeader] = {}
+        sort_keys = (STATE_SK, SK_PARK) if with_park_headers else (STATE_SK,)
+        keys = [_key(group, sort_key) for group in wanted for sort_key in sort_keys]
+        for item in self._batch_get(keys):
+            sort_key = item.get(STATE_ATTR_SK, {}).get("S")
+            if sort_key == SK_PARK:
+                header = decode_header(item)
+                headers[header.group] = header
+            elif sort_key == STATE_SK:
+                state = decode_item(item)
+                states[state.group] = state
+        return states, headers
+
+    def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every item of ``keys`` that exists: consistent ``BatchGetItem`` calls of at most 100 keys each,
+        retrying ``UnprocessedKeys`` with backoff (rule 1)."""
+        items: list[dict[str, Any]] = []
+        for start in range(0, len(keys), BATCH_GET_LIMIT):
+            chunk = keys[start : start + BATCH_GET_LIMIT]
+            request: dict[str, Any] = {self.table_name: {"Keys": chunk, "ConsistentRead": True}}
             retries = 0
             while request:
                 response = self._client.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self.table_name, []):
-                    state = decode_item(cast("dict[str, Any]", item))
-                    found[state.group] = state
+                items += [
+                    cast("dict[str, Any]", item)
+                    for item in response.get("Responses", {}).get(self.table_name, [])
+                ]
                 unprocessed = cast("dict[str, Any]", response.get("UnprocessedKeys") or {})
                 request = unprocessed if unprocessed.get(self.table_name, {}).get("Keys") else {}
                 if request:
@@ -166,7 +217,7 @@ class StateStore:
                             f"{self._max_read_retries} retries (throttled); the batch is retried"
                         )
                     self._sleep(min(1.0, 0.05 * 2 ** (retries - 1)))
-        return found
+        return items
 
     def item_size(self, group_state: GroupState) -> int:
         """The item's size as DynamoDB counts it (the ``size_of`` of ``apply_batch``)."""
@@ -207,18 +258,40 @@ class StateStore:
             "ExpressionAttributeValues": {":expected": {"N": str(expected_version)}},
         }
 
-    def commit(self, group: str, group_state: GroupState, expected_version: int) -> bool:
-        """Write ``group_state`` as version ``expected_version + 1`` with one conditional ``PutItem``.
+    def commit(
+        self,
+        group: str,
+        group_state: GroupState,
+        expected_version: int,
+        *,
+        with_items: Sequence[Mapping[str, Any]] = (),
+    ) -> bool:
+        """Write ``group_state`` as version ``expected_version + 1`` with one conditional write.
+
+        Parameters
+        ----------
+        with_items : sequence of dict, optional
+            Other ``TransactWriteItems`` items to write with the state, all or nothing (a parked
+            group's header and kept records). Without them the write is one ``PutItem``; with them,
+            one ``TransactWriteItems`` whose first item is the state's ``Put``.
 
         Returns
         -------
         bool
-            ``False`` when the race was lost (the item is no longer at ``expected_version``):
-            nothing was written.
+            ``False`` when the race was lost (the item is no longer at ``expected_version``, or a
+            condition of ``with_items`` failed): nothing was written.
         """
+        put = self.put_request(group, group_state, expected_version)
+        if not with_items:
+            try:
+                self._client.put_item(**put)
+            except self._client.exceptions.ConditionalCheckFailedException:
+                return False
+            return True
         try:
-            self._client.put_item(**self.put_request(group, group_state, expected_version))
-        except self._client.exceptions.ConditionalCheckFailedException:
+            items = [{"Put": put}, *with_items]
+            self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        except self._client.exceptions.TransactionCanceledException:
             return False
         return True
 
@@ -287,6 +360,7 @@ def encode_book(book: Bookkeeping) -> str:
             "messageId": p.message_id,
             "at": p.at_ms,
             "seq": p.seq,
+            "reason": p.reason.value,
         }
     if book.skipped:
         data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
@@ -312,7 +386,7 @@ def decode_book(text: str) -> Bookkeeping:
     park = data.get("park")
     parked = None
     if park is not None:
-        parked = DeadJob(
+        parked = DeadEntry(
             job_id=park["jobId"],
             job_type=park["type"],
             error_type=park["errorType"],
@@ -321,6 +395,7 @@ def decode_book(text: str) -> Bookkeeping:
             message_id=park["messageId"],
             at_ms=int(park["at"]),
             seq=park.get("seq"),
+            reason=DeadReason(park.get("reason", DeadReason.PERMANENT.value)),
         )
     return Bookkeeping(
         applied=tuple(data.get("ids", ())),
@@ -351,5 +426,5 @@ def item_size(item: dict[str, Any]) -> int:
     return total
 
 
-def _key(group: str) -> dict[str, Any]:
-    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": STATE_SK}}
+def _key(group: str, sort_key: str = STATE_SK) -> dict[str, Any]:
+    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}}

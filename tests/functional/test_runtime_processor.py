@@ -667,6 +667,7 @@ def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
                     {"Name": "JobsDeadLettered", "Unit": "Count"},
                     {"Name": "GroupsParked", "Unit": "Count"},
                     {"Name": "JobsKept", "Unit": "Count"},
+                    {"Name": "JobsBuffered", "Unit": "Count"},
                     {"Name": "JobDuration", "Unit": "Milliseconds"},
                 ],
             }

@@ -11,6 +11,7 @@ import pytest
 
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.state import StateStore, decode_item, item_size
 from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
 
@@ -264,3 +265,61 @@ def test_an_item_the_runtime_cannot_read_is_named() -> None:
             {"group": {"S": "ws#1"}, "sk": {"S": "state"}, "book": {"S": '{"f": 9}'}, "version": {"N": "1"}}
         )
     assert item_size({"ab": {"S": "é"}, "n": {"N": "-12.50"}}) == 2 + 2 + 1 + 3
+
+
+def test_a_parked_groups_dead_entry_round_trips_with_its_reason(store: StateStore) -> None:
+    # GIVEN a group parked at a job that failed on its last attempt
+    def flaky(job: Job, state: State) -> dict[str, Any]:
+        raise RuntimeError(f"{job.id} flaked")
+
+    result = apply_batch(
+        GroupState("ws#1"), [job("a", 0)], flaky, now_ms=store.now_ms(), max_attempts=1, park_on_dead=True
+    )
+    # WHEN committed and loaded back
+    assert store.commit("ws#1", result.group_state, 0)
+    parked = store.load(["ws#1"])["ws#1"].book.parked
+    # THEN the dead entry is the same, its reason included
+    assert parked == result.group_state.book.parked
+    assert parked is not None and (parked.reason.value, parked.seq, parked.attempts) == (
+        "ATTEMPTS_EXHAUSTED",
+        0,
+        1,
+    )
+
+
+def test_states_and_park_headers_of_a_batch_come_in_one_consistent_batch_get(
+    store: StateStore, groups_table: DynamoDBClient, clock: FakeClock, calls: Calls
+) -> None:
+    # GIVEN ws#1 with a state, ws#2 with a state and a park header, ws#3 with nothing
+    parking = ParkStore(GROUP_TABLE, groups_table, clock=clock)
+    for group in ("ws#1", "ws#2"):
+        assert store.commit(
+            group, batch(store, GroupState(group), [job("a", group=group)], Counting()).group_state, 0
+        )
+    parking.park("ws#2", [], dead={"jobId": "p"})
+    calls.names.clear()
+    # WHEN the three groups are read
+    states, headers = store.load_with_park_headers(["ws#1", "ws#2", "ws#3"])
+    # THEN one BatchGetItem returned both kinds of item
+    assert calls.names == ["BatchGetItem"]
+    assert {group: state.version for group, state in states.items()} == {"ws#1": 1, "ws#2": 1, "ws#3": 0}
+    assert list(headers) == ["ws#2"] and headers["ws#2"].dead == {"jobId": "p"}
+
+
+def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
+    store: StateStore, groups_table: DynamoDBClient, clock: FakeClock, calls: Calls
+) -> None:
+    parking = ParkStore(GROUP_TABLE, groups_table, clock=clock)
+    result = batch(store, GroupState("ws#1"), [job("a")], Counting())
+    header, items = parking.park_items("ws#1", [], dead={"jobId": "p"})
+    calls.names.clear()
+    # WHEN the state is committed with a park header
+    assert store.commit("ws#1", result.group_state, 0, with_items=items)
+    # THEN one TransactWriteItems wrote both
+    assert calls.names == ["TransactWriteItems"]
+    assert parking.header("ws#1") == header and store.load(["ws#1"])["ws#1"].version == 1
+    # WHEN a second commit's state is current but its header condition fails (the header exists)
+    again = batch(store, store.load(["ws#1"])["ws#1"], [job("b")], Counting())
+    assert store.commit("ws#1", again.group_state, 1, with_items=items) is False
+    # THEN nothing of it was written
+    assert store.load(["ws#1"])["ws#1"].version == 1

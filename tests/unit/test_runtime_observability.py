@@ -13,17 +13,19 @@ from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus, queu
 @pytest.mark.parametrize(
     ("status", "counters"),
     [
-        (OutcomeStatus.SUCCEEDED, (1, 0, 0, 0, 0, 0, 0)),
-        (OutcomeStatus.FAILED, (0, 1, 0, 0, 0, 0, 0)),
-        (OutcomeStatus.FENCED, (0, 1, 0, 0, 0, 0, 0)),
-        (OutcomeStatus.DUPLICATE, (0, 0, 1, 0, 0, 0, 0)),
-        (OutcomeStatus.CONFLICT, (0, 0, 0, 1, 0, 0, 0)),
-        (OutcomeStatus.SKIPPED, (0, 0, 0, 0, 0, 0, 0)),
-        (OutcomeStatus.DEAD_LETTERED, (0, 0, 0, 0, 1, 0, 0)),
-        (OutcomeStatus.PARKED, (0, 0, 0, 0, 0, 1, 1)),
-        (OutcomeStatus.KEPT, (0, 0, 0, 0, 0, 0, 1)),
-        (OutcomeStatus.ERROR, (0, 1, 0, 0, 0, 0, 0)),
-        (OutcomeStatus.DEADLINE, (0, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.SUCCEEDED, (1, 0, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.FAILED, (0, 1, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.FENCED, (0, 1, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DUPLICATE, (0, 0, 1, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.CONFLICT, (0, 0, 0, 1, 0, 0, 0, 0)),
+        (OutcomeStatus.SKIPPED, (0, 0, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DEAD_LETTERED, (0, 0, 0, 0, 1, 0, 0, 0)),
+        (OutcomeStatus.PARKED, (0, 0, 0, 0, 0, 1, 1, 0)),
+        (OutcomeStatus.KEPT, (0, 0, 0, 0, 0, 0, 1, 0)),
+        (OutcomeStatus.ERROR, (0, 1, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.DEADLINE, (0, 0, 0, 0, 0, 0, 0, 0)),
+        (OutcomeStatus.BUFFERED, (0, 0, 0, 0, 0, 0, 0, 1)),
+        (OutcomeStatus.BUFFER_FULL, (0, 0, 0, 0, 0, 0, 0, 0)),
     ],
 )
 def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int, ...]) -> None:
@@ -40,7 +42,7 @@ def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int
         duration_ms=None,
         error="boom" if status is OutcomeStatus.FAILED else None,
     )
-    # THEN exactly one line holds the seven counters, no JobDuration when the job did not run
+    # THEN exactly one line holds the eight counters, no JobDuration when the job did not run
     (raw,) = out.getvalue().splitlines()
     line = json.loads(raw)
     assert (
@@ -51,6 +53,7 @@ def test_each_status_sets_its_counter(status: OutcomeStatus, counters: tuple[int
         line["JobsDeadLettered"],
         line["GroupsParked"],
         line["JobsKept"],
+        line["JobsBuffered"],
     ) == counters
     assert "JobDuration" not in line
     assert line["_aws"]["Timestamp"] == 1500
@@ -79,3 +82,21 @@ def test_a_dead_job_whose_own_run_failed_counts_as_a_failed_attempt() -> None:
     # THEN it counts on both JobsFailed and JobsDeadLettered
     line = json.loads(out.getvalue())
     assert (line["JobsFailed"], line["JobsDeadLettered"]) == (1, 1)
+
+
+def test_other_metrics_go_in_a_line_of_their_own_with_the_queue_dimension() -> None:
+    # GIVEN a logger on a buffer / WHEN a group's gap metric is written
+    out = io.StringIO()
+    JobLogger("NS", stream=out, clock=lambda: 2.0).metrics(
+        queue_name="q.fifo", values={"SequenceGapOpenSeconds": (12.5, "Seconds")}, group="ws#1"
+    )
+    # THEN one EMF line declares just that metric, with its value, dimension and fields
+    line = json.loads(out.getvalue())
+    assert line["_aws"]["CloudWatchMetrics"] == [
+        {
+            "Namespace": "NS",
+            "Dimensions": [["QueueName"]],
+            "Metrics": [{"Name": "SequenceGapOpenSeconds", "Unit": "Seconds"}],
+        }
+    ]
+    assert (line["SequenceGapOpenSeconds"], line["QueueName"], line["group"]) == (12.5, "q.fifo", "ws#1")

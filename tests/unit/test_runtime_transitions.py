@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.transitions import (
@@ -165,7 +166,7 @@ def test_a_malformed_seq_is_dead_at_once_without_running() -> None:
     result = run([with_body(job("a"), seq="7"), job("b")])
     assert outcomes(result) == [("a", "DEAD"), ("b", "APPLIED")]
     dead = result.results[0].dead
-    assert dead is not None and dead.error_type == "MalformedJobError"
+    assert dead is not None and (dead.error_type, dead.reason) == ("MalformedJobError", DeadReason.MALFORMED)
 
 
 def test_a_copy_of_a_dead_job_follows_it() -> None:
@@ -309,6 +310,7 @@ def test_a_transient_failure_on_the_last_attempt_makes_the_job_dead() -> None:
     assert outcomes(final) == [("a", "DEAD"), ("b", "APPLIED")]
     dead = final.results[0].dead
     assert dead is not None and (dead.attempts, dead.error_type) == (3, "RuntimeError")
+    assert dead.reason is DeadReason.ATTEMPTS_EXHAUSTED
     assert dead.error == "a attempt 3 fails" and dead.message_id == "m-a"
 
 
@@ -329,6 +331,7 @@ def test_a_permanent_error_makes_the_job_dead_at_once_with_its_text_cut() -> Non
     result = run([job("a")], transition=poison)
     dead = result.results[0].dead
     assert dead is not None and dead.attempts == 1 and len(dead.error) == 1024
+    assert dead.reason is DeadReason.PERMANENT
 
 
 def test_a_transition_that_outgrows_the_item_is_dead_and_not_applied() -> None:

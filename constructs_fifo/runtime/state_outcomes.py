@@ -1,0 +1,434 @@
+"""State mode's side of a group's results: the one write, dead-letter messages and outcome lines.
+
+Shared by the batch processor (:mod:`constructs_fifo.runtime.state_processor`) and the replay of a
+resuming group (:mod:`constructs_fifo.runtime.state_replay`); the rules are in their docstrings.
+Every record gets one outcome line; a job applied out of the reorder buffer (its record was deleted
+when it was buffered) gets its ``SUCCEEDED`` line when it is applied, so every counter is exact.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.backoff import backoff_seconds
+from constructs_fifo.runtime.batch_report import RETRY_ACTION, job_id_of, park_fields
+from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
+from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
+from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
+from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
+from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.exceptions import ParkConflictError
+from constructs_fifo.runtime.job import record_attempt, record_group
+from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
+from constructs_fifo.runtime.transitions import DeadEntry, Outcome, RetryReason
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.job import Job
+    from constructs_fifo.runtime.job_runner import OutcomeWriter
+    from constructs_fifo.runtime.parking import ParkStore
+    from constructs_fifo.runtime.state import StateStore
+    from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition
+    from constructs_fifo.runtime.transitions import BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["StateOutcomes", "buffered_record"]
+
+_LOST_RACE = (
+    "the group's state changed since this batch read it (another worker committed first, and its state "
+    "stands); nothing of this batch was committed"
+)
+
+
+def buffered_record(entry: BufferedJob, group: str, like: SQSRecord | None = None) -> SQSRecord:
+    """A record standing for a buffered job (its own was deleted when it was buffered).
+
+    ``like`` (a record of the batch) lends its ``eventSourceARN`` for the outcome line's queue name.
+    """
+    record: SQSRecord = {
+        "messageId": entry.message_id,
+        "body": json.dumps(entry.body, separators=(",", ":")),
+        "attributes": {"MessageGroupId": group},
+    }
+    if like is not None and like.get("eventSourceARN"):
+        record["eventSourceARN"] = like["eventSourceARN"]
+    return record
+
+
+class StateOutcomes:
+    """Writes a group's results: the commit, the dead-letter messages, the lines and the metrics.
+
+    Parameters
+    ----------
+    out : OutcomeWriter
+        Where outcome lines go.
+    states, parking : StateStore, ParkStore
+        The group table's two stores.
+    dead_letters : DeadLetterSender
+        Sends dead jobs to the dead-letter queue.
+    max_attempts, backoff_base_seconds, cap_seconds : int
+        For the ``attempt n of m`` text and the retry delays.
+    queue_name : str
+        QueueName dimension of the metric lines.
+    """
+
+    def __init__(
+        self,
+        *,
+        out: OutcomeWriter,
+        states: StateStore,
+        parking: ParkStore,
+        dead_letters: DeadLetterSender,
+        max_attempts: int,
+        backoff_base_seconds: int,
+        cap_seconds: int,
+        queue_name: str,
+    ) -> None:
+        self.out = out
+        self._states = states
+        self._parking = parking
+        self._dead_letters = dead_letters
+        self._max_attempts = max_attempts
+        self._base = backoff_base_seconds
+        self._cap = cap_seconds
+        self._queue_name = queue_name
+
+    def backoff(self, attempt: int) -> int:
+        """The retry delay after ``attempt`` runs."""
+        return backoff_seconds(attempt, base_seconds=self._base, cap_seconds=self._cap)
+
+    # --- the write -------------------------------------------------------------------------------------
+
+    def write(
+        self,
+        group: str,
+        group_state: GroupState,
+        expected_version: int,
+        *,
+        changed: bool,
+        items: Sequence[Mapping[str, Any]] = (),
+    ) -> bool:
+        """The group's one conditional write: ``PutItem``, or one transaction with ``items``.
+
+        Returns ``False`` when the race was lost (nothing written); raises on any other failure.
+        """
+        if changed:
+            return self._states.commit(group, group_state, expected_version, with_items=items)
+        if items:
+            try:
+                self._parking.transact(items, group)
+            except ParkConflictError:
+                return False
+        return True
+
+    # --- dead jobs ---------------------------------------------------------------------------------
+
+    def dead_job(
+        self,
+        entry: DeadEntry,
+        *,
+        group: str,
+        body: str,
+        message_id: str | None = None,
+        copy: bool = False,
+    ) -> DeadJob:
+        """The dead-letter message of a dead entry (``copy``: of a job that died before)."""
+        if copy:
+            error = f"job {entry.job_id!r} died before; this copy follows it to the dead-letter queue"
+            reason, error_type, attempts = DeadReason.COPY_OF_DEAD_JOB, "DeadJob", 0
+        else:
+            reason, error_type, error, attempts = entry.reason, entry.error_type, entry.error, entry.attempts
+        return DeadJob(
+            body=body,
+            group=group,
+            message_id=message_id or entry.message_id,
+            reason=reason,
+            error_type=error_type,
+            error=error,
+            attempts=attempts,
+            job_id=entry.job_id or None,
+            job_type=entry.job_type or None,
+            dead_at_ms=entry.at_ms,
+        )
+
+    def entry_of(self, result: JobResult, job: Job | None) -> DeadEntry:
+        """The dead entry of a DEAD result, or one standing for a DEAD_COPY's (the core gives none)."""
+        if result.dead is not None:
+            return result.dead
+        return DeadEntry(
+            job_id=result.job_id,
+            job_type=job.type if job is not None else "",
+            error_type="DeadJob",
+            error="",
+            attempts=0,
+            message_id=result.message_id,
+            at_ms=self._dead_letters.now_ms(),
+            reason=DeadReason.COPY_OF_DEAD_JOB,
+        )
+
+    def park_fields(self, entry: DeadEntry, group: str) -> dict[str, Any]:
+        """The park header's ``dead`` of the entry that parks ``group``."""
+        return park_fields(self.dead_job(entry, group=group, body=""))
+
+    def send(self, dead: DeadJob) -> str | Exception:
+        """Send one dead job; its DLQ message id, or the exception when the send failed."""
+        try:
+            return self._dead_letters.send(dead)
+        except Exception as exc:  # the caller keeps the record (reported, or still kept)
+            return exc
+
+    def dead_line(
+        self, record: SQSRecord, dead: DeadJob, sent: str | Exception, *, ran: bool = True, **fields: Any
+    ) -> None:
+        """The line of a dead job sent (``DEAD_LETTERED``) or not (``ERROR``; ``action``: what then).
+
+        ``ran``: the job died in this invocation (counts on JobsFailed, unless it is a copy).
+        """
+        action = fields.pop("action", RETRY_ACTION)
+        if isinstance(sent, Exception):
+            self.out.write(
+                OutcomeStatus.ERROR,
+                record,
+                job_id=dead.job_id,
+                job_type=dead.job_type,
+                error=f"{type(sent).__name__}: {sent}",
+                action=f"the dead job could not be sent to the dead-letter queue; {action}",
+                reason=dead.reason.value,
+                **fields,
+            )
+            return
+        self.out.write(
+            OutcomeStatus.DEAD_LETTERED,
+            record,
+            job_id=dead.job_id,
+            job_type=dead.job_type,
+            attempt=dead.attempts,
+            error=f"{dead.error_type}: {dead.error}",
+            attempt_failed=ran and dead.reason is not DeadReason.COPY_OF_DEAD_JOB,
+            reason=dead.reason.value,
+            attempts=dead.attempts,
+            action="sent to the dead-letter queue",
+            dlqMessageId=sent,
+            **fields,
+        )
+
+    # --- lines ---------------------------------------------------------------------------------------
+
+    def delay(self, record: SQSRecord, result: JobResult) -> int:
+        """The visibility delay of a RETRY: the backoff of the attempt its reason names."""
+        if result.reason is RetryReason.BUFFER_FULL:
+            return self.backoff(record_attempt(record))
+        return self.backoff(result.attempt or 1)
+
+    def line(
+        self,
+        record: SQSRecord,
+        job: Job | None,
+        result: JobResult,
+        run: GroupRun,
+        recorder: RecordingTransition,
+        *,
+        retry_action: str = RETRY_ACTION,
+        **fields: Any,
+    ) -> None:
+        """The line of a record whose outcome is not DEAD or DEAD_COPY (see :meth:`dead_line`)."""
+        ids: dict[str, Any] = {
+            "job_id": result.job_id or None,
+            "job_type": job.type if job is not None else None,
+            "attempt": recorder.attempts.get(result.job_id, 0),
+        }
+        if result.outcome is Outcome.RETRY:
+            self._retry_line(
+                record, result, run=run, recorder=recorder, ids=ids, retry_action=retry_action, fields=fields
+            )
+        elif result.outcome is Outcome.KEEP:
+            self._keep_line(record, result, ids, fields)
+        else:
+            self._effect_line(record, result.outcome, recorder=recorder, ids=ids, fields=fields)
+
+    def _effect_line(
+        self,
+        record: SQSRecord,
+        effect: Outcome,
+        *,
+        recorder: RecordingTransition,
+        ids: dict[str, Any],
+        fields: dict[str, Any],
+    ) -> None:
+        """The line of an APPLIED, DUPLICATE or BUFFERED job (a CARRIER's effect is one of those)."""
+        if effect is Outcome.APPLIED:
+            duration = recorder.durations_ms.get(str(ids["job_id"]))
+            self.out.write(OutcomeStatus.SUCCEEDED, record, duration_ms=duration, **ids, **fields)
+        elif effect is Outcome.BUFFERED:
+            action = "waits in the group's reorder buffer for its seq, committed with the state; deleted"
+            self.out.write(OutcomeStatus.BUFFERED, record, **ids, **{"action": action, **fields})
+        else:
+            action = (
+                "not applied: the group's state already holds it (same job id, or a seq at or below the "
+                "last applied)"
+            )
+            self.out.write(OutcomeStatus.DUPLICATE, record, **ids, **{"action": action, **fields})
+
+    def _retry_line(
+        self,
+        record: SQSRecord,
+        result: JobResult,
+        *,
+        run: GroupRun,
+        recorder: RecordingTransition,
+        ids: dict[str, Any],
+        retry_action: str,
+        fields: dict[str, Any],
+    ) -> None:
+        delay = self.delay(record, result)
+        if result.reason is RetryReason.FAILED:
+            error = recorder.errors.get(result.job_id)
+            self.out.write(
+                OutcomeStatus.FAILED,
+                record,
+                duration_ms=recorder.durations_ms.get(result.job_id),
+                error=f"{type(error).__name__}: {error}" if error is not None else None,
+                traceback="".join(traceback.format_exception(error, limit=5)) if error is not None else None,
+                action=f"attempt {result.attempt} of {self._max_attempts}; {retry_action}",
+                visibilityTimeout=delay,
+                **ids,
+                **fields,
+            )
+        elif result.reason is RetryReason.CARRIER:
+            action = (
+                f"its effect is committed; {retry_action} to bring the group back for buffered job "
+                f"{result.blocked_by!r}, which failed (it returns as a duplicate)"
+            )
+            carrier = {**fields, "carrier": True, "action": action, "visibilityTimeout": delay}
+            if result.job_id in run.applied:
+                effect = Outcome.APPLIED
+            elif any(entry.job_id == result.job_id for entry in run.group_state.book.buffer):
+                effect = Outcome.BUFFERED
+            else:
+                effect = Outcome.DUPLICATE
+            self._effect_line(record, effect, recorder=recorder, ids=ids, fields=carrier)
+        elif result.reason is RetryReason.BUFFER_FULL:
+            self.out.write(
+                OutcomeStatus.BUFFER_FULL,
+                record,
+                action=f"not applied: the reorder buffer cannot take it (gap policy WAIT); {retry_action}",
+                visibilityTimeout=delay,
+                **ids,
+                **fields,
+            )
+        else:
+            self.out.write(
+                OutcomeStatus.SKIPPED,
+                record,
+                action=f"not applied: job {result.blocked_by!r} stopped group {record_group(record)!r}; "
+                f"{retry_action}",
+                visibilityTimeout=delay,
+                **ids,
+                **fields,
+            )
+
+    def _keep_line(
+        self, record: SQSRecord, result: JobResult, ids: dict[str, Any], fields: dict[str, Any]
+    ) -> None:
+        dead = result.dead
+        if dead is None:
+            action = "not applied: the group is parked; kept in order behind its dead job"
+            self.out.write(OutcomeStatus.KEPT, record, **ids, action=action, **fields)
+            return
+        self.out.write(
+            OutcomeStatus.PARKED,
+            record,
+            **{**ids, "attempt": dead.attempts},
+            error=f"{dead.error_type}: {dead.error}",
+            attempt_failed=True,
+            reason=dead.reason.value,
+            attempts=dead.attempts,
+            action="the group is parked at this dead job; kept",
+            **fields,
+        )
+
+    def lost_race(self, record: SQSRecord, delay: int) -> None:
+        """The line of a record of a group whose commit lost the race (it is reported)."""
+        self.out.write(
+            OutcomeStatus.FENCED,
+            record,
+            job_id=job_id_of(record),
+            error=_LOST_RACE,
+            action=RETRY_ACTION,
+            visibilityTimeout=delay,
+        )
+
+    def buffer_lines(
+        self,
+        run: GroupRun,
+        recorder: RecordingTransition,
+        group: str,
+        like: SQSRecord | None,
+        **fields: Any,
+    ) -> None:
+        """The lines of the buffered jobs that ran without a record in this run.
+
+        ``SUCCEEDED`` when applied; ``FAILED`` when the transition failed and the job waits at the
+        head of the buffer (its group comes back by a carrier record). One that died has its
+        dead-letter line (go-on policy) or its group's metric line (parked at it).
+        """
+        waiting = {entry.job_id: entry for entry in run.group_state.book.buffer}
+        parker = run.parked_by.job_id if run.parked_by is not None else None
+        for entry in run.from_buffer:
+            self.out.write(
+                OutcomeStatus.SUCCEEDED,
+                buffered_record(entry, group, like),
+                job_id=entry.job_id,
+                job_type=entry.job_type,
+                attempt=recorder.attempts.get(entry.job_id, 1),
+                duration_ms=recorder.durations_ms.get(entry.job_id),
+                action="applied out of the reorder buffer: its gap closed",
+                fromBuffer=True,
+                seq=entry.seq,
+                **fields,
+            )
+        for job_id, error in recorder.errors.items():
+            failed = waiting.get(job_id)
+            if failed is None or job_id == parker or job_id in run.record_job_ids:
+                continue
+            self.out.write(
+                OutcomeStatus.FAILED,
+                buffered_record(failed, group, like),
+                job_id=job_id,
+                job_type=failed.job_type,
+                attempt=recorder.attempts.get(job_id, 1),
+                duration_ms=recorder.durations_ms.get(job_id),
+                error=f"{type(error).__name__}: {error}",
+                action=f"attempt {recorder.attempts.get(job_id, 1)} of {self._max_attempts}; waits at the "
+                "head of the reorder buffer, retried when its group comes back",
+                fromBuffer=True,
+                seq=failed.seq,
+                **fields,
+            )
+
+    def group_metrics(
+        self, run: GroupRun, group: str, like: SQSRecord | None, *, parked_without_record: bool = False
+    ) -> None:
+        """The group's metric line: the open gap, the ranges skipped, a group parked at a buffered job."""
+        values: dict[str, tuple[float, str]] = {}
+        if run.gap_open_ms is not None:
+            values[GAP_OPEN] = (round(run.gap_open_ms / 1000, 3), "Seconds")
+        if run.skipped:
+            values[GAPS_SKIPPED] = (len(run.skipped), "Count")
+            values[JOBS_SKIPPED] = (sum(skipped.count for skipped in run.skipped), "Count")
+        if parked_without_record:  # the dead job's run failed here, and it has no outcome line
+            values[METRIC_GROUPS_PARKED] = (1, "Count")
+            values[METRIC_JOBS_FAILED] = (1, "Count")
+        if not values:
+            return
+        fields: dict[str, Any] = {"group": group, "gapTimedOut": run.gap_timed_out}
+        if run.skipped:
+            fields["skippedSeqs"] = [[skipped.first, skipped.last] for skipped in run.skipped]
+        if parked_without_record and run.parked_by is not None:
+            fields["parkedAt"] = {"jobId": run.parked_by.job_id, "reason": run.parked_by.reason.value}
+        arn = str((like or {}).get("eventSourceARN", ""))
+        queue_name = queue_name_from_arn(arn) if arn else self._queue_name
+        self.out.logger.metrics(queue_name=queue_name, values=values, **fields)

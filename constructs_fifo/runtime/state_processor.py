@@ -1,0 +1,405 @@
+"""The state-mode batch processor: each group's jobs applied to its state once, in order, one write.
+
+In state mode the job function is a transition ``apply(job, state) -> next_state`` of its group's
+state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rules, per batch:
+
+1. **One read.** The state items (``sk = "state"``) and park headers (``sk = "park"``) of every group
+   of the batch come in one consistent ``BatchGetItem``
+   (:meth:`~constructs_fifo.runtime.state.StateStore.load_with_park_headers`).
+2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left; the
+   records of the groups not started are reported (``DEADLINE``, visibility 0). A group is applied
+   and committed whole or not at all.
+3. **A live group** (no park header): its records run through the core
+   (:func:`~constructs_fifo.runtime.state_group.run_group`: malformed records are split out, dead at
+   once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
+   batch, one ``TransactWriteItems`` of the state, the park header and the kept records. Nothing is
+   written when nothing changed.
+
+   - ``APPLIED``, ``DUPLICATE``, ``BUFFERED``: the record is deleted (not reported).
+   - ``RETRY``: reported with the backoff of the attempt its reason names (``FAILED``: its own;
+     ``BLOCKED`` and ``CARRIER``: the job that stopped the group; ``BUFFER_FULL``: the record's
+     receive count).
+   - ``DEAD`` (go-on policy) and ``DEAD_COPY``: sent to the dead-letter queue with its triage
+     attributes **after** the commit, then deleted. If the send fails the record is reported: its id
+     is in the committed ``dead``, so its redelivery is ``DEAD_COPY`` and is sent again. A buffered
+     job that dies (no record in the batch) is sent **before** the commit, from its body: if that
+     send fails nothing is committed and the group's records are reported.
+   - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
+     group's park header records the dead job; when that job died waiting in the reorder buffer it
+     has no kept record, and a resume that skips it lets the runtime send it (rule 4).
+   - **A lost race** (another worker committed the group first) commits and sends nothing: every
+     record of the group is reported (``FENCED``) with the first backoff, and comes back to find the
+     winner's state. A failed write (throttling, ...) is handled the same way (``ERROR``); if it did
+     commit, the records come back as duplicates and dead copies.
+4. **A parked group** (a header): ``PARKED``, its records are kept behind the dead job (one
+   transaction), as in claim mode. ``RESUMING``: its records are kept, then its kept records are
+   replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
+   messages follow claim mode's rule (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
+
+Every record gets one outcome line; a buffered job gets its ``SUCCEEDED`` line when it is applied.
+Per group and batch, a metric line gives the open sequence gap (``SequenceGapOpenSeconds``) and the
+ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
+
+Call budget: one ``BatchGetItem`` per batch and one write per group that changed: a batch of ten jobs
+of one group costs 2 DynamoDB calls. A resuming group adds one transaction to keep its records and a
+``Query`` and a transaction per page of kept records replayed.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.batch_report import RETRY_ACTION, BatchReport, job_id_of, settle_wake_ups
+from constructs_fifo.runtime.constants import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_FIRST_SEQ,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_REMEMBERED_JOB_IDS,
+    DEFAULT_REORDER_LIMIT,
+    DeadJobPolicy,
+)
+from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
+from constructs_fifo.runtime.job import record_group
+from constructs_fifo.runtime.job_runner import OutcomeWriter, remaining_ms
+from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up
+from constructs_fifo.runtime.processor import DEFAULT_SAFETY_MARGIN_MS
+from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state_outcomes import StateOutcomes, buffered_record
+from constructs_fifo.runtime.state_replay import StateReplay
+from constructs_fifo.runtime.transitions import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_sqs.client import SQSClient
+
+    from constructs_fifo.runtime.backoff import VisibilityApplier
+    from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
+    from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.parking import ParkStore
+    from constructs_fifo.runtime.state import StateStore
+    from constructs_fifo.runtime.transitions import Transition
+    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+
+__all__ = ["StateBatchProcessor"]
+
+_STOPS = (RetryReason.FAILED, RetryReason.BLOCKED, RetryReason.CARRIER)
+
+
+class StateBatchProcessor:
+    """Processes Lambda SQS FIFO batches in state mode; see the module docstring for the rules.
+
+    Parameters
+    ----------
+    transition : Transition
+        The user's ``apply(job, state) -> next_state`` (pure; ``state`` is ``None`` at first).
+    states : StateStore
+        The group table's state items.
+    parking : ParkStore
+        The same group table's park headers and kept records.
+    visibility : VisibilityApplier
+        Applies the retry delays (a :class:`~constructs_fifo.runtime.backoff.VisibilityChanger`).
+    logger : JobLogger
+        Writes one outcome line per record, and the groups' metric lines.
+    dead_letters : DeadLetterSender
+        Sends dead jobs to the dead-letter queue.
+    sqs : SQSClient
+        Sends a resuming group's fresh wake-up message (to ``queue_url``).
+    queue_url : str
+        The source queue.
+    policy : DeadJobPolicy
+        What a dead job does to its group: PARK (the default of the construct) or CONTINUE.
+    max_attempts, reorder_limit, gap_policy, gap_timeout_seconds, first_seq, remember_job_ids
+        The state-mode settings (see :func:`~constructs_fifo.runtime.transitions.apply_batch`).
+    backoff_base_seconds : int
+        First retry delay; doubles with every attempt.
+    visibility_timeout_seconds : int
+        The queue's visibility timeout: the cap of every delay.
+    safety_margin_ms : int
+        No group starts with less invocation time left than this.
+    queue_name : str
+        QueueName dimension when a record has no ``eventSourceARN``.
+
+    Raises
+    ------
+    ValueError
+        ``states`` and ``parking`` are not on the same table, or a setting is out of its range.
+
+    Examples
+    --------
+    >>> states = StateStore("groups", dynamodb)  # doctest: +SKIP
+    >>> processor = StateBatchProcessor(transition=apply, states=states,  # doctest: +SKIP
+    ...     parking=ParkStore("groups", dynamodb), logger=logger,
+    ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event),
+    ...     dead_letters=DeadLetterSender(sqs, dlq_url), sqs=sqs, queue_url=queue_url,
+    ...     policy=DeadJobPolicy.PARK, gap_policy=GapPolicy.WAIT)
+    >>> processor.process(event, context)  # doctest: +SKIP
+    {'batchItemFailures': []}
+    """
+
+    def __init__(
+        self,
+        *,
+        transition: Transition,
+        states: StateStore,
+        parking: ParkStore,
+        visibility: VisibilityApplier,
+        logger: JobLogger,
+        dead_letters: DeadLetterSender,
+        sqs: SQSClient,
+        queue_url: str,
+        policy: DeadJobPolicy = DeadJobPolicy.CONTINUE,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        reorder_limit: int = DEFAULT_REORDER_LIMIT,
+        gap_policy: GapPolicy = GapPolicy.WAIT,
+        gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS,
+        first_seq: int = DEFAULT_FIRST_SEQ,
+        remember_job_ids: int = DEFAULT_REMEMBERED_JOB_IDS,
+        backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS,
+        visibility_timeout_seconds: int = 43200,
+        safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
+        queue_name: str = "",
+    ) -> None:
+        if states.table_name != parking.table_name:
+            raise ValueError(
+                f"states is on table {states.table_name!r} and parking on {parking.table_name!r}; state "
+                "mode keeps both in the group table: build both stores on it"
+            )
+        self._settings = BatchSettings(
+            max_attempts=max_attempts,
+            park_on_dead=policy is DeadJobPolicy.PARK,
+            reorder_limit=reorder_limit,
+            gap_policy=gap_policy,
+            gap_timeout_ms=gap_timeout_seconds * 1000,
+            first_seq=first_seq,
+            remember_job_ids=remember_job_ids,
+            size_of=states.item_size,
+        )
+        self._transition = transition
+        self._states = states
+        self._parking = parking
+        self._visibility = visibility
+        self._sqs = sqs
+        self._queue_url = queue_url
+        self._margin_ms = safety_margin_ms
+        self._outcomes = StateOutcomes(
+            out=OutcomeWriter(logger, queue_name),
+            states=states,
+            parking=parking,
+            dead_letters=dead_letters,
+            max_attempts=max_attempts,
+            backoff_base_seconds=backoff_base_seconds,
+            cap_seconds=visibility_timeout_seconds,
+            queue_name=queue_name,
+        )
+        self._replay = StateReplay(
+            transition=transition,
+            settings=self._settings,
+            parking=parking,
+            outcomes=self._outcomes,
+            clock_ms=states.now_ms,
+            safety_margin_ms=safety_margin_ms,
+        )
+
+    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse:
+        """Process one batch and return the partial-batch response.
+
+        Parameters
+        ----------
+        event : Mapping
+            The Lambda SQS event (``{"Records": [...]}``).
+        context : Any
+            The Lambda context (``get_remaining_time_in_millis`` is used when present).
+
+        Returns
+        -------
+        BatchResponse
+            ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
+        """
+        records: list[SQSRecord] = list(event.get("Records") or [])
+        report = BatchReport()
+        by_group: dict[str, list[SQSRecord]] = {}
+        for record in records:
+            group = record_group(record)
+            target = report.wake_ups if is_wake_up(record) else by_group
+            target.setdefault(group, []).append(record)
+        groups = list(dict.fromkeys(record_group(record) for record in records))
+        try:
+            states, headers = self._states.load_with_park_headers(groups)
+        except Exception as exc:  # without the states and headers nothing may run
+            for record in records:
+                self._error(record, exc, report, note="the groups' states could not be read")
+        else:
+            latest: dict[str, ParkHeader | None] = dict(headers)
+            out_of_time = False
+            for group in groups:
+                group_records = by_group.get(group, [])
+                out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
+                if out_of_time:
+                    self._deadline(group_records, report)
+                elif group in headers:
+                    latest[group] = self._parked_group(
+                        headers[group], group_records, states[group], context, report
+                    )
+                elif group_records:
+                    latest[group] = self._live_group(group, group_records, states[group], report)
+            settle_wake_ups(
+                latest,
+                report,
+                now_ms=self._states.now_ms(),
+                sqs=self._sqs,
+                queue_url=self._queue_url,
+                on_error=self._outcomes.out.logger.event,
+            )
+        if report.changes:
+            self._visibility.apply(report.changes)
+        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in report.failures]}
+
+    # --- rule 3: a live group ------------------------------------------------------------------------
+
+    def _live_group(
+        self, group: str, records: list[SQSRecord], read: GroupState, report: BatchReport
+    ) -> ParkHeader | None:
+        """Run, commit and settle one live group's records; return its new header if it parked."""
+        recorder = RecordingTransition(self._transition)
+        outcomes = self._outcomes
+        sent_first: list[tuple[SQSRecord, DeadJob, str]] = []
+        try:
+            run = run_group(read, records, recorder, self._settings, now_ms=self._states.now_ms())
+            for entry, dead in run.dead_buffered:  # no record to report: sent before the commit
+                record = buffered_record(entry, group, records[0])
+                message = outcomes.dead_job(dead, group=group, body=str(record.get("body", "")))
+                sent = outcomes.send(message)
+                if isinstance(sent, Exception):
+                    raise sent
+                sent_first.append((record, message, sent))
+            header, items = self._park_items(group, records, run)
+            committed = outcomes.write(group, run.group_state, read.version, changed=run.changed, items=items)
+        except Exception as exc:  # nothing (known to be) committed: every record comes back, in order
+            for record in records:
+                self._error(record, exc, report, note=f"group {group!r} could not be committed")
+            return None
+        if not committed:
+            delay = outcomes.backoff(1)
+            for record in records:
+                outcomes.lost_race(record, delay)
+                report.report(record, delay)
+            report.blocked[group] = delay
+            return None
+        for record, message, sent in sent_first:
+            outcomes.dead_line(record, message, sent, fromBuffer=True)
+        self._settle(group, records, run, recorder, report)
+        return header
+
+    def _park_items(
+        self, group: str, records: list[SQSRecord], run: GroupRun
+    ) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
+        """The header and kept records of a group that parks in this batch (else nothing to write).
+
+        The kept records start at the dead job, except when it died waiting in the reorder buffer:
+        it has no record then, and the header alone records it.
+        """
+        kept = [r for r, result in zip(records, run.results, strict=True) if result.outcome is Outcome.KEEP]
+        if not kept and run.parked_by is None:
+            return None, []
+        parker = run.parked_by or run.group_state.book.parked  # or parked before, with no header
+        if parker is None:  # never: KEEP comes only from a parked group; lose nothing all the same
+            raise ConstructsFifoRuntimeError(f"group {group!r} keeps records but is not parked")
+        return self._parking.park_items(group, kept, dead=self._outcomes.park_fields(parker, group))
+
+    def _settle(
+        self,
+        group: str,
+        records: list[SQSRecord],
+        run: GroupRun,
+        recorder: RecordingTransition,
+        report: BatchReport,
+    ) -> None:
+        """After the commit: the lines, the dead-letter sends, the reported records, the metrics."""
+        outcomes = self._outcomes
+        outcomes.buffer_lines(run, recorder, group, records[0])
+        for record, job, result in zip(records, run.jobs, run.results, strict=True):
+            if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
+                dead = outcomes.dead_job(
+                    outcomes.entry_of(result, job),
+                    group=group,
+                    body=str(record.get("body", "")),
+                    message_id=result.message_id,
+                    copy=result.outcome is Outcome.DEAD_COPY,
+                )
+                sent = outcomes.send(dead)
+                outcomes.dead_line(record, dead, sent, action=RETRY_ACTION)
+                if isinstance(sent, Exception):
+                    report.report(record, outcomes.backoff(1))
+                continue
+            outcomes.line(record, job, result, run, recorder)
+            if result.outcome is Outcome.RETRY:
+                delay = outcomes.delay(record, result)
+                report.report(record, delay)
+                if result.reason in _STOPS:
+                    report.blocked.setdefault(group, delay)
+        buffered_parker = run.parked_by is not None and not any(r.dead is not None for r in run.results)
+        outcomes.group_metrics(run, group, records[0], parked_without_record=buffered_parker)
+
+    # --- rule 4: parked groups -----------------------------------------------------------------------
+
+    def _parked_group(
+        self,
+        header: ParkHeader,
+        records: list[SQSRecord],
+        read: GroupState,
+        context: Any,
+        report: BatchReport,
+    ) -> ParkHeader | None:
+        """Keep a parked group's records; replay a resuming one; return its header after."""
+        group = header.group
+        if records:
+            try:
+                header = self._parking.keep(header, records)
+            except Exception as exc:  # nothing was written: every record comes back, in order
+                for record in records:
+                    self._error(
+                        record, exc, report, note=f"the record could not be kept in parked group {group!r}"
+                    )
+                return header
+            for record in records:
+                self._outcomes.out.write(
+                    OutcomeStatus.KEPT,
+                    record,
+                    job_id=job_id_of(record),
+                    action=f"not applied: group {group!r} is parked; kept in order behind its dead job",
+                )
+        if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
+            return self._replay.replay(header, read, context, report)
+        return header
+
+    # --- lines of records not run --------------------------------------------------------------------
+
+    def _deadline(self, records: list[SQSRecord], report: BatchReport) -> None:
+        for record in records:
+            self._outcomes.out.write(
+                OutcomeStatus.DEADLINE,
+                record,
+                job_id=job_id_of(record),
+                action=f"not run: less than {self._margin_ms} ms left in the invocation; {RETRY_ACTION}",
+                visibilityTimeout=0,
+            )
+            report.report(record, 0)
+            report.blocked.setdefault(record_group(record), 0)
+
+    def _error(self, record: SQSRecord, exc: Exception, report: BatchReport, *, note: str) -> None:
+        group = record_group(record)
+        delay = report.blocked.get(group, self._outcomes.backoff(1))
+        self._outcomes.out.write(
+            OutcomeStatus.ERROR,
+            record,
+            job_id=job_id_of(record),
+            error=f"{type(exc).__name__}: {exc}",
+            traceback="".join(traceback.format_exception(exc, limit=5)),
+            action=f"{note}; {RETRY_ACTION}",
+            visibilityTimeout=delay,
+        )
+        report.report(record, delay)
+        report.blocked.setdefault(group, delay)

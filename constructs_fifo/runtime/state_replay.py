@@ -1,0 +1,233 @@
+"""State mode's replay of a resuming group: its kept records, in order, through the core.
+
+An operator resumes a parked group with :meth:`constructs_fifo.client.ParkedGroups.resume`: the
+header becomes ``RESUMING`` with the operator's choice (``skip_dead``) and a wake-up message is sent
+in the group. Whenever the processor sees a ``RESUMING`` group whose ``retry_at_ms`` has passed, it
+keeps the batch's records of the group, then replays page after page (``KEPT_PAGE_SIZE`` records, one
+``Query`` each):
+
+1. **Unpark the state first.** When the state is parked at a dead job (``book.parked``), the first
+   page starts with :func:`~constructs_fifo.runtime.transitions.resume_group`, skipping or retrying
+   the dead job as the header says. The operator's skip already sent a kept dead job to the
+   dead-letter queue; a dead job that died waiting in the reorder buffer has no kept record, so the
+   replay sends it from the buffer, before the commit. A group parked at a malformed record has no
+   death in its state: retrying replays the record (which parks the group again), skipping dropped it.
+2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state_group.run_group`) and one
+   transaction: the state (when it changed), the deletes of the kept records that are finished
+   (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
+   page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
+   ``RETRY`` (it stays kept; the wake-up message comes back then), ``PARKED`` again with the new dead
+   job when one dies under the PARK policy. A kept record cannot be reported like a queue record, so
+   its dead-letter message is sent **before** the commit; if the commit then fails, the record stays
+   kept and is sent again (the dead-letter queue's deduplication id is derived from its message id).
+3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
+   wake-up message comes back after the first backoff and the replay starts again from what stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.job_runner import remaining_ms
+from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
+from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state_outcomes import buffered_record
+from constructs_fifo.runtime.transitions import Outcome, resume_group
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.batch_report import BatchReport
+    from constructs_fifo.runtime.dead_letter import DeadJob
+    from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
+    from constructs_fifo.runtime.state_outcomes import StateOutcomes
+    from constructs_fifo.runtime.transitions import BatchSettings, DeadEntry, GroupState, Transition
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["StateReplay"]
+
+_KEPT_ACTION = "stays kept; the group's replay resumes after the delay"
+_DONE = (Outcome.APPLIED, Outcome.DUPLICATE, Outcome.BUFFERED)
+
+#: A dead job's record, its dead-letter message and what sending it gave (the DLQ id or the error).
+_Sent = tuple["SQSRecord", "DeadJob", "str | Exception"]
+
+
+class StateReplay:
+    """Replays resuming groups; see the module docstring for the rules.
+
+    Parameters
+    ----------
+    transition : Transition
+        The user's transition.
+    settings : BatchSettings
+        The queue's state-mode settings.
+    parking : ParkStore
+        The group table's park headers and kept records.
+    outcomes : StateOutcomes
+        The write, the dead-letter messages and the outcome lines.
+    clock_ms : Callable[[], int]
+        The time of a page (epoch ms).
+    safety_margin_ms : int
+        No page starts with less invocation time left than this.
+    """
+
+    def __init__(
+        self,
+        *,
+        transition: Transition,
+        settings: BatchSettings,
+        parking: ParkStore,
+        outcomes: StateOutcomes,
+        clock_ms: Callable[[], int],
+        safety_margin_ms: int,
+    ) -> None:
+        self._transition = transition
+        self._settings = settings
+        self._parking = parking
+        self._outcomes = outcomes
+        self._clock_ms = clock_ms
+        self._margin_ms = safety_margin_ms
+
+    def replay(
+        self, header: ParkHeader, read: GroupState, context: Any, report: BatchReport
+    ) -> ParkHeader | None:
+        """Replay a resuming group's kept records; return its header after (``None``: live again)."""
+        group, state = header.group, read
+        log = self._outcomes.out.logger.event
+        try:
+            while remaining_ms(context) >= self._margin_ms:
+                step = self._page(header, state, self._parking.kept(group))
+                if step is None:
+                    log({"event": "replay_conflict", "group": group, "error": "the group changed meanwhile"})
+                    report.blocked.setdefault(group, self._outcomes.backoff(1))
+                    return header
+                updated, state, more = step
+                if updated is None:
+                    log({"level": "INFO", "event": "group_resumed", "group": group})
+                    return None
+                header = updated
+                if not more:
+                    return header
+        except Exception as exc:  # progress so far is committed; what is left is replayed again
+            log({"event": "replay_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"})
+            report.blocked.setdefault(group, self._outcomes.backoff(1))
+        return header
+
+    def _page(
+        self, header: ParkHeader, state: GroupState, page: list[KeptRecord]
+    ) -> tuple[ParkHeader | None, GroupState, bool] | None:
+        """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
+        group, outcomes, now = header.group, self._outcomes, self._clock_ms()
+        resumed, skipped = self._resume(header, state)
+        sent_first: list[_Sent] = []
+        recorder = RecordingTransition(self._transition)
+        run = run_group(resumed, [kept.record for kept in page], recorder, self._settings, now_ms=now)
+        like = page[0].record if page else None
+        for entry, dead in run.dead_buffered:  # rule 2: sent before the commit
+            sent_first.append(self._send(buffered_record(entry, group, like), dead, group, copy=False))
+        for _, _, sent in [*skipped, *sent_first]:
+            if isinstance(sent, Exception):
+                raise sent
+        done: list[KeptRecord] = []
+        sent_kept: dict[int, _Sent] = {}
+        delay: int | None = None
+        for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
+            if result.outcome in _DONE:
+                done.append(kept)
+            elif result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
+                copy = result.outcome is Outcome.DEAD_COPY
+                sent_kept[index] = self._send(
+                    kept.record, outcomes.entry_of(result, run.jobs[index]), group, copy=copy
+                )
+                if isinstance(sent_kept[index][2], Exception):
+                    delay = max(delay or 0, outcomes.backoff(1))
+                else:
+                    done.append(kept)
+            elif result.outcome is Outcome.RETRY:
+                delay = max(delay or 0, outcomes.delay(kept.record, result))
+        updated, items = self._header_after(
+            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE, now=now
+        )
+        changed = run.changed or resumed != state
+        if not outcomes.write(group, run.group_state, state.version, changed=changed, items=items):
+            return None
+        self._lines(group, page, run=run, recorder=recorder, sends=(skipped, sent_first, sent_kept))
+        after = replace(run.group_state, version=state.version + 1) if changed else state
+        return updated, after, updated is not None and run.parked_by is None and delay is None
+
+    def _resume(self, header: ParkHeader, state: GroupState) -> tuple[GroupState, list[_Sent]]:
+        """Rule 1: the state unparked as the operator chose, and the skipped buffered dead job sent."""
+        dead = state.book.parked
+        if dead is None:
+            return state, []
+        resumed = resume_group(state, skip_dead=header.skip_dead, first_seq=self._settings.first_seq)
+        left = {entry.job_id for entry in resumed.book.buffer}
+        skipped = [e for e in state.book.buffer if e.job_id == dead.job_id and e.job_id not in left]
+        return resumed, [
+            self._send(buffered_record(entry, header.group), dead, header.group, copy=False)
+            for entry in skipped
+        ]
+
+    def _send(self, record: SQSRecord, dead: DeadEntry, group: str, *, copy: bool) -> _Sent:
+        message = self._outcomes.dead_job(
+            dead, group=group, body=str(record.get("body", "")), message_id=record.get("messageId"), copy=copy
+        )
+        return record, message, self._outcomes.send(message)
+
+    def _header_after(
+        self,
+        header: ParkHeader,
+        run: GroupRun,
+        done: list[KeptRecord],
+        delay: int | None,
+        *,
+        full: bool,
+        now: int,
+    ) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
+        """Rule 2: the header after the page, and the transaction items that write it."""
+        parking = self._parking
+        if run.parked_by is not None:
+            dead = self._outcomes.park_fields(run.parked_by, header.group)
+            return parking.advance_items(header, done=done, status=PARKED, retry_at_ms=0, dead=dead)
+        if delay is not None:
+            return parking.advance_items(header, done=done, retry_at_ms=now + delay * 1000)
+        if full:
+            return parking.advance_items(header, done=done)
+        return None, parking.finish_items(header, done=done)
+
+    def _lines(
+        self,
+        group: str,
+        page: list[KeptRecord],
+        *,
+        run: GroupRun,
+        recorder: RecordingTransition,
+        sends: tuple[list[_Sent], list[_Sent], dict[int, _Sent]],
+    ) -> None:
+        """After the commit: one line per replayed record (a record still kept has its line already)."""
+        outcomes = self._outcomes
+        skipped, sent_first, sent_kept = sends
+        for record, message, sent in skipped:
+            outcomes.dead_line(record, message, sent, ran=False, fromBuffer=True, skipped=True, replayed=True)
+        for record, message, sent in sent_first:
+            outcomes.dead_line(record, message, sent, fromBuffer=True, replayed=True)
+        outcomes.buffer_lines(run, recorder, group, page[0].record if page else None, replayed=True)
+        for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
+            if index in sent_kept:
+                record, message, sent = sent_kept[index]
+                outcomes.dead_line(record, message, sent, action=_KEPT_ACTION, replayed=True)
+            elif result.outcome is not Outcome.KEEP or result.dead is not None:
+                outcomes.line(
+                    kept.record,
+                    run.jobs[index],
+                    result,
+                    run,
+                    recorder,
+                    retry_action=_KEPT_ACTION,
+                    replayed=True,
+                )
+        buffered_parker = run.parked_by is not None and not any(r.dead is not None for r in run.results)
+        outcomes.group_metrics(
+            run, group, page[0].record if page else None, parked_without_record=buffered_parker
+        )
