@@ -15,19 +15,25 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.config import RuntimeConfig
-from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy
+from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.group_state import GapPolicy
 from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
 from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
+from constructs_fifo.runtime.state import StateStore
+from constructs_fifo.runtime.state_processor import StateBatchProcessor
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import BatchResponse
 
-__all__ = ["build_processor", "handler", "load_user_handler", "reset"]
+__all__ = ["BatchProcessor", "build_processor", "handler", "load_user_handler", "reset"]
 
-_processor: OrderedBatchProcessor | None = None
+#: What the entry point runs: the processor of the configured mode.
+BatchProcessor = OrderedBatchProcessor | StateBatchProcessor
+
+_processor: BatchProcessor | None = None
 
 
 def handler(event: dict[str, Any], context: Any) -> BatchResponse:
@@ -58,8 +64,12 @@ def build_processor(
     sqs_client: Any = None,
     job_handler: JobHandler | None = None,
     logger: JobLogger | None = None,
-) -> OrderedBatchProcessor:
-    """Build the processor from the configuration; every part can be injected.
+) -> BatchProcessor:
+    """Build the processor of the configured mode; every part can be injected.
+
+    Claim mode builds an :class:`OrderedBatchProcessor` (the job function is ``handle(job, context)``),
+    state mode a :class:`~constructs_fifo.runtime.state_processor.StateBatchProcessor` (the job function
+    is the transition ``apply(job, state) -> next_state``).
 
     Parameters
     ----------
@@ -68,7 +78,7 @@ def build_processor(
     dynamodb_client, sqs_client : boto3 clients, optional
         Default: new clients from boto3's default session.
     job_handler : JobHandler, optional
-        Default: the function named by ``config.user_handler``.
+        Default: the function named by ``config.user_handler`` (a transition in state mode).
     logger : JobLogger, optional
         Default: EMF lines on stdout in the configured namespace.
     """
@@ -80,6 +90,8 @@ def build_processor(
         dynamodb_client = dynamodb_client or boto3.client("dynamodb")
         sqs_client = sqs_client or boto3.client("sqs")
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
+    if cfg.mode is JobMode.STATE:
+        return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
     parking = (
         ParkStore(cfg.group_table, dynamodb_client)
         if cfg.on_dead_job is DeadJobPolicy.PARK and cfg.group_table
@@ -97,6 +109,30 @@ def build_processor(
         parking=parking,
         sqs=sqs_client,
         queue_url=cfg.queue_url,
+        backoff_base_seconds=cfg.backoff_base_seconds,
+        visibility_timeout_seconds=cfg.visibility_timeout_seconds,
+        queue_name=queue_name_from_arn(cfg.queue_url),
+    )
+
+
+def _state_processor(
+    cfg: RuntimeConfig, transition: Any, dynamodb_client: Any, sqs_client: Any, log: JobLogger
+) -> StateBatchProcessor:
+    table = cfg.group_table or ""
+    return StateBatchProcessor(
+        transition=transition,
+        states=StateStore(table, dynamodb_client),
+        parking=ParkStore(table, dynamodb_client),
+        visibility=VisibilityChanger(sqs_client, cfg.queue_url, on_error=log.event),
+        logger=log,
+        dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
+        sqs=sqs_client,
+        queue_url=cfg.queue_url,
+        policy=cfg.on_dead_job,
+        max_attempts=cfg.max_attempts,
+        reorder_limit=cfg.reorder_limit,
+        gap_policy=GapPolicy(cfg.gap_policy),
+        gap_timeout_seconds=cfg.gap_timeout_seconds,
         backoff_base_seconds=cfg.backoff_base_seconds,
         visibility_timeout_seconds=cfg.visibility_timeout_seconds,
         queue_name=queue_name_from_arn(cfg.queue_url),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 
+from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.runtime import entrypoint
 from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import (
@@ -21,6 +22,7 @@ from constructs_fifo.runtime.constants import (
     ENV_CLAIM_TABLE,
     ENV_DEAD_LETTER_QUEUE_URL,
     ENV_GROUP_TABLE,
+    ENV_MODE,
     ENV_QUEUE_URL,
     ENV_USER_HANDLER,
     ENV_VISIBILITY_TIMEOUT_SECONDS,
@@ -54,6 +56,11 @@ def handle(job, context):
     SEEN.append((job.id, job.group, job.attempt))
     if job.payload.get("simulate") == "poison":
         raise PermanentJobError("poison job")
+
+def apply(job, state):
+    state = dict(state or {"applied": []})
+    state["applied"] = [*state["applied"], job.id]
+    return state
 """
 
 
@@ -172,6 +179,33 @@ def test_handler_processes_real_messages_and_parks_the_group_at_a_poison_job_by_
     assert header is not None
     assert (header.status, header.dead["jobId"], header.dead["reason"]) == ("PARKED", "j2", "PERMANENT")
     assert [json.loads(kept.record["body"])["jobId"] for kept in parking.kept("ws#1")] == ["j2", "j3"]
+
+
+@pytest.mark.usefixtures("dynamodb")
+def test_state_mode_applies_each_transition_to_the_groups_state_through_the_entry_point(
+    monkeypatch: pytest.MonkeyPatch, worker_module: str, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN the environment the construct writes in state mode (no claim table) and three jobs of a group,
+    # the second sent twice with a new deduplication id
+    for name, value in (
+        (ENV_MODE, "STATE"),
+        (ENV_QUEUE_URL, queue_url),
+        (ENV_DEAD_LETTER_QUEUE_URL, dlq_url),
+        (ENV_GROUP_TABLE, GROUP_TABLE_NAME),
+        (ENV_USER_HANDLER, f"{worker_module}.apply"),
+    ):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv(ENV_CLAIM_TABLE, raising=False)
+    for job_id, dedup in (("j1", "j1"), ("j2", "j2"), ("j2", "j2-again"), ("j3", "j3")):
+        sqs.send_message(
+            QueueUrl=queue_url, MessageBody=body(job_id), MessageGroupId="ws#1", MessageDeduplicationId=dedup
+        )
+    # WHEN Lambda invokes the entry point with them
+    response = entrypoint.handler({"Records": receive_records(sqs, queue_url)}, FakeContext())
+    # THEN nothing is reported and the group's state holds each job once, in order
+    assert response == {"batchItemFailures": []}
+    reader = GroupStateReader(GROUP_TABLE_NAME, boto3.client("dynamodb", region_name=REGION))
+    assert reader.get("ws#1") == {"applied": ["j1", "j2", "j3"]}
 
 
 def test_transient_failure_brings_the_message_back_after_the_backoff_not_the_visibility_timeout(
