@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import is_missing_stack
 from constructs_fifo.local.errors import AmbiguousQueueError, QueueNotFoundError, StackNotFoundError
-from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE
+from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE, ENV_GROUP_TABLE
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -85,6 +85,11 @@ class DeployedQueue:
         return self.function_environment.get(ENV_CLAIM_TABLE)
 
     @property
+    def group_table(self) -> str | None:
+        """The group table the function's runtime uses (parked groups; states in state mode)."""
+        return self.function_environment.get(ENV_GROUP_TABLE)
+
+    @property
     def label(self) -> str:
         """The construct path, else the queue name: how messages and ``--queue`` name it."""
         return self.construct_path or self.queue_name
@@ -118,6 +123,7 @@ class DeployedQueue:
             "queueUrl": self.queue_url,
             "deadLetterQueueUrl": self.dead_letter_queue_url,
             "claimTableName": self.claim_table,
+            "groupTableName": self.group_table,
             "functionName": self.function_name,
         }
 
