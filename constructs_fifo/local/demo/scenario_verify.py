@@ -2,7 +2,7 @@
 
 :func:`run_demo` drives the sample app end to end with a generated workload
 (:mod:`~constructs_fifo.local.demo.workload`): workspace jobs to the state-mode queue, notifications to
-the claim-mode queue. It drains both; the default PARK policy parks each poison job's workspace, so it
+the claim-mode queue. It drains both at once; the default PARK policy parks each poison job's workspace, so it
 then resumes those groups skipping the dead job (``ParkedGroups.resume(group, skip_dead=True)``) and
 drains again; and it returns a :class:`DemoResult` (counts, DynamoDB calls per job of each queue,
 timings, violations found by :mod:`~constructs_fifo.local.demo.verify`). The shared steps (where to
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -349,12 +350,24 @@ def run_demo(
                 )
                 delivered[role] = queue_counts(clients.sqs, queue.queue_url).total
 
-        with timings.timed("drain"):
-            for role, queue in prepared.by_role():
-                stats = _drain_or_wait(
-                    role, queue, options=options, target=target, sqs=clients.sqs, say=say, progress=progress
+        with timings.timed("drain"), ThreadPoolExecutor(max_workers=2, thread_name_prefix="drain") as pool:
+            # Both queues at once, as their two event source mappings would: the workspace queue waits
+            # out its failing jobs' backoff while the notification queue drains.
+            futures = {
+                role: pool.submit(
+                    _drain_or_wait,
+                    role,
+                    queue,
+                    options=options,
+                    target=target,
+                    sqs=clients.sqs,
+                    say=say,
+                    progress=progress,
                 )
-                result.drain_stats.setdefault(role, []).append(stats)
+                for role, queue in prepared.by_role()
+            }
+            for role, future in futures.items():
+                result.drain_stats.setdefault(role, []).append(future.result())
 
         with timings.timed("resume"):
             groups = {group_of(workspace) for workspace in workload.workspace_ids}
