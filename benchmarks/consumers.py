@@ -7,22 +7,7 @@ harness creates the tables a consumer declares (:class:`TableSpec`), counts its 
 event hooks and times it; a factory only wires the consumer through its public entry point, so a
 change of the runtime's constructors does not reach the harness.
 
-Adding the state mode is one function and one line in :data:`CONSUMERS`::
-
-    def build_state(env: ConsumerEnv) -> BatchFn:
-        def apply(job: Job, state: dict | None) -> dict:
-            env.job_ran()
-            return {**(state or {}), "last": job.id}
-
-        processor = build_processor(
-            RuntimeConfig(claim_table=CLAIM_TABLE, queue_url=env.queue_url, ...),  # the state table too
-            dynamodb_client=env.dynamodb, sqs_client=env.sqs, job_handler=apply, logger=quiet_logger(),
-        )
-        return lambda batch: processor.process({"Records": batch}, env.context)
-
-    CONSUMERS["state"] = ConsumerSpec(
-        "state", "state mode", tables=(TableSpec(STATE_TABLE, "group"),), build=build_state, ...
-    )
+Adding a consumer is one factory and one entry in :data:`CONSUMERS`.
 """
 
 from __future__ import annotations
@@ -52,6 +37,7 @@ __all__ = [
     "ConsumerSpec",
     "build_claim",
     "build_claim_park",
+    "build_state",
     "quiet_logger",
 ]
 
@@ -184,6 +170,32 @@ def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
     return lambda batch: processor.process({"Records": batch}, env.context)
 
 
+def build_state(env: ConsumerEnv) -> BatchFn:
+    """State mode (PARK, the default policy): each job is a transition of its group's state."""
+    from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
+    from constructs_fifo.runtime.constants import JobMode  # noqa: PLC0415
+    from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
+
+    def apply(job: Any, state: dict[str, Any] | None) -> dict[str, Any]:
+        env.job_ran()
+        return {"jobs": int((state or {}).get("jobs", 0)) + 1, "last": job.id}
+
+    processor = build_processor(
+        RuntimeConfig(
+            claim_table="",
+            queue_url=env.queue_url,
+            dead_letter_queue_url=env.queue_url,  # never sent to: no job dies in this workload
+            group_table=GROUP_TABLE,
+            mode=JobMode.STATE,
+        ),
+        dynamodb_client=env.dynamodb,
+        sqs_client=env.sqs,
+        job_handler=apply,
+        logger=quiet_logger(),
+    )
+    return lambda batch: processor.process({"Records": batch}, env.context)
+
+
 def _powertools_missing() -> str | None:
     return None if available() else f"aws-lambda-powertools is not importable; {INSTALL_HINT}"
 
@@ -205,9 +217,9 @@ CONSUMERS: dict[str, ConsumerSpec] = {
     ),
     "state": ConsumerSpec(
         "state",
-        "constructs-fifo state mode (issue 7)",
-        tables=(),
-        build=None,  # the lead adds build_state here; see the module docstring
+        "constructs-fifo state mode, PARK policy: one read per batch, one write per group and batch",
+        tables=(TableSpec(GROUP_TABLE, "group", "sk"),),
+        build=build_state,
     ),
     "powertools": ConsumerSpec(
         "powertools",
