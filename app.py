@@ -25,7 +25,7 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import JobMode, OrderedAgentQueue
 from constructs_fifo.local.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
@@ -43,7 +43,6 @@ from constructs_fifo.local.demo.sample_app import (
     WORKSPACE_HANDLER,
     WORKSPACE_QUEUE,
 )
-from constructs_fifo.runtime.constants import JobMode
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",

@@ -4,17 +4,20 @@ A stack may hold several ``OrderedAgentQueue`` constructs. Each is found as what
 function of the stack with an SQS event source mapping, the queue that mapping reads, its
 dead-letter queue, and the function's environment (which names the claim table). Its construct path
 comes from the ``aws:cdk:path`` metadata the CDK CLI writes into the template: the deepest construct
-that holds both the queue and the function (``AgentJobs/Jobs`` for the sample app).
+that holds both the queue and the function (``AgentJobs/Workspaces`` for the sample app's state-mode
+queue).
 
-``drain``, ``deploy --queue`` and the demo call :func:`resolve_queue`. With one queue in the stack
-no ``--queue`` is needed; with several, ``--queue`` names one by construct path (full, or relative to
-the stack) or by queue name, and an ambiguous stack is an error that lists the candidates.
+``drain`` and ``deploy --queue`` call :func:`resolve_queue` (``drain --all`` and the demo,
+:func:`find_queues`). With one queue in the stack no ``--queue`` is needed; with several, ``--queue``
+names one by construct path (full, or relative to the stack) or by queue name, and an ambiguous stack
+is an error that lists the candidates.
 
 Examples
 --------
->>> queue = resolve_queue("AgentJobs", target=AwsTarget("http://localhost:4566"))  # doctest: +SKIP
+>>> target = AwsTarget("http://localhost:4566")
+>>> queue = resolve_queue("AgentJobs", target=target, queue="Workspaces")  # doctest: +SKIP
 >>> queue.construct_path, queue.queue_name  # doctest: +SKIP
-('AgentJobs/Jobs', 'AgentJobs-631A4DD2.fifo')
+('AgentJobs/Workspaces', 'AgentJobs-Workspaces-96114B70.fifo')
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ class DeployedQueue:
         return self.construct_path or self.queue_name
 
     def describe(self) -> str:
-        """``AgentJobs/Jobs (queue AgentJobs-631A4DD2.fifo)``."""
+        """``AgentJobs/Workspaces (queue AgentJobs-Workspaces-96114B70.fifo)``."""
         return f"{self.label} (queue {self.queue_name})"
 
     def matches(self, wanted: str) -> bool:
