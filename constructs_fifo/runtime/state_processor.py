@@ -31,6 +31,13 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      record of the group is reported (``FENCED``) with the first backoff, and comes back to find the
      winner's state. A failed write (throttling, ...) is handled the same way (``ERROR``); if it did
      commit, the records come back as duplicates and dead copies.
+   - **A stalled group**: a buffered job that failed waits at the head of the buffer, and only a
+     record of the group coming back retries it. The core keeps one committed record for that
+     (``CARRIER``); when every record of the group was dead there is none, so the group gets a
+     wake-up message (the same control message as a resume's). A live group's wake-up message is
+     reported with the failed job's backoff on its first receive (SQS FIFO has no per-message
+     delay), then ticks the group (the core with no jobs: the buffer drains); a wake-up of a group
+     that is not stalled is deleted.
 4. **A parked group** (a header): ``PARKED``, its records are kept behind the dead job (one
    transaction), as in claim mode. ``RESUMING``: its records are kept, then its kept records are
    replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
@@ -106,7 +113,7 @@ class StateBatchProcessor:
     dead_letters : DeadLetterSender
         Sends dead jobs to the dead-letter queue.
     sqs : SQSClient
-        Sends a resuming group's fresh wake-up message (to ``queue_url``).
+        Sends wake-up messages (to ``queue_url``): a resuming group's fresh one, a stalled group's.
     queue_url : str
         The source queue.
     policy : DeadJobPolicy
@@ -237,8 +244,9 @@ class StateBatchProcessor:
             for group in groups:
                 group_records = by_group.get(group, [])
                 out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
-                if out_of_time:
-                    self._deadline(group_records, report)
+                if out_of_time:  # a live group's wake-up too: it may be its only way back
+                    live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
+                    self._deadline([*group_records, *live_wake_ups], report)
                 elif group in headers:
                     latest[group] = self._parked_group(
                         headers[group], group_records, states[group], context, report
