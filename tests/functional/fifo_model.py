@@ -21,19 +21,24 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChange
 
 if TYPE_CHECKING:
-    from constructs_fifo.runtime.processor import OrderedBatchProcessor
-    from constructs_fifo.runtime.types import SQSRecord
+    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 from .runtime_harness import QUEUE_ARN, REGION, FakeClock, FakeContext
 
 DEDUPLICATION_WINDOW_SECONDS = 300
+
+
+class BatchProcessor(Protocol):
+    """What the model drives: claim mode's OrderedBatchProcessor or state mode's StateBatchProcessor."""
+
+    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse: ...
 
 
 class Crash(BaseException):
@@ -141,7 +146,7 @@ class FifoModel:
             for m in batch
         ]
 
-    def invoke(self, processor: OrderedBatchProcessor, *, remaining_ms: int = 20_000) -> bool:
+    def invoke(self, processor: BatchProcessor, *, remaining_ms: int = 20_000) -> bool:
         """Receive one batch and run it; ``False`` when nothing was receivable now."""
         batch = self.receive()
         if not batch:
@@ -157,7 +162,7 @@ class FifoModel:
         return True
 
     def run_until_quiet(
-        self, processor_factory: Callable[[], OrderedBatchProcessor], *, max_steps: int = 400
+        self, processor_factory: Callable[[], BatchProcessor], *, max_steps: int = 400
     ) -> int:
         """Invoke until the queue is empty, moving the clock to the next visible message; return steps."""
         for step in range(max_steps):
