@@ -193,3 +193,36 @@ class ModelSqs:
             params.get("MessageAttributes"),
         )
         return {"MessageId": message_id or ""}
+
+
+class World(Protocol):
+    """What a model test drives: the model queue, its clock, a processor factory and a producer."""
+
+    model: FifoModel
+    clock: FakeClock
+
+    def processor(self) -> Any: ...
+
+    def send(self, spec: Any, *, dedup_id: str | None = None) -> None: ...
+
+
+#: One step of a schedule: ("send", job), ("copy", job) or ("run", None).
+Step = tuple[str, Any]
+
+
+def play(world: World, steps: Sequence[Step]) -> None:
+    """Play a schedule: sends, copies (new dedup id, same soon, same after the 5-minute window), runs;
+    then invoke until the queue is empty."""
+    for action, value in steps:
+        if action == "run":
+            world.model.invoke(world.processor())
+            world.clock.advance(1)
+        elif action == "send":
+            world.send(value)
+        elif value.copy == "new":
+            world.send(value, dedup_id=f"{value.job_id}-retry")
+        else:
+            if value.copy == "same-late":
+                world.clock.advance(DEDUPLICATION_WINDOW_SECONDS + 1)
+            world.send(value)
+    world.model.run_until_quiet(world.processor)
