@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""The sample app: stack ``AgentJobs``, one OrderedAgentQueue running ``lambda/agent_worker.py``.
+"""The sample app: stack ``AgentJobs``, one OrderedAgentQueue per mode, both running ``lambda/``.
+
+- ``Workspaces``, state mode: each agent workspace is a state in the queue's state table, changed by
+  the pure transition ``agent_worker.apply_job``;
+- ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
+  idempotent by job id (an effect outside the runtime's store).
+
+Both keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
+and open a PR on the wrong code, and a reader of a workspace's notifications expects them in order.
 
 Only composes: no AWS calls at synth, no account or region needed. cdk-nag's AwsSolutions and
 Serverless packs validate the app; every acknowledgement below carries its reason. The names the demo
-relies on (stack, outputs, the workspace table's key and variable) come from the sample app's
-contract, :mod:`constructs_fifo.local.demo.sample_app`.
+relies on (stack, construct ids, handlers, outputs, the notification table's key and variable) come
+from the sample app's contract, :mod:`constructs_fifo.local.demo.sample_app`.
 """
 
 from __future__ import annotations
@@ -17,16 +25,23 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import JobMode, OrderedAgentQueue
 from constructs_fifo.local.demo.sample_app import (
-    ENV_WORKSPACE_TABLE,
-    OUTPUT_CLAIM_TABLE_NAME,
-    OUTPUT_DEAD_LETTER_QUEUE_URL,
-    OUTPUT_FUNCTION_NAME,
-    OUTPUT_QUEUE_URL,
-    OUTPUT_WORKSPACE_TABLE_NAME,
+    ENV_NOTIFICATION_TABLE,
+    NOTIFICATION_HANDLER,
+    NOTIFICATION_KEY,
+    NOTIFICATION_QUEUE,
+    OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME,
+    OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_NOTIFICATION_GROUP_TABLE_NAME,
+    OUTPUT_NOTIFICATION_QUEUE_URL,
+    OUTPUT_NOTIFICATION_TABLE_NAME,
+    OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_WORKSPACE_QUEUE_URL,
+    OUTPUT_WORKSPACE_STATE_TABLE_NAME,
     STACK_NAME,
-    WORKSPACE_KEY,
+    WORKSPACE_HANDLER,
+    WORKSPACE_QUEUE,
 )
 
 __all__ = [
@@ -39,10 +54,12 @@ __all__ = [
 ]
 
 LAMBDA_DIR = Path(__file__).resolve().parent / "lambda"
+#: What the notifier does to its table: the conditional put, and counting a replay.
+NOTIFICATION_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 
 #: cdk-nag findings that are true of this design, with the reason each does not apply. The construct
 #: is configured so that AwsSolutions raises nothing; these four remain, acknowledged on the exact
-#: construct they are about.
+#: construct they are about (each queue's function and dead-letter queue).
 FUNCTION_ACKNOWLEDGEMENTS = (
     Acknowledgment(
         id="Serverless::Serverless-LambdaTracing",
@@ -52,60 +69,79 @@ FUNCTION_ACKNOWLEDGEMENTS = (
     Acknowledgment(
         id="Serverless::Serverless-LambdaDLQ",
         reason="The function is invoked only synchronously, by the SQS event source mapping; a function "
-        "DLQ applies to asynchronous invocations. Failed jobs move to the FIFO queue's redrive DLQ.",
+        "DLQ applies to asynchronous invocations. Dead jobs go to the FIFO queue's dead-letter queue.",
     ),
     Acknowledgment(
         id="Serverless::Serverless-LambdaEventSourceMappingDestination",
         reason="On-failure destinations do not apply to SQS event sources (only streams and Kafka); "
-        "failed records move to the queue's FIFO dead-letter queue after maxReceiveCount receives.",
+        "the runtime sends dead jobs to the queue's FIFO dead-letter queue itself.",
     ),
 )
 DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS = (
     Acknowledgment(
         id="Serverless::Serverless-SQSRedrivePolicy",
-        reason="This queue is the job queue's dead-letter queue: it keeps failed jobs 14 days for "
+        reason="This queue is the job queue's dead-letter queue: it keeps dead jobs 14 days for "
         "inspection and redrive; a dead-letter queue of its own would only move them further away.",
     ),
 )
 
 
 class AgentJobsStack(Stack):
-    """One OrderedAgentQueue, the workspace table its jobs change, and the outputs the CLI reads."""
+    """The workspace queue (state mode), the notification queue (claim mode) and its table, and outputs."""
 
     def __init__(self, scope: Construct, id: str) -> None:
-        super().__init__(scope, id, description="constructs-fifo sample: ordered agent jobs")
-        workspaces = dynamodb.Table(
+        super().__init__(scope, id, description="constructs-fifo sample: ordered agent jobs, both modes")
+        code = lambda_.Code.from_asset(str(LAMBDA_DIR))
+        workspaces = OrderedAgentQueue(
             self,
-            "WorkspaceTable",
-            partition_key=dynamodb.Attribute(name=WORKSPACE_KEY, type=dynamodb.AttributeType.STRING),
+            WORKSPACE_QUEUE,
+            code=code,
+            handler=WORKSPACE_HANDLER,
+            mode=JobMode.STATE,
+            table_removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
+        )
+        notification_table = dynamodb.Table(
+            self,
+            "NotificationTable",
+            partition_key=dynamodb.Attribute(name=NOTIFICATION_KEY, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
+            removal_policy=RemovalPolicy.DESTROY,
         )
-        jobs = OrderedAgentQueue(
+        notifications = OrderedAgentQueue(
             self,
-            "Jobs",
-            code=lambda_.Code.from_asset(str(LAMBDA_DIR)),
-            handler="agent_worker.handle",
-            environment={ENV_WORKSPACE_TABLE: workspaces.table_name},
+            NOTIFICATION_QUEUE,
+            code=code,
+            handler=NOTIFICATION_HANDLER,
+            environment={ENV_NOTIFICATION_TABLE: notification_table.table_name},
             table_removal_policy=RemovalPolicy.DESTROY,
         )
-        workspaces.grant(jobs.function, "dynamodb:GetItem", "dynamodb:PutItem")
-        self.jobs = jobs
+        notification_table.grant(notifications.function, *NOTIFICATION_TABLE_ACTIONS)
         self.workspaces = workspaces
+        self.notifications = notifications
+        self.notification_table = notification_table
 
-        CfnOutput(self, OUTPUT_QUEUE_URL, value=jobs.queue.queue_url)
-        CfnOutput(self, OUTPUT_DEAD_LETTER_QUEUE_URL, value=jobs.dead_letter_queue.queue_url)
-        if jobs.claim_table is not None:  # claim mode, the sample's
-            CfnOutput(self, OUTPUT_CLAIM_TABLE_NAME, value=jobs.claim_table.table_name)
-        CfnOutput(self, OUTPUT_WORKSPACE_TABLE_NAME, value=workspaces.table_name)
-        CfnOutput(self, OUTPUT_FUNCTION_NAME, value=jobs.function.function_name)
+        assert workspaces.state_table is not None  # state mode
+        assert notifications.claim_table is not None and notifications.group_table is not None  # CLAIM, PARK
+        outputs = {
+            OUTPUT_WORKSPACE_QUEUE_URL: workspaces.queue.queue_url,
+            OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL: workspaces.dead_letter_queue.queue_url,
+            OUTPUT_WORKSPACE_STATE_TABLE_NAME: workspaces.state_table.table_name,
+            OUTPUT_NOTIFICATION_QUEUE_URL: notifications.queue.queue_url,
+            OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_URL: notifications.dead_letter_queue.queue_url,
+            OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME: notifications.claim_table.table_name,
+            OUTPUT_NOTIFICATION_GROUP_TABLE_NAME: notifications.group_table.table_name,
+            OUTPUT_NOTIFICATION_TABLE_NAME: notification_table.table_name,
+        }
+        for name, value in outputs.items():
+            CfnOutput(self, name, value=value)
 
-        Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
-        Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+        for jobs in (workspaces, notifications):
+            Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
+            Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
 
 
 def build_app(app: App | None = None) -> App:

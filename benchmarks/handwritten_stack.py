@@ -1,10 +1,11 @@
-"""Figure 7's baseline: the sample app's resources written directly with AWS CDK L2 constructs.
+"""Figure 7's baseline: one queue's resources written directly with AWS CDK L2 constructs.
 
-What a user would write without ``OrderedAgentQueue`` to get the same stack as ``app.py``'s
-``AgentJobsStack``: the workspace table, a FIFO queue and FIFO dead-letter queue (the same names scheme,
-redrive allow policy, encryption and TLS policy), the claim table, the log group, the role and its
-statements, the function (from the job code directory as it is: no runtime copied next to it), the SQS
-event source and the same four alarms, outputs and cdk-nag acknowledgements. No validation, no
+What a user would write without ``OrderedAgentQueue`` to get what one queue with every default builds,
+with the table its job writes: the workspace table, a FIFO queue and FIFO dead-letter queue (the same
+names scheme, redrive allow policy, encryption and TLS policy), the claim table, the group table, the
+log group, the role and its statements, the function (from the job code directory as it is: no runtime
+copied next to it), the SQS event source and the same five alarms, outputs and cdk-nag
+acknowledgements. No validation, no
 defaults module, no asset staging: that is the construct's share of synth time, which figure 7 shows.
 ``tests/infrastructure/test_benchmarks_handwritten_stack.py`` checks that both stacks hold the same
 resources.

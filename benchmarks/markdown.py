@@ -59,13 +59,13 @@ HOW_TO_READ = """\
 - **Figure 6** compares `JobProducer.send_batch` (SendMessageBatch of 10) with one `send_message` per
   job. On moto each message costs moto the same whatever the call, so the moto speed-up stays small;
   the row with a fixed delay per SQS call is what a producer sees on AWS.
-- **Figure 7** is the median time to build and synthesize the sample app's stack in a fresh `App`,
-  against the same resources written by hand with L2 constructs (`benchmarks/handwritten_stack.py`);
+- **Figure 7** is the median time to build and synthesize one `OrderedAgentQueue` with every default
+  (and the table its job writes) in a fresh `App`, against the same resources written by hand with
+  L2 constructs (`benchmarks/handwritten_stack.py`);
   the difference is what the construct does beyond the L2s it creates (prop validation, naming, and
   asset staging, which copies the runtime next to the job code); it was not profiled further.
-- **Figure 8** is not measured yet (see `benchmarks/local_pipeline.py`).
-- The state mode (issue 7) is not written yet: its rows say `n/a (not built)` until its factory is
-  registered in `benchmarks/consumers.py`.
+- **Figure 8** runs the sample app's claim-mode queue on the embedded emulator
+  (`benchmarks/local_pipeline.py`); `--local-jobs 0` skips it.
 """
 
 SIMPLIFICATIONS = """\

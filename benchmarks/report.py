@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 7: timed synths per side; 0 skips it (default %(default)s)",
     )
     add(
+        "--local-jobs",
+        type=int,
+        default=defaults.local_jobs,
+        help="figure 8: jobs per group count through emulator and drain; 0 skips it (default %(default)s)",
+    )
+    add(
         "--producer-repeats",
         type=int,
         default=defaults.producer_repeats,
@@ -124,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu_repeats=args.cpu_repeats,
         cold_start_runs=args.cold_start_runs,
         synth_runs=args.synth_runs,
+        local_jobs=args.local_jobs,
         producer_repeats=args.producer_repeats,
     )
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])

@@ -1,60 +1,48 @@
-"""Sample job code: an agent's workspace, changed by ordered jobs.
+"""Sample job code: an agent's workspace, a state changed by ordered jobs (state mode).
 
-Each workspace (MessageGroupId ``ws#<workspaceId>``) is one item of the workspace table (env
-``WORKSPACE_TABLE_NAME``). A job loads the item, applies itself and writes the item back under an
-optimistic lock on ``version``, so order matters and shows:
+The workspace queue runs in state mode (``mode=JobMode.STATE``, handler ``agent_worker.apply_job``):
+:func:`apply_job` is the transition ``apply(job, state) -> next_state`` of one workspace (message
+group ``ws#<workspaceId>``). It is pure: it makes no AWS call, holds no lock and checks no duplicate.
+The runtime reads the workspace's state, calls it once per job in queue order (in ``seq`` order when
+the producer sends one), and commits the result together with the record of which jobs it includes,
+in one conditional write per workspace per batch; the state lives in the queue's state table and
+other services read it with ``constructs_fifo.client.state_reader.GroupStateReader``.
+
+What a workspace holds, so that order matters and shows:
 
 - ``apply_patch`` appends ``payload["patch"]`` (default: the jobId) to ``patches``;
 - ``run_tests`` records ``tested_head`` = number of patches and appends to ``test_runs``;
 - ``open_pr`` appends ``{"jobId", "head", "tested"}`` to ``prs``, where ``tested`` says whether the
-  tests ran on exactly the patches the PR holds.
+  tests ran on exactly the patches the PR holds;
+- every job appends ``{"jobId", "type"}`` to ``activity``: the workspace's timeline, what the agent
+  did in the order it did it. The transition never reads it (the runtime keeps each job single); the
+  demo's verifier compares it with what was sent.
 
-Every applied jobId is appended to ``applied``; a job already there is not applied again, and its
-delivery is appended to ``replayed`` instead. For demos
-the payload may ask for failure: ``{"simulate": {"fail_attempts": n}}`` fails attempts 1..n,
-``{"simulate": "poison"}`` fails permanently.
+For demos the payload may ask for failure (:mod:`simulation`).
 """
 
 from __future__ import annotations
 
-import os
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-import boto3
-from botocore.exceptions import ClientError
+from simulation import SimulatedFailureError, simulate_failure
 
 from constructs_fifo.runtime import Job, PermanentJobError
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from mypy_boto3_dynamodb.service_resource import Table
-
 __all__ = [
-    "ENV_WORKSPACE_TABLE",
+    "ACTIVITY",
     "GROUP_PREFIX",
     "JOB_TYPES",
-    "REPLAYED",
     "SimulatedFailureError",
-    "WorkspaceConflictError",
-    "WorkspaceStore",
     "apply_job",
-    "handle",
     "workspace_id_of",
 ]
 
-ENV_WORKSPACE_TABLE = "WORKSPACE_TABLE_NAME"
-#: Job ids delivered to the worker again after they were applied (not applied a second time).
-REPLAYED = "replayed"
+#: The state's timeline of applied jobs: ``[{"jobId", "type"}, ...]`` in the order they were applied.
+ACTIVITY = "activity"
 GROUP_PREFIX = "ws#"
 JOB_TYPES = ("apply_patch", "run_tests", "open_pr")
-
-
-class SimulatedFailureError(RuntimeError):
-    """A transient failure the payload asked for (``simulate.fail_attempts``)."""
-
-
-class WorkspaceConflictError(RuntimeError):
-    """The workspace changed between load and save; the job is retried."""
 
 
 def workspace_id_of(job: Job) -> str:
@@ -73,36 +61,26 @@ def workspace_id_of(job: Job) -> str:
     return job.group[len(GROUP_PREFIX) :]
 
 
-def _simulate(job: Job) -> None:
-    payload = job.payload if isinstance(job.payload, dict) else {}
-    simulate = payload.get("simulate")
-    if simulate == "poison":
-        raise PermanentJobError(f"job {job.id!r} is poison (payload.simulate='poison')")
-    if isinstance(simulate, dict):
-        fail_attempts = int(simulate.get("fail_attempts", 0))
-        if job.attempt <= fail_attempts:
-            raise SimulatedFailureError(
-                f"job {job.id!r} attempt {job.attempt} fails on purpose "
-                f"(payload.simulate.fail_attempts={fail_attempts})"
-            )
-
-
-def apply_job(job: Job, state: dict[str, Any]) -> dict[str, Any]:
-    """Return ``state`` with ``job`` applied (pure; ``state`` is not changed).
+def apply_job(job: Job, state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the workspace's next state: ``state`` with ``job`` applied (``state`` is not changed).
 
     Parameters
     ----------
     job
-        The job; ``job.type`` is one of :data:`JOB_TYPES`.
+        The job; ``job.type`` is one of :data:`JOB_TYPES`, its group ``ws#<workspaceId>``.
     state
-        The workspace item without its key and version.
+        The workspace's state, ``None`` before its first job.
 
     Raises
     ------
     PermanentJobError
-        Unknown job type.
+        Bad group id, unknown job type, or a poison job: the job is dead at once.
+    SimulatedFailureError
+        Transient (the payload asked for it): the runtime retries the job with backoff.
     """
-    new = {key: list(value) if isinstance(value, list) else value for key, value in state.items()}
+    workspace_id_of(job)
+    simulate_failure(job)
+    new = {key: list(value) if isinstance(value, list) else value for key, value in (state or {}).items()}
     payload = job.payload if isinstance(job.payload, dict) else {}
     patches: list[Any] = new.setdefault("patches", [])
     if job.type == "apply_patch":
@@ -118,111 +96,5 @@ def apply_job(job: Job, state: dict[str, Any]) -> dict[str, Any]:
             f"job {job.id!r} has type {job.type!r}: the sample worker handles {', '.join(JOB_TYPES)}; "
             "send one of those."
         )
-    new.setdefault("applied", []).append(job.id)
+    new.setdefault(ACTIVITY, []).append({"jobId": job.id, "type": job.type})
     return new
-
-
-def _plain(value: Any) -> Any:
-    """DynamoDB's Decimals back to ints (the workspace holds only integers)."""
-    if isinstance(value, Decimal):
-        return int(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-class WorkspaceStore:
-    """Load and save workspace items with an optimistic lock on ``version``.
-
-    Parameters
-    ----------
-    table
-        A boto3 DynamoDB ``Table`` resource (tests pass one bound to moto).
-    """
-
-    def __init__(self, table: Table) -> None:
-        self._table = table
-
-    def load(self, workspace_id: str) -> tuple[dict[str, Any], int]:
-        """The workspace's state and version (``{}`` and 0 when it does not exist yet)."""
-        item = self._table.get_item(Key={"workspaceId": workspace_id}, ConsistentRead=True).get("Item")
-        if not item:
-            return {}, 0
-        state = {k: _plain(v) for k, v in item.items() if k not in ("workspaceId", "version")}
-        return state, int(_plain(item.get("version", 0)))
-
-    def save(self, workspace_id: str, state: dict[str, Any], version: int) -> None:
-        """Write ``state`` as version ``version + 1`` if the item is still at ``version``.
-
-        Raises
-        ------
-        WorkspaceConflictError
-            Another writer changed the workspace since it was loaded.
-        """
-        item = {**state, "workspaceId": workspace_id, "version": version + 1}
-        try:
-            if version == 0:
-                self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(workspaceId)")
-            else:
-                self._table.put_item(
-                    Item=item,
-                    ConditionExpression="version = :expected",
-                    ExpressionAttributeValues={":expected": version},
-                )
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise WorkspaceConflictError(
-                    f"workspace {workspace_id!r} changed since version {version} was loaded; "
-                    "the job is retried"
-                ) from error
-            raise
-
-
-_store: WorkspaceStore | None = None
-
-
-def _default_store() -> WorkspaceStore:
-    global _store  # noqa: PLW0603 - one resource per Lambda container, created on first use
-    if _store is None:
-        table_name = os.environ.get(ENV_WORKSPACE_TABLE)
-        if not table_name:
-            raise RuntimeError(
-                f"environment variable {ENV_WORKSPACE_TABLE} is not set: the worker needs the workspace "
-                "table's name; set it on the function (the sample app does)."
-            )
-        _store = WorkspaceStore(boto3.resource("dynamodb").Table(table_name))
-    return _store
-
-
-def handle(job: Job, context: object, *, store: WorkspaceStore | None = None) -> None:
-    """Apply ``job`` to its workspace, once.
-
-    Parameters
-    ----------
-    job
-        The job from the constructs-fifo runtime.
-    context
-        The Lambda context (unused).
-    store
-        Where workspaces live; by default the table named by ``WORKSPACE_TABLE_NAME``.
-
-    Raises
-    ------
-    PermanentJobError
-        Bad group id, unknown type or a poison job.
-    SimulatedFailureError, WorkspaceConflictError
-        Transient: the runtime retries the job.
-    """
-    workspace_id = workspace_id_of(job)
-    _simulate(job)
-    store = store or _default_store()
-    state, version = store.load(workspace_id)
-    if job.id in state.get("applied", []):
-        # Already applied: the effect happens once even if the claim was lost (a crash between this
-        # write and the runtime's SUCCEEDED write). The delivery is recorded in "replayed", so a
-        # verifier can tell the claim table did not stop it.
-        store.save(workspace_id, {**state, REPLAYED: [*state.get(REPLAYED, []), job.id]}, version)
-        return
-    store.save(workspace_id, apply_job(job, state), version)

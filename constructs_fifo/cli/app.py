@@ -45,7 +45,7 @@ from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
     "EXIT_ENVIRONMENT",
@@ -110,14 +110,16 @@ def _add_aws_options(parser: argparse.ArgumentParser, *, otherwise: str = "AWS i
     )
 
 
-def _add_stack_options(parser: argparse.ArgumentParser, *, stack_help: str) -> None:
+_QUEUE_HELP = (
+    "the stack's OrderedAgentQueue to use: construct path (e.g. AgentJobs/Workspaces or Workspaces) or "
+    "queue name; needed when the stack holds several (the sample app holds two)"
+)
+
+
+def _add_stack_options(parser: argparse.ArgumentParser, *, stack_help: str, queue: bool = True) -> None:
     parser.add_argument("--stack", default=STACK_NAME, help=f"{stack_help} (default {STACK_NAME})")
-    parser.add_argument(
-        "--queue",
-        metavar="PATH_OR_NAME",
-        help="the stack's OrderedAgentQueue to use: construct path (e.g. AgentJobs/Jobs or Jobs) or "
-        "queue name; needed when the stack holds several",
-    )
+    if queue:
+        parser.add_argument("--queue", metavar="PATH_OR_NAME", help=_QUEUE_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,12 +147,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     deploy_command.epilog = (
         "Prints the stack's outputs as JSON; with --queue, that queue's resources instead "
-        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, functionName)."
+        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, groupTableName, functionName)."
     )
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
-    _add_stack_options(drain, stack_help="deployed stack")
+    _add_stack_options(drain, stack_help="deployed stack", queue=False)
+    which = drain.add_mutually_exclusive_group()
+    which.add_argument("--queue", metavar="PATH_OR_NAME", help=_QUEUE_HELP)
+    which.add_argument(
+        "--all",
+        dest="all_queues",
+        action="store_true",
+        help="drain every queue of the stack, one after the other",
+    )
+    drain.epilog = (
+        "Prints the drain statistics as JSON (the function's AWS calls included); with --all, one object "
+        "per queue, by construct path."
+    )
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
     until.add_argument("--for", dest="for_seconds", type=_seconds, metavar="SECONDS", help="poll this long")
@@ -163,15 +177,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenario",
         choices=("verify", "divergence"),
         default="verify",
-        help="verify: the full workload (default); divergence: in-order vs shuffled producer",
+        help="verify: the full workload (default); divergence: in order, shuffled, shuffled with seq",
     )
-    _add_stack_options(demo, stack_help="stack name")
+    _add_stack_options(
+        demo, stack_help="the sample app's stack (its queues Workspaces and Notifications)", queue=False
+    )
     demo.add_argument("--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)")
     demo.add_argument("--workspaces", type=_count(1), default=20, help="message groups (default 20)")
     demo.add_argument("--jobs", type=_count(1), default=500, help="distinct jobs (default 500)")
     demo.add_argument("--duplicate-rate", type=_fraction, default=0.1, help="jobs sent twice (default 0.1)")
     demo.add_argument("--failure-rate", type=_fraction, default=0.1, help="transient failures (default 0.1)")
-    demo.add_argument("--poison", type=_count(0), default=2, help="jobs failing permanently (default 2)")
+    demo.add_argument(
+        "--poison",
+        type=_count(0),
+        default=2,
+        help="jobs failing permanently, each sent twice, ten healthy jobs behind each (default 2)",
+    )
+    demo.add_argument(
+        "--last-attempt",
+        type=_count(0),
+        default=1,
+        help="jobs failing every attempt but their last, ten healthy jobs behind each (default 1)",
+    )
     demo.add_argument("--seed", type=_count(0), default=7, help="seeds ids and choices (default 7)")
     demo.add_argument("--report", type=Path, help="write the JSON report here")
     demo.add_argument("--no-deploy", action="store_true", help="reuse the deployed stack")
@@ -218,13 +245,31 @@ def _deploy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _drain(args: argparse.Namespace) -> int:
-    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
-    with EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue) as runner:
+def _drain_one(runner: EventSourceRunner, args: argparse.Namespace) -> dict[str, object]:
+    with runner:
         stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds)
     if stats.skipped:
         print(f"constructs-fifo: not drained: {stats.skipped}", file=sys.stderr)
-    print(json.dumps(stats.as_dict(), indent=2, sort_keys=True))
+    return dict(stats.as_dict())
+
+
+def _drain(args: argparse.Namespace) -> int:
+    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
+    if not args.all_queues:
+        stats = _drain_one(EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue), args)
+        print(json.dumps(stats, indent=2, sort_keys=True))
+        return EXIT_OK
+    queues = find_queues(args.stack, target=target)
+    if not queues:
+        select_queue(args.stack, queues, None)  # raises QueueNotFoundError with its fix
+    drained = {
+        queue.label: _drain_one(
+            EventSourceRunner.from_function(queue.function_name, target=target, queue_arn=queue.queue_arn),
+            args,
+        )
+        for queue in queues
+    }
+    print(json.dumps(drained, indent=2, sort_keys=True))
     return EXIT_OK
 
 
@@ -235,6 +280,7 @@ def _demo(args: argparse.Namespace) -> int:
         duplicate_rate=args.duplicate_rate,
         failure_rate=args.failure_rate,
         poison=args.poison,
+        last_attempt=args.last_attempt,
         seed=args.seed,
     )
     spec.validate()
@@ -243,7 +289,6 @@ def _demo(args: argparse.Namespace) -> int:
         endpoint_url=args.endpoint_url,
         region=args.region,
         stack=args.stack,
-        queue=args.queue,
         app_dir=args.app_dir,
         report=args.report,
         use_emulator=not args.no_emulator,
@@ -254,10 +299,10 @@ def _demo(args: argparse.Namespace) -> int:
     if args.scenario == "divergence":
         divergence = run_divergence(options, say=console.log)
         render.print_divergence(console, divergence)
-        return EXIT_OK if divergence.diverged else EXIT_VIOLATIONS
+        return EXIT_OK if divergence.shown else EXIT_VIOLATIONS
     with render.drain_progress(console) as progress:
         result = run_demo(options, say=console.log, progress=progress)
-        progress.finish(result.counts.get("delivered_by_sqs", 0))
+        progress.finish()
     render.print_demo(console, result)
     if args.report is not None:
         console.print(f"report: {args.report}")

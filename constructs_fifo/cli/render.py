@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from constructs_fifo.local.demo.scenario_divergence import DivergenceResult
@@ -28,34 +28,48 @@ def console(*, stderr: bool = False) -> Console:
 
 
 class DrainProgress:
-    """A progress bar that appears, and starts its clock, when the drain first reports.
+    """Progress bars, one per queue drained, each appearing (and starting its clock) when first reported.
 
-    Call it with ``(done, total)`` (a :data:`~constructs_fifo.local.demo.steps.ProgressCallback`).
+    Call it with ``(queue label, done, total)``: a
+    :data:`~constructs_fifo.local.demo.steps.ProgressCallback`. A queue drained again (after a resume)
+    gets a new bar.
     """
 
     def __init__(self, bar: Progress) -> None:
         self._bar = bar
-        self._task = bar.add_task("drain", total=None, visible=False, start=False)
-        self._started = False
+        self._tasks: dict[str, TaskID] = {}
 
-    def __call__(self, done: int, total: int) -> None:
-        if not self._started:  # the clock starts with the drain, not with the deploy
-            self._bar.start_task(self._task)
-            self._started = True
-        self._bar.update(self._task, completed=done, total=total, visible=True)
+    def __call__(self, label: str, done: int, total: int) -> None:
+        key = f"{label}#{total}"
+        if key not in self._tasks:
+            self._tasks[key] = self._bar.add_task(label, total=total)
+        self._bar.update(self._tasks[key], completed=done, total=total)
 
-    def finish(self, done: int) -> None:
-        """Show ``done`` as the final count (the last poll may have come before the end)."""
-        self._bar.update(self._task, completed=done)
+    def finish(self) -> None:
+        """Show every bar as complete (the last poll may have come before the end of its drain)."""
+        for task in self._bar.tasks:
+            if task.total is not None:
+                self._bar.update(task.id, completed=task.total)
 
 
 @contextlib.contextmanager
 def drain_progress(out: Console) -> Iterator[DrainProgress]:
     """A :class:`DrainProgress` on ``out``, for the duration of the block."""
     with Progress(
-        TextColumn("draining"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=out
+        TextColumn("draining {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
     ) as bar:
         yield DrainProgress(bar)
+
+
+def _calls(result: DemoResult, role: str) -> str:
+    calls = result.calls_per_job.get(role)
+    if not calls:
+        return "not measured (--no-drain)"
+    return f"{calls['runtime']:.2f} runtime + {calls['job_code']:.2f} job code"
 
 
 def print_demo(out: Console, result: DemoResult) -> None:
@@ -65,20 +79,37 @@ def print_demo(out: Console, result: DemoResult) -> None:
     table.add_column("measure")
     table.add_column("value", justify="right")
     rows = [
-        ("jobs sent", f"{counts['jobs']} ({counts['messages_sent']} messages)"),
+        ("workspace jobs sent (state mode)", f"{counts['jobs']} ({counts['messages_sent']} messages)"),
+        (
+            "notifications sent (claim mode)",
+            f"{counts['notifications']} ({counts['notification_messages_sent']} messages)",
+        ),
         (
             "duplicates sent",
-            f"{counts['duplicates_sent']} ({counts['duplicates_same_dedup_id']} same dedup id, "
-            f"{counts['duplicates_new_dedup_id']} new)",
+            f"{counts['duplicates_same_dedup_id']} same dedup id, {counts['duplicates_new_dedup_id']} new",
         ),
         ("collapsed by SQS", str(counts["collapsed_by_sqs"])),
-        ("skipped by claims", str(counts["skipped_by_claims"])),
+        (
+            "skipped by the workspace state / by claims",
+            f"{counts['skipped_by_state']} / {counts['skipped_by_claims']}",
+        ),
         (
             "transient failures retried",
             f"{counts['transient_failures_recovered']} of {counts['transient_failures']} applied after retry",
         ),
-        ("redeliveries (retries, rest of group)", str(counts["redeliveries"])),
-        ("poison dead-lettered", f"{counts['poison_dead_lettered']} of {counts['poison_sent']}"),
+        (
+            "failing until the last attempt",
+            f"{counts['last_attempt_applied']} of {counts['last_attempt']} applied on its last attempt",
+        ),
+        (
+            "poison (sent twice) dead-lettered",
+            f"{counts['poison_dead_lettered']} of {counts['poison_sent']} "
+            f"({counts['poison_dead_letter_messages']} messages)",
+        ),
+        ("groups parked, resumed skipping the dead job", str(counts["groups_resumed"])),
+        ("deliveries to the functions", f"{counts['deliveries']} ({counts['messages_delivered']} messages)"),
+        ("DynamoDB calls per job, workspaces", _calls(result, "workspaces")),
+        ("DynamoDB calls per job, notifications", _calls(result, "notifications")),
         ("violations", str(counts["violations"])),
     ]
     rows.extend((f"time: {phase}", f"{seconds:.1f} s") for phase, seconds in result.timings.seconds.items())
@@ -89,16 +120,19 @@ def print_demo(out: Console, result: DemoResult) -> None:
     for violation in result.violations:
         out.print(f"[red]violation[/red] {violation.kind}: {violation.message}", markup=True)
     if result.passed:
-        out.print("[green]verified[/green]: order per workspace, no job applied twice, poison in the DLQ")
+        out.print(
+            "[green]verified[/green]: each workspace applied its jobs once and in order, every notification "
+            "recorded once, only the poison jobs in the DLQ, no group parked, queues empty"
+        )
 
 
 def print_divergence(out: Console, result: DivergenceResult) -> None:
-    """Both workspaces side by side, and the verdict."""
-    table = Table(title="Same events, different producer order (FIFO delivered both faithfully)")
+    """The three workspaces side by side, and the verdict."""
+    table = Table(title="Same events, three producers (FIFO delivered each as sent)")
     table.add_column("")
-    table.add_column(f"in order ({result.in_order.workspace})")
-    table.add_column(f"shuffled ({result.shuffled.workspace})")
-    for label, left, right in result.rows():
-        table.add_row(label, left, right)
+    for outcome in result.outcomes:
+        table.add_column(outcome.title)
+    for label, *values in result.rows():
+        table.add_row(label, *values)
     out.print(table)
     out.print(result.verdict())

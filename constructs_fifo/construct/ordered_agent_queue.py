@@ -392,7 +392,6 @@ class OrderedAgentQueue(Construct):
             constants.ENV_QUEUE_URL: self.queue.queue_url,
             constants.ENV_VISIBILITY_TIMEOUT_SECONDS: _whole_seconds(visibility_timeout),
             constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(backoff_base),
-            constants.ENV_CLAIM_TTL_SECONDS: _whole_seconds(claim_ttl),
             constants.ENV_METRICS_NAMESPACE: metrics_namespace,
             constants.ENV_MAX_ATTEMPTS: _whole_number(max_attempts),
             constants.ENV_ON_DEAD_JOB: self.on_dead_job.value,
@@ -400,6 +399,7 @@ class OrderedAgentQueue(Construct):
         }
         if self.claim_table is not None:
             environment_vars[constants.ENV_CLAIM_TABLE] = self.claim_table.table_name
+            environment_vars[constants.ENV_CLAIM_TTL_SECONDS] = _whole_seconds(claim_ttl)
         if self.group_table is not None:
             environment_vars[constants.ENV_GROUP_TABLE] = self.group_table.table_name
         if self.mode is constants.JobMode.STATE:

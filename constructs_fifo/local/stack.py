@@ -4,17 +4,20 @@ A stack may hold several ``OrderedAgentQueue`` constructs. Each is found as what
 function of the stack with an SQS event source mapping, the queue that mapping reads, its
 dead-letter queue, and the function's environment (which names the claim table). Its construct path
 comes from the ``aws:cdk:path`` metadata the CDK CLI writes into the template: the deepest construct
-that holds both the queue and the function (``AgentJobs/Jobs`` for the sample app).
+that holds both the queue and the function (``AgentJobs/Workspaces`` for the sample app's state-mode
+queue).
 
-``drain``, ``deploy --queue`` and the demo call :func:`resolve_queue`. With one queue in the stack
-no ``--queue`` is needed; with several, ``--queue`` names one by construct path (full, or relative to
-the stack) or by queue name, and an ambiguous stack is an error that lists the candidates.
+``drain`` and ``deploy --queue`` call :func:`resolve_queue` (``drain --all`` and the demo,
+:func:`find_queues`). With one queue in the stack no ``--queue`` is needed; with several, ``--queue``
+names one by construct path (full, or relative to the stack) or by queue name, and an ambiguous stack
+is an error that lists the candidates.
 
 Examples
 --------
->>> queue = resolve_queue("AgentJobs", target=AwsTarget("http://localhost:4566"))  # doctest: +SKIP
+>>> target = AwsTarget("http://localhost:4566")
+>>> queue = resolve_queue("AgentJobs", target=target, queue="Workspaces")  # doctest: +SKIP
 >>> queue.construct_path, queue.queue_name  # doctest: +SKIP
-('AgentJobs/Jobs', 'AgentJobs-631A4DD2.fifo')
+('AgentJobs/Workspaces', 'AgentJobs-Workspaces-96114B70.fifo')
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from botocore.exceptions import ClientError
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import is_missing_stack
 from constructs_fifo.local.errors import AmbiguousQueueError, QueueNotFoundError, StackNotFoundError
-from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE
+from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE, ENV_GROUP_TABLE
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -85,12 +88,17 @@ class DeployedQueue:
         return self.function_environment.get(ENV_CLAIM_TABLE)
 
     @property
+    def group_table(self) -> str | None:
+        """The group table the function's runtime uses (parked groups; states in state mode)."""
+        return self.function_environment.get(ENV_GROUP_TABLE)
+
+    @property
     def label(self) -> str:
         """The construct path, else the queue name: how messages and ``--queue`` name it."""
         return self.construct_path or self.queue_name
 
     def describe(self) -> str:
-        """``AgentJobs/Jobs (queue AgentJobs-631A4DD2.fifo)``."""
+        """``AgentJobs/Workspaces (queue AgentJobs-Workspaces-96114B70.fifo)``."""
         return f"{self.label} (queue {self.queue_name})"
 
     def matches(self, wanted: str) -> bool:
@@ -118,6 +126,7 @@ class DeployedQueue:
             "queueUrl": self.queue_url,
             "deadLetterQueueUrl": self.dead_letter_queue_url,
             "claimTableName": self.claim_table,
+            "groupTableName": self.group_table,
             "functionName": self.function_name,
         }
 

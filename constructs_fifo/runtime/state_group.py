@@ -18,6 +18,12 @@ Rules (the core's are in :mod:`constructs_fifo.runtime.transitions`):
    itself: ``KEEP`` with its dead entry, and every later record ``KEEP``.
 3. **One result per record**, as the core's :class:`~constructs_fifo.runtime.transitions.JobResult`;
    a malformed record's dead entry has reason ``MALFORMED``, no type, and its ``jobId`` when usable.
+4. **A tick.** Without records the core runs once with no jobs: it drains what the buffer can apply
+   and applies the gap policy (the processor ticks a live group when its wake-up message comes).
+5. **Stalled.** When the run ends with a buffered job that failed waiting at the head of the buffer
+   (:func:`stalled_on`), only a record of the group coming back brings it another attempt. The core
+   reports a committed record for that (``CARRIER``), but when every record of the run is dead there
+   is none: :attr:`GroupRun.stalled_on` tells the processor to send a wake-up message instead.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from constructs_fifo.runtime.transitions import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["GroupRun", "RecordingTransition", "run_group"]
+__all__ = ["GroupRun", "RecordingTransition", "run_group", "stalled_on"]
 
 #: The reasons of a RETRY that mean the group stopped (``BUFFER_FULL`` does not stop it).
 _STOPS = (RetryReason.FAILED, RetryReason.BLOCKED, RetryReason.CARRIER)
@@ -108,6 +114,9 @@ class GroupRun:
         How long the open sequence gap has been open at the end (from the last core call).
     gap_timed_out : bool
         Whether that gap is older than the gap timeout.
+    stalled_on : tuple of (str, int) or None
+        Rule 5: the job id and attempt of a buffered job that failed and waits at the head of the
+        buffer at the end of the run.
     """
 
     group_state: GroupState
@@ -122,6 +131,20 @@ class GroupRun:
     skipped: tuple[SkippedRange, ...] = ()
     gap_open_ms: int | None = None
     gap_timed_out: bool = False
+    stalled_on: tuple[str, int] | None = None
+
+
+def stalled_on(group_state: GroupState, first_seq: int) -> tuple[str, int] | None:
+    """Rule 5: (job id, attempt) of a buffered job that failed and waits at the head of the buffer.
+
+    Its ``seq`` is the next one, yet it was not applied: only a failure (or parking, excluded here)
+    leaves it there, since the core applies what follows contiguously at the end of every step.
+    """
+    book = group_state.book
+    head = book.buffer[0] if book.buffer and book.parked is None else None
+    if head is None or head.seq != next_seq(book.last_seq, first_seq):
+        return None
+    return head.job_id, book.attempts.get(head.job_id, 1)
 
 
 @dataclass
@@ -185,7 +208,7 @@ def run_group(
         _segment(run, segment, jobs, transition)
         segment = []
         _malformed(run, index, records[index], errors[index])
-    _segment(run, segment, jobs, transition)
+    _segment(run, segment, jobs, transition, tick=not records)
     results = tuple(r for r in run.results if r is not None)
     assert len(results) == len(records), "every record gets a result"
     parked_by = run.parked_by
@@ -204,12 +227,15 @@ def run_group(
         skipped=tuple(run.skipped),
         gap_open_ms=run.gap_open_ms,
         gap_timed_out=run.gap_timed_out,
+        stalled_on=stalled_on(run.state, settings.first_seq),
     )
 
 
-def _segment(run: _Run, indexes: list[int], jobs: list[Job | None], transition: Transition) -> None:
+def _segment(
+    run: _Run, indexes: list[int], jobs: list[Job | None], transition: Transition, *, tick: bool = False
+) -> None:
     """Rule 1: one core call for the jobs of one segment (none after a stop or in a parked group)."""
-    if not indexes:
+    if not indexes and not tick:
         return
     segment = [job for job in (jobs[index] for index in indexes) if job is not None]
     if run.stop is not None or run.parked:
@@ -230,14 +256,7 @@ def _segment(run: _Run, indexes: list[int], jobs: list[Job | None], transition: 
     run.dead_buffered += result.dead_buffered
     run.skipped += result.skipped
     run.gap_open_ms, run.gap_timed_out = result.gap_open_ms, result.gap_timed_out
-    book = run.state.book
-    waiting = book.buffer[0] if book.buffer and book.parked is None else None
-    if (
-        run.stop is None
-        and waiting is not None
-        and waiting.seq == next_seq(book.last_seq, run.settings.first_seq)
-    ):
-        run.stop = (waiting.job_id, book.attempts.get(waiting.job_id, 1))  # a buffered job failed
+    run.stop = run.stop or stalled_on(run.state, run.settings.first_seq)
 
 
 def _malformed(run: _Run, index: int, record: SQSRecord, exc: MalformedJobError) -> None:

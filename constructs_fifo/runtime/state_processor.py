@@ -31,6 +31,13 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      record of the group is reported (``FENCED``) with the first backoff, and comes back to find the
      winner's state. A failed write (throttling, ...) is handled the same way (``ERROR``); if it did
      commit, the records come back as duplicates and dead copies.
+   - **A stalled group**: a buffered job that failed waits at the head of the buffer, and only a
+     record of the group coming back retries it. The core keeps one committed record for that
+     (``CARRIER``); when every record of the group was dead there is none, so the group gets a
+     wake-up message (the same control message as a resume's). A live group's wake-up message is
+     reported with the failed job's backoff on its first receive (SQS FIFO has no per-message
+     delay), then ticks the group (the core with no jobs: the buffer drains); a wake-up of a group
+     that is not stalled is deleted.
 4. **A parked group** (a header): ``PARKED``, its records are kept behind the dead job (one
    transaction), as in claim mode. ``RESUMING``: its records are kept, then its kept records are
    replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
@@ -62,12 +69,12 @@ from constructs_fifo.runtime.constants import (
     DeadJobPolicy,
 )
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.job import record_group
+from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.job_runner import OutcomeWriter, remaining_ms
 from constructs_fifo.runtime.observability import OutcomeStatus
-from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up
+from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
 from constructs_fifo.runtime.processor import DEFAULT_SAFETY_MARGIN_MS
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group, stalled_on
 from constructs_fifo.runtime.state_outcomes import StateOutcomes, buffered_record
 from constructs_fifo.runtime.state_replay import StateReplay
 from constructs_fifo.runtime.transitions import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
@@ -106,7 +113,7 @@ class StateBatchProcessor:
     dead_letters : DeadLetterSender
         Sends dead jobs to the dead-letter queue.
     sqs : SQSClient
-        Sends a resuming group's fresh wake-up message (to ``queue_url``).
+        Sends wake-up messages (to ``queue_url``): a resuming group's fresh one, a stalled group's.
     queue_url : str
         The source queue.
     policy : DeadJobPolicy
@@ -237,13 +244,14 @@ class StateBatchProcessor:
             for group in groups:
                 group_records = by_group.get(group, [])
                 out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
-                if out_of_time:
-                    self._deadline(group_records, report)
+                if out_of_time:  # a live group's wake-up too: it may be its only way back
+                    live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
+                    self._deadline([*group_records, *live_wake_ups], report)
                 elif group in headers:
                     latest[group] = self._parked_group(
                         headers[group], group_records, states[group], context, report
                     )
-                elif group_records:
+                else:
                     latest[group] = self._live_group(group, group_records, states[group], report)
             settle_wake_ups(
                 latest,
@@ -262,14 +270,23 @@ class StateBatchProcessor:
     def _live_group(
         self, group: str, records: list[SQSRecord], read: GroupState, report: BatchReport
     ) -> ParkHeader | None:
-        """Run, commit and settle one live group's records; return its new header if it parked."""
+        """Run, commit and settle one live group's records; return its new header if it parked.
+
+        Without records (only a wake-up message of the group in the batch) the group ticks: see
+        :meth:`_tick_due`.
+        """
+        wake_ups = report.wake_ups.get(group, [])
+        if not records and not self._tick_due(read, wake_ups, report):
+            return None
+        answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
         recorder = RecordingTransition(self._transition)
         outcomes = self._outcomes
+        like = records[0] if records else None
         sent_first: list[tuple[SQSRecord, DeadJob, str]] = []
         try:
             run = run_group(read, records, recorder, self._settings, now_ms=self._states.now_ms())
             for entry, dead in run.dead_buffered:  # no record to report: sent before the commit
-                record = buffered_record(entry, group, records[0])
+                record = buffered_record(entry, group, like)
                 message = outcomes.dead_job(dead, group=group, body=str(record.get("body", "")))
                 sent = outcomes.send(message)
                 if isinstance(sent, Exception):
@@ -278,12 +295,12 @@ class StateBatchProcessor:
             header, items = self._park_items(group, records, run)
             committed = outcomes.write(group, run.group_state, read.version, changed=run.changed, items=items)
         except Exception as exc:  # nothing (known to be) committed: every record comes back, in order
-            for record in records:
+            for record in answerable:
                 self._error(record, exc, report, note=f"group {group!r} could not be committed")
             return None
         if not committed:
             delay = outcomes.backoff(1)
-            for record in records:
+            for record in answerable:
                 outcomes.lost_race(record, delay)
                 report.report(record, delay)
             report.blocked[group] = delay
@@ -291,7 +308,48 @@ class StateBatchProcessor:
         for record, message, sent in sent_first:
             outcomes.dead_line(record, message, sent, fromBuffer=True)
         self._settle(group, records, run, recorder, report)
+        if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
+            self._bring_back(group, run.stalled_on, wake_ups, report)
         return header
+
+    def _tick_due(self, read: GroupState, wake_ups: list[SQSRecord], report: BatchReport) -> bool:
+        """Whether a live group's wake-up message runs a tick now.
+
+        Only a group stalled on a failed buffered job is woken (any other wake-up of a live group is
+        deleted). SQS FIFO has no per-message delay, so a wake-up waits out the job's backoff on its
+        first receive (reported with it), and ticks on the next.
+        """
+        stalled = stalled_on(read, self._settings.first_seq)
+        if stalled is None or not wake_ups:
+            return False
+        if any(record_attempt(wake_up) > 1 for wake_up in wake_ups):
+            return True
+        report.report(wake_ups[0], self._outcomes.backoff(stalled[1]))
+        return False
+
+    def _bring_back(
+        self, group: str, stalled: tuple[str, int], wake_ups: list[SQSRecord], report: BatchReport
+    ) -> None:
+        """Rule 3: a group stalled with no record of it reported gets a wake-up message to come back.
+
+        The batch's own wake-up message is reported with the backoff when it has one; else a new one
+        is sent (if that send fails, the group waits for its next record: nothing is lost).
+        """
+        job_id, attempt = stalled
+        if wake_ups:
+            report.report(wake_ups[0], self._outcomes.backoff(attempt))
+            return
+        try:
+            self._sqs.send_message(**wake_up_message(self._queue_url, group))
+        except Exception as exc:
+            self._outcomes.out.logger.event(
+                {
+                    "event": "wake_up_failed",
+                    "group": group,
+                    "jobId": job_id,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+            )
 
     def _park_items(
         self, group: str, records: list[SQSRecord], run: GroupRun
@@ -319,7 +377,8 @@ class StateBatchProcessor:
     ) -> None:
         """After the commit: the lines, the dead-letter sends, the reported records, the metrics."""
         outcomes = self._outcomes
-        outcomes.buffer_lines(run, recorder, group, records[0])
+        like = records[0] if records else None
+        outcomes.buffer_lines(run, recorder, group, like)
         for record, job, result in zip(records, run.jobs, run.results, strict=True):
             if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
                 dead = outcomes.dead_job(
@@ -341,7 +400,7 @@ class StateBatchProcessor:
                 if result.reason in _STOPS:
                     report.blocked.setdefault(group, delay)
         buffered_parker = run.parked_by is not None and not any(r.dead is not None for r in run.results)
-        outcomes.group_metrics(run, group, records[0], parked_without_record=buffered_parker)
+        outcomes.group_metrics(run, group, like, parked_without_record=buffered_parker)
 
     # --- rule 4: parked groups -----------------------------------------------------------------------
 

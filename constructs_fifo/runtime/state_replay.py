@@ -16,10 +16,11 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
-   ``RETRY`` (it stays kept; the wake-up message comes back then), ``PARKED`` again with the new dead
-   job when one dies under the PARK policy. A kept record cannot be reported like a queue record, so
-   its dead-letter message is sent **before** the commit; if the commit then fails, the record stays
-   kept and is sent again (the dead-letter queue's deduplication id is derived from its message id).
+   ``RETRY`` (it stays kept; the wake-up message comes back then) or a buffered job failed,
+   ``PARKED`` again with the new dead job when one dies under the PARK policy. A kept record cannot
+   be reported like a queue record, so its dead-letter message is sent **before** the commit; if the
+   commit then fails, the record stays kept and is sent again (the dead-letter queue's deduplication
+   id is derived from its message id).
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
 """
@@ -146,6 +147,8 @@ class StateReplay:
                     done.append(kept)
             elif result.outcome is Outcome.RETRY:
                 delay = max(delay or 0, outcomes.delay(kept.record, result))
+        if run.stalled_on is not None and delay is None:  # a buffered job failed: the group is not done
+            delay = outcomes.backoff(run.stalled_on[1])
         updated, items = self._header_after(
             header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE, now=now
         )

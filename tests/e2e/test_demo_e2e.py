@@ -1,6 +1,6 @@
-"""End to end: serve, deploy with the real CDK CLI, run the demo, prove the verifier bites.
+"""End to end: serve, deploy with the real CDK CLI, run the demo and the divergence, prove the verifier bites.
 
-Marked ``e2e``: one emulator and one deployment for the whole module (see ``conftest.py``).
+Marked ``e2e``: one emulator and one deployment for the whole session (see ``conftest.py``).
 """
 
 from __future__ import annotations
@@ -13,42 +13,57 @@ from pathlib import Path
 import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
-from constructs_fifo.local.demo.sample_app import OUTPUT_DEAD_LETTER_QUEUE_URL, OUTPUT_QUEUE_URL, OUTPUTS
+from constructs_fifo.local.demo.sample_app import (
+    NOTIFICATION_QUEUE,
+    OUTPUT_NOTIFICATION_QUEUE_URL,
+    OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_WORKSPACE_QUEUE_URL,
+    OUTPUTS,
+    STACK_NAME,
+    WORKSPACE_QUEUE,
+)
 from constructs_fifo.local.demo.scenario_verify import send_workload
 from constructs_fifo.local.demo.steps import make_clients, sample_resources
 from constructs_fifo.local.demo.verify import expectations_of, observe, verify
 from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.local.stack import find_queues
 
 from .conftest import ROOT, Deployment
 
 pytestmark = pytest.mark.e2e
 
 
-def test_serve_and_deploy_give_the_sample_stack(deployment: Deployment) -> None:
+def test_serve_and_deploy_give_the_sample_stack_with_a_queue_per_mode(deployment: Deployment) -> None:
     # GIVEN `local serve` and `deploy` ran (session fixture)
     outputs = deployment.outputs
     # THEN every output of the sample app's contract is there and the queues are FIFO
     assert set(OUTPUTS) <= set(outputs)
-    assert outputs[OUTPUT_QUEUE_URL].endswith(".fifo")
-    assert outputs[OUTPUT_DEAD_LETTER_QUEUE_URL].endswith(".fifo")
-    # AND the stack's one queue is found at its construct path, with what the demo reads
-    queue = resolve_queue("AgentJobs", target=deployment.target)
-    assert queue.construct_path == "AgentJobs/Jobs"
-    resources = sample_resources(queue)
+    assert outputs[OUTPUT_WORKSPACE_QUEUE_URL].endswith(".fifo")
+    assert outputs[OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL].endswith(".fifo")
+    # AND the stack's two queues are found at their construct paths, with what the demo reads
+    queues = {queue.construct_path: queue for queue in find_queues(STACK_NAME, target=deployment.target)}
+    workspaces = queues[f"{STACK_NAME}/{WORKSPACE_QUEUE}"]
+    notifications = queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"]
+    assert set(queues) == {workspaces.construct_path, notifications.construct_path}
+    resources = sample_resources(workspaces, notifications)
     assert (
-        resources.dead_letter_queue_url.rsplit("/", 1)[-1]
-        == outputs[OUTPUT_DEAD_LETTER_QUEUE_URL].rsplit("/", 1)[-1]
+        resources.workspaces.dead_letter_queue_url.rsplit("/", 1)[-1]
+        == (outputs[OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL].rsplit("/", 1)[-1])
     )
+    assert notifications.claim_table is not None and workspaces.claim_table is None
     # AND the emulator answers for them
     sqs = deployment.target.client("sqs")
-    attributes = sqs.get_queue_attributes(QueueUrl=outputs["QueueUrl"], AttributeNames=["FifoQueue"])
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=outputs[OUTPUT_NOTIFICATION_QUEUE_URL], AttributeNames=["FifoQueue"]
+    )
     assert attributes["Attributes"]["FifoQueue"] == "true"
 
 
-def test_demo_small_workload_verifies(deployment: Deployment, tmp_path: Path) -> None:
-    # GIVEN the deployed stack and a small workload with every kind of trouble
+def test_demo_small_workload_verifies_in_both_modes(deployment: Deployment, tmp_path: Path) -> None:
+    # GIVEN the deployed stack and a small workload with every kind of trouble: duplicates, transient
+    # failures, a poison job sent twice and a job failing until its last attempt (each with ten
+    # healthy jobs behind it)
     report = tmp_path / "demo.json"
     # WHEN the demo runs against it
     code = main(
@@ -60,14 +75,16 @@ def test_demo_small_workload_verifies(deployment: Deployment, tmp_path: Path) ->
             "--app-dir",
             str(ROOT),
             "--workspaces",
-            "4",
+            "3",
             "--jobs",
-            "40",
+            "36",
             "--duplicate-rate",
             "0.2",
             "--failure-rate",
             "0.2",
             "--poison",
+            "1",
+            "--last-attempt",
             "1",
             "--seed",
             "101",
@@ -80,14 +97,26 @@ def test_demo_small_workload_verifies(deployment: Deployment, tmp_path: Path) ->
     assert code == EXIT_OK, result["violations"]
     assert result["passed"] is True
     counts = result["counts"]
-    assert counts["applied"] == 39
-    assert counts["poison_dead_lettered"] == 1
-    assert counts["collapsed_by_sqs"] == counts["duplicates_same_dedup_id"] == 4
-    assert counts["skipped_by_claims"] == counts["duplicates_new_dedup_id"] == 4
-    assert counts["transient_failures"] == 8
+    assert counts["applied"] == 35
+    assert counts["notifications_recorded"] == counts["notifications"] == 12
+    assert (counts["poison_dead_lettered"], counts["poison_dead_letter_messages"]) == (1, 2)
+    assert counts["last_attempt_applied"] == 1
+    # AND the one group parked was the poison job's, resumed skipping it
+    spec = WorkloadSpec(workspaces=3, jobs=36, duplicate_rate=0.2, failure_rate=0.2, poison=1, seed=101)
+    (poison,) = generate_workload(spec).poison_jobs
+    assert [(r["group"], r["deadJobId"], r["reason"]) for r in result["resumed"]] == [
+        (poison.group, poison.job_id, "PERMANENT")
+    ]
+    assert counts["collapsed_by_sqs"] == counts["duplicates_same_dedup_id"]
+    assert counts["skipped_by_state"] + counts["skipped_by_claims"] == counts["duplicates_new_dedup_id"]
+    # AND the DynamoDB calls per job were measured for both queues: the workspace transition makes none
+    calls = result["dynamodb_calls_per_job"]
+    assert calls["workspaces"]["job_code"] == 0
+    assert 0 < calls["workspaces"]["runtime"] < calls["notifications"]["runtime"]
+    assert calls["notifications"]["job_code"] >= 1
 
 
-def test_divergence_scenario_shows_different_outcomes(
+def test_divergence_scenario_diverges_without_seq_and_converges_with_it(
     deployment: Deployment, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the deployed stack WHEN the divergence scenario runs
@@ -103,26 +132,30 @@ def test_divergence_scenario_shows_different_outcomes(
             "102",
         ]
     )
-    # THEN it exits 0 and says the outcomes diverged although FIFO delivered both as sent
+    # THEN it exits 0: the shuffled producer without seq diverged, the one with seq converged
     out = capsys.readouterr().out
     assert code == EXIT_OK, out
-    assert "Divergence shown" in out
-    assert "prs" in out
+    assert "different in prs" in out
+    assert "converged to the in-order result" in out
 
 
-def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(
-    deployment: Deployment, tmp_path: Path
-) -> None:
+def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(deployment: Deployment) -> None:
     # GIVEN a workload where many jobs fail transiently (no poison, no duplicates)
     workload = generate_workload(
-        WorkloadSpec(workspaces=2, jobs=16, duplicate_rate=0.0, failure_rate=0.5, poison=0, seed=103)
+        WorkloadSpec(
+            workspaces=2, jobs=16, duplicate_rate=0.0, failure_rate=0.5, poison=0, last_attempt=0, seed=103
+        )
     )
     target = deployment.target
     clients = make_clients(target)
-    resources = sample_resources(resolve_queue("AgentJobs", target=target))
-    send_workload(workload, resources.queue_url, sqs_client=clients.sqs, target=target)
+    queues = {queue.construct_path: queue for queue in find_queues(STACK_NAME, target=target)}
+    workspaces = queues[f"{STACK_NAME}/{WORKSPACE_QUEUE}"]
+    resources = sample_resources(workspaces, queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"])
+    send_workload(workload, workspaces.queue_url, sqs_client=clients.sqs, target=target, queue="workspaces")
     # AND the deployed mapping run with a naive handler that does not stop a group at its failure
-    with EventSourceRunner.from_stack("AgentJobs", target=target) as runner:
+    with EventSourceRunner.from_function(
+        workspaces.function_name, target=target, queue_arn=workspaces.queue_arn
+    ) as runner:
         shutil.copy(Path(__file__).with_name("naive_consumer.py"), runner.function.code_dir)
         runner.function = dataclasses.replace(runner.function, handler="naive_consumer.handler")
         # WHEN the queue drains

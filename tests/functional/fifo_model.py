@@ -21,19 +21,24 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChange
 
 if TYPE_CHECKING:
-    from constructs_fifo.runtime.processor import OrderedBatchProcessor
-    from constructs_fifo.runtime.types import SQSRecord
+    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 from .runtime_harness import QUEUE_ARN, REGION, FakeClock, FakeContext
 
 DEDUPLICATION_WINDOW_SECONDS = 300
+
+
+class BatchProcessor(Protocol):
+    """What the model drives: claim mode's OrderedBatchProcessor or state mode's StateBatchProcessor."""
+
+    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse: ...
 
 
 class Crash(BaseException):
@@ -141,7 +146,7 @@ class FifoModel:
             for m in batch
         ]
 
-    def invoke(self, processor: OrderedBatchProcessor, *, remaining_ms: int = 20_000) -> bool:
+    def invoke(self, processor: BatchProcessor, *, remaining_ms: int = 20_000) -> bool:
         """Receive one batch and run it; ``False`` when nothing was receivable now."""
         batch = self.receive()
         if not batch:
@@ -157,7 +162,7 @@ class FifoModel:
         return True
 
     def run_until_quiet(
-        self, processor_factory: Callable[[], OrderedBatchProcessor], *, max_steps: int = 400
+        self, processor_factory: Callable[[], BatchProcessor], *, max_steps: int = 400
     ) -> int:
         """Invoke until the queue is empty, moving the clock to the next visible message; return steps."""
         for step in range(max_steps):
@@ -188,3 +193,36 @@ class ModelSqs:
             params.get("MessageAttributes"),
         )
         return {"MessageId": message_id or ""}
+
+
+class World(Protocol):
+    """What a model test drives: the model queue, its clock, a processor factory and a producer."""
+
+    model: FifoModel
+    clock: FakeClock
+
+    def processor(self) -> Any: ...
+
+    def send(self, spec: Any, *, dedup_id: str | None = None) -> None: ...
+
+
+#: One step of a schedule: ("send", job), ("copy", job) or ("run", None).
+Step = tuple[str, Any]
+
+
+def play(world: World, steps: Sequence[Step]) -> None:
+    """Play a schedule: sends, copies (new dedup id, same soon, same after the 5-minute window), runs;
+    then invoke until the queue is empty."""
+    for action, value in steps:
+        if action == "run":
+            world.model.invoke(world.processor())
+            world.clock.advance(1)
+        elif action == "send":
+            world.send(value)
+        elif value.copy == "new":
+            world.send(value, dedup_id=f"{value.job_id}-retry")
+        else:
+            if value.copy == "same-late":
+                world.clock.advance(DEDUPLICATION_WINDOW_SECONDS + 1)
+            world.send(value)
+    world.model.run_until_quiet(world.processor)

@@ -102,8 +102,13 @@ def create_tables(dynamodb: DynamoDBClient) -> None:
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    create_group_table(dynamodb)
+
+
+def create_group_table(dynamodb: DynamoDBClient, name: str = GROUP_TABLE_NAME) -> None:
+    """The group table as the construct defines it: partition key ``group``, sort key ``sk``."""
     dynamodb.create_table(
-        TableName=GROUP_TABLE_NAME,
+        TableName=name,
         KeySchema=[
             {"AttributeName": "group", "KeyType": "HASH"},
             {"AttributeName": "sk", "KeyType": "RANGE"},

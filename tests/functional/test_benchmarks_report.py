@@ -15,7 +15,7 @@ from benchmarks.results import FIGURES
 from benchmarks.runtime_throughput import run_on_moto
 from benchmarks.workload import REGION, workload
 
-TINY = ["--jobs", "20", "--groups", "2", "--cold-start-runs", "0", "--synth-runs", "0"]
+TINY = ["--jobs", "20", "--groups", "2", "--cold-start-runs", "0", "--synth-runs", "0", "--local-jobs", "0"]
 FAST = ["--cpu-repeats", "1", "--producer-repeats", "1", "--sqs-delay-ms", "1", "--ddb-delay-ms", "1"]
 
 

@@ -42,7 +42,7 @@ from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.processor import OrderedBatchProcessor
 
-from .fifo_model import Crash, FifoModel, ModelSqs
+from .fifo_model import Crash, FifoModel, ModelSqs, play
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, TABLE_NAME, FakeClock, create_tables
 
 MAX_ATTEMPTS = 3
@@ -194,23 +194,6 @@ def schedules(draw: st.DrawFn) -> tuple[list[JobSpec], list[tuple[str, object]]]
             position = draw(st.integers(steps.index(("send", spec)) + 1, len(steps)))
             steps.insert(position, ("copy", spec))
     return specs, steps
-
-
-def play(world: World, steps: list[tuple[str, object]]) -> None:
-    for action, value in steps:
-        if action == "run":
-            world.model.invoke(world.processor())
-            world.clock.advance(1)
-        elif isinstance(value, JobSpec):
-            if action == "send":
-                world.send(value)
-            elif value.copy == "new":
-                world.send(value, dedup_id=f"{value.job_id}-retry")
-            else:
-                if value.copy == "same-late":
-                    world.clock.advance(301)
-                world.send(value)
-    world.model.run_until_quiet(world.processor)
 
 
 # --- the properties ----------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.state import StateStore, decode_item, item_size
 from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
 
-from .runtime_harness import REGION, FakeClock
-from .state_tables import GROUP_TABLE, create_group_table
+from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
+from .runtime_harness import REGION, FakeClock, create_group_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient

@@ -16,7 +16,7 @@ from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.transitions import GapPolicy
 
 from .fifo_model import Crash
-from .runtime_harness import DynamoCallCounter, FakeContext, event, failed_ids, make_record
+from .runtime_harness import DynamoCallCounter, FakeContext, event, failed_ids, make_record, receive_records
 from .state_harness import StateHarness, job_record
 
 if TYPE_CHECKING:
@@ -202,6 +202,31 @@ def test_a_buffered_job_that_fails_keeps_a_committed_record_on_the_queue_to_brin
     assert state.outcomes()[-2:] == [("s2", "SUCCEEDED"), ("s1", "DUPLICATE")]
     lines = state.outcome_lines()
     assert (sum(line["JobsSucceeded"] for line in lines), sum(line["JobsFailed"] for line in lines)) == (3, 1)
+
+
+def test_a_buffered_job_failing_behind_a_dead_job_gets_a_wake_up_message_to_bring_its_group_back(
+    state: StateHarness,
+) -> None:
+    # GIVEN seq 1 and 2 wait in the buffer; 1 will fail once; seq 0 will die (CONTINUE)
+    state.behaviour.update({"s0": poison, "s1": flaky(1)})
+    state.run(job_record("s1", 1), job_record("s2", 2))
+    # WHEN seq 0 arrives: it dies (its seq is consumed), and s1 fails out of the buffer
+    response = state.run(job_record("s0", 0))
+    # THEN no record is left to bring the group back (the dead one is in the DLQ), so a wake-up
+    # message is sent in the group
+    assert response == {"batchItemFailures": []}
+    assert [j for j, _ in state.dead_letters()] == ["s0"]
+    (wake_up,) = receive_records(state.sqs, state.queue_url)
+    assert wake_up["attributes"]["MessageGroupId"] == "ws#1"
+    # WHEN it is received the first time THEN it waits out s1's backoff (2 s): reported, nothing runs
+    state.runs.clear()
+    first = state.run(wake_up)
+    assert failed_ids(first) == [wake_up["messageId"]] and state.runs == []
+    # WHEN it comes back THEN the group ticks: s1 (attempt 2) and s2 are applied, the wake-up deleted
+    again = wake_up | {"attributes": {**wake_up["attributes"], "ApproximateReceiveCount": "2"}}
+    assert state.run(again) == {"batchItemFailures": []}
+    assert state.log() == ["s1", "s2"]
+    assert state.outcomes()[-2:] == [("s1", "SUCCEEDED"), ("s2", "SUCCEEDED")]
 
 
 # --- races and crashes ---------------------------------------------------------------------------

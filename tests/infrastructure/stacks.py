@@ -2,13 +2,17 @@
 
 Stacks:
 
-- ``AgentJobs``: the sample app's stack, all defaults of the construct;
+- ``AgentJobs``: the sample app's stack: ``Workspaces`` (state mode) and ``Notifications`` (claim mode,
+  every other prop of the construct at its default, so the tests of the defaults read it); each
+  construct's own resources are also a template of their own, ``AgentJobs/Workspaces`` and
+  ``AgentJobs/Notifications`` (:func:`construct_template`);
 - ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency, the
   CONTINUE policy ...);
 - ``Risky``: valid but risky props (visibility < 6 x timeout, reserved_concurrency 1) for warnings;
 - ``State``: state mode under CONTINUE with its settings, and a ``Reader`` role granted ``grant_read_state``.
 
-Each stack also grants ``grant_enqueue`` to a producer role (``Producer``).
+Each stack also grants ``grant_enqueue`` to a producer role (``Producer``; in the sample stack, on the
+``Notifications`` queue).
 """
 
 from __future__ import annotations
@@ -18,13 +22,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import App, CfnElement, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Annotations, Template
+from constructs import Construct
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
@@ -43,13 +50,34 @@ def load_sample_app() -> ModuleType:
     return module
 
 
+def construct_template(template: Template, construct: Construct) -> Template:
+    """The resources of ``template`` that belong to ``construct`` (found by their logical ids)."""
+    stack = Stack.of(construct)
+    logical_ids = {
+        stack.resolve(stack.get_logical_id(child))
+        for child in construct.node.find_all()
+        if isinstance(child, CfnElement)
+    }
+    resources: dict[str, Any] = {
+        logical_id: resource
+        for logical_id, resource in template.to_json()["Resources"].items()
+        if logical_id in logical_ids
+    }
+    return Template.from_json({"Resources": resources})
+
+
 @dataclass
 class Synthesized:
     """The stacks, their constructs and templates."""
 
     app: App
     sample: Stack
+    #: The sample's claim-mode queue, which keeps every other default of the construct.
     sample_jobs: OrderedAgentQueue
+    #: The sample's state-mode queue.
+    sample_workspaces: OrderedAgentQueue
+    #: The table the sample's notifier writes (outside both constructs).
+    sample_notification_table: dynamodb.Table
     variant: Stack
     variant_jobs: OrderedAgentQueue
     risky: Stack
@@ -63,7 +91,7 @@ def build_synthesized() -> Synthesized:
     sample_module = load_sample_app()
     sample = sample_module.AgentJobsStack(app, sample_module.STACK_NAME)
     iam.Role(sample, "Producer", assumed_by=iam.AccountRootPrincipal())
-    sample.jobs.grant_enqueue(sample.node.find_child("Producer"))
+    sample.notifications.grant_enqueue(sample.node.find_child("Producer"))
 
     code = lambda_.Code.from_asset(str(REPO / "lambda"))
     variant = Stack(app, "Variant")
@@ -122,14 +150,19 @@ def build_synthesized() -> Synthesized:
     state_jobs.grant_read_state(iam.Role(state, "Reader", assumed_by=iam.AccountRootPrincipal()))
 
     stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky, "State": state}
+    templates = {name: Template.from_stack(stack) for name, stack in stacks.items()}
+    for queue in (sample.workspaces, sample.notifications):
+        templates[queue.node.path] = construct_template(templates["AgentJobs"], queue)
     return Synthesized(
         app=app,
         sample=sample,
-        sample_jobs=sample.jobs,
+        sample_jobs=sample.notifications,
+        sample_workspaces=sample.workspaces,
+        sample_notification_table=sample.notification_table,
         variant=variant,
         variant_jobs=variant_jobs,
         risky=risky,
         state_jobs=state_jobs,
-        templates={name: Template.from_stack(stack) for name, stack in stacks.items()},
+        templates=templates,
         annotations={name: Annotations.from_stack(stack) for name, stack in stacks.items()},
     )

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from aws_cdk import App, Stack
+from aws_cdk import App, CfnElement, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
@@ -19,6 +19,9 @@ from constructs_fifo.construct import (
 from constructs_fifo.runtime import constants
 
 from .stacks import REPO, Synthesized
+
+#: The sample stack's claim-mode queue: every prop but the job code's at the construct's default.
+SAMPLE_CLAIM_QUEUE = "AgentJobs/Notifications"
 
 
 def _resources(template: Template, type_: str) -> dict[str, dict[str, Any]]:
@@ -75,8 +78,8 @@ def _actions(statement: dict[str, Any]) -> list[str]:
 
 
 def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack (construct defaults)
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue (construct defaults)
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     # WHEN reading the source queue
     _, queue = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
@@ -120,8 +123,8 @@ def test_long_construct_paths_are_truncated_to_distinct_names_within_80_characte
 
 
 def test_dead_letter_queue_keeps_14_days_and_allows_only_the_source_queue(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     # WHEN reading the dead-letter queue
     _, dlq = _queue(template, dlq=True)
     # THEN it is FIFO, 14 days, SSE, and its redrive allow policy names the source queue by name
@@ -190,8 +193,8 @@ def test_variant_queues_use_the_kms_key_and_content_based_deduplication(synthesi
 
 
 def test_claim_table_defaults(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     # WHEN reading the claim table (the one with TTL)
     found = template.find_resources(
         "AWS::DynamoDB::Table", {"Properties": {"TimeToLiveSpecification": Match.any_value()}}
@@ -221,8 +224,8 @@ def test_claim_and_group_tables_are_retained_by_default(synthesized: Synthesized
 
 
 def test_group_table_holds_parked_groups_in_order_and_never_expires(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack (default policy: PARK)
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue (default policy: PARK)
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     table = _resources(template, "AWS::DynamoDB::Table")[_tables(template)["group"]]["Properties"]
     # THEN it is keyed by group and sort key, on demand, with PITR, and without TTL
     assert table["KeySchema"] == [
@@ -267,8 +270,8 @@ def test_claim_table_variant_uses_the_key_and_removal_policy(synthesized: Synthe
 
 
 def test_function_defaults(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    function = _function(synthesized.templates["AgentJobs"])
+    # GIVEN the sample stack's claim-mode queue
+    function = _function(synthesized.templates[SAMPLE_CLAIM_QUEUE])
     # THEN the runtime entry point, latest Python, 2 minutes, 256 MB, reserved concurrency 10
     assert function["Handler"] == constants.ENTRYPOINT == "constructs_fifo.runtime.entrypoint.handler"
     assert function["Runtime"] == "python3.14"
@@ -279,18 +282,19 @@ def test_function_defaults(synthesized: Synthesized) -> None:
 
 
 def test_function_environment_carries_the_runtime_settings(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     function = _function(template)
     queue_id, _ = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
     tables = _tables(template)
-    workspace_id = next(
-        iid for iid in _resources(template, "AWS::DynamoDB::Table") if iid not in tables.values()
-    )
+    sample = synthesized.sample
+    notification_table = synthesized.sample_notification_table.node.default_child
+    assert isinstance(notification_table, CfnElement)
+    notification_table_id = sample.resolve(sample.get_logical_id(notification_table))
     # THEN the env names the user handler, tables, queues, policy and numbers, plus the app's own variable
     assert function["Environment"]["Variables"] == {
-        constants.ENV_USER_HANDLER: "agent_worker.handle",
+        constants.ENV_USER_HANDLER: "notifier.handle",
         constants.ENV_CLAIM_TABLE: {"Ref": tables["claim"]},
         constants.ENV_GROUP_TABLE: {"Ref": tables["group"]},
         constants.ENV_QUEUE_URL: {"Ref": queue_id},
@@ -302,7 +306,7 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_BACKOFF_BASE_SECONDS: "2",
         constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
         constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
-        "WORKSPACE_TABLE_NAME": {"Ref": workspace_id},
+        "NOTIFICATION_TABLE_NAME": {"Ref": notification_table_id},
     }
 
 
@@ -323,8 +327,8 @@ def test_function_variant_props(synthesized: Synthesized) -> None:
 
 
 def test_function_logs_to_its_own_log_group_with_retention(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     log_group_id, log_group = _one(template, "AWS::Logs::LogGroup")
     # THEN the function logs there and the group keeps one month
     assert _function(template)["LoggingConfig"] == {"LogGroup": {"Ref": log_group_id}}
@@ -423,8 +427,8 @@ def test_no_iam_statement_allows_a_wildcard_resource(synthesized: Synthesized, s
 
 
 def test_event_source_defaults(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     queue_id, _ = _queue(template, dlq=False)
     # WHEN reading the mapping
     _, mapping = _one(template, "AWS::Lambda::EventSourceMapping")
@@ -458,8 +462,8 @@ def _alarms_by_metric(template: Template) -> dict[str, dict[str, Any]]:
 
 
 def test_alarms_defaults(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    alarms = _alarms_by_metric(synthesized.templates["AgentJobs"])
+    # GIVEN the sample stack's claim-mode queue
+    alarms = _alarms_by_metric(synthesized.templates[SAMPLE_CLAIM_QUEUE])
     # THEN five alarms (parked groups under the default PARK policy) with their thresholds, missing
     # data not breaching, no actions
     assert sorted(alarms) == [
@@ -483,8 +487,8 @@ def test_alarms_defaults(synthesized: Synthesized) -> None:
 
 
 def test_alarms_watch_the_right_resources(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack
-    template = synthesized.templates["AgentJobs"]
+    # GIVEN the sample stack's claim-mode queue
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
     alarms = _alarms_by_metric(template)
     queue_id, _ = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
@@ -533,9 +537,9 @@ def test_alarms_attribute_lists_them_with_stable_ids(synthesized: Synthesized) -
 
 
 def test_grant_enqueue_gives_send_message_only(synthesized: Synthesized) -> None:
-    # GIVEN the sample stack, where a Producer role got grant_enqueue
+    # GIVEN the sample stack, where a Producer role got grant_enqueue on the claim-mode queue
     template = synthesized.templates["AgentJobs"]
-    queue_id, _ = _queue(template, dlq=False)
+    queue_id, _ = _queue(synthesized.templates[SAMPLE_CLAIM_QUEUE], dlq=False)
     # WHEN reading the producer's statements
     statements = _policy_statements(template, "Producer")
     # THEN exactly one: sqs:SendMessage on the queue

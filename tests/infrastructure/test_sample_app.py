@@ -15,7 +15,17 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from constructs_fifo.local.demo.sample_app import ENV_WORKSPACE_TABLE, OUTPUTS, WORKSPACE_KEY
+from constructs_fifo.local.demo.sample_app import (
+    ENV_NOTIFICATION_TABLE,
+    NOTIFICATION_HANDLER,
+    NOTIFICATION_KEY,
+    NOTIFICATION_QUEUE,
+    OUTPUTS,
+    STACK_NAME,
+    WORKSPACE_HANDLER,
+    WORKSPACE_QUEUE,
+)
+from constructs_fifo.runtime.constants import ENV_MODE, ENV_USER_HANDLER, DeadJobPolicy, JobMode
 
 from .stacks import REPO, Synthesized
 
@@ -40,17 +50,77 @@ def test_sample_stack_matches_snapshot(synthesized: Synthesized, snapshot: Snaps
     assert template == snapshot.use_extension(JSONSnapshotExtension)
 
 
-def test_sample_stack_states_the_contracts_outputs_and_workspace_table(synthesized: Synthesized) -> None:
+def test_sample_stack_states_the_contracts_outputs(synthesized: Synthesized) -> None:
     # GIVEN the sample stack's template
     template = synthesized.templates["AgentJobs"].to_json()
-    # THEN its outputs are exactly the contract's, and the worker is told its workspace table
+    # THEN its outputs are exactly the contract's
     assert set(template["Outputs"]) == set(OUTPUTS)
-    [function] = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert ENV_WORKSPACE_TABLE in function["Properties"]["Environment"]["Variables"]
-    [workspaces] = [
-        r for logical_id, r in template["Resources"].items() if logical_id.startswith("WorkspaceTable")
+
+
+def _function(synthesized: Synthesized, queue: str) -> dict[str, Any]:
+    function: dict[str, Any]
+    [function] = [
+        r["Properties"]
+        for r in synthesized.templates[queue].to_json()["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Function"
     ]
-    assert workspaces["Properties"]["KeySchema"] == [{"AttributeName": WORKSPACE_KEY, "KeyType": "HASH"}]
+    return function
+
+
+def _role_statements(synthesized: Synthesized, queue: str) -> list[dict[str, Any]]:
+    return [
+        statement
+        for r in synthesized.templates[queue].to_json()["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for statement in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_the_workspace_queue_is_a_pure_transition_in_state_mode(synthesized: Synthesized) -> None:
+    # GIVEN the sample's workspace queue
+    jobs = synthesized.sample_workspaces
+    variables = _function(synthesized, f"{STACK_NAME}/{WORKSPACE_QUEUE}")["Environment"]["Variables"]
+    # THEN it runs the transition in state mode under the default PARK policy, with no claim table
+    assert (variables[ENV_USER_HANDLER], variables[ENV_MODE]) == (WORKSPACE_HANDLER, JobMode.STATE.value)
+    assert jobs.on_dead_job is DeadJobPolicy.PARK
+    assert jobs.claim_table is None and jobs.state_table is not None
+    # AND its function touches no table but its own state table (the worker makes no DynamoDB call)
+    state_table = synthesized.sample.resolve(jobs.state_table.table_arn)
+    dynamodb_resources = [
+        s["Resource"]
+        for s in _role_statements(synthesized, f"{STACK_NAME}/{WORKSPACE_QUEUE}")
+        if any(str(action).startswith("dynamodb:") for action in _list(s["Action"]))
+    ]
+    assert dynamodb_resources == [state_table]
+
+
+def test_the_notification_queue_records_in_its_own_table_in_claim_mode(synthesized: Synthesized) -> None:
+    # GIVEN the sample's notification queue and table
+    jobs = synthesized.sample_jobs
+    table = synthesized.sample_notification_table
+    template = synthesized.templates["AgentJobs"].to_json()
+    variables = _function(synthesized, f"{STACK_NAME}/{NOTIFICATION_QUEUE}")["Environment"]["Variables"]
+    # THEN it runs the notifier in claim mode under PARK, told its table, keyed as the contract says
+    assert (variables[ENV_USER_HANDLER], variables[ENV_MODE]) == (NOTIFICATION_HANDLER, JobMode.CLAIM.value)
+    assert jobs.on_dead_job is DeadJobPolicy.PARK
+    assert variables[ENV_NOTIFICATION_TABLE] == synthesized.sample.resolve(table.table_name)
+    [properties] = [
+        r["Properties"]
+        for logical_id, r in template["Resources"].items()
+        if logical_id.startswith("NotificationTable")
+    ]
+    assert properties["KeySchema"] == [{"AttributeName": NOTIFICATION_KEY, "KeyType": "HASH"}]
+    # AND it may only put and update notifications there
+    on_table = [
+        sorted(_list(s["Action"]))
+        for s in _role_statements(synthesized, f"{STACK_NAME}/{NOTIFICATION_QUEUE}")
+        if _list(s["Resource"]) == [synthesized.sample.resolve(table.table_arn)]
+    ]
+    assert on_table == [["dynamodb:PutItem", "dynamodb:UpdateItem"]]
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 @pytest.mark.parametrize("stack", ["AgentJobs", "Variant", "Risky"])
@@ -92,9 +162,13 @@ def test_app_synthesizes_with_zero_unacknowledged_nag_findings(tmp_path: Path) -
         for suppressed in plugin.get("suppressedViolations", []):
             assert len(suppressed["reason"]) > 40, suppressed
     acknowledged = sorted(s["ruleName"] for p in plugins.values() for s in p.get("suppressedViolations", []))
-    assert acknowledged == [
-        "Serverless-LambdaDLQ",
-        "Serverless-LambdaEventSourceMappingDestination",
-        "Serverless-LambdaTracing",
-        "Serverless-SQSRedrivePolicy",
-    ]
+    # (the same four, once for each queue's function and dead-letter queue)
+    assert acknowledged == sorted(
+        2
+        * [
+            "Serverless-LambdaDLQ",
+            "Serverless-LambdaEventSourceMappingDestination",
+            "Serverless-LambdaTracing",
+            "Serverless-SQSRedrivePolicy",
+        ]
+    )

@@ -1,8 +1,10 @@
-"""The sample job code (lambda/agent_worker.py) on a moto DynamoDB table, held to the app's contract.
+"""The sample job code (``lambda/``), held to the sample app's contract.
 
-The worker ships in the function's asset, which holds only the runtime, so it cannot import the
-sample app's contract (:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and
-the contract tests below hold them to it.
+``agent_worker.apply_job`` is the workspace queue's transition (pure: tested without AWS);
+``notifier.handle`` is the notification queue's job, on a moto table. The job code ships in the
+functions' asset, which holds only the runtime, so it cannot import the sample app's contract
+(:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and the contract tests below
+hold them to it.
 """
 
 from __future__ import annotations
@@ -19,25 +21,28 @@ import pytest
 from moto import mock_aws
 
 from constructs_fifo.local.demo.sample_app import (
-    APPLIED_ATTRIBUTE,
-    ENV_WORKSPACE_TABLE,
+    ACTIVITY_ATTRIBUTE,
+    ENV_NOTIFICATION_TABLE,
     GROUP_PREFIX,
     JOB_TYPES,
-    REPLAYED_ATTRIBUTE,
-    VERSION_ATTRIBUTE,
-    WORKSPACE_KEY,
+    NOTIFICATION_KEY,
+    NOTIFICATION_TYPE,
+    REPLAYS_ATTRIBUTE,
+    SIMULATE,
     group_of,
     poison,
-    read_workspace,
     transient_failure,
 )
 from constructs_fifo.runtime import Job, PermanentJobError
 
-WORKER_FILE = Path(__file__).resolve().parents[2] / "lambda" / "agent_worker.py"
+LAMBDA_DIR = Path(__file__).resolve().parents[2] / "lambda"
 
 
-def _load_worker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("agent_worker", WORKER_FILE)
+def _load(name: str) -> ModuleType:
+    """Import ``lambda/<name>.py`` as the function does: its siblings importable at the top level."""
+    if str(LAMBDA_DIR) not in sys.path:
+        sys.path.insert(0, str(LAMBDA_DIR))
+    spec = importlib.util.spec_from_file_location(name, LAMBDA_DIR / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -45,20 +50,9 @@ def _load_worker() -> ModuleType:
     return module
 
 
-worker = _load_worker()
-
-
-@pytest.fixture
-def store() -> Iterator[Any]:
-    with mock_aws():
-        dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
-        table = dynamodb.create_table(
-            TableName="workspaces",
-            KeySchema=[{"AttributeName": WORKSPACE_KEY, "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": WORKSPACE_KEY, "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        yield worker.WorkspaceStore(table)
+simulation = _load("simulation")
+worker = _load("agent_worker")
+notifier = _load("notifier")
 
 
 def _job(job_id: str, type_: str, payload: Any = None, *, group: str = "ws#w1", attempt: int = 1) -> Job:
@@ -68,7 +62,17 @@ def _job(job_id: str, type_: str, payload: Any = None, *, group: str = "ws#w1", 
     )
 
 
-def test_jobs_apply_in_order_and_pr_knows_whether_tests_ran(store: Any) -> None:
+def _run(jobs: list[Job]) -> dict[str, Any] | None:
+    state: dict[str, Any] | None = None
+    for job in jobs:
+        state = worker.apply_job(job, state)
+    return state
+
+
+# --- the workspace transition ----------------------------------------------------------------------------
+
+
+def test_jobs_apply_in_order_and_pr_knows_whether_tests_ran() -> None:
     # GIVEN patch, test, patch, PR jobs for one workspace
     jobs = [
         _job("j1", "apply_patch", {"patch": "p1"}),
@@ -76,118 +80,162 @@ def test_jobs_apply_in_order_and_pr_knows_whether_tests_ran(store: Any) -> None:
         _job("j3", "apply_patch"),
         _job("j4", "open_pr"),
     ]
-    # WHEN they run in order
-    for job in jobs:
-        worker.handle(job, None, store=store)
+    # WHEN the transition applies them in order, from no state
+    state = _run(jobs)
     # THEN the state shows the order, and the PR is marked untested (a patch came after the tests)
-    state, version = store.load("w1")
-    assert version == 4
-    assert state["applied"] == ["j1", "j2", "j3", "j4"]
+    assert state is not None
     assert state["patches"] == ["p1", "j3"]
     assert state["tested_head"] == 1
     assert state["prs"] == [{"jobId": "j4", "head": 2, "tested": False}]
+    assert [entry["jobId"] for entry in state["activity"]] == ["j1", "j2", "j3", "j4"]
 
 
-def test_a_job_already_applied_is_not_applied_again(store: Any) -> None:
-    # GIVEN a patch that was applied
-    worker.handle(_job("j1", "apply_patch"), None, store=store)
-    # WHEN the same job runs again (its claim was lost)
-    worker.handle(_job("j1", "apply_patch", attempt=2), None, store=store)
-    # THEN the patch was not applied again, and the second delivery is recorded as a replay
-    state, version = store.load("w1")
-    assert (state["patches"], state["applied"], version) == (["j1"], ["j1"], 2)
-    assert state[worker.REPLAYED] == ["j1"]
+def test_the_transition_is_pure_and_keeps_no_bookkeeping_of_its_own() -> None:
+    # GIVEN a workspace state
+    before = _run([_job("j1", "apply_patch")])
+    assert before is not None
+    snapshot = {k: list(v) if isinstance(v, list) else v for k, v in before.items()}
+    # WHEN the same job is applied to it again
+    after = worker.apply_job(_job("j1", "apply_patch", attempt=2), before)
+    # THEN the input is untouched, and the job applies again: keeping a job single is the runtime's
+    # work in state mode, not the transition's (no version, no applied list, no replay record)
+    assert before == snapshot
+    assert after["patches"] == ["j1", "j1"]
+    assert set(after) == {"patches", "activity"}
 
 
-def test_fail_attempts_fails_only_the_first_attempts(store: Any) -> None:
+def test_fail_attempts_fails_only_the_first_attempts() -> None:
     # GIVEN a job asking to fail twice
     payload = {"simulate": {"fail_attempts": 2}}
-    # WHEN attempts 1 and 2 run THEN they fail transiently and change nothing
+    # WHEN attempts 1 and 2 run THEN they fail transiently
     for attempt in (1, 2):
         with pytest.raises(worker.SimulatedFailureError, match="fail_attempts=2"):
-            worker.handle(_job("j1", "apply_patch", payload, attempt=attempt), None, store=store)
-    assert store.load("w1") == ({}, 0)
+            worker.apply_job(_job("j1", "apply_patch", payload, attempt=attempt), None)
     # AND attempt 3 applies it
-    worker.handle(_job("j1", "apply_patch", payload, attempt=3), None, store=store)
-    assert store.load("w1")[0]["applied"] == ["j1"]
+    state = worker.apply_job(_job("j1", "apply_patch", payload, attempt=3), None)
+    assert state["activity"] == [{"jobId": "j1", "type": "apply_patch"}]
 
 
-def test_poison_raises_permanent(store: Any) -> None:
+def test_poison_raises_permanent() -> None:
     # GIVEN a poison job WHEN it runs THEN it fails permanently
     with pytest.raises(PermanentJobError, match="poison"):
-        worker.handle(_job("j1", "apply_patch", {"simulate": "poison"}), None, store=store)
+        worker.apply_job(_job("j1", "apply_patch", {"simulate": "poison"}), None)
 
 
 @pytest.mark.parametrize("group", ["other#w1", "ws#"])
-def test_group_without_workspace_is_permanent(store: Any, group: str) -> None:
+def test_group_without_workspace_is_permanent(group: str) -> None:
     # GIVEN a job whose group names no workspace WHEN it runs THEN it fails permanently
     with pytest.raises(PermanentJobError, match="'ws#<workspaceId>'"):
-        worker.handle(_job("j1", "apply_patch", group=group), None, store=store)
+        worker.apply_job(_job("j1", "apply_patch", group=group), None)
 
 
-def test_unknown_type_is_permanent(store: Any) -> None:
+def test_unknown_type_is_permanent() -> None:
     # GIVEN an unknown job type WHEN it runs THEN it fails permanently, naming the known types
     with pytest.raises(PermanentJobError, match="apply_patch, run_tests, open_pr"):
-        worker.handle(_job("j1", "deploy"), None, store=store)
+        worker.apply_job(_job("j1", "deploy"), None)
 
 
-def test_concurrent_change_raises_conflict(store: Any) -> None:
-    # GIVEN a state loaded at version 1, then changed by another writer
-    worker.handle(_job("j1", "apply_patch"), None, store=store)
-    state, version = store.load("w1")
-    worker.handle(_job("j2", "apply_patch"), None, store=store)
-    # WHEN the stale writer saves THEN the optimistic lock refuses it
-    with pytest.raises(worker.WorkspaceConflictError, match="since version 1"):
-        store.save("w1", state, version)
-    # AND a stale first write of a new workspace is refused too
-    with pytest.raises(worker.WorkspaceConflictError):
-        store.save("w1", {}, 0)
+def test_the_worker_module_makes_no_aws_call() -> None:
+    # GIVEN the worker's source THEN it imports neither boto3 nor botocore: state mode stores the state
+    source = (LAMBDA_DIR / "agent_worker.py").read_text()
+    assert "boto3" not in source
+    assert "botocore" not in source
 
 
-def test_default_store_needs_the_table_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN no WORKSPACE_TABLE_NAME and no cached store
-    monkeypatch.delenv("WORKSPACE_TABLE_NAME", raising=False)
-    monkeypatch.setattr(worker, "_store", None)
+# --- the notifier ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def notifications() -> Iterator[Any]:
+    with mock_aws():
+        dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
+        table = dynamodb.create_table(
+            TableName="notifications",
+            KeySchema=[{"AttributeName": NOTIFICATION_KEY, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": NOTIFICATION_KEY, "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield table
+
+
+def _notify(job_id: str, *, attempt: int = 1, payload: dict[str, Any] | None = None) -> Job:
+    text = {"channel": "#agents", "text": f"PR of {job_id} opened"}
+    return _job(job_id, NOTIFICATION_TYPE, {**text, **(payload or {})}, group=group_of("w1"), attempt=attempt)
+
+
+def test_a_notification_is_recorded_once_and_a_second_run_is_counted_as_a_replay(notifications: Any) -> None:
+    # GIVEN the notifier on its table
+    store = notifier.NotificationStore(notifications)
+    # WHEN a notification job runs, then runs again (its claim was lost after the effect)
+    notifier.handle(_notify("n1"), None, store=store)
+    notifier.handle(_notify("n1", attempt=2), None, store=store)
+    # THEN the notification is there once, as the contract names it, with the second run counted
+    items = notifications.scan()["Items"]
+    assert items == [
+        {
+            NOTIFICATION_KEY: "n1",
+            "workspaceId": "w1",
+            "channel": "#agents",
+            "text": "PR of n1 opened",
+            REPLAYS_ATTRIBUTE: 1,
+        }
+    ]
+
+
+def test_the_notifier_fails_as_its_payload_asks(notifications: Any) -> None:
+    # GIVEN a notification failing its first attempt WHEN attempt 1 runs THEN it fails, recording nothing
+    store = notifier.NotificationStore(notifications)
+    with pytest.raises(notifier.SimulatedFailureError):
+        notifier.handle(_notify("n2", payload=transient_failure(1)), None, store=store)
+    assert notifications.scan()["Items"] == []
+    # AND attempt 2 records it
+    notifier.handle(_notify("n2", attempt=2, payload=transient_failure(1)), None, store=store)
+    assert [item[NOTIFICATION_KEY] for item in notifications.scan()["Items"]] == ["n2"]
+
+
+def test_the_default_store_needs_the_table_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN no NOTIFICATION_TABLE_NAME and no cached store
+    monkeypatch.delenv(ENV_NOTIFICATION_TABLE, raising=False)
+    monkeypatch.setattr(notifier, "_store", None)
     # WHEN a job runs without an injected store THEN the error names the variable
-    with pytest.raises(RuntimeError, match="WORKSPACE_TABLE_NAME is not set"):
-        worker.handle(_job("j1", "apply_patch"), None)
+    with pytest.raises(RuntimeError, match=f"{ENV_NOTIFICATION_TABLE} is not set"):
+        notifier.handle(_notify("n3"), None)
 
 
 # --- the contract -------------------------------------------------------------------------------------
 
 
-def test_the_worker_keeps_the_contracts_names() -> None:
-    # GIVEN the worker's own copies WHEN compared with the contract THEN they are the same
-    assert worker.ENV_WORKSPACE_TABLE == ENV_WORKSPACE_TABLE
+def test_the_job_code_keeps_the_contracts_names() -> None:
+    # GIVEN the job code's own copies WHEN compared with the contract THEN they are the same
     assert worker.GROUP_PREFIX == GROUP_PREFIX
     assert tuple(worker.JOB_TYPES) == JOB_TYPES
-    assert worker.REPLAYED == REPLAYED_ATTRIBUTE
-    # AND the worker does not import the contract (its asset holds only the runtime)
-    assert "constructs_fifo.local" not in WORKER_FILE.read_text()
+    assert worker.ACTIVITY == ACTIVITY_ATTRIBUTE
+    assert simulation.SIMULATE == SIMULATE
+    assert notifier.ENV_NOTIFICATION_TABLE == ENV_NOTIFICATION_TABLE
+    assert notifier.NOTIFICATION_KEY == NOTIFICATION_KEY
+    assert notifier.REPLAYS == REPLAYS_ATTRIBUTE
+    # AND none imports the contract (the asset holds only the runtime)
+    for path in LAMBDA_DIR.glob("*.py"):
+        assert "constructs_fifo.local" not in path.read_text(), path
 
 
-def test_the_worker_writes_workspaces_the_contract_reads(store: Any) -> None:
-    # GIVEN the worker on a table keyed as the contract says (the fixture's)
-    # WHEN one job of every type runs in the contract's group, and the first is delivered again
-    for index, job_type in enumerate(JOB_TYPES):
-        worker.handle(_job(f"j{index}", job_type, group=group_of("w1")), None, store=store)
-    worker.handle(_job("j0", JOB_TYPES[0], group=group_of("w1"), attempt=2), None, store=store)
-    # THEN the contract's read sees them applied in order, the replay, and the version
-    item = read_workspace(boto3.client("dynamodb", region_name="us-east-1"), "workspaces", "w1")
-    assert item is not None
-    assert item[WORKSPACE_KEY] == "w1"
-    assert item[APPLIED_ATTRIBUTE] == ["j0", "j1", "j2"]
-    assert item[REPLAYED_ATTRIBUTE] == ["j0"]
-    assert item[VERSION_ATTRIBUTE] == 4
+def test_the_worker_writes_the_activity_the_contract_reads() -> None:
+    # WHEN one job of every type runs in the contract's group
+    state = _run([_job(f"j{i}", job_type, group=group_of("w1")) for i, job_type in enumerate(JOB_TYPES)])
+    # THEN the contract's activity attribute lists them in order, with their types
+    assert state is not None
+    assert state[ACTIVITY_ATTRIBUTE] == [{"jobId": f"j{i}", "type": t} for i, t in enumerate(JOB_TYPES)]
 
 
-def test_the_workers_failures_are_asked_for_as_the_contract_says(store: Any) -> None:
-    # GIVEN a poison payload WHEN it runs THEN it fails permanently
+def test_the_job_codes_failures_are_asked_for_as_the_contract_says(notifications: Any) -> None:
+    # GIVEN a poison payload WHEN either job function runs it THEN it fails permanently
     with pytest.raises(PermanentJobError, match="poison"):
-        worker.handle(_job("p", JOB_TYPES[0], poison()), None, store=store)
+        worker.apply_job(_job("p", JOB_TYPES[0], poison()), None)
+    with pytest.raises(PermanentJobError, match="poison"):
+        notifier.handle(_notify("p", payload=poison()), None, store=notifier.NotificationStore(notifications))
     # GIVEN a payload failing twice WHEN attempts 1 to 3 run THEN only the third applies it
     for attempt in (1, 2):
         with pytest.raises(worker.SimulatedFailureError):
-            worker.handle(_job("t", JOB_TYPES[0], transient_failure(2), attempt=attempt), None, store=store)
-    worker.handle(_job("t", JOB_TYPES[0], transient_failure(2), attempt=3), None, store=store)
-    assert store.load("w1")[0]["applied"] == ["t"]
+            worker.apply_job(_job("t", JOB_TYPES[0], transient_failure(2), attempt=attempt), None)
+    applied = worker.apply_job(_job("t", JOB_TYPES[0], transient_failure(2), attempt=3), None)
+    assert applied[ACTIVITY_ATTRIBUTE] == [{"jobId": "t", "type": JOB_TYPES[0]}]

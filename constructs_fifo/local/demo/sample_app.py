@@ -1,11 +1,20 @@
-"""The sample app's contract, stated once: what ``app.py``, its worker and the demo agree on.
+"""The sample app's contract, stated once: what ``app.py``, its job code and the demo agree on.
+
+The sample stack ``AgentJobs`` holds two ``OrderedAgentQueue`` constructs, one per mode:
+
+- ``Workspaces`` (state mode): each workspace (message group ``ws#<workspaceId>``) is a state in the
+  queue's state table, changed by ``apply_patch``, ``run_tests`` and ``open_pr`` jobs through the pure
+  transition ``agent_worker.apply_job``; the state's ``activity`` lists the jobs applied, in order;
+- ``Notifications`` (claim mode): ``notify`` jobs, whose effect is outside the runtime's store: the
+  notifier records each in a table of its own, idempotent by job id, and counts in ``replays`` a run
+  that found it already recorded.
 
 ``app.py`` builds the stack from these names, the workload sends jobs that follow them, and the
-verifier reads the workspaces by them. The worker (``lambda/agent_worker.py``) ships in the function's
-asset, which holds only the runtime, so it cannot import this module: it keeps its own copies, and a
-test checks them against this one.
+verifier reads the results by them. The job code (``lambda/``) ships in the functions' asset, which
+holds only the runtime, so it cannot import this module: it keeps its own copies, and a test checks
+them against this one.
 
-Imports only the standard library and boto3's type deserializer, so ``app.py`` can import it at synth.
+Imports only the standard library, so ``app.py`` can import it at synth.
 
 Examples
 --------
@@ -17,85 +26,119 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
-
-from boto3.dynamodb.types import TypeDeserializer
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from mypy_boto3_dynamodb.client import DynamoDBClient
+from typing import Any, Final
 
 __all__ = [
-    "APPLIED_ATTRIBUTE",
-    "ENV_WORKSPACE_TABLE",
+    "ACTIVITY_ATTRIBUTE",
+    "ENV_NOTIFICATION_TABLE",
     "GROUP_PREFIX",
     "JOB_TYPES",
+    "NOTIFICATION_HANDLER",
+    "NOTIFICATION_KEY",
+    "NOTIFICATION_QUEUE",
+    "NOTIFICATION_TYPE",
     "OUTPUTS",
-    "OUTPUT_CLAIM_TABLE_NAME",
-    "OUTPUT_DEAD_LETTER_QUEUE_URL",
-    "OUTPUT_FUNCTION_NAME",
-    "OUTPUT_QUEUE_URL",
-    "OUTPUT_WORKSPACE_TABLE_NAME",
-    "REPLAYED_ATTRIBUTE",
+    "OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME",
+    "OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_URL",
+    "OUTPUT_NOTIFICATION_GROUP_TABLE_NAME",
+    "OUTPUT_NOTIFICATION_QUEUE_URL",
+    "OUTPUT_NOTIFICATION_TABLE_NAME",
+    "OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL",
+    "OUTPUT_WORKSPACE_QUEUE_URL",
+    "OUTPUT_WORKSPACE_STATE_TABLE_NAME",
+    "REPLAYS_ATTRIBUTE",
     "SIMULATE",
     "STACK_NAME",
-    "VERSION_ATTRIBUTE",
-    "WORKSPACE_KEY",
+    "WORKSPACE_HANDLER",
+    "WORKSPACE_QUEUE",
+    "SampleQueue",
     "SampleResources",
     "group_of",
     "poison",
-    "read_workspace",
     "transient_failure",
+    "workspace_of",
 ]
 
 #: The sample app's stack.
 STACK_NAME: Final = "AgentJobs"
 
+#: Construct id of the state-mode queue whose jobs change workspaces.
+WORKSPACE_QUEUE: Final = "Workspaces"
+#: Construct id of the claim-mode queue whose jobs record notifications.
+NOTIFICATION_QUEUE: Final = "Notifications"
+#: The workspace queue's job function: the transition ``apply_job(job, state) -> next_state``.
+WORKSPACE_HANDLER: Final = "agent_worker.apply_job"
+#: The notification queue's job function: ``handle(job, context)``.
+NOTIFICATION_HANDLER: Final = "notifier.handle"
+
 #: Stack outputs of the sample app (``constructs-fifo deploy`` prints them).
-OUTPUT_QUEUE_URL: Final = "QueueUrl"
-OUTPUT_DEAD_LETTER_QUEUE_URL: Final = "DeadLetterQueueUrl"
-OUTPUT_CLAIM_TABLE_NAME: Final = "ClaimTableName"
-OUTPUT_WORKSPACE_TABLE_NAME: Final = "WorkspaceTableName"
-OUTPUT_FUNCTION_NAME: Final = "FunctionName"
+OUTPUT_WORKSPACE_QUEUE_URL: Final = "WorkspaceQueueUrl"
+OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL: Final = "WorkspaceDeadLetterQueueUrl"
+OUTPUT_WORKSPACE_STATE_TABLE_NAME: Final = "WorkspaceStateTableName"
+OUTPUT_NOTIFICATION_QUEUE_URL: Final = "NotificationQueueUrl"
+OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_URL: Final = "NotificationDeadLetterQueueUrl"
+OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME: Final = "NotificationClaimTableName"
+OUTPUT_NOTIFICATION_GROUP_TABLE_NAME: Final = "NotificationGroupTableName"
+OUTPUT_NOTIFICATION_TABLE_NAME: Final = "NotificationTableName"
 OUTPUTS: Final = (
-    OUTPUT_QUEUE_URL,
-    OUTPUT_DEAD_LETTER_QUEUE_URL,
-    OUTPUT_CLAIM_TABLE_NAME,
-    OUTPUT_WORKSPACE_TABLE_NAME,
-    OUTPUT_FUNCTION_NAME,
+    OUTPUT_WORKSPACE_QUEUE_URL,
+    OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_WORKSPACE_STATE_TABLE_NAME,
+    OUTPUT_NOTIFICATION_QUEUE_URL,
+    OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_URL,
+    OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME,
+    OUTPUT_NOTIFICATION_GROUP_TABLE_NAME,
+    OUTPUT_NOTIFICATION_TABLE_NAME,
 )
 
-#: The function environment variable naming the workspace table.
-ENV_WORKSPACE_TABLE: Final = "WORKSPACE_TABLE_NAME"
-#: Partition key of the workspace table.
-WORKSPACE_KEY: Final = "workspaceId"
-#: The workspace item's optimistic-lock counter.
-VERSION_ATTRIBUTE: Final = "version"
-#: The workspace item's list of job ids in the order they were applied.
-APPLIED_ATTRIBUTE: Final = "applied"
-#: The workspace item's list of job ids delivered to the worker again after they were applied.
-REPLAYED_ATTRIBUTE: Final = "replayed"
-
-#: The job types the worker handles, in the order one workspace's cycle runs them.
+#: The workspace state's timeline: ``[{"jobId", "type"}, ...]`` in the order the jobs were applied.
+ACTIVITY_ATTRIBUTE: Final = "activity"
+#: The job types of the workspace queue, in the order one workspace's cycle runs them.
 JOB_TYPES: Final = ("apply_patch", "run_tests", "open_pr")
-#: Every job of a workspace is sent with MessageGroupId ``ws#<workspaceId>``.
+#: Every job about a workspace (on either queue) is sent with MessageGroupId ``ws#<workspaceId>``.
 GROUP_PREFIX: Final = "ws#"
-#: The payload key with which a job asks the worker to fail (demos and tests only).
+
+#: The job type of the notification queue.
+NOTIFICATION_TYPE: Final = "notify"
+#: The function environment variable naming the notification table.
+ENV_NOTIFICATION_TABLE: Final = "NOTIFICATION_TABLE_NAME"
+#: Partition key of the notification table: the notification's job id.
+NOTIFICATION_KEY: Final = "notificationId"
+#: A notification item's count of runs that found it already recorded.
+REPLAYS_ATTRIBUTE: Final = "replays"
+
+#: The payload key with which a job asks its function to fail (demos and tests only).
 SIMULATE: Final = "simulate"
 
-_DESERIALIZER: Final = TypeDeserializer()
+
+@dataclass(frozen=True)
+class SampleQueue:
+    """One deployed queue of the sample app: where to send, where dead jobs go, where parked groups are.
+
+    Attributes
+    ----------
+    label
+        The construct path (``AgentJobs/Workspaces``), else the queue name.
+    queue_url, dead_letter_queue_url
+        The FIFO queue and its dead-letter queue.
+    group_table
+        The queue's group table: parked groups (PARK policy) and, in state mode, the groups' states.
+    """
+
+    label: str
+    queue_url: str
+    dead_letter_queue_url: str
+    group_table: str
 
 
 @dataclass(frozen=True)
 class SampleResources:
-    """What one deployed queue of the sample app offers the demo: where to send and what to read."""
+    """What the deployed sample app offers the demo: its two queues and the notification table."""
 
-    queue_url: str
-    dead_letter_queue_url: str
-    claim_table: str
-    workspace_table: str
+    workspaces: SampleQueue
+    notifications: SampleQueue
+    notification_table: str
 
 
 def group_of(workspace_id: str) -> str:
@@ -103,34 +146,16 @@ def group_of(workspace_id: str) -> str:
     return f"{GROUP_PREFIX}{workspace_id}"
 
 
+def workspace_of(group: str) -> str:
+    """The workspace id of a MessageGroupId (the inverse of :func:`group_of`)."""
+    return group.removeprefix(GROUP_PREFIX)
+
+
 def poison() -> dict[str, Any]:
-    """Payload entries that make the worker fail the job permanently."""
+    """Payload entries that make the job function fail the job permanently."""
     return {SIMULATE: "poison"}
 
 
 def transient_failure(attempts: int) -> dict[str, Any]:
-    """Payload entries that make the worker fail attempts 1 to ``attempts`` and then succeed."""
+    """Payload entries that make the job function fail attempts 1 to ``attempts`` and then succeed."""
     return {SIMULATE: {"fail_attempts": attempts}}
-
-
-def _plain(value: Any) -> Any:
-    """DynamoDB numbers come back as Decimal; whole numbers become int, sets sorted lists."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, set):
-        return sorted(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def read_workspace(dynamodb_client: DynamoDBClient, table: str, workspace_id: str) -> dict[str, Any] | None:
-    """The workspace item as plain Python values (a consistent read), or ``None`` when absent."""
-    item: Mapping[str, Any] | None = dynamodb_client.get_item(
-        TableName=table, Key={WORKSPACE_KEY: {"S": workspace_id}}, ConsistentRead=True
-    ).get("Item")
-    if item is None:
-        return None
-    return {key: _plain(_DESERIALIZER.deserialize(value)) for key, value in item.items()}

@@ -1,12 +1,19 @@
-"""``constructs-fifo demo --scenario divergence``: FIFO keeps the producer's order, right or wrong.
+"""``constructs-fifo demo --scenario divergence``: FIFO keeps the producer's order; ``seq`` repairs it.
 
-Seed 004's lesson on the real pipeline. Two workspaces get the same three events; the producer of the
-first sends them in order (``apply_patch -> run_tests -> open_pr``), the producer of the second sends
-them shuffled (``apply_patch -> open_pr -> run_tests``). FIFO delivers both exactly as sent, the claim
-table applies each job once, and still the two workspaces end differently: the second opened its pull
-request on a head that had not been tested. Ordering is a contract of three parts (a producer that
-sequences correctly, a queue keyed by a group, a stateful consumer); the queue cannot repair the
-producer.
+Seed 004's lesson on the real pipeline, in three runs of the same three events on the workspace queue
+(state mode), each in a workspace of its own:
+
+1. **in order**: the producer sends ``apply_patch -> run_tests -> open_pr``;
+2. **shuffled, without seq**: the producer sends ``apply_patch -> open_pr -> run_tests``. FIFO delivers
+   it exactly as sent and the runtime applies each job once, and still the workspace ends differently:
+   its pull request was opened on a head that had not been tested;
+3. **shuffled, with seq**: the same shuffled send, each job carrying the producer's sequence number
+   (``seq``, the workspace's version). The runtime holds ``open_pr`` (seq 2) in the group's reorder
+   buffer until ``run_tests`` (seq 1) arrives, applies them in ``seq`` order, and the workspace
+   converges to the in-order result.
+
+Ordering is a contract of three parts (a producer that sequences correctly, a queue keyed by a group,
+a stateful consumer); the queue alone cannot repair the producer, a sequence number can.
 """
 
 from __future__ import annotations
@@ -16,21 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from constructs_fifo.client import JobMessage
+from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.demo import steps
-from constructs_fifo.local.demo.sample_app import (
-    APPLIED_ATTRIBUTE,
-    JOB_TYPES,
-    VERSION_ATTRIBUTE,
-    WORKSPACE_KEY,
-    group_of,
-    read_workspace,
-)
+from constructs_fifo.local.demo.sample_app import ACTIVITY_ATTRIBUTE, JOB_TYPES, group_of
 from constructs_fifo.local.demo.steps import DemoOptions, Phase, Reporter
 
 __all__ = [
     "EVENTS",
+    "RUNS",
     "SHUFFLED",
     "DivergenceResult",
+    "Run",
     "WorkspaceOutcome",
     "outcome_state",
     "plan",
@@ -47,8 +50,23 @@ EVENTS: Final = (
 #: The wrong producer's order: indexes into :data:`EVENTS`.
 SHUFFLED: Final = (0, 2, 1)
 
-#: Bookkeeping attributes that are the same kind of thing in both outcomes, not the state.
-_BOOKKEEPING: Final = frozenset({WORKSPACE_KEY, APPLIED_ATTRIBUTE, VERSION_ATTRIBUTE})
+
+@dataclass(frozen=True)
+class Run:
+    """One of the three runs: its name (also the workspace's suffix), send order and whether it sends seq."""
+
+    name: str
+    title: str
+    order: tuple[int, ...]
+    with_seq: bool
+
+
+#: The three runs, in the order they are shown.
+RUNS: Final = (
+    Run("in-order", "in order", (0, 1, 2), with_seq=False),
+    Run("shuffled", "shuffled, no seq", SHUFFLED, with_seq=False),
+    Run("shuffled-seq", "shuffled, with seq", SHUFFLED, with_seq=True),
+)
 
 
 @dataclass(frozen=True)
@@ -56,75 +74,110 @@ class WorkspaceOutcome:
     """One workspace: what its producer sent and what it ended as."""
 
     workspace: str
+    title: str
     sent: tuple[str, ...]
     sent_types: tuple[str, ...]
     applied: tuple[str, ...]
+    applied_types: tuple[str, ...]
+    with_seq: bool
     state: Mapping[str, Any]
 
     @property
-    def delivered_faithfully(self) -> bool:
-        """True when the applied order is exactly the sent order."""
+    def applied_as_sent(self) -> bool:
+        """True when the jobs were applied exactly in the order they were sent."""
         return self.applied == self.sent
 
 
 @dataclass
 class DivergenceResult:
-    """Both outcomes side by side."""
+    """The three outcomes side by side."""
 
     in_order: WorkspaceOutcome
     shuffled: WorkspaceOutcome
+    shuffled_with_seq: WorkspaceOutcome
     timings: Phase = field(default_factory=Phase)
 
     @property
+    def outcomes(self) -> tuple[WorkspaceOutcome, WorkspaceOutcome, WorkspaceOutcome]:
+        """The three, in run order."""
+        return self.in_order, self.shuffled, self.shuffled_with_seq
+
+    @staticmethod
+    def _differing(first: WorkspaceOutcome, second: WorkspaceOutcome) -> list[str]:
+        keys = set(first.state) | set(second.state)
+        return sorted(k for k in keys if first.state.get(k) != second.state.get(k))
+
+    @property
     def differing_keys(self) -> list[str]:
-        """State attributes whose values differ between the two workspaces."""
-        keys = set(self.in_order.state) | set(self.shuffled.state)
-        return sorted(k for k in keys if self.in_order.state.get(k) != self.shuffled.state.get(k))
+        """State attributes in which the shuffled run (no seq) differs from the in-order one."""
+        return self._differing(self.in_order, self.shuffled)
 
     @property
     def diverged(self) -> bool:
-        """Both delivered faithfully, and still the outcomes differ."""
+        """Both runs without seq were applied as sent, and still their states differ."""
+        return self.in_order.applied_as_sent and self.shuffled.applied_as_sent and bool(self.differing_keys)
+
+    @property
+    def converged(self) -> bool:
+        """The shuffled run with seq ends in the in-order run's state, its jobs applied in seq order."""
         return (
-            self.in_order.delivered_faithfully
-            and self.shuffled.delivered_faithfully
-            and bool(self.differing_keys)
+            bool(self.in_order.state)
+            and not self._differing(self.in_order, self.shuffled_with_seq)
+            and self.shuffled_with_seq.applied_types == self.in_order.sent_types
         )
 
-    def rows(self) -> Iterator[tuple[str, str, str]]:
-        """Table rows: label, in-order value, shuffled value."""
-        yield "producer sent", " -> ".join(self.in_order.sent_types), " -> ".join(self.shuffled.sent_types)
-        yield (
-            "FIFO delivered as sent",
-            "yes" if self.in_order.delivered_faithfully else "NO",
-            "yes" if self.shuffled.delivered_faithfully else "NO",
-        )
-        for key in sorted(set(self.in_order.state) | set(self.shuffled.state)):
+    @property
+    def shown(self) -> bool:
+        """Both lessons shown: divergence without seq, convergence with it."""
+        return self.diverged and self.converged
+
+    def rows(self) -> Iterator[tuple[str, ...]]:
+        """Table rows: label, then the value of each run."""
+        outcomes = self.outcomes
+        yield ("workspace", *(o.workspace for o in outcomes))
+        yield ("producer sent", *(" -> ".join(o.sent_types) for o in outcomes))
+        yield ("seq sent", *("yes" if o.with_seq else "no" for o in outcomes))
+        yield ("applied", *(" -> ".join(o.applied_types) or "-" for o in outcomes))
+        keys = sorted({key for o in outcomes for key in o.state})
+        for key in keys:
             marker = " *" if key in self.differing_keys else ""
-            yield (
-                f"{key}{marker}",
-                _show(self.in_order.state.get(key)),
-                _show(self.shuffled.state.get(key)),
-            )
+            yield (f"{key}{marker}", *(_show(o.state.get(key)) for o in outcomes))
 
     def verdict(self) -> str:
-        """One sentence: what the run showed."""
+        """What the runs showed, in two sentences."""
+        if not self.in_order.state:
+            return "Not shown: the in-order workspace has no state (see above)."
+        lines = []
         if self.diverged:
-            return (
-                "Divergence shown: the same events, each delivered in the order its producer sent them, "
-                f"left the workspaces different in {', '.join(self.differing_keys)} (* above). "
-                "FIFO preserves the producer's order; it cannot repair it."
+            lines.append(
+                "Without seq: the same events, each applied in the order its producer sent them, left the "
+                f"workspaces different in {', '.join(self.differing_keys)} (* above); FIFO preserves the "
+                "producer's order, it cannot repair it."
             )
-        if not (self.in_order.delivered_faithfully and self.shuffled.delivered_faithfully):
-            return "Not shown: a workspace did not apply its jobs in the order they were sent (see above)."
-        return "Not shown: both workspaces ended in the same state."
+        elif not (self.in_order.applied_as_sent and self.shuffled.applied_as_sent):
+            lines.append("Not shown: a workspace without seq was not applied in the order it was sent.")
+        else:
+            lines.append("Not shown: without seq both workspaces ended in the same state.")
+        if self.converged:
+            lines.append(
+                "With seq: the runtime held the early job in the group's reorder buffer, applied all three "
+                "in seq order, and the workspace converged to the in-order result."
+            )
+        else:
+            differing = self._differing(self.in_order, self.shuffled_with_seq)
+            lines.append(
+                "Not converged: with seq the workspace differs from the in-order one in "
+                f"{', '.join(differing) or 'the order its jobs were applied'}."
+            )
+        return " ".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
             "diverged": self.diverged,
+            "converged": self.converged,
             "differing": self.differing_keys,
-            "in_order": _outcome_dict(self.in_order),
-            "shuffled": _outcome_dict(self.shuffled),
+            "runs": {o.title: _outcome_dict(o) for o in self.outcomes},
             "timings_seconds": self.timings.seconds,
         }
 
@@ -134,6 +187,7 @@ def _outcome_dict(outcome: WorkspaceOutcome) -> dict[str, Any]:
         "workspace": outcome.workspace,
         "sent": list(outcome.sent),
         "sent_types": list(outcome.sent_types),
+        "seq": outcome.with_seq,
         "applied": list(outcome.applied),
         "state": dict(outcome.state),
     }
@@ -150,7 +204,7 @@ def _show(value: Any) -> str:
 
 
 def _without_job_ids(value: Any) -> Any:
-    """Drop ``jobId`` fields: the two workspaces' job ids differ by construction, not by outcome."""
+    """Drop ``jobId`` fields: the workspaces' job ids differ by construction, not by outcome."""
     if isinstance(value, list):
         return [_without_job_ids(v) for v in value]
     if isinstance(value, dict):
@@ -158,53 +212,67 @@ def _without_job_ids(value: Any) -> Any:
     return value
 
 
-def outcome_state(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The comparable state of a workspace item: no bookkeeping, no job ids."""
-    return {k: _without_job_ids(v) for k, v in item.items() if k not in _BOOKKEEPING}
+def outcome_state(state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The comparable part of a workspace state: no job ids, no activity (shown as the applied order)."""
+    return {k: _without_job_ids(v) for k, v in (state or {}).items() if k != ACTIVITY_ATTRIBUTE}
 
 
-def plan(seed: int) -> tuple[tuple[str, list[JobMessage]], tuple[str, list[JobMessage]]]:
-    """The two workspaces and their messages, in send order."""
-    workspaces = (f"div-s{seed}-in-order", f"div-s{seed}-shuffled")
-    plans: list[tuple[str, list[JobMessage]]] = []
-    for workspace, order in zip(workspaces, ((0, 1, 2), SHUFFLED), strict=True):
+def plan(seed: int) -> tuple[tuple[Run, str, list[JobMessage]], ...]:
+    """Each run with its workspace and its messages, in send order."""
+    plans: list[tuple[Run, str, list[JobMessage]]] = []
+    for run in RUNS:
+        workspace = f"div-s{seed}-{run.name}"
         messages = []
-        for index in order:
+        for index in run.order:
             suffix, job_type, payload = EVENTS[index]
             messages.append(
-                JobMessage(f"{workspace}-{suffix}", job_type, dict(payload), group=group_of(workspace))
+                JobMessage(
+                    f"{workspace}-{suffix}",
+                    job_type,
+                    dict(payload),
+                    group=group_of(workspace),
+                    seq=index if run.with_seq else None,
+                )
             )
-        plans.append((workspace, messages))
-    return plans[0], plans[1]
+        plans.append((run, workspace, messages))
+    return tuple(plans)
+
+
+def _outcome(
+    run: Run, workspace: str, messages: list[JobMessage], state: Mapping[str, Any] | None
+) -> WorkspaceOutcome:
+    activity = [entry for entry in (state or {}).get(ACTIVITY_ATTRIBUTE, []) if isinstance(entry, dict)]
+    return WorkspaceOutcome(
+        workspace=workspace,
+        title=run.title,
+        sent=tuple(m.job_id for m in messages),
+        sent_types=tuple(m.job_type for m in messages),
+        applied=tuple(str(entry.get("jobId")) for entry in activity),
+        applied_types=tuple(str(entry.get("type")) for entry in activity),
+        with_seq=run.with_seq,
+        state=outcome_state(state),
+    )
 
 
 def run_divergence(options: DemoOptions, *, say: Reporter = print) -> DivergenceResult:
-    """Deploy (unless told not to), send both workspaces' events, drain, and read both outcomes."""
+    """Deploy (unless told not to), send the three runs' events, drain, and read the three outcomes."""
     timings = Phase()
     with steps.connect(options, timings) as target:
         clients = steps.make_clients(target)
         with timings.timed("deploy"):
             prepared = steps.prepare(options, target, say=say)
-        resources = prepared.resources
-        (first, first_messages), (second, second_messages) = plan(options.spec.seed)
+        queue = prepared.resources.workspaces
+        runs = plan(options.spec.seed)
         with timings.timed("send"):
-            say(f"sending the same 3 events to {first} (in order) and {second} (shuffled) ...")
-            steps.send(
-                first_messages + second_messages, resources.queue_url, sqs_client=clients.sqs, target=target
-            )
+            for run, workspace, messages in runs:
+                say(f"sending 3 events to {workspace} ({run.title}) ...")
+                steps.send(messages, queue.queue_url, sqs_client=clients.sqs, target=target)
         with timings.timed("drain"):
-            say("draining both workspaces through the function's handler ...")
-            steps.drain(prepared, target=target, say=say)
-        outcomes = []
-        for workspace, messages in ((first, first_messages), (second, second_messages)):
-            item = read_workspace(clients.dynamodb, resources.workspace_table, workspace) or {}
-            outcomes.append(
-                WorkspaceOutcome(
-                    workspace=workspace,
-                    sent=tuple(m.job_id for m in messages),
-                    sent_types=tuple(m.job_type for m in messages),
-                    applied=tuple(str(j) for j in item.get(APPLIED_ATTRIBUTE, [])),
-                    state=outcome_state(item),
-                )
-            )
-    return DivergenceResult(in_order=outcomes[0], shuffled=outcomes[1], timings=timings)
+            say(f"draining {queue.label} through the function's handler ...")
+            steps.drain(prepared.workspaces, target=target, say=say)
+        reader = GroupStateReader(queue.group_table, clients.dynamodb)
+        outcomes = [
+            _outcome(run, workspace, messages, reader.get(group_of(workspace)))
+            for run, workspace, messages in runs
+        ]
+    return DivergenceResult(outcomes[0], outcomes[1], outcomes[2], timings=timings)

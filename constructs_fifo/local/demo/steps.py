@@ -2,11 +2,11 @@
 
 - :func:`connect`: the endpoint, starting the embedded emulator when none is given (its children
   and the in-process clients get fake credentials; the user's AWS configuration is never read);
-- :func:`prepare`: deploy the sample app (unless reusing a deployed stack), find its queue
-  (``--queue`` for a stack of several) and what the demo reads of it;
+- :func:`prepare`: deploy the sample app (unless reusing a deployed stack), find its two queues by
+  the contract's construct ids and what the demo reads of them;
 - :func:`send`: send jobs in order, one-line errors when SQS refuses them;
-- :func:`drain`: the local event source mapping, with progress; :func:`wait_until_empty`: the wait
-  for the deployed function instead (real AWS).
+- :func:`drain`: the local event source mapping of one queue, with progress, and the AWS calls its
+  function made; :func:`wait_until_empty`: the wait for the deployed function instead (real AWS).
 """
 
 from __future__ import annotations
@@ -22,15 +22,23 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.client import BatchSendError, JobMessage, JobProducer
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint
 from constructs_fifo.local.aws_errors import explain_error_code
-from constructs_fifo.local.demo.sample_app import ENV_WORKSPACE_TABLE, STACK_NAME, SampleResources
-from constructs_fifo.local.demo.workload import WorkloadSpec
+from constructs_fifo.local.demo.sample_app import (
+    ENV_NOTIFICATION_TABLE,
+    NOTIFICATION_QUEUE,
+    STACK_NAME,
+    WORKSPACE_QUEUE,
+    SampleQueue,
+    SampleResources,
+)
+from constructs_fifo.local.demo.workload import QueueRole, WorkloadSpec
 from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import require_server_packages
 from constructs_fifo.local.emulator.process import EmulatorProcess
 from constructs_fifo.local.errors import DemoError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.local.stack import DeployedQueue, resolve_queue
+from constructs_fifo.local.stack import DeployedQueue, find_queues, select_queue
+from constructs_fifo.runtime.constants import DEFAULT_MAX_ATTEMPTS, ENV_MAX_ATTEMPTS, ENV_MODE, JobMode
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -55,8 +63,8 @@ __all__ = [
 Reporter = Callable[[str], None]
 """Prints one progress line (``print`` or a rich console's ``log``)."""
 
-ProgressCallback = Callable[[int, int], None]
-"""Called with (messages done, messages to do) while the queue drains."""
+ProgressCallback = Callable[[str, int, int], None]
+"""Called with (the queue's label, messages done, messages to do) while a queue drains."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +82,8 @@ class DemoOptions:
     region
         AWS region.
     stack
-        Name of the deployed stack.
-    queue
-        Which queue of the stack (construct path or queue name); needed when it holds several.
+        Name of the deployed stack: the sample app's, whose queues are found by the contract's construct
+        ids (``Workspaces``, ``Notifications``).
     app_dir
         Directory with the sample app's ``cdk.json``.
     report
@@ -96,7 +103,6 @@ class DemoOptions:
     endpoint_url: str | None = None
     region: str = DEFAULT_REGION
     stack: str = STACK_NAME
-    queue: str | None = None
     app_dir: Path = field(default_factory=Path.cwd)
     report: Path | None = None
     use_emulator: bool = True
@@ -158,46 +164,68 @@ def connect(options: DemoOptions, timings: Phase) -> Iterator[AwsTarget]:
         emulator.stop()
 
 
-def sample_resources(queue: DeployedQueue) -> SampleResources:
-    """What the demo reads of a deployed sample queue.
+def _sample_queue(queue: DeployedQueue, mode: JobMode) -> tuple[SampleQueue | None, list[str]]:
+    """The demo's view of one deployed queue, or what it lacks to be the sample's queue in ``mode``."""
+    missing: list[str] = []
+    if queue.dead_letter_queue_url is None:
+        missing.append("no dead-letter queue")
+    if queue.group_table is None:
+        missing.append("no group table (PARK policy or state mode)")
+    deployed_mode = queue.function_environment.get(ENV_MODE)
+    if deployed_mode != mode.value:
+        missing.append(f"mode {deployed_mode} instead of {mode.value}")
+    if missing or queue.dead_letter_queue_url is None or queue.group_table is None:
+        return None, [f"{queue.describe()} has {', '.join(missing)}"]
+    return SampleQueue(queue.label, queue.queue_url, queue.dead_letter_queue_url, queue.group_table), []
+
+
+def sample_resources(workspaces: DeployedQueue, notifications: DeployedQueue) -> SampleResources:
+    """What the demo reads of the sample app's two deployed queues.
 
     Raises
     ------
     DemoError
-        The queue lacks a dead-letter queue, a claim table or a worker with a workspace table:
-        it is not a queue of the sample app.
+        A queue is not what the sample app deploys (mode, dead-letter queue, group table), or the
+        notification queue's function is not told its table: the stack is not the sample app.
     """
-    workspace_table = queue.function_environment.get(ENV_WORKSPACE_TABLE)
-    dead_letter_queue, claim_table = queue.dead_letter_queue_url, queue.claim_table
-    if dead_letter_queue and claim_table and workspace_table:
-        return SampleResources(queue.queue_url, dead_letter_queue, claim_table, workspace_table)
-    missing = [
-        name
-        for name, value in (
-            ("dead-letter queue", dead_letter_queue),
-            ("claim table", claim_table),
-            (f"{ENV_WORKSPACE_TABLE} in its function's environment", workspace_table),
+    workspace_queue, problems = _sample_queue(workspaces, JobMode.STATE)
+    notification_queue, more = _sample_queue(notifications, JobMode.CLAIM)
+    problems += more
+    table = notifications.function_environment.get(ENV_NOTIFICATION_TABLE)
+    if table is None:
+        problems.append(
+            f"{notifications.describe()} has no {ENV_NOTIFICATION_TABLE} in its function's environment"
         )
-        if not value
-    ]
-    raise DemoError(
-        f"queue {queue.describe()} of stack {queue.stack} has no {', no '.join(missing)}; the demo "
-        "needs a queue of the sample app",
-        "deploy the sample app (app.py, stack AgentJobs), or pass --stack and --queue naming one of its "
-        "queues",
-    )
+    if workspace_queue is None or notification_queue is None or table is None:
+        raise DemoError(
+            f"stack {workspaces.stack} is not the sample app: {'; '.join(problems)}; the demo needs the "
+            "sample app's two queues",
+            "deploy the sample app (app.py, stack AgentJobs), or pass --stack naming a stack built from it",
+        )
+    return SampleResources(workspace_queue, notification_queue, table)
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """The deployed queue a run works on, and what it reads of it."""
+    """The deployed queues a run works on, and what it reads of them."""
 
-    queue: DeployedQueue
+    workspaces: DeployedQueue
+    notifications: DeployedQueue
     resources: SampleResources
+
+    def by_role(self) -> tuple[tuple[QueueRole, DeployedQueue], ...]:
+        """Both queues, each with the role the workload names it by."""
+        return (("workspaces", self.workspaces), ("notifications", self.notifications))
+
+    @property
+    def max_attempts(self) -> int:
+        """The workspace queue's ``max_attempts``, as deployed (the workload's last-attempt job needs it)."""
+        raw = self.workspaces.function_environment.get(ENV_MAX_ATTEMPTS)
+        return int(raw) if raw and raw.isdigit() else DEFAULT_MAX_ATTEMPTS
 
 
 def prepare(options: DemoOptions, target: AwsTarget, *, say: Reporter = print) -> Prepared:
-    """Deploy the sample stack (unless ``options.deploy`` is off), then find its queue.
+    """Deploy the sample stack (unless ``options.deploy`` is off), then find its two queues.
 
     Raises
     ------
@@ -206,8 +234,10 @@ def prepare(options: DemoOptions, target: AwsTarget, *, say: Reporter = print) -
     if options.deploy:
         say(f"deploying stack {options.stack} from {options.app_dir} with the CDK CLI ...")
         deploy(options.app_dir, target=target, stack=options.stack)
-    queue = resolve_queue(options.stack, target=target, queue=options.queue)
-    return Prepared(queue, sample_resources(queue))
+    queues = find_queues(options.stack, target=target)
+    workspaces = select_queue(options.stack, queues, WORKSPACE_QUEUE)
+    notifications = select_queue(options.stack, queues, NOTIFICATION_QUEUE)
+    return Prepared(workspaces, notifications, sample_resources(workspaces, notifications))
 
 
 def send(messages: Sequence[JobMessage], queue_url: str, *, sqs_client: SQSClient, target: AwsTarget) -> int:
@@ -241,25 +271,25 @@ def send(messages: Sequence[JobMessage], queue_url: str, *, sqs_client: SQSClien
 
 
 def _watch_queue(
-    sqs: SQSClient, queue_url: str, total: int, progress: ProgressCallback, stop: threading.Event
+    sqs: SQSClient, queue: DeployedQueue, total: int, progress: ProgressCallback, stop: threading.Event
 ) -> None:
     while not stop.wait(0.25):
         try:
-            left = queue_counts(sqs, queue_url).total
+            left = queue_counts(sqs, queue.queue_url).total
         except Exception:  # progress is cosmetic; the drain itself reports real errors
             continue
-        progress(max(0, total - left), total)
+        progress(queue.label, max(0, total - left), total)
 
 
 def drain(
-    prepared: Prepared,
+    queue: DeployedQueue,
     *,
     target: AwsTarget,
     say: Reporter = print,
     progress: ProgressCallback | None = None,
     watch: tuple[SQSClient, int] | None = None,
 ) -> dict[str, Any]:
-    """Run the local event source mapping of the prepared queue until the queue is empty.
+    """Run the local event source mapping of ``queue`` until it is empty.
 
     Parameters
     ----------
@@ -269,7 +299,8 @@ def drain(
     Returns
     -------
     dict
-        The runner's statistics (:meth:`~constructs_fifo.local.event_source.runner.DrainStats.as_dict`).
+        The runner's statistics (:meth:`~constructs_fifo.local.event_source.runner.DrainStats.as_dict`),
+        the AWS calls of the function included.
     """
     stop = threading.Event()
     watcher: threading.Thread | None = None
@@ -277,14 +308,14 @@ def drain(
         sqs, total = watch
         watcher = threading.Thread(
             target=_watch_queue,
-            args=(sqs, prepared.resources.queue_url, total, progress, stop),
+            args=(sqs, queue, total, progress, stop),
             name="drain-progress",
             daemon=True,
         )
         watcher.start()
     try:
         with EventSourceRunner.from_function(
-            prepared.queue.function_name, target=target, queue_arn=prepared.queue.queue_arn
+            queue.function_name, target=target, queue_arn=queue.queue_arn
         ) as runner:
             stats = runner.drain(until_empty=True)
     finally:
@@ -318,7 +349,7 @@ def wait_until_empty(
     while time.monotonic() < deadline:
         left = queue_counts(sqs, queue_url).total
         if progress is not None:
-            progress(max(0, total - left), total)
+            progress(queue_url.rsplit("/", 1)[-1], max(0, total - left), total)
         now = time.monotonic()
         if left:
             quiet_since = None

@@ -1,15 +1,17 @@
-"""Verify a demo run from what the deployed tables and queues hold.
+"""Verify a demo run from what the deployed queues and tables hold, against what was sent.
 
-Two halves: :func:`observe` reads the deployment (workspace table, claim table, dead-letter queue, main
-queue) through injected boto3 clients; :func:`verify` is pure and compares those observations with
-what the workload expects. Every :class:`Violation` names the workspace or job, what was expected and
-what was found.
+Two halves: :func:`observe` reads the deployment through injected boto3 clients (each workspace's
+state with :class:`~constructs_fifo.client.state_reader.GroupStateReader`, the notification table,
+both dead-letter queues, both queues' parked groups and depths); :func:`verify` is pure and compares
+those observations with what the workload sent. Neither reads the runtime's own bookkeeping (the
+state's record of applied jobs, claims): the checks hold what each group holds against what its
+producer sent. Every :class:`Violation` names the workspace or job, what was expected and what was
+found.
 
 Examples
 --------
 >>> expectations = Expectations(order={"ws-a": ["j1", "j2"]}, poison={})
->>> observed = Observed(applied={"ws-a": ["j2", "j1"]}, dead_letter_job_ids=[], claim_status={},
-...                     queue_visible=0, queue_in_flight=0)
+>>> observed = Observed(applied={"ws-a": ["j2", "j1"]})
 >>> [v.kind for v in verify(expectations, observed)]
 ['order']
 """
@@ -20,16 +22,24 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from boto3.dynamodb.types import TypeDeserializer
+
+from constructs_fifo.client.parked import ParkedGroups
+from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.demo.sample_app import (
-    APPLIED_ATTRIBUTE,
-    REPLAYED_ATTRIBUTE,
+    ACTIVITY_ATTRIBUTE,
+    NOTIFICATION_KEY,
+    REPLAYS_ATTRIBUTE,
+    SampleQueue,
     SampleResources,
-    read_workspace,
+    group_of,
+    workspace_of,
 )
 from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.runtime.constants import ATTR_ID, ATTR_STATUS, STATUS_FAILED, STATUS_SUCCEEDED
+from constructs_fifo.runtime.constants import DeadReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -38,26 +48,36 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.demo.workload import Workload
 
 __all__ = [
+    "POISON_REASONS",
+    "DeadLetter",
     "Expectations",
     "Observed",
     "Violation",
     "ViolationKind",
     "expectations_of",
     "observe",
+    "read_dead_letters",
     "verify",
 ]
 
 ViolationKind = Literal[
     "order",
     "applied_twice",
-    "duplicate_reached_worker",
     "poison_applied",
+    "last_attempt_not_applied",
     "poison_not_dead_lettered",
-    "poison_claim_not_failed",
     "unexpected_dead_letter",
-    "claim_not_succeeded",
+    "group_parked",
+    "notification_missing",
+    "notification_unexpected",
+    "duplicate_reached_job",
     "queue_not_empty",
 ]
+
+#: The dead-letter messages a poison job sent twice leaves: the job itself, dead because it raised a
+#: permanent error, and its second copy, which follows it without running.
+POISON_REASONS: Final = (DeadReason.COPY_OF_DEAD_JOB.value, DeadReason.PERMANENT.value)
+_DESERIALIZER: Final = TypeDeserializer()
 
 
 @dataclass(frozen=True)
@@ -69,39 +89,62 @@ class Expectations:
     order
         For each workspace, the job ids it must apply, in order (the sent order without poison jobs).
     poison
-        Each poison job id and its workspace.
+        Each poison job id and its workspace: both of its copies must be in the dead-letter queue.
+    last_attempt
+        Each job id that fails until its last attempt, and its workspace: it must be applied.
+    notifications
+        Each notification job id and its workspace: each must be recorded once.
     """
 
     order: Mapping[str, Sequence[str]]
     poison: Mapping[str, str]
+    last_attempt: Mapping[str, str] = field(default_factory=dict)
+    notifications: Mapping[str, str] = field(default_factory=dict)
+
+    def job_ids(self) -> set[str]:
+        """Every job id of the run, on both queues."""
+        ordered = {job_id for order in self.order.values() for job_id in order}
+        return ordered | set(self.poison) | set(self.last_attempt) | set(self.notifications)
+
+    def groups(self) -> set[str]:
+        """Every message group of the run."""
+        return {group_of(workspace) for workspace in self.order}
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """One message of a dead-letter queue, read by its triage attributes (body as a fallback)."""
+
+    queue: str
+    job_id: str | None
+    group: str | None
+    reason: str | None
 
 
 @dataclass(frozen=True)
 class Observed:
-    """What the deployment holds after the drain.
+    """What the deployment holds after the run.
 
     Parameters
     ----------
     applied
-        For each workspace found, its ``applied`` list; a workspace with no item is absent.
-    dead_letter_job_ids
-        The ``jobId`` of every message in the dead-letter queue (repeats kept), including messages
-        that are not of this run (they are ignored).
-    claim_status
-        The claim ``status`` per job id (``None`` when a job has no claim item).
-    queue_visible, queue_in_flight
-        Messages left in the main queue.
-    replayed
-        For each workspace, the job ids its worker received again after applying them (its own
-        guard kept the effect single; the claim table should have skipped them first).
+        For each workspace found, the job ids of its state's ``activity``, in order; a workspace with
+        no state is absent.
+    dead_letters
+        Every message of both dead-letter queues, including messages of other runs (ignored).
+    parked
+        For each queue (its label), the groups parked or resuming on it.
+    notifications
+        For each recorded notification of the run's workspaces: its ``replays`` (0 when none).
+    queue_depths
+        For each queue (its label): (visible, in flight) messages left.
     """
 
-    applied: Mapping[str, Sequence[str]]
-    dead_letter_job_ids: Sequence[str]
-    claim_status: Mapping[str, str | None]
-    queue_visible: int
-    queue_in_flight: int
-    replayed: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    applied: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    dead_letters: Sequence[DeadLetter] = ()
+    parked: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    notifications: Mapping[str, int] = field(default_factory=dict)
+    queue_depths: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,6 +168,8 @@ def expectations_of(workload: Workload) -> Expectations:
     return Expectations(
         order=workload.expected_order(),
         poison={job.job_id: job.workspace_id for job in workload.poison_jobs},
+        last_attempt={job.job_id: job.workspace_id for job in workload.last_attempt_jobs},
+        notifications={job.job_id: job.workspace_id for job in workload.notifications},
     )
 
 
@@ -133,6 +178,144 @@ def _first_difference(expected: Sequence[str], actual: Sequence[str]) -> int:
         if want != got:
             return index
     return min(len(expected), len(actual))
+
+
+def _workspaces(expectations: Expectations, observed: Observed) -> list[Violation]:
+    violations: list[Violation] = []
+    for workspace, expected in expectations.order.items():
+        actual = list(observed.applied.get(workspace, []))
+        for job_id, times in sorted(Counter(actual).items()):
+            if times > 1:
+                violations.append(
+                    Violation(
+                        "applied_twice",
+                        f"workspace {workspace}: job {job_id} applied {times} times, expected once",
+                        workspace,
+                        job_id,
+                        1,
+                        times,
+                    )
+                )
+        violations += [
+            Violation(
+                "poison_applied",
+                f"workspace {workspace}: poison job {job_id} was applied; it must only fail",
+                workspace,
+                job_id,
+                "not applied",
+                "applied",
+            )
+            for job_id in actual
+            if job_id in expectations.poison
+        ]
+        if actual != list(expected):
+            at = _first_difference(expected, actual)
+            want = expected[at] if at < len(expected) else "<end>"
+            got = actual[at] if at < len(actual) else "<end>"
+            violations.append(
+                Violation(
+                    "order",
+                    f"workspace {workspace}: applied order differs at position {at}: expected {want}, "
+                    f"got {got} ({len(expected)} jobs expected, {len(actual)} applied)",
+                    workspace,
+                    None,
+                    list(expected),
+                    actual,
+                )
+            )
+    for job_id, workspace in sorted(expectations.last_attempt.items()):
+        if job_id not in observed.applied.get(workspace, []):
+            violations.append(
+                Violation(
+                    "last_attempt_not_applied",
+                    f"workspace {workspace}: job {job_id}, which fails every attempt but its last, was "
+                    "not applied; succeeding on its last attempt, it is not dead",
+                    workspace,
+                    job_id,
+                    "applied",
+                    "not applied",
+                )
+            )
+    return violations
+
+
+def _dead_letters(expectations: Expectations, observed: Observed) -> list[Violation]:
+    violations: list[Violation] = []
+    ours, groups = expectations.job_ids(), expectations.groups()
+    mine = [d for d in observed.dead_letters if d.job_id in ours or d.group in groups]
+    reasons: dict[str, list[str]] = {}
+    for dead in mine:
+        if dead.job_id is not None and dead.job_id in expectations.poison:
+            reasons.setdefault(dead.job_id, []).append(str(dead.reason))
+            continue
+        violations.append(
+            Violation(
+                "unexpected_dead_letter",
+                f"job {dead.job_id or '<no jobId>'} of group {dead.group} is in the dead-letter queue of "
+                f"{dead.queue} (reason {dead.reason}) but is not a poison job",
+                workspace_of(dead.group) if dead.group else None,
+                dead.job_id,
+                "not in a DLQ",
+                f"in the DLQ of {dead.queue}",
+            )
+        )
+    for job_id, workspace in sorted(expectations.poison.items()):
+        found = sorted(reasons.get(job_id, []))
+        if found != sorted(POISON_REASONS):
+            violations.append(
+                Violation(
+                    "poison_not_dead_lettered",
+                    f"workspace {workspace}: poison job {job_id} (sent twice) must be in the dead-letter "
+                    f"queue once as {' and once as '.join(POISON_REASONS)}; found {found or 'nothing'}",
+                    workspace,
+                    job_id,
+                    list(POISON_REASONS),
+                    found,
+                )
+            )
+    return violations
+
+
+def _notifications(expectations: Expectations, observed: Observed) -> list[Violation]:
+    violations: list[Violation] = []
+    for job_id, workspace in sorted(expectations.notifications.items()):
+        if job_id not in observed.notifications:
+            violations.append(
+                Violation(
+                    "notification_missing",
+                    f"workspace {workspace}: notification {job_id} was not recorded",
+                    workspace,
+                    job_id,
+                    "recorded",
+                    "missing",
+                )
+            )
+        elif observed.notifications[job_id]:
+            replays = observed.notifications[job_id]
+            violations.append(
+                Violation(
+                    "duplicate_reached_job",
+                    f"workspace {workspace}: notification {job_id} ran {replays} more time(s) after it was "
+                    "recorded; the claim table should have skipped the copies (only the notifier's "
+                    "conditional put kept it single)",
+                    workspace,
+                    job_id,
+                    0,
+                    replays,
+                )
+            )
+    violations += [
+        Violation(
+            "notification_unexpected",
+            f"notification {job_id} was recorded for a workspace of this run but was never sent",
+            None,
+            job_id,
+            "not recorded",
+            "recorded",
+        )
+        for job_id in sorted(set(observed.notifications) - set(expectations.notifications))
+    ]
+    return violations
 
 
 def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
@@ -150,177 +333,115 @@ def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
     list of Violation
         Empty when every guarantee held.
     """
-    violations: list[Violation] = []
-    poison = expectations.poison
-    for workspace, expected in expectations.order.items():
-        actual = list(observed.applied.get(workspace, []))
-        for job_id, times in sorted(Counter(actual).items()):
-            if times > 1:
-                violations.append(
-                    Violation(
-                        "applied_twice",
-                        f"workspace {workspace}: job {job_id} applied {times} times, expected once",
-                        workspace,
-                        job_id,
-                        1,
-                        times,
-                    )
-                )
-        for job_id in observed.replayed.get(workspace, []):
-            violations.append(
-                Violation(
-                    "duplicate_reached_worker",
-                    f"workspace {workspace}: job {job_id} reached the worker again after it was applied; "
-                    "the claim table should have skipped it (only the worker's own guard kept it single)",
-                    workspace,
-                    job_id,
-                    "skipped by the claim table",
-                    "delivered to the worker",
-                )
-            )
-        for job_id in actual:
-            if job_id in poison:
-                violations.append(
-                    Violation(
-                        "poison_applied",
-                        f"workspace {workspace}: poison job {job_id} was applied; it must only fail",
-                        workspace,
-                        job_id,
-                        "not applied",
-                        "applied",
-                    )
-                )
-        if actual != list(expected):
-            at = _first_difference(expected, actual)
-            want = expected[at] if at < len(expected) else "<end>"
-            got = actual[at] if at < len(actual) else "<end>"
-            violations.append(
-                Violation(
-                    "order",
-                    f"workspace {workspace}: applied order differs at position {at}: expected {want}, "
-                    f"got {got} ({len(expected)} jobs expected, {len(actual)} applied)",
-                    workspace,
-                    None,
-                    list(expected),
-                    actual,
-                )
-            )
-
-    dead = Counter(observed.dead_letter_job_ids)
-    for job_id, workspace in sorted(poison.items()):
-        if job_id not in dead:
-            violations.append(
-                Violation(
-                    "poison_not_dead_lettered",
-                    f"workspace {workspace}: poison job {job_id} is not in the dead-letter queue",
-                    workspace,
-                    job_id,
-                    "in DLQ",
-                    "missing",
-                )
-            )
-        status = observed.claim_status.get(job_id)
-        if status != STATUS_FAILED:
-            violations.append(
-                Violation(
-                    "poison_claim_not_failed",
-                    f"workspace {workspace}: poison job {job_id} has claim status {status}, "
-                    f"expected {STATUS_FAILED}",
-                    workspace,
-                    job_id,
-                    STATUS_FAILED,
-                    status,
-                )
-            )
-    # The DLQ may hold messages of earlier runs or other producers: only this run's jobs are judged.
-    healthy = {job_id for order in expectations.order.values() for job_id in order}
-    for job_id in sorted(dead):
-        if job_id in healthy:
-            violations.append(
-                Violation(
-                    "unexpected_dead_letter",
-                    f"job {job_id} is in the dead-letter queue but is not a poison job",
-                    None,
-                    job_id,
-                    "not in DLQ",
-                    "in DLQ",
-                )
-            )
-    for workspace, expected in expectations.order.items():
-        for job_id in expected:
-            if job_id in observed.claim_status and observed.claim_status[job_id] != STATUS_SUCCEEDED:
-                status = observed.claim_status[job_id]
-                violations.append(
-                    Violation(
-                        "claim_not_succeeded",
-                        f"workspace {workspace}: job {job_id} has claim status {status}, "
-                        f"expected {STATUS_SUCCEEDED}",
-                        workspace,
-                        job_id,
-                        STATUS_SUCCEEDED,
-                        status,
-                    )
-                )
-    left = observed.queue_visible + observed.queue_in_flight
-    if left:
-        violations.append(
+    violations = _workspaces(expectations, observed)
+    violations += _dead_letters(expectations, observed)
+    violations += _notifications(expectations, observed)
+    groups = expectations.groups()
+    for queue, parked in sorted(observed.parked.items()):
+        violations += [
             Violation(
-                "queue_not_empty",
-                f"main queue still holds {left} messages ({observed.queue_visible} visible, "
-                f"{observed.queue_in_flight} in flight), expected 0",
+                "group_parked",
+                f"group {group} is still parked on {queue}; every group must end live",
+                workspace_of(group),
                 None,
-                None,
-                0,
-                left,
+                "live",
+                "parked",
             )
-        )
+            for group in parked
+            if group in groups
+        ]
+    for queue, (visible, in_flight) in sorted(observed.queue_depths.items()):
+        if visible + in_flight:
+            violations.append(
+                Violation(
+                    "queue_not_empty",
+                    f"queue {queue} still holds {visible + in_flight} messages ({visible} visible, "
+                    f"{in_flight} in flight), expected 0",
+                    None,
+                    None,
+                    0,
+                    visible + in_flight,
+                )
+            )
     return violations
 
 
-def _read_dead_letters(sqs: SQSClient, queue_url: str) -> list[str]:
-    """Receive every DLQ message, note its jobId and make it visible again (the DLQ is left as found)."""
-    job_ids: list[str] = []
+def _attribute(message: Mapping[str, Any], name: str) -> str | None:
+    value = (message.get("MessageAttributes") or {}).get(name) or {}
+    text = value.get("StringValue")
+    return str(text) if text is not None else None
+
+
+def _body_job_id(body: str) -> str | None:
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return None
+    job_id = decoded.get("jobId") if isinstance(decoded, dict) else None
+    return str(job_id) if job_id is not None else None
+
+
+def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[DeadLetter]:
+    """Receive every message of ``queue``'s dead-letter queue and make it visible again (left as found).
+
+    A FIFO queue hides a group's later messages while one is in flight, and hands out as many of one
+    group as a receive holds (10), so a group with more than 10 dead messages is read in part; the
+    demo's groups hold at most two.
+    """
+    found: list[DeadLetter] = []
     handles: list[str] = []
     empty = 0
     while empty < 2:
-        response = sqs.receive_message(
-            QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=60, WaitTimeSeconds=0
-        )
-        messages = response.get("Messages", [])
+        messages = sqs.receive_message(
+            QueueUrl=queue.dead_letter_queue_url,
+            MaxNumberOfMessages=10,
+            VisibilityTimeout=60,
+            WaitTimeSeconds=0,
+            MessageAttributeNames=["All"],
+            MessageSystemAttributeNames=["MessageGroupId"],
+        ).get("Messages", [])
         if not messages:
             empty += 1
             continue
         empty = 0
         for message in messages:
             handles.append(message["ReceiptHandle"])
-            try:
-                body = json.loads(message.get("Body", ""))
-                job_ids.append(str(body["jobId"]) if isinstance(body, dict) else "<not a job>")
-            except (ValueError, KeyError):
-                job_ids.append("<not a job>")
+            job_id = _attribute(message, "jobId") or _body_job_id(message.get("Body", ""))
+            group = (message.get("Attributes") or {}).get("MessageGroupId")
+            found.append(DeadLetter(queue.label, job_id, group, _attribute(message, "reason")))
     for start in range(0, len(handles), 10):
         sqs.change_message_visibility_batch(
-            QueueUrl=queue_url,
+            QueueUrl=queue.dead_letter_queue_url,
             Entries=[
                 {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
                 for i, handle in enumerate(handles[start : start + 10])
             ],
         )
-    return job_ids
+    return found
 
 
-def _scan_claims(dynamodb: DynamoDBClient, table: str) -> dict[str, str | None]:
-    statuses: dict[str, str | None] = {}
-    for page in dynamodb.get_paginator("scan").paginate(
-        TableName=table,
-        ProjectionExpression="#i, #s",
-        ExpressionAttributeNames={"#i": ATTR_ID, "#s": ATTR_STATUS},
-    ):
-        for item in page.get("Items", []):
-            job_id = item.get(ATTR_ID, {}).get("S")
-            if job_id is not None:
-                statuses[job_id] = item.get(ATTR_STATUS, {}).get("S")
-    return statuses
+def _plain(value: Any) -> Any:
+    """DynamoDB numbers come back as Decimal: whole numbers become int."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _scan_notifications(dynamodb: DynamoDBClient, table: str, workspaces: set[str]) -> dict[str, int]:
+    """``{notification id: replays}`` for the notifications of ``workspaces``."""
+    recorded: dict[str, int] = {}
+    for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+        for raw in page.get("Items", []):
+            item = {key: _plain(_DESERIALIZER.deserialize(value)) for key, value in raw.items()}
+            if item.get("workspaceId") in workspaces:
+                recorded[str(item[NOTIFICATION_KEY])] = int(item.get(REPLAYS_ATTRIBUTE, 0))
+    return recorded
+
+
+def _activity(state: Mapping[str, Any] | None) -> list[str] | None:
+    if state is None:
+        return None
+    return [str(entry.get("jobId")) for entry in state.get(ACTIVITY_ATTRIBUTE, []) if isinstance(entry, dict)]
 
 
 def observe(
@@ -330,32 +451,43 @@ def observe(
     sqs_client: SQSClient,
     dynamodb_client: DynamoDBClient,
 ) -> Observed:
-    """Read what a run left in the deployed queue, dead-letter queue and tables.
+    """Read what a run left in the deployed queues, dead-letter queues and tables.
 
     Parameters
     ----------
     workspaces
-        Workspace ids to read from the workspace table.
+        Workspace ids of the run.
     resources
-        The queue, dead-letter queue, claim table and workspace table of the run.
+        The sample app's two queues and its notification table.
     sqs_client, dynamodb_client
         boto3 clients pointed at the deployment's endpoint.
     """
+    reader = GroupStateReader(resources.workspaces.group_table, dynamodb_client)
     applied: dict[str, list[str]] = {}
-    replayed: dict[str, list[str]] = {}
     for workspace in workspaces:
-        item = read_workspace(dynamodb_client, resources.workspace_table, workspace)
-        if item is None:
-            continue
-        for attribute, found in ((APPLIED_ATTRIBUTE, applied), (REPLAYED_ATTRIBUTE, replayed)):
-            if attribute in item:
-                found[workspace] = [str(job_id) for job_id in item[attribute]]
-    counts = queue_counts(sqs_client, resources.queue_url)
+        activity = _activity(reader.get(group_of(workspace)))
+        if activity is not None:
+            applied[workspace] = activity
+    queues = (resources.workspaces, resources.notifications)
+    parked: dict[str, list[str]] = {}
+    dead_letters: list[DeadLetter] = []
+    depths: dict[str, tuple[int, int]] = {}
+    for queue in queues:
+        groups = ParkedGroups(
+            group_table=queue.group_table,
+            queue_url=queue.queue_url,
+            dead_letter_queue_url=queue.dead_letter_queue_url,
+            dynamodb=dynamodb_client,
+            sqs=sqs_client,
+        )
+        parked[queue.label] = [header.group for header in groups.list_groups()]
+        dead_letters += read_dead_letters(sqs_client, queue)
+        counts = queue_counts(sqs_client, queue.queue_url)
+        depths[queue.label] = (counts.visible, counts.in_flight)
     return Observed(
         applied=applied,
-        dead_letter_job_ids=_read_dead_letters(sqs_client, resources.dead_letter_queue_url),
-        claim_status=_scan_claims(dynamodb_client, resources.claim_table),
-        queue_visible=counts.visible,
-        queue_in_flight=counts.in_flight,
-        replayed=replayed,
+        dead_letters=dead_letters,
+        parked=parked,
+        notifications=_scan_notifications(dynamodb_client, resources.notification_table, set(workspaces)),
+        queue_depths=depths,
     )

@@ -18,7 +18,7 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -95,6 +95,9 @@ class Invocation:
         Whether it ran past the function timeout (the worker was killed).
     duration_seconds
         Time in the handler.
+    aws_calls
+        AWS API calls the handler made, by ``service.Operation`` and DynamoDB table (see ``worker.py``);
+        empty when the worker timed out or died.
     """
 
     result: Any
@@ -102,6 +105,7 @@ class Invocation:
     cold_start: bool
     timed_out: bool
     duration_seconds: float
+    aws_calls: Mapping[str, int] = field(default_factory=dict)
 
 
 class Worker:
@@ -196,6 +200,7 @@ class WorkerPool:
         cold = slot not in self._workers
         error: str | None = None
         result: Any = None
+        calls: dict[str, int] = {}
         timed_out = False
         begin = time.monotonic()
         try:
@@ -212,6 +217,7 @@ class WorkerPool:
             answer = worker.read_line(timeout=timeout + TIMEOUT_GRACE_SECONDS)
             if answer is None:
                 raise TimeoutError
+            calls = {str(key): int(value) for key, value in (answer.get("aws_calls") or {}).items()}
             if answer.get("ok"):
                 result = answer.get("result")
             else:
@@ -224,7 +230,7 @@ class WorkerPool:
         except (WorkerError, OSError, ValueError) as exc:
             error = f"WorkerError: {exc.message if isinstance(exc, WorkerError) else exc}"
             self._retire(slot)
-        return Invocation(result, error, cold, timed_out, time.monotonic() - begin)
+        return Invocation(result, error, cold, timed_out, time.monotonic() - begin, calls)
 
     def close(self) -> None:
         """Stop every worker."""

@@ -32,7 +32,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -126,6 +126,9 @@ class DrainStats:
         Wall time of the drain.
     skipped:
         Why nothing was drained (a disabled mapping), else ``None``.
+    aws_calls:
+        AWS API calls the function made, summed over every invocation: ``{"dynamodb.PutItem claims": n}``
+        (see :class:`~constructs_fifo.local.event_source.pool.Invocation`).
     """
 
     batches: int = 0
@@ -138,15 +141,18 @@ class DrainStats:
     delete_failures: int = 0
     elapsed_seconds: float = 0.0
     skipped: str | None = None
+    aws_calls: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, **counts: int) -> None:
-        """Add to counters (thread-safe: slots report concurrently)."""
+    def add(self, *, aws_calls: Mapping[str, int] | None = None, **counts: int) -> None:
+        """Add to counters and to the AWS call counts (thread-safe: slots report concurrently)."""
         with self._lock:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
+            for key, value in (aws_calls or {}).items():
+                self.aws_calls[key] = self.aws_calls.get(key, 0) + value
 
-    def as_dict(self) -> dict[str, float | int | str]:
+    def as_dict(self) -> dict[str, float | int | str | dict[str, int]]:
         """The totals as a plain dict (for JSON reports)."""
         return {
             "batches": self.batches,
@@ -158,6 +164,7 @@ class DrainStats:
             "cold_starts": self.cold_starts,
             "delete_failures": self.delete_failures,
             "elapsed_seconds": round(self.elapsed_seconds, 3),
+            "aws_calls": dict(sorted(self.aws_calls.items())),
             **({"skipped": self.skipped} if self.skipped else {}),
         }
 
@@ -458,6 +465,7 @@ class EventSourceRunner:
             handler_errors=0 if error is None else 1,
             cold_starts=int(invocation.cold_start),
             timeouts=int(invocation.timed_out),
+            aws_calls=invocation.aws_calls,
         )
         return BatchReport(
             slot=slot,

@@ -8,12 +8,21 @@ environment is the function's environment, set by the pool.
 Protocol, one JSON object per line. The worker imports the handler once (the cold start) and writes
 ``{"ready": true, "init_ms": N}`` or ``{"ready": false, "error": {...}}`` on the protocol pipe. Then,
 for every line ``{"event": ..., "request_id": ..., "timeout_ms": N}`` on stdin, it answers
-``{"ok": true, "result": ..., "duration_ms": N}`` or ``{"ok": false, "error": {...}, "duration_ms": N}``.
+``{"ok": true, "result": ..., "duration_ms": N, "aws_calls": {...}}`` or
+``{"ok": false, "error": {...}, "duration_ms": N, "aws_calls": {...}}``.
+
+``aws_calls`` counts the AWS API calls the invocation made through boto3's default session (which is
+what ``boto3.client(...)`` and ``boto3.resource(...)`` use): ``{"dynamodb.PutItem claims": 2, ...}``,
+one key per service, operation and DynamoDB table (the tables a call names, comma-separated; no table
+for other services). The hook is registered on that session before the handler is imported, so it
+sees every client the handler creates; a call is counted once, however often botocore retries it.
+Without boto3 installed nothing is counted (an empty object).
 
 The protocol pipe is the original stdout, moved to another descriptor; the handler's own prints go to
 stderr (the function's log), as in Lambda.
 
-This module uses the standard library only and imports nothing from ``constructs_fifo``.
+This module uses the standard library only (and boto3, only to count calls, when it is importable)
+and imports nothing from ``constructs_fifo``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["LambdaContext", "load_handler", "main"]
+__all__ = ["CallCounter", "LambdaContext", "load_handler", "main"]
 
 
 class LambdaContext:
@@ -56,6 +65,58 @@ class LambdaContext:
     def get_remaining_time_in_millis(self) -> int:
         """Milliseconds left before the runner kills this invocation."""
         return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class CallCounter:
+    """Counts the AWS API calls made through boto3's default session, by operation and table."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    @classmethod
+    def install(cls) -> CallCounter:
+        """A counter hooked to boto3's default session (created here); counts nothing without boto3."""
+        counter = cls()
+        try:
+            import boto3  # noqa: PLC0415 - optional: only to count calls
+        except ImportError:
+            return counter
+        boto3.setup_default_session()
+        session = boto3.DEFAULT_SESSION
+        assert session is not None
+        session.events.register("before-parameter-build", counter.count)
+        return counter
+
+    def count(self, *, params: Any = None, event_name: str = "", **unused: Any) -> None:
+        """The hook: ``event_name`` is ``before-parameter-build.<service>.<Operation>``."""
+        operation = event_name.partition(".")[2]
+        key = operation
+        tables = _tables_of(params) if isinstance(params, dict) else []
+        if tables:
+            key = f"{operation} {','.join(tables)}"
+        self.calls[key] = self.calls.get(key, 0) + 1
+
+    def take(self) -> dict[str, int]:
+        """The counts since the last ``take``, and start again from zero."""
+        taken, self.calls = self.calls, {}
+        return taken
+
+
+def _tables_of(params: dict[str, Any]) -> list[str]:
+    """The DynamoDB tables a call's parameters name, sorted (none for other services)."""
+    names: set[str] = set()
+    if isinstance(params.get("TableName"), str):
+        names.add(params["TableName"])
+    if isinstance(params.get("RequestItems"), dict):  # BatchGetItem, BatchWriteItem
+        names.update(str(name) for name in params["RequestItems"])
+    for item in params.get("TransactItems") or []:  # TransactWriteItems, TransactGetItems
+        if isinstance(item, dict):
+            names.update(
+                str(action["TableName"])
+                for action in item.values()
+                if isinstance(action, dict) and "TableName" in action
+            )
+    return sorted(names)
 
 
 def load_handler(spec: str) -> Any:
@@ -94,6 +155,7 @@ def main(argv: list[str]) -> int:
     sys.stdout = sys.stderr
 
     started = time.monotonic()
+    counter = CallCounter.install()
     handler: Any = None
     init_error: dict[str, Any] | None = None
     try:
@@ -115,15 +177,19 @@ def main(argv: list[str]) -> int:
             _write(protocol, {"ok": False, "error": init_error, "duration_ms": 0})
             continue
         context = LambdaContext(str(request["request_id"]), int(request["timeout_ms"]))
+        counter.take()  # calls between invocations (none in Lambda) are not this invocation's
+        answer: dict[str, Any]
         try:
             result = handler(request["event"], context)
         except Exception as exc:  # a handler error is data for the runner
-            _write(protocol, {"ok": False, "error": _error(exc), "duration_ms": _ms(begin)})
+            answer = {"ok": False, "error": _error(exc)}
         else:
-            try:
-                _write(protocol, {"ok": True, "result": result, "duration_ms": _ms(begin)})
-            except (TypeError, ValueError) as exc:
-                _write(protocol, {"ok": False, "error": _error(exc), "duration_ms": _ms(begin)})
+            answer = {"ok": True, "result": result}
+        answer |= {"duration_ms": _ms(begin), "aws_calls": counter.take()}
+        try:
+            _write(protocol, answer)
+        except (TypeError, ValueError) as exc:  # a result that is not JSON
+            _write(protocol, {**answer, "ok": False, "result": None, "error": _error(exc)})
         sys.stderr.flush()
     return 0
 

@@ -20,24 +20,37 @@ def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     # WHEN `demo` is parsed with no options
     args = build_parser().parse_args(["demo"])
-    # THEN the defaults are the issue's: 20 workspaces, 500 jobs, 10 % duplicates and failures, 2 poison
-    assert (args.workspaces, args.jobs, args.duplicate_rate, args.failure_rate, args.poison) == (
-        20,
-        500,
-        0.1,
-        0.1,
-        2,
-    )
+    # THEN the defaults are the issues': 20 workspaces, 500 jobs, 10 % duplicates and failures, 2 poison
+    # jobs (each sent twice) and 1 failing until its last attempt
+    assert (
+        args.workspaces,
+        args.jobs,
+        args.duplicate_rate,
+        args.failure_rate,
+        args.poison,
+        args.last_attempt,
+    ) == (20, 500, 0.1, 0.1, 2, 1)
     assert args.endpoint_url is None
     assert args.scenario == "verify"
     assert args.stack == "AgentJobs"
-    assert args.queue is None
 
 
-def test_every_stack_command_takes_a_queue() -> None:
-    # GIVEN a stack with several queues WHEN each command names one THEN it is parsed
-    for command in ("deploy", "drain", "demo"):
-        assert build_parser().parse_args([command, "--queue", "AgentJobs/Jobs"]).queue == "AgentJobs/Jobs"
+def test_deploy_and_drain_take_a_queue_the_demo_uses_both_of_the_sample_app(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN a stack with several queues WHEN deploy or drain names one THEN it is parsed
+    for command in ("deploy", "drain"):
+        parsed = build_parser().parse_args([command, "--queue", "AgentJobs/Workspaces"])
+        assert parsed.queue == "AgentJobs/Workspaces"
+    # AND drain --all takes every queue, but not together with --queue
+    assert build_parser().parse_args(["drain", "--all"]).all_queues is True
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(["drain", "--all", "--queue", "Workspaces"])
+    assert caught.value.code == EXIT_USAGE
+    assert "not allowed with argument" in capsys.readouterr().err
+    # AND the demo takes no --queue: it finds the sample app's two queues itself
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["demo", "--queue", "Workspaces"])
 
 
 def test_endpoint_defaults_to_aws_endpoint_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,6 +83,8 @@ def test_full_demo_command_line_is_parsed() -> None:
             "0",
             "--poison",
             "1",
+            "--last-attempt",
+            "0",
             "--seed",
             "42",
             "--report",
@@ -78,7 +93,7 @@ def test_full_demo_command_line_is_parsed() -> None:
     )
     assert args.endpoint_url == "http://localhost:4566"
     assert args.region == "eu-west-1"
-    assert (args.workspaces, args.jobs, args.poison, args.seed) == (4, 40, 1, 42)
+    assert (args.workspaces, args.jobs, args.poison, args.last_attempt, args.seed) == (4, 40, 1, 0, 42)
     assert (args.duplicate_rate, args.failure_rate) == (0.25, 0.0)
     assert args.report == Path("out/r.json")
 
@@ -156,7 +171,7 @@ def test_emulator_failure_prints_cause_and_fix(
 
     monkeypatch.setattr(cli_app, "run_demo", broken)
     # WHEN the demo runs
-    code = main(["demo", "--workspaces", "1", "--jobs", "1", "--poison", "0"])
+    code = main(["demo", "--workspaces", "1", "--jobs", "1", "--poison", "0", "--last-attempt", "0"])
     # THEN exit 3 and exactly one line: cause then fix
     err = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_ENVIRONMENT
@@ -269,3 +284,49 @@ def test_drain_of_a_disabled_mapping_says_it_was_skipped(
     )
     assert json.loads(captured.out)["batches"] == 0
     assert json.loads(captured.out)["skipped"].startswith("the event source mapping u")
+
+
+def test_drain_all_drains_every_queue_of_the_stack_and_prints_each(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a stack of two queues, whose runners report different statistics
+    def queue(name: str) -> DeployedQueue:
+        return DeployedQueue(
+            stack="S",
+            construct_path=f"S/{name}",
+            queue_name=f"S-{name}.fifo",
+            queue_url=f"http://localhost:1/123456789012/S-{name}.fifo",
+            queue_arn=f"arn:aws:sqs:us-east-1:123456789012:S-{name}.fifo",
+            function_name=f"{name}-fn",
+        )
+
+    drained: list[str] = []
+
+    class Runner:
+        def __init__(self, function: str) -> None:
+            self.function = function
+
+        @classmethod
+        def from_function(cls, function: str, **kwargs: object) -> Runner:
+            return cls(function)
+
+        def __enter__(self) -> Runner:
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            pass
+
+        def drain(self, **kwargs: object) -> DrainStats:
+            drained.append(self.function)
+            return DrainStats(batches=len(drained), aws_calls={"dynamodb.PutItem t": 2})
+
+    monkeypatch.setattr(cli_app, "find_queues", lambda stack, **kwargs: [queue("A"), queue("B")])
+    monkeypatch.setattr(cli_app, "EventSourceRunner", Runner)
+    # WHEN drain --all runs
+    code = main(["drain", "--endpoint-url", "http://localhost:1", "--stack", "S", "--all"])
+    # THEN both were drained, one after the other, and the statistics are printed per construct path
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert drained == ["A-fn", "B-fn"]
+    assert {label: stats["batches"] for label, stats in printed.items()} == {"S/A": 1, "S/B": 2}
+    assert printed["S/A"]["aws_calls"] == {"dynamodb.PutItem t": 2}

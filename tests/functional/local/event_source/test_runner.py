@@ -36,6 +36,7 @@ def handle(event, context):
         body = json.loads(r["body"])
         attempt = int(r["attributes"]["ApproximateReceiveCount"])
         action = body.get("action", "ok")
+        body.setdefault("table", "no-such-table")
         line = {
             "id": body["id"], "attempt": attempt, "record": r, "pid": os.getpid(), "start": time.time(),
             "remaining_ms": context.get_remaining_time_in_millis(), "marker": constructs_fifo.MARKER,
@@ -50,6 +51,14 @@ def handle(event, context):
             os._exit(3)
         if action == "sleep":
             time.sleep(body["seconds"])
+        if action == "call_aws":
+            import boto3
+            dynamodb = boto3.client("dynamodb")
+            dynamodb.list_tables()
+            try:
+                dynamodb.get_item(TableName=body["table"], Key={"k": {"S": "x"}})
+            except dynamodb.exceptions.ResourceNotFoundException:
+                pass
         line["end"] = time.time()
         with open(os.environ["OUT_FILE"], "a") as out:
             out.write(json.dumps(line) + "\\n")
@@ -259,6 +268,20 @@ def test_drain_delivers_lambda_records_and_deletes_what_succeeded(
     assert all(0 < line["remaining_ms"] <= 2000 for line in seen)
     # AND the handler's prints went to the function log
     assert "goes to the function log" in runner.log_path.read_text()
+
+
+def test_the_aws_calls_the_handler_makes_are_counted_by_operation_and_table(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN three jobs whose handler lists tables and reads an item of a table (each through a new client)
+    deployed = deploy(emulator, tmp_path, [(f"c{i}", "ws#c", "call_aws") for i in range(3)], batch_size=2)
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+    # THEN every call was counted once, under its operation, and the item read under its table
+    assert stats.succeeded == 3
+    assert stats.aws_calls == {"dynamodb.ListTables": 3, "dynamodb.GetItem no-such-table": 3}
+    assert stats.as_dict()["aws_calls"] == stats.aws_calls
 
 
 def test_reported_failures_stay_and_the_rest_is_deleted(emulator: LocalEmulator, tmp_path: Path) -> None:

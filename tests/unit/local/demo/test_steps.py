@@ -1,4 +1,4 @@
-"""The demo's shared steps: waiting for the deployed function, and what a sample queue must offer."""
+"""The demo's shared steps: waiting for the deployed function, and what the sample app's queues must offer."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from constructs_fifo.local.demo.steps import sample_resources, wait_until_empty
+from constructs_fifo.local.demo.steps import Prepared, sample_resources, wait_until_empty
 from constructs_fifo.local.errors import DemoError
 from constructs_fifo.local.stack import DeployedQueue
 
@@ -25,19 +25,19 @@ class _Queue:
 def test_waiting_for_the_deployed_function_reports_progress_until_quiet() -> None:
     # GIVEN a queue another consumer drains: 4, 2, then empty
     queue = _Queue([4, 2, 0])
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[str, int, int]] = []
     # WHEN the demo waits for it
     wait_until_empty(
         queue,  # type: ignore[arg-type]
         "q.fifo",
         total=4,
         timeout=5,
-        progress=lambda done, total: seen.append((done, total)),
+        progress=lambda label, done, total: seen.append((label, done, total)),
         quiet_seconds=0,
         poll_seconds=0,
     )
-    # THEN progress went 0 -> 2 -> 4 of 4
-    assert seen[:3] == [(0, 4), (2, 4), (4, 4)]
+    # THEN progress went 0 -> 2 -> 4 of 4, under the queue's name
+    assert seen[:3] == [("q.fifo", 0, 4), ("q.fifo", 2, 4), ("q.fifo", 4, 4)]
 
 
 def test_waiting_gives_up_with_a_fix_when_the_queue_never_empties() -> None:
@@ -47,35 +47,55 @@ def test_waiting_gives_up_with_a_fix_when_the_queue_never_empties() -> None:
     assert "event source mapping" in caught.value.fix
 
 
-QUEUE = DeployedQueue(
-    stack="AgentJobs",
-    construct_path="AgentJobs/Jobs",
-    queue_name="AgentJobs-1.fifo",
-    queue_url="http://localhost:1/123456789012/AgentJobs-1.fifo",
-    queue_arn="arn:aws:sqs:us-east-1:123456789012:AgentJobs-1.fifo",
-    function_name="fn",
-    function_environment={"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims", "WORKSPACE_TABLE_NAME": "workspaces"},
-    dead_letter_queue_url="http://localhost:1/123456789012/AgentJobs-1-dlq.fifo",
+def _queue(name: str, mode: str, **environment: str) -> DeployedQueue:
+    return DeployedQueue(
+        stack="AgentJobs",
+        construct_path=f"AgentJobs/{name}",
+        queue_name=f"AgentJobs-{name}.fifo",
+        queue_url=f"http://localhost:1/123456789012/AgentJobs-{name}.fifo",
+        queue_arn=f"arn:aws:sqs:us-east-1:123456789012:AgentJobs-{name}.fifo",
+        function_name=f"fn-{name}",
+        function_environment={"CONSTRUCTS_FIFO_MODE": mode, "CONSTRUCTS_FIFO_GROUP_TABLE": f"{name}-groups"}
+        | environment,
+        dead_letter_queue_url=f"http://localhost:1/123456789012/AgentJobs-{name}-dlq.fifo",
+    )
+
+
+WORKSPACES = _queue("Workspaces", "STATE", CONSTRUCTS_FIFO_MAX_ATTEMPTS="7")
+NOTIFICATIONS = _queue(
+    "Notifications", "CLAIM", CONSTRUCTS_FIFO_CLAIM_TABLE="claims", NOTIFICATION_TABLE_NAME="notes"
 )
 
 
-def test_a_sample_queue_gives_its_queue_dead_letter_queue_and_tables() -> None:
-    # GIVEN the sample app's queue WHEN the demo reads it THEN it gets all four resources
-    resources = sample_resources(QUEUE)
-    assert resources.queue_url.endswith("AgentJobs-1.fifo")
-    assert resources.dead_letter_queue_url.endswith("AgentJobs-1-dlq.fifo")
-    assert (resources.claim_table, resources.workspace_table) == ("claims", "workspaces")
+def test_the_sample_apps_queues_give_their_queues_dead_letter_queues_and_tables() -> None:
+    # GIVEN the sample app's two queues WHEN the demo reads them THEN it gets what it sends to and reads
+    resources = sample_resources(WORKSPACES, NOTIFICATIONS)
+    assert resources.workspaces.label == "AgentJobs/Workspaces"
+    assert resources.workspaces.queue_url.endswith("AgentJobs-Workspaces.fifo")
+    assert resources.workspaces.dead_letter_queue_url.endswith("AgentJobs-Workspaces-dlq.fifo")
+    assert resources.workspaces.group_table == "Workspaces-groups"
+    assert resources.notifications.group_table == "Notifications-groups"
+    assert resources.notification_table == "notes"
+    # AND the workload learns the deployed max_attempts
+    assert Prepared(WORKSPACES, NOTIFICATIONS, resources).max_attempts == 7
 
 
-def test_a_queue_that_is_not_the_sample_apps_is_named_with_what_it_lacks() -> None:
-    # GIVEN a queue whose function has no workspace table and which has no DLQ
-    other = replace(QUEUE, function_environment={}, dead_letter_queue_url=None)
-    # WHEN the demo reads it THEN the error names the queue and every missing piece
-    with pytest.raises(DemoError) as caught:
-        sample_resources(other)
-    assert caught.value.message == (
-        "queue AgentJobs/Jobs (queue AgentJobs-1.fifo) of stack AgentJobs has no dead-letter queue, no claim "
-        "table, no WORKSPACE_TABLE_NAME in its function's environment; the demo needs a queue of the "
-        "sample app"
+def test_queues_that_are_not_the_sample_apps_are_named_with_what_they_lack() -> None:
+    # GIVEN a workspace queue in claim mode without a DLQ, and a notifier not told its table
+    claim_mode = replace(
+        WORKSPACES, function_environment={"CONSTRUCTS_FIFO_MODE": "CLAIM"}, dead_letter_queue_url=None
     )
-    assert "--queue" in caught.value.fix
+    environment = {
+        k: v for k, v in NOTIFICATIONS.function_environment.items() if k != "NOTIFICATION_TABLE_NAME"
+    }
+    no_table = replace(NOTIFICATIONS, function_environment=environment)
+    # WHEN the demo reads them THEN the error names each queue and every missing piece
+    with pytest.raises(DemoError) as caught:
+        sample_resources(claim_mode, no_table)
+    assert caught.value.message == (
+        "stack AgentJobs is not the sample app: AgentJobs/Workspaces (queue AgentJobs-Workspaces.fifo) has "
+        "no dead-letter queue, no group table (PARK policy or state mode), mode CLAIM instead of STATE; "
+        "AgentJobs/Notifications (queue AgentJobs-Notifications.fifo) has no NOTIFICATION_TABLE_NAME in "
+        "its function's environment; the demo needs the sample app's two queues"
+    )
+    assert "--stack" in caught.value.fix

@@ -1,4 +1,4 @@
-"""Unit tests of the demo verifier: each violation kind is caught, a clean run passes."""
+"""Unit tests of the demo verifier: each violation kind is caught and described, a clean run passes."""
 
 from __future__ import annotations
 
@@ -6,23 +6,31 @@ from dataclasses import replace
 
 import pytest
 
-from constructs_fifo.local.demo.verify import Expectations, Observed, expectations_of, verify
+from constructs_fifo.local.demo.verify import (
+    DeadLetter,
+    Expectations,
+    Observed,
+    expectations_of,
+    verify,
+)
 from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
 
-EXPECTED = Expectations(order={"ws-a": ["a1", "a2", "a3"], "ws-b": ["b1", "b3"]}, poison={"b2": "ws-b"})
+WS, NS = "AgentJobs/Workspaces", "AgentJobs/Notifications"
+EXPECTED = Expectations(
+    order={"ws-a": ["a1", "a2", "a3"], "ws-b": ["b1", "b3"]},
+    poison={"b2": "ws-b"},
+    last_attempt={"a2": "ws-a"},
+    notifications={"a3-n": "ws-a"},
+)
 CLEAN = Observed(
     applied={"ws-a": ["a1", "a2", "a3"], "ws-b": ["b1", "b3"]},
-    dead_letter_job_ids=["b2"],
-    claim_status={
-        "a1": "SUCCEEDED",
-        "a2": "SUCCEEDED",
-        "a3": "SUCCEEDED",
-        "b1": "SUCCEEDED",
-        "b2": "FAILED",
-        "b3": "SUCCEEDED",
-    },
-    queue_visible=0,
-    queue_in_flight=0,
+    dead_letters=[
+        DeadLetter(WS, "b2", "ws#ws-b", "PERMANENT"),
+        DeadLetter(WS, "b2", "ws#ws-b", "COPY_OF_DEAD_JOB"),
+    ],
+    parked={WS: [], NS: []},
+    notifications={"a3-n": 0},
+    queue_depths={WS: (0, 0), NS: (0, 0)},
 )
 
 
@@ -39,7 +47,7 @@ def test_a_clean_run_has_no_violation() -> None:
             "order",
             "workspace ws-a: applied order differs at position 0: expected a1, got a2",
         ),
-        (replace(CLEAN, applied={**CLEAN.applied, "ws-a": ["a1", "a2"]}), "order", "expected a3, got <end>"),
+        (replace(CLEAN, applied={**CLEAN.applied, "ws-b": ["b1"]}), "order", "expected b3, got <end>"),
         (replace(CLEAN, applied={"ws-b": ["b1", "b3"]}), "order", "3 jobs expected, 0 applied"),
         (
             replace(CLEAN, applied={**CLEAN.applied, "ws-a": ["a1", "a2", "a2", "a3"]}),
@@ -47,44 +55,57 @@ def test_a_clean_run_has_no_violation() -> None:
             "job a2 applied 2 times",
         ),
         (
-            replace(CLEAN, replayed={"ws-a": ["a2"]}),
-            "duplicate_reached_worker",
-            "workspace ws-a: job a2 reached the worker again after it was applied",
-        ),
-        (
             replace(CLEAN, applied={**CLEAN.applied, "ws-b": ["b1", "b2", "b3"]}),
             "poison_applied",
             "poison job b2 was applied",
         ),
         (
-            replace(CLEAN, dead_letter_job_ids=[]),
+            replace(CLEAN, applied={**CLEAN.applied, "ws-a": ["a1", "a3"]}),
+            "last_attempt_not_applied",
+            "job a2, which fails every attempt but its last, was not applied",
+        ),
+        (
+            replace(CLEAN, dead_letters=[]),
             "poison_not_dead_lettered",
-            "poison job b2 is not in the dead-letter queue",
+            "poison job b2 (sent twice) must be in the dead-letter queue once as COPY_OF_DEAD_JOB and once "
+            "as PERMANENT; found nothing",
         ),
         (
-            replace(CLEAN, claim_status={**CLEAN.claim_status, "b2": "IN_FLIGHT"}),
-            "poison_claim_not_failed",
-            "claim status IN_FLIGHT, expected FAILED",
+            replace(CLEAN, dead_letters=CLEAN.dead_letters[:1]),
+            "poison_not_dead_lettered",
+            "found ['PERMANENT']",
         ),
         (
-            replace(CLEAN, claim_status={k: v for k, v in CLEAN.claim_status.items() if k != "b2"}),
-            "poison_claim_not_failed",
-            "claim status None",
-        ),
-        (
-            replace(CLEAN, dead_letter_job_ids=["b2", "a3"]),
+            replace(CLEAN, dead_letters=[*CLEAN.dead_letters, DeadLetter(WS, "a3", "ws#ws-a", "PERMANENT")]),
             "unexpected_dead_letter",
-            "job a3 is in the dead-letter queue but is not a poison job",
+            "job a3 of group ws#ws-a is in the dead-letter queue of AgentJobs/Workspaces (reason PERMANENT) "
+            "but is not a poison job",
         ),
         (
-            replace(CLEAN, claim_status={**CLEAN.claim_status, "a2": "FAILED"}),
-            "claim_not_succeeded",
-            "job a2 has claim status FAILED, expected SUCCEEDED",
+            replace(CLEAN, dead_letters=[*CLEAN.dead_letters, DeadLetter(NS, None, "ws#ws-a", "MALFORMED")]),
+            "unexpected_dead_letter",
+            "job <no jobId> of group ws#ws-a",
         ),
         (
-            replace(CLEAN, queue_visible=2, queue_in_flight=1),
+            replace(CLEAN, parked={WS: ["ws#ws-b"], NS: []}),
+            "group_parked",
+            "group ws#ws-b is still parked on AgentJobs/Workspaces",
+        ),
+        (replace(CLEAN, notifications={}), "notification_missing", "notification a3-n was not recorded"),
+        (
+            replace(CLEAN, notifications={"a3-n": 1}),
+            "duplicate_reached_job",
+            "notification a3-n ran 1 more time(s) after it was recorded",
+        ),
+        (
+            replace(CLEAN, notifications={"a3-n": 0, "zz-n": 0}),
+            "notification_unexpected",
+            "notification zz-n was recorded for a workspace of this run but was never sent",
+        ),
+        (
+            replace(CLEAN, queue_depths={WS: (2, 1), NS: (0, 0)}),
             "queue_not_empty",
-            "main queue still holds 3 messages (2 visible, 1 in flight)",
+            "queue AgentJobs/Workspaces still holds 3 messages (2 visible, 1 in flight)",
         ),
     ],
 )
@@ -97,10 +118,14 @@ def test_each_violation_kind_is_caught_and_described(observed: Observed, kind: s
     assert fragment in matching[0].message
 
 
-def test_dead_letters_of_other_runs_are_ignored() -> None:
-    # GIVEN the DLQ also holds a message of an earlier run (a job id this run never sent)
-    observed = replace(CLEAN, dead_letter_job_ids=["b2", "s7-w02-j000"])
-    # WHEN verified THEN it is not this run's violation
+def test_what_other_runs_left_is_ignored() -> None:
+    # GIVEN a DLQ message and a parked group of an earlier run (job and group this run never sent)
+    observed = replace(
+        CLEAN,
+        dead_letters=[*CLEAN.dead_letters, DeadLetter(WS, "s7-w02-j000", "ws#ws-s7-02", "PERMANENT")],
+        parked={WS: ["ws#ws-s7-02"], NS: []},
+    )
+    # WHEN verified THEN neither is this run's violation
     assert verify(EXPECTED, observed) == []
 
 
@@ -116,13 +141,16 @@ def test_a_reordered_workspace_reports_expected_and_actual_lists() -> None:
     assert violation.to_dict()["kind"] == "order"
 
 
-def test_expectations_of_a_workload_leave_out_poison() -> None:
-    # GIVEN a generated workload with poison
-    workload = generate_workload(WorkloadSpec(workspaces=2, jobs=12, poison=2, seed=1))
+def test_expectations_of_a_workload_come_from_what_was_sent() -> None:
+    # GIVEN a generated workload with poison, a last-attempt job and notifications
+    workload = generate_workload(WorkloadSpec(workspaces=3, jobs=36, poison=1, last_attempt=1, seed=1))
     # WHEN its expectations are built
     expectations = expectations_of(workload)
     # THEN poison jobs are expected in the DLQ and nowhere in the applied orders
     assert set(expectations.poison) == {job.job_id for job in workload.poison_jobs}
     applied = {job_id for order in expectations.order.values() for job_id in order}
     assert applied.isdisjoint(expectations.poison)
-    assert len(applied) == 10
+    assert len(applied) == 35
+    # AND the last-attempt job is expected applied, every notification recorded
+    assert set(expectations.last_attempt) <= applied
+    assert set(expectations.notifications) == {n.job_id for n in workload.notifications}
