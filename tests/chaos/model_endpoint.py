@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class ModelEndpoint:
-    """Answers ``SendMessage`` and ``ChangeMessageVisibility(Batch)`` for the model's URL.
+    """Answers ``SendMessage``, ``DeleteMessage`` and ``ChangeMessageVisibility(Batch)`` for the model's URL.
 
     Attributes
     ----------
@@ -69,6 +69,9 @@ class ModelEndpoint:
                 else:
                     failed.append(_stale_receipt(str(entry["Id"])))
             return _ok({"Successful": successful, "Failed": failed})
+        if operation == "DeleteMessage":
+            self.model.delete(str(params["ReceiptHandle"]))
+            return _ok({})
         if operation == "ChangeMessageVisibility":
             if not self._change(str(params["ReceiptHandle"]), int(params["VisibilityTimeout"])):
                 return _error(400, "ReceiptHandleIsInvalid", "the receipt handle has expired")

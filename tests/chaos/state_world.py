@@ -26,6 +26,7 @@ class StateWorld(ChaosWorld):
     """State mode; see the module docstring."""
 
     crashes_count = False
+    has_claims = False
 
     def processor(self) -> StateBatchProcessor:
         logger = self.logger()

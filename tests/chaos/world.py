@@ -127,6 +127,8 @@ class ChaosWorld(abc.ABC):
 
     #: Whether a crash inside a job counts as one of its attempts (claim mode: it does).
     crashes_count: bool = True
+    #: Whether the queue has a claim table (claim mode).
+    has_claims: bool = True
 
     def __init__(self, config: WorldConfig, workload: Workload) -> None:
         self.config = config
@@ -306,7 +308,7 @@ class ChaosWorld(abc.ABC):
     def operators(self) -> ParkedGroups:
         return ParkedGroups(
             group_table=GROUPS,
-            claim_table=CLAIMS if self.crashes_count else None,
+            claim_table=CLAIMS if self.has_claims else None,
             queue_url=self.model.url,
             dead_letter_queue_url=self.dlq_url,
             dynamodb=self.dynamodb,
@@ -415,7 +417,9 @@ class ChaosWorld(abc.ABC):
         if not succeeded:
             if parsed.get("Error", {}).get("Code") in _REFUSALS:
                 self.history.refused.append(Refused(self.history.tick(), name, point, self.clock()))
-                if worker is not None:
+                # A refused claim PutItem is the claim rules' normal path (a retry, a duplicate);
+                # any other refusal is a race with another worker or an operator.
+                if worker is not None and not (point.operation == "PutItem" and point.target == CLAIMS):
                     self._disturb(worker.name, "refused write")
             return
         if point.operation in ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"):
