@@ -8,7 +8,8 @@
   or stale worker ever committed something the next commit had to take back.
 - **Dead only because it itself died.** Every dead-letter message is a job whose kind kills it
   (permanent, malformed, or failing at least ``max_attempts`` times), or a copy of one; a job whose
-  kind always kills it is dead.
+  kind always kills it is dead. (A dead job whose first dead-letter send failed reaches the queue
+  only as ``COPY_OF_DEAD_JOB``: a known defect, ``test_found.py`` keeps it; here it counts as dead.)
 - **Nothing lost**, SQS's own rule never fired, nothing escaped the processor, the queue is empty.
 """
 
@@ -53,16 +54,14 @@ def versions(world: StateWorld) -> list[str]:
 def deaths(world: StateWorld) -> list[str]:
     found: list[str] = []
     attempts = world.config.max_attempts
-    dead_ids = {
-        job_id for job_id, reason in world.dead_letters() if reason != DeadReason.COPY_OF_DEAD_JOB.value
-    }
     for job_id, reason in world.dead_letters():
         spec = world.workload.spec(job_id)
+        exhausted = spec.kind == "transient" and spec.times >= attempts
         expected = {
             DeadReason.MALFORMED.value: spec.kind == "malformed",
             DeadReason.PERMANENT.value: spec.kind == "permanent",
-            DeadReason.ATTEMPTS_EXHAUSTED.value: spec.kind == "transient" and spec.times >= attempts,
-            DeadReason.COPY_OF_DEAD_JOB.value: job_id in dead_ids,
+            DeadReason.ATTEMPTS_EXHAUSTED.value: exhausted,
+            DeadReason.COPY_OF_DEAD_JOB.value: spec.kind in ("malformed", "permanent") or exhausted,
         }
         if not expected.get(reason, False):
             found.append(f"{job_id} ({spec.kind} x{spec.times}) is in the dead-letter queue for {reason}")
@@ -72,7 +71,7 @@ def deaths(world: StateWorld) -> list[str]:
 def folds(world: StateWorld) -> list[str]:
     """Each group's committed log is the fold of what was sent, less what died; nothing is lost."""
     found: list[str] = []
-    dead = {job_id for job_id, reason in world.dead_letters() if reason != DeadReason.COPY_OF_DEAD_JOB.value}
+    dead = {job_id for job_id, _ in world.dead_letters()}
     park = world.config.policy is DeadJobPolicy.PARK
     for group in world.workload.groups():
         jobs = world.workload.jobs_of(group)

@@ -17,28 +17,26 @@ from .faults import Fault
 if TYPE_CHECKING:
     from .world import ChaosWorld
 
-#: The moment of a crash, by where the worker was stopped (both modes).
+#: Where a crash stopped its worker: (point, table) -> (moment before the call, moment after it).
 _MOMENTS = {
-    ("CRASH", "dynamodb.BatchGetItem"): "before the claim / the state read",
-    ("CRASH", "dynamodb.PutItem claims"): "before the claim",
-    ("CRASH_AFTER", "dynamodb.PutItem claims"): "after the claim",
-    ("CRASH", "job.start"): "after the claim",
-    ("CRASH", "job.end"): "after the side effect, before the commit",
-    ("CRASH", "dynamodb.UpdateItem claims"): "after the side effect, before the commit",
-    ("CRASH_AFTER", "dynamodb.UpdateItem claims"): "after the commit",
-    ("CRASH", "dynamodb.PutItem groups"): "after the transitions, before the commit",
-    ("CRASH", "dynamodb.TransactWriteItems groups"): "after the transitions, before the commit",
-    ("CRASH_AFTER", "dynamodb.PutItem groups"): "after the commit",
-    ("CRASH_AFTER", "dynamodb.TransactWriteItems groups"): "after the commit",
-    ("CRASH", "sqs.ChangeMessageVisibilityBatch"): "during the visibility change",
-    ("CRASH_AFTER", "sqs.ChangeMessageVisibilityBatch"): "during the visibility change",
+    ("dynamodb.BatchGetItem", ""): ("before the claim / the state read",) * 2,
+    ("dynamodb.PutItem", "claims"): ("before the claim", "after the claim"),
+    ("job.start", ""): ("after the claim",) * 2,
+    ("job.end", ""): ("after the side effect, before the commit",) * 2,
+    ("dynamodb.UpdateItem", "claims"): ("after the side effect, before the commit", "after the commit"),
+    ("dynamodb.PutItem", "groups"): ("before the commit", "after the commit"),
+    ("dynamodb.TransactWriteItems", "groups"): ("before the commit (or park)", "after the commit (or park)"),
+    ("sqs.ChangeMessageVisibilityBatch", ""): ("during the visibility change",) * 2,
+    ("sqs.SendMessage", ""): ("around a dead-letter or wake-up send",) * 2,
 }
 
 
 def crash_moment(fault: Fault, label: str, target: str) -> str:
     """Where a crash stopped its worker, in the words of the chaos issue."""
-    table = f"{label} {target}" if target in ("claims", "groups") else label
-    return _MOMENTS.get((fault.name, table)) or _MOMENTS.get((fault.name, label)) or f"at {label}"
+    moments = _MOMENTS.get((label, target)) or _MOMENTS.get((label, ""))
+    if moments is None:
+        return f"at {label}"
+    return moments[1] if fault is Fault.CRASH_AFTER else moments[0]
 
 
 @dataclass
@@ -49,12 +47,13 @@ class ChaosStats:
     faults: Counter[str] = field(default_factory=Counter)
     crashes: Counter[str] = field(default_factory=Counter)
     events: Counter[str] = field(default_factory=Counter)
-    started: float = field(default_factory=time.perf_counter)
+    seconds: float = 0.0
 
     def record(self, name: str, world: ChaosWorld) -> None:
         """Add one example (one schedule) of property ``name``."""
         history = world.history
         self.schedules[name] += 1
+        self.seconds += time.perf_counter() - world.started
         for given in history.faults:
             self.faults[given.fault.name] += 1
             if given.fault in (Fault.CRASH, Fault.CRASH_AFTER):
@@ -75,9 +74,8 @@ class ChaosStats:
         total = sum(self.schedules.values())
         if not total:
             return ""
-        elapsed = time.perf_counter() - self.started
         lines = [
-            f"chaos: {total} schedules in {elapsed:.0f} s ("
+            f"chaos: {total} schedules in {self.seconds:.0f} s ("
             + ", ".join(f"{name}: {count}" for name, count in sorted(self.schedules.items()))
             + ")",
             f"chaos: {sum(self.faults.values())} faults injected: "

@@ -21,7 +21,7 @@ from .workload import Workload, workloads
 from .world import WorldConfig
 
 
-@budget(ci_examples=12)
+@budget(ci_examples=20)
 @given(config=configs(), workload=workloads(), data=st.data())
 def test_claim_mode_keeps_order_runs_once_outside_the_window_and_loses_nothing(
     config: WorldConfig, workload: Workload, data: st.DataObject

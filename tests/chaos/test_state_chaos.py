@@ -20,7 +20,7 @@ from .workload import Workload, workloads
 from .world import WorldConfig
 
 
-@budget(ci_examples=12)
+@budget(ci_examples=20)
 @given(config=configs(), workload=workloads(seq=True, max_times=3), data=st.data())
 def test_state_mode_applies_every_transition_once_in_sequence_and_loses_nothing(
     config: WorldConfig, workload: Workload, data: st.DataObject

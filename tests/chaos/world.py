@@ -30,6 +30,7 @@ from __future__ import annotations
 import abc
 import io
 import json
+import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,6 +132,7 @@ class ChaosWorld(abc.ABC):
     has_claims: bool = True
 
     def __init__(self, config: WorldConfig, workload: Workload) -> None:
+        self.started = time.perf_counter()
         self.config = config
         self.workload = workload
         self.clock = FakeClock()
