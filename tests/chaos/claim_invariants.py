@@ -13,7 +13,9 @@
   whose claim was taken ``max_attempts`` times since its last reset; every dead-letter message is a
   job that died (or a copy of one), with the reason its kind gives.
 - **Nothing lost.** Every job ends SUCCEEDED after a run that completed, or in the dead-letter queue
-  (under PARK, after operators resumed every group: only the malformed jobs they skipped).
+  (under PARK, after operators resumed every group: only the malformed jobs they skipped); and while
+  groups are still parked, every job is SUCCEEDED, dead-lettered or kept in its group
+  (:func:`while_parked`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,20 @@ def check(world: ClaimWorld) -> list[str]:
         *order(world),
         *deaths(world),
         *outcomes(world),
+    ]
+
+
+def while_parked(world: ClaimWorld) -> list[str]:
+    """Settled, before operators resume: every job is SUCCEEDED, dead-lettered, or kept (PARK)."""
+    if world.config.policy is not DeadJobPolicy.PARK:
+        return []
+    dead = {job_id for job_id, _ in world.dead_letters()}
+    kept = {job_id for group in world.workload.groups() for job_id in world.kept_job_ids(group)}
+    return [
+        f"{spec.job_id} ({spec.kind}) is lost while groups are parked: not SUCCEEDED, dead-lettered or kept"
+        for spec in world.workload.specs
+        if spec.job_id not in dead | kept
+        and (spec.kind == "malformed" or world.claim_status(spec.job_id) != SUCCEEDED)
     ]
 
 

@@ -10,7 +10,9 @@
   (permanent, malformed, or failing at least ``max_attempts`` times), or a copy of one; a job whose
   kind always kills it is dead. (A dead job whose first dead-letter send failed reaches the queue
   only as ``COPY_OF_DEAD_JOB``: a known defect, ``test_found.py`` keeps it; here it counts as dead.)
-- **Nothing lost**, SQS's own rule never fired, nothing escaped the processor, the queue is empty.
+- **Nothing lost**, SQS's own rule never fired, nothing escaped the processor, the queue is empty;
+  and while groups are still parked, every job is applied, dead-lettered, kept in its group or
+  waiting in its reorder buffer (:func:`while_parked`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,22 @@ from .state_world import StateWorld
 def check(world: StateWorld) -> list[str]:
     """Every violation of the module's invariants in ``world`` (settled, parked groups resumed)."""
     return [*common(world), *versions(world), *deaths(world), *folds(world)]
+
+
+def while_parked(world: StateWorld) -> list[str]:
+    """Settled, before operators resume: every job is applied, dead-lettered, kept or buffered (PARK)."""
+    if world.config.policy is not DeadJobPolicy.PARK:
+        return []
+    dead = {job_id for job_id, _ in world.dead_letters()}
+    held: set[str] = set()
+    for group in world.workload.groups():
+        held |= {*world.committed_log(group), *world.kept_job_ids(group), *world.buffered_job_ids(group)}
+    return [
+        f"{spec.job_id} ({spec.kind}) is lost while groups are parked: not applied, dead-lettered, kept "
+        "or buffered"
+        for spec in world.workload.specs
+        if spec.job_id not in dead | held
+    ]
 
 
 def versions(world: StateWorld) -> list[str]:

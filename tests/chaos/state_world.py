@@ -62,6 +62,11 @@ class StateWorld(ChaosWorld):
         state = decode_item(item).state if item else None
         return list((state or {}).get("log", []))
 
+    def buffered_job_ids(self, group: str) -> list[str]:
+        """The job ids waiting in the group's reorder buffer (committed with its state)."""
+        item = self._state_item(group)
+        return [entry.job_id for entry in decode_item(item).book.buffer] if item else []
+
     def observe_write(self, point: Point, worker: str) -> None:
         if point.target != GROUPS:
             return

@@ -304,6 +304,10 @@ class ChaosWorld(abc.ABC):
         if malformed:
             self.skipped.append(dead_id)
 
+    def kept_job_ids(self, group: str) -> list[str]:
+        """The job ids of the records a parked group keeps, in order."""
+        return [_job_id(kept.record.get("body", "")) for kept in self.operators().kept(group, limit=1000)]
+
     def parked_groups(self) -> list[str]:
         return [header.group for header in self.operators().list_groups() if header.status == PARKED]
 
