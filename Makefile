@@ -57,12 +57,15 @@ demo: setup
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
-# The model and property tests with many more examples than CI's bounded, reproducible run.
+# The model and property tests with many more examples than CI's bounded, reproducible run, and the
+# chaos suite (tests/chaos: several workers, faults at any call, crashes, stale workers), which ends
+# by printing how many schedules it played and which faults it injected where.
 CHAOS_EXAMPLES ?= 500
 chaos: setup
 	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
-		tests/functional/test_runtime_model.py tests/unit/test_runtime_transitions.py
+		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
+		tests/unit/test_runtime_transitions.py tests/chaos
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

@@ -49,6 +49,7 @@ from constructs_fifo.runtime.batch_report import (
     BatchReport,
     job_id_of,
     park_fields,
+    refresh_worn_wake_ups,
     settle_wake_ups,
 )
 from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
@@ -181,6 +182,14 @@ class OrderedBatchProcessor:
         batch = BatchReport()
         headers = self._read_headers(records, batch)
         if headers is not None:
+            refresh_worn_wake_ups(
+                records,
+                headers,
+                batch,
+                sqs=self._sqs,
+                queue_url=self._queue_url,
+                on_error=self._out.logger.event,
+            )
             self._process_records(records, context, headers, batch)
             resumed = self._keep_and_replay(headers, context, batch)
             settle_wake_ups(

@@ -58,7 +58,13 @@ import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.batch_report import RETRY_ACTION, BatchReport, job_id_of, settle_wake_ups
+from constructs_fifo.runtime.batch_report import (
+    RETRY_ACTION,
+    BatchReport,
+    job_id_of,
+    refresh_worn_wake_ups,
+    settle_wake_ups,
+)
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_FIRST_SEQ,
@@ -239,6 +245,14 @@ class StateBatchProcessor:
             for record in records:
                 self._error(record, exc, report, note="the groups' states could not be read")
         else:
+            refresh_worn_wake_ups(
+                records,
+                headers,
+                report,
+                sqs=self._sqs,
+                queue_url=self._queue_url,
+                on_error=self._outcomes.out.logger.event,
+            )
             latest: dict[str, ParkHeader | None] = dict(headers)
             out_of_time = False
             for group in groups:

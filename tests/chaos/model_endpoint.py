@@ -1,0 +1,107 @@
+"""The model queue behind a real boto3 SQS client: calls to its URL are answered by a ``FifoModel``.
+
+:class:`functional.fifo_model.ModelSqs` stands in for the SQS client with a duck type. The chaos
+suite needs the runtime's own SQS code (``VisibilityChanger``, the wake-up sends) to go through
+botocore, so that the scheduler's and the injector's hooks see those calls like any other. This
+endpoint is a ``before-call`` handler that answers the calls addressed to the model's URL from the
+model (botocore skips the HTTP request when a handler returns a response); calls to any other URL
+(the dead-letter queue) go on to moto.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
+
+from constructs_fifo.runtime.backoff import VisibilityChange
+
+from .calls import api_params, attach_param_memory
+
+if TYPE_CHECKING:
+    from functional.fifo_model import FifoModel
+
+
+class ModelEndpoint:
+    """Answers ``SendMessage``, ``DeleteMessage`` and ``ChangeMessageVisibility(Batch)`` for the model's URL.
+
+    Attributes
+    ----------
+    calls : list of str
+        The operations answered, in order.
+    """
+
+    def __init__(self, model: FifoModel) -> None:
+        self.model = model
+        self.calls: list[str] = []
+
+    def attach(self, client: Any) -> None:
+        """Serve ``client``'s calls to the model's URL (register after any gate of the same client)."""
+        attach_param_memory(client)
+        client.meta.events.register("before-call.sqs", self._serve)
+
+    def _serve(
+        self, model: Any, context: dict[str, Any], **_: Any
+    ) -> tuple[AWSResponse, dict[str, Any]] | None:
+        params = api_params(context)
+        if params.get("QueueUrl") != self.model.url:
+            return None
+        operation = str(model.name)
+        self.calls.append(operation)
+        if operation == "SendMessage":
+            body = str(params["MessageBody"])
+            message_id = self.model.send(
+                str(params["MessageGroupId"]),
+                body,
+                str(params["MessageDeduplicationId"]),
+                params.get("MessageAttributes"),
+            )
+            digest = hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
+            return _ok({"MessageId": message_id or f"deduplicated-{digest[:12]}", "MD5OfMessageBody": digest})
+        if operation == "ChangeMessageVisibilityBatch":
+            successful: list[dict[str, str]] = []
+            failed: list[dict[str, Any]] = []
+            for entry in params["Entries"]:
+                if self._change(str(entry["ReceiptHandle"]), int(entry["VisibilityTimeout"])):
+                    successful.append({"Id": entry["Id"]})
+                else:
+                    failed.append(_stale_receipt(str(entry["Id"])))
+            return _ok({"Successful": successful, "Failed": failed})
+        if operation == "DeleteMessage":
+            self.model.delete(str(params["ReceiptHandle"]))
+            return _ok({})
+        if operation == "ChangeMessageVisibility":
+            if not self._change(str(params["ReceiptHandle"]), int(params["VisibilityTimeout"])):
+                return _error(400, "ReceiptHandleIsInvalid", "the receipt handle has expired")
+            return _ok({})
+        raise NotImplementedError(f"the model queue does not answer {operation}")
+
+    def _change(self, receipt: str, seconds: int) -> bool:
+        """Change one message's visibility; ``False`` when its receipt is not the latest (SQS refuses)."""
+        if not any(message.receipt == receipt for message in self.model.messages):
+            return False
+        self.model.apply([VisibilityChange("", receipt, seconds)])
+        return True
+
+
+def _ok(body: dict[str, Any]) -> tuple[AWSResponse, dict[str, Any]]:
+    return AWSResponse("https://sqs.model", 200, HTTPHeaders(), None), {
+        **body,
+        "ResponseMetadata": {"HTTPStatusCode": 200},
+    }
+
+
+def _error(status: int, code: str, message: str) -> tuple[AWSResponse, dict[str, Any]]:
+    parsed = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
+    return AWSResponse("https://sqs.model", status, HTTPHeaders(), None), parsed
+
+
+def _stale_receipt(entry_id: str) -> dict[str, Any]:
+    return {
+        "Id": entry_id,
+        "SenderFault": True,
+        "Code": "ReceiptHandleIsInvalid",
+        "Message": "the receipt handle has expired: the message was received again",
+    }

@@ -1,0 +1,217 @@
+"""Regular examples of what the chaos suite checks at random, played step by step.
+
+1. Powertools' stale-lease overwrite (facts.md: its idempotency layer writes success with an
+   UpdateItem and failure with a DeleteItem, both without a condition, so a worker whose lease
+   expired overwrites or deletes the record of the worker that took over) cannot happen in claim
+   mode: every write after the claim is fenced on the owner token. A negative control plays the
+   same schedule with an unfenced store and shows the invariants catch the overwrite.
+2. A lost state race never commits a half-applied batch: the worker that lost commits nothing, not
+   even the jobs of its batch that did apply, and not the park items of its transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from moto import mock_aws
+
+from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.constants import DeadJobPolicy
+
+from . import claim_invariants, state_invariants
+from .claim_world import ClaimWorld
+from .state_world import StateWorld
+from .workload import JobSpec, Send, Workload
+from .world import CLAIMS, GROUPS, WorldConfig
+
+#: Visibility 120 s, function timeout 20 s: past 121 s the message is back and every lease is over.
+CONFIG = WorldConfig(timeout_s=20, visibility_s=120, max_workers=2)
+PAST_VISIBILITY = CONFIG.visibility_s + 1
+
+
+def _workload(*specs: JobSpec) -> Workload:
+    return Workload(specs, tuple(Send(spec, spec.job_id) for spec in specs))
+
+
+def _refused(world: ClaimWorld | StateWorld, worker: str, table: str) -> list[str]:
+    """The calls of ``worker`` on ``table`` that the table refused (a failed condition)."""
+    return [r.point.label for r in world.history.refused if r.worker == worker and r.point.target == table]
+
+
+# --- 1. the stale lease ----------------------------------------------------------------------------
+
+
+def _stale_worker_then_takeover(world: ClaimWorld, stop_stale_at: str) -> tuple[Any, Any]:
+    """Worker A takes job j and stops at ``stop_stale_at``; its lease and j's visibility expire; worker
+    B receives j again and stops after its claim. Returns (A, B)."""
+    world.send_next()
+    stale = world.invoke()
+    assert stale is not None
+    world.advance(stale, stop_stale_at)
+    world.clock.advance(PAST_VISIBILITY)
+    takeover = world.invoke()
+    assert takeover is not None
+    world.advance(takeover, "job.start")
+    return stale, takeover
+
+
+def test_a_stale_worker_cannot_overwrite_the_success_of_the_worker_that_took_over() -> None:
+    with mock_aws():
+        # GIVEN worker A ran job j and stopped before its SUCCEEDED write; its lease expired, and
+        # worker B received j again, took the claim over, ran it and committed
+        world = ClaimWorld(CONFIG, _workload(JobSpec("j", "ws#1")))
+        try:
+            stale, takeover = _stale_worker_then_takeover(world, "job.end")
+            world.finish(takeover)
+            took_over = world.claim_item("j")
+            # WHEN A goes on and writes SUCCEEDED
+            world.finish(stale)
+            # THEN A's write was refused and B's record stands as B wrote it; j's effect ran twice
+            # (the documented window: A's run was never committed) and every invariant holds
+            assert _refused(world, stale.name, CLAIMS) == ["dynamodb.UpdateItem"]
+            assert world.claim_item("j") == took_over
+            assert took_over["status"]["S"] == "SUCCEEDED"
+            assert [(run.worker, run.completed) for run in world.history.runs_of("j")] == [
+                (stale.name, True),
+                (takeover.name, True),
+            ]
+            world.settle()
+            assert claim_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+@pytest.mark.parametrize(("kind", "times"), [("transient", 1), ("permanent", 0)])
+def test_a_stale_worker_whose_job_fails_cannot_touch_the_claim_of_the_worker_that_took_over(
+    kind: str, times: int
+) -> None:
+    with mock_aws():
+        # GIVEN worker A claimed job j and stopped before running it; its lease expired, and worker B
+        # received j again and holds a live claim on it (j fails on A's run: transiently, or for good)
+        world = ClaimWorld(CONFIG, _workload(JobSpec("j", "ws#1", kind, times)))
+        try:
+            stale, _ = _stale_worker_then_takeover(world, "job.start")
+            in_flight = world.claim_item("j")
+            # WHEN A runs j, which fails, and A writes FAILED (or DEAD)
+            world.finish(stale)
+            # THEN A's write was refused and B's live claim is untouched (Powertools would delete it)
+            assert _refused(world, stale.name, CLAIMS) == ["dynamodb.UpdateItem"]
+            assert world.claim_item("j") == in_flight
+            assert in_flight["owner"] != {} and in_flight["status"]["S"] == "IN_FLIGHT"
+            world.settle()
+            assert claim_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+class UnfencedClaimWorld(ClaimWorld):
+    """A negative control: its SUCCEEDED write has no condition, as Powertools' has none."""
+
+    def claim_store(self) -> ClaimStore:
+        return UnfencedClaimStore(CLAIMS, self.dynamodb, ttl_seconds=86_400, clock=self.clock)
+
+
+class UnfencedClaimStore(ClaimStore):
+    def __init__(self, table_name: str, client: Any, **options: Any) -> None:
+        super().__init__(table_name, client, **options)
+        self._unfenced_client = client
+
+    def complete(self, job_id: str, owner: str) -> bool:
+        self._unfenced_client.update_item(
+            TableName=self.table_name,
+            Key={"id": {"S": job_id}},
+            UpdateExpression="SET #status = :succeeded, #owner = :owner",
+            ExpressionAttributeNames={"#status": "status", "#owner": "owner"},
+            ExpressionAttributeValues={":succeeded": {"S": "SUCCEEDED"}, ":owner": {"S": owner}},
+        )
+        return True
+
+
+def test_negative_control_an_unfenced_success_write_overwrites_the_takeover_and_the_invariants_say_so() -> (
+    None
+):
+    with mock_aws():
+        # GIVEN the schedule of the first test, with a SUCCEEDED write that has no condition
+        world = UnfencedClaimWorld(CONFIG, _workload(JobSpec("j", "ws#1")))
+        try:
+            stale, takeover = _stale_worker_then_takeover(world, "job.end")
+            world.finish(takeover)
+            took_over = world.claim_item("j")
+            # WHEN A goes on and writes SUCCEEDED
+            world.finish(stale)
+            world.settle()
+            # THEN A overwrote B's record, and the invariants report the job committed twice
+            assert world.claim_item("j")["owner"] != took_over["owner"]
+            assert any("committed 2 times" in violation for violation in claim_invariants.check(world))
+        finally:
+            world.close()
+
+
+# --- 2. the lost state race ------------------------------------------------------------------------
+
+
+def test_a_worker_that_lost_the_state_race_commits_nothing_of_its_half_applied_batch() -> None:
+    with mock_aws():
+        # GIVEN group ws#1 = [a, b, c], c failing on its first run; worker A read the group, applied
+        # a and b, c failed, and A stopped before its commit of [a, b]; the batch's visibility
+        # expired and worker B received it again
+        specs = (JobSpec("a", "ws#1"), JobSpec("b", "ws#1"), JobSpec("c", "ws#1", "transient", 1))
+        world = StateWorld(CONFIG, _workload(*specs))
+        try:
+            for _ in specs:
+                world.send_next()
+            stale = world.invoke()
+            assert stale is not None
+            world.advance(stale, "dynamodb.PutItem", GROUPS)
+            world.clock.advance(PAST_VISIBILITY)
+            takeover = world.invoke()
+            assert takeover is not None
+            # WHEN B applies [a, b, c] and commits, then A tries to commit
+            world.finish(takeover)
+            world.finish(stale)
+            # THEN A's write was refused: the only version ever committed is B's whole batch
+            assert _refused(world, stale.name, GROUPS) == ["dynamodb.PutItem"]
+            assert [(s.version, s.log, s.worker) for s in world.history.states] == [
+                (1, ("a", "b", "c"), takeover.name)
+            ]
+            world.settle()
+            assert world.committed_log("ws#1") == ["a", "b", "c"]
+            assert state_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+def test_a_worker_that_lost_the_state_race_keeps_none_of_the_records_of_the_group_it_would_park() -> None:
+    with mock_aws():
+        # GIVEN group ws#1 = [a, P, c] under PARK, P permanent; worker A applied a, P died, and A
+        # stopped before its one transaction (state, park header, kept P and c); worker B received
+        # the batch again
+        specs = (JobSpec("a", "ws#1"), JobSpec("P", "ws#1", "permanent"), JobSpec("c", "ws#1"))
+        world = StateWorld(
+            WorldConfig(policy=DeadJobPolicy.PARK, timeout_s=20, visibility_s=120), _workload(*specs)
+        )
+        try:
+            for _ in specs:
+                world.send_next()
+            stale = world.invoke()
+            assert stale is not None
+            world.advance(stale, "dynamodb.TransactWriteItems", GROUPS)
+            world.clock.advance(PAST_VISIBILITY)
+            takeover = world.invoke()
+            assert takeover is not None
+            # WHEN B parks the group first, then A tries its transaction
+            world.finish(takeover)
+            world.finish(stale)
+            # THEN A's transaction was cancelled whole: P and c are kept once (B's), the state is B's
+            assert _refused(world, stale.name, GROUPS) == ["dynamodb.TransactWriteItems"]
+            operators = world.operators()
+            assert [k.record["body"] for k in operators.kept("ws#1")] == [specs[1].body(), specs[2].body()]
+            assert [(s.version, s.log) for s in world.history.states] == [(1, ("a",))]
+            # AND once the group is resumed (P fixed), every job is applied once, in order
+            world.settle()
+            world.resume_all()
+            assert world.committed_log("ws#1") == ["a", "P", "c"]
+            assert state_invariants.check(world) == []
+        finally:
+            world.close()
