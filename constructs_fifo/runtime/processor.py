@@ -52,6 +52,7 @@ from constructs_fifo.runtime.batch_report import (
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
@@ -136,7 +137,7 @@ class OrderedBatchProcessor:
         sqs: SQSClient | None = None,
         queue_url: str = "",
         backoff_base_seconds: int = 2,
-        visibility_timeout_seconds: int = 43200,
+        visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
         queue_name: str = "",
     ) -> None:

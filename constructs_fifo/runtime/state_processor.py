@@ -65,6 +65,7 @@ from constructs_fifo.runtime.batch_report import (
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_FIRST_SEQ,
@@ -171,7 +172,7 @@ class StateBatchProcessor:
         first_seq: int = DEFAULT_FIRST_SEQ,
         remember_job_ids: int = DEFAULT_REMEMBERED_JOB_IDS,
         backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS,
-        visibility_timeout_seconds: int = 43200,
+        visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
         queue_name: str = "",
     ) -> None:
