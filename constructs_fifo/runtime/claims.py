@@ -19,8 +19,10 @@ Rules, one condition each:
 3. **Retake.** A second ``PutItem`` with ``attempts`` = the old count + 1, on condition that the
    owner and status are still those read in rule 2: of two workers retaking the same item, one wins.
 4. **Fenced writes.** ``SUCCEEDED``, ``FAILED`` and ``DEAD`` are written on condition that ``owner``
-   is still this attempt's token: a worker whose lease expired cannot overwrite the worker that took
-   over.
+   is still this attempt's token, and that the claim is still ``IN_FLIGHT`` or ``FAILED``: a worker
+   whose lease expired cannot overwrite the worker that took over, and a SUCCEEDED or DEAD claim is
+   final (an ``EXHAUSTED`` claim is declared dead on the token of the worker that held it, which may
+   have been running past its lease and succeeded meanwhile).
 5. **Dead stays dead.** A DEAD item has no ``expiration``, so no copy of the job runs again until an
    operator calls :meth:`ClaimStore.reset`.
 
@@ -88,6 +90,7 @@ _NAMES = {
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
+_FENCE_CONDITION = "#owner = :me AND (#status = :fence_in_flight OR #status = :fence_failed)"
 _MALFORMED_CONDITION = (
     "attribute_not_exists(#id) OR #expiration < :now_s OR #status = :failed"
     " OR (#status = :in_flight AND #lease < :now_ms)"
@@ -284,7 +287,8 @@ class ClaimStore:
         """Mark the job DEAD if ``owner`` still holds it; the item loses its ``expiration``.
 
         ``owner`` is this attempt's token, or for an ``EXHAUSTED`` claim the crashed worker's token
-        (:attr:`Claim.owner`), so two workers cannot both declare one job dead.
+        (:attr:`Claim.owner`), so two workers cannot both declare one job dead; and a worker that
+        held that token past its lease and succeeded meanwhile keeps its SUCCEEDED (rule 4).
 
         Returns
         -------
@@ -407,9 +411,15 @@ class ClaimStore:
                 TableName=self.table_name,
                 Key={ATTR_ID: {"S": job_id}},
                 UpdateExpression=update,
-                ConditionExpression="#owner = :me",
-                ExpressionAttributeNames=_names_in(f"{update} #owner"),
-                ExpressionAttributeValues={":me": {"S": owner}, ":now": {"N": str(self.now_ms())}, **values},
+                ConditionExpression=_FENCE_CONDITION,
+                ExpressionAttributeNames=_names_in(f"{update} {_FENCE_CONDITION}"),
+                ExpressionAttributeValues={
+                    ":me": {"S": owner},
+                    ":fence_in_flight": {"S": STATUS_IN_FLIGHT},
+                    ":fence_failed": {"S": STATUS_FAILED},
+                    ":now": {"N": str(self.now_ms())},
+                    **values,
+                },
             )
         except self._client.exceptions.ConditionalCheckFailedException:
             return False

@@ -7,12 +7,20 @@
    never reaches, so every crash of the replay cost it a receive, and the group was left RESUMING
    with no trigger and its last kept job never run. Fixed: a worn wake-up is replaced before
    anything runs.
-2. **State mode: a dead job whose dead-letter send failed once reaches the DLQ as a copy** (found
+2. **Claim mode: a job that succeeded could be declared dead over its success** (found by
+   ``make chaos``: PARK, ``max_attempts`` 2, a worker crashed after a claim, then another worker took
+   it over, ran past its lease, and committed SUCCEEDED while a third worker, which had found the
+   claim expired with no attempts left, declared the job dead). The DEAD write was fenced on the
+   owner token only, and the token was still the succeeding worker's, so DEAD overwrote SUCCEEDED;
+   under PARK the operator's resume then ran the job again, under CONTINUE a job that succeeded was
+   dead-lettered. Fixed: every fenced write also requires the claim to be IN_FLIGHT or FAILED (a
+   SUCCEEDED or DEAD claim is final).
+3. **State mode: a dead job whose dead-letter send failed once reaches the DLQ as a copy** (found
    by ``test_state_mode_...``: CONTINUE, a permanent job, the DLQ ``SendMessage`` throttled). Its
    redelivery is ``DEAD_COPY`` (the bookkeeping keeps dead job ids only), so the only DLQ message of
    the job says ``COPY_OF_DEAD_JOB`` and loses its reason and error; claim mode keeps them (it
    compares the message id). Not fixed: the state item would have to keep each dead job's reason.
-3. **State mode: a transition that crashes its worker every time is never dead** (found while
+4. **State mode: a transition that crashes its worker every time is never dead** (found while
    setting the suite's SQS rule: a crash is not an attempt in state mode, as it is in claim mode), so
    SQS's ``maxReceiveCount`` dead-letters its whole batch, healthy jobs on both sides of it included.
    Not fixed: counting it needs a write before the transitions run (a second write per batch); the
@@ -64,6 +72,38 @@ def test_a_replay_that_crashes_its_worker_again_and_again_keeps_its_wake_up_mess
             assert world.operators().list_groups() == []
             done = {run.job_id for run in world.history.runs if run.completed}
             assert done == {"P", "K0", "K1", "K2"}
+        finally:
+            world.close()
+
+
+def test_a_job_that_succeeded_past_its_lease_is_not_declared_dead_by_a_worker_that_found_it_exhausted() -> (
+    None
+):
+    with mock_aws():
+        # GIVEN max_attempts 1 and worker A running job j under its claim; A's lease and j's
+        # visibility expire, and worker B receives j again, finds the claim expired with no attempts
+        # left, and is about to declare j dead (fenced on A's owner token)
+        world = ClaimWorld(
+            WorldConfig(max_attempts=1, timeout_s=20, visibility_s=120), _workload(JobSpec("j", "ws#1"))
+        )
+        try:
+            world.send_next()
+            stale = world.invoke()
+            assert stale is not None
+            world.advance(stale, "job.start")
+            world.clock.advance(121)
+            exhausting = world.invoke()
+            assert exhausting is not None
+            world.advance(exhausting, "dynamodb.UpdateItem", "claims")
+            # WHEN A finishes j and commits SUCCEEDED, then B writes DEAD
+            world.finish(stale)
+            assert world.claim_status("j") == "SUCCEEDED"
+            world.finish(exhausting)
+            # THEN B's write was refused: j stays SUCCEEDED, is not dead-lettered, and ran once
+            assert world.claim_status("j") == "SUCCEEDED"
+            world.settle()
+            assert world.dead_letters() == []
+            assert [run.worker for run in world.history.runs_of("j") if run.completed] == [stale.name]
         finally:
             world.close()
 

@@ -9,7 +9,8 @@ the job function and what a write leaves):
 - SQS's rule is set to the least value the construct allows (``min_receive_count_for``), plus one
   receive for every invocation the chaos *disturbed*: a fault handed to it, a crash the mode does
   not count as an attempt, its deadline reached while it ran, a stale receive (it, and the worker
-  still holding the message), a conditional write refused. The least value bounds the receives the
+  still holding the message), a conditional write refused (a race; a refused first claim is the
+  claim rules' normal path and disturbs nothing). The least value bounds the receives the
   runtime's own retries cause; a disturbed invocation costs each of its records at most one receive
   more (the construct's default, twice the least value, is the margin for those). So the rule fires
   only when the runtime's own retries cost a record more receives than the bound says;
