@@ -251,6 +251,7 @@ __all__ += [
     "DEFAULT_REORDER_LIMIT",
     "GAP_POLICY_SKIP_GAP",
     "GAP_POLICY_WAIT",
+    "MAX_DEAD_ENTRIES_BYTES",
     "MAX_ITEM_BYTES",
     "METRIC_JOBS_BUFFERED",
     "METRIC_SEQ_GAPS_SKIPPED",
@@ -282,6 +283,12 @@ DEFAULT_REMEMBERED_JOB_IDS: Final = 100
 #: The item size state mode allows: attribute names and values together, in UTF-8. DynamoDB documents
 #: 400 KB (observed near 409,600 bytes); 400,000 holds whatever "KB" means, and moto (405,000) agrees.
 MAX_ITEM_BYTES: Final = 400_000
+#: The bytes (encoded, UTF-8) a group's remembered dead entries may take in its bookkeeping: why each
+#: remembered dead job died (reason, error type, error text cut to ``MAX_ERROR_LENGTH`` characters,
+#: attempts, message id), so that a redelivery of the message it died in is dead-lettered as it died,
+#: not as a copy. Past it the oldest entries are dropped; their job ids stay remembered (a copy is still
+#: recognised), only their own redelivery is then sent as a copy. Part of the bookkeeping's reserve.
+MAX_DEAD_ENTRIES_BYTES: Final = 16 * 1024
 
 # The group table's item layout: one item per group at sort key ``state``.
 STATE_ATTR_GROUP: Final = "group"

@@ -33,6 +33,7 @@ from constructs_fifo.runtime.group_state import (
     SkippedRange,
     encode_state,
     job_seq,
+    remember_dead_entry,
 )
 from constructs_fifo.runtime.job import Job
 
@@ -49,7 +50,7 @@ __all__ = [
 #: The user's transition: ``apply(job, state) -> next_state`` (pure; ``state`` is ``None`` at first).
 Transition = Callable[[Job, "dict[str, Any] | None"], Any]
 
-#: Dead job ids remembered per group.
+#: Dead job ids remembered per group (their entries are bounded by bytes: ``MAX_DEAD_ENTRIES_BYTES``).
 MAX_DEAD_IDS = 100
 #: Attempt counts kept per group (jobs that failed and are neither applied nor dead yet).
 MAX_ATTEMPT_ENTRIES = 100
@@ -75,6 +76,7 @@ class GroupBatch:
         self.buffer = {entry.seq: entry for entry in book.buffer}
         self.attempts = dict(book.attempts)
         self.dead = list(book.dead)
+        self.dead_entries = book.dead_entries
         self.parked = book.parked
         self.skipped = list(book.skipped)
         self.results: list[JobResult | None] = [None] * len(jobs)
@@ -108,7 +110,8 @@ class GroupBatch:
 
     def _one(self, index: int, job: Job) -> None:
         if job.id in self.dead:
-            self.results[index] = JobResult(job.id, job.message_id, Outcome.DEAD_COPY)
+            died_in = self._died_in(job)
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.DEAD_COPY, dead=died_in)
             return
         try:
             seq = job_seq(job)
@@ -288,6 +291,7 @@ class GroupBatch:
         kind, reason = type(exc).__name__, _reason(exc)
         info = DeadEntry(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
         self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]
+        self.dead_entries = remember_dead_entry(self.dead_entries, info, dead_ids=tuple(self.dead))
         self.attempts.pop(job.id, None)
         if self.settings.park_on_dead:
             self.parked = info
@@ -308,6 +312,13 @@ class GroupBatch:
 
     def _next_seq(self) -> int:
         return next_seq(self.last_seq, self.settings.first_seq)
+
+    def _died_in(self, job: Job) -> DeadEntry | None:
+        """The remembered entry of a dead job when ``job`` is the very message it died in (rule 2)."""
+        for entry in self.dead_entries:
+            if entry.job_id == job.id and entry.message_id == job.message_id:
+                return entry
+        return None
 
     def _holder(self, seq: int) -> str | None:
         """The job id already waiting with ``seq`` (in the buffer or set aside), if any."""
@@ -333,6 +344,7 @@ class GroupBatch:
             buffer=tuple(self.buffer[seq] for seq in sorted(self.buffer)),
             attempts=dict(self.attempts),
             dead=tuple(self.dead),
+            dead_entries=self.dead_entries,
             parked=self.parked,
             skipped=tuple(self.skipped),
             gap_since_ms=gap_since(self.buffer, self._next_seq()),

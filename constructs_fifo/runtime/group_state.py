@@ -22,6 +22,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     GAP_POLICY_SKIP_GAP,
     GAP_POLICY_WAIT,
+    MAX_DEAD_ENTRIES_BYTES,
     MAX_ITEM_BYTES,
     DeadReason,
 )
@@ -44,8 +45,11 @@ __all__ = [
     "RetryReason",
     "SizeFunction",
     "SkippedRange",
+    "dead_entry_fields",
+    "dead_entry_of_fields",
     "encode_state",
     "job_seq",
+    "remember_dead_entry",
 ]
 
 
@@ -71,7 +75,8 @@ class Outcome(enum.Enum):
     RETRY = "RETRY"
     #: The job is dead (``dead`` says why): send it to the DLQ, then delete it.
     DEAD = "DEAD"
-    #: A copy of a job that died before: never applied; send it to the DLQ beside it.
+    #: A job that died before, delivered again: never applied; send it to the DLQ. ``dead`` is set when
+    #: it is the message the job died in (sent as it died), else it is a copy (``COPY_OF_DEAD_JOB``).
     DEAD_COPY = "DEAD_COPY"
     #: The group is parked: keep the job, in order, outside the queue (``dead`` set on the dead one).
     KEEP = "KEEP"
@@ -94,7 +99,9 @@ class RetryReason(enum.Enum):
 #: The item size of a group state as DynamoDB counts it (the store's ``item_size``).
 SizeFunction = Callable[["GroupState"], int]
 
-#: Item bytes kept free for bookkeeping that grows without a size check (dead ids, attempts, skips).
+#: Item bytes kept free for bookkeeping that grows without a size check. With uuid job ids: 100 dead ids
+#: (~4 KB), their entries (at most ``MAX_DEAD_ENTRIES_BYTES``, 16 KB), 100 attempt counts (~4.5 KB), 20
+#: skipped ranges (~1 KB) and the parked entry (~1.5 KB with a 1024-character error): about 27 KB.
 BOOKKEEPING_RESERVE_BYTES = 32 * 1024
 
 
@@ -236,7 +243,12 @@ class Bookkeeping:
     attempts : Mapping[str, int]
         Failed runs so far per job id, for jobs not yet applied or dead.
     dead : tuple of str
-        Ids of the last dead jobs, oldest first (bounded): their copies are ``DEAD_COPY``.
+        Ids of the last dead jobs, oldest first (bounded by count): their copies are ``DEAD_COPY``.
+    dead_entries : tuple of DeadEntry
+        Why the newest of those died, oldest first, one per job id (bounded by their encoded size,
+        ``MAX_DEAD_ENTRIES_BYTES``; see :func:`remember_dead_entry`): a redelivery of the message a job
+        died in is dead-lettered with its entry, as it died. A dead id without an entry (pushed out,
+        or written by a runtime that kept ids only) has every delivery sent as a copy.
     parked : DeadEntry or None
         Set when the group is parked at a dead job.
     skipped : tuple of SkippedRange
@@ -250,6 +262,7 @@ class Bookkeeping:
     buffer: tuple[BufferedJob, ...] = ()
     attempts: Mapping[str, int] = field(default_factory=dict)
     dead: tuple[str, ...] = ()
+    dead_entries: tuple[DeadEntry, ...] = ()
     parked: DeadEntry | None = None
     skipped: tuple[SkippedRange, ...] = ()
     gap_since_ms: int | None = None
@@ -300,7 +313,10 @@ class JobResult:
     blocked_by : str or None
         For ``BLOCKED`` and ``CARRIER``: the job id that stopped the group.
     dead : DeadEntry or None
-        For ``DEAD``, and for the ``KEEP`` of the job that parked the group.
+        For ``DEAD``, and for the ``KEEP`` of the job that parked the group. For a ``DEAD_COPY`` that
+        is the very message the job died in (its dead-letter send failed, or its commit's delete was
+        lost): the remembered entry, so it is dead-lettered as it died; ``None`` for a copy in another
+        message (or a job whose entry is no longer remembered): it follows as ``COPY_OF_DEAD_JOB``.
     """
 
     job_id: str
@@ -348,6 +364,67 @@ class BatchResult:
     gap_open_ms: int | None = None
     gap_timed_out: bool = False
     changed: bool = False
+
+
+def dead_entry_fields(entry: DeadEntry) -> list[Any]:
+    """The compact JSON form of a remembered dead entry (the bookkeeping's ``deadWhy``)."""
+    return [
+        entry.job_id,
+        entry.message_id,
+        entry.reason.value,
+        entry.error_type,
+        entry.error,
+        entry.attempts,
+        entry.at_ms,
+        entry.job_type,
+        entry.seq,
+    ]
+
+
+def dead_entry_of_fields(fields: list[Any]) -> DeadEntry:
+    """The :class:`DeadEntry` of :func:`dead_entry_fields`' form.
+
+    Raises
+    ------
+    ValueError
+        Not that form (fewer than 9 fields, a reason this runtime does not know).
+    """
+    job_id, message_id, reason, error_type, error, attempts, at_ms, job_type, seq = fields[:9]
+    return DeadEntry(
+        job_id=str(job_id),
+        job_type=str(job_type),
+        error_type=str(error_type),
+        error=str(error),
+        attempts=int(attempts),
+        message_id=str(message_id),
+        at_ms=int(at_ms),
+        seq=None if seq is None else int(seq),
+        reason=DeadReason(reason),
+    )
+
+
+def remember_dead_entry(
+    entries: tuple[DeadEntry, ...], entry: DeadEntry, *, dead_ids: tuple[str, ...]
+) -> tuple[DeadEntry, ...]:
+    """``entries`` with ``entry`` newest, keeping one per job id and only ids still in ``dead_ids``.
+
+    The oldest entries are dropped while the encoded list is over ``MAX_DEAD_ENTRIES_BYTES`` (an
+    entry over it alone is not kept): the ids stay in ``dead``, so only the entries' triage is lost.
+    """
+    kept = [e for e in entries if e.job_id != entry.job_id and e.job_id in dead_ids]
+    if entry.job_id in dead_ids:
+        kept.append(entry)
+    sizes = [_encoded_bytes(dead_entry_fields(e)) + 1 for e in kept]  # + 1: the comma between
+    total = sum(sizes)
+    start = 0
+    while start < len(kept) and total > MAX_DEAD_ENTRIES_BYTES:
+        total -= sizes[start]
+        start += 1
+    return tuple(kept[start:])
+
+
+def _encoded_bytes(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def job_seq(job: Job) -> int | None:

@@ -67,6 +67,8 @@ from constructs_fifo.runtime.group_state import (
     DeadEntry,
     GroupState,
     SkippedRange,
+    dead_entry_fields,
+    dead_entry_of_fields,
 )
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
 
@@ -337,7 +339,11 @@ def decode_item(item: dict[str, Any]) -> GroupState:
 
 
 def encode_book(book: Bookkeeping) -> str:
-    """The bookkeeping as compact JSON; empty parts are left out."""
+    """The bookkeeping as compact JSON; empty parts are left out.
+
+    ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
+    does not know it, and a book without it (written by one) reads as dead ids without entries.
+    """
     data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
     if book.applied:
         data["ids"] = list(book.applied)
@@ -349,6 +355,8 @@ def encode_book(book: Bookkeeping) -> str:
         data["att"] = dict(book.attempts)
     if book.dead:
         data["dead"] = list(book.dead)
+    if book.dead_entries:
+        data["deadWhy"] = [dead_entry_fields(entry) for entry in book.dead_entries]
     if book.parked is not None:
         p = book.parked
         data["park"] = {
@@ -403,6 +411,7 @@ def decode_book(text: str) -> Bookkeeping:
         buffer=tuple(BufferedJob(int(s), str(m), int(t), dict(b)) for s, m, t, b in data.get("buf", ())),
         attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
         dead=tuple(data.get("dead", ())),
+        dead_entries=tuple(dead_entry_of_fields(list(fields)) for fields in data.get("deadWhy", ())),
         parked=parked,
         skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
         gap_since_ms=data.get("gap"),

@@ -135,7 +135,8 @@ class StateOutcomes:
         message_id: str | None = None,
         copy: bool = False,
     ) -> DeadJob:
-        """The dead-letter message of a dead entry (``copy``: of a job that died before)."""
+        """The dead-letter message of a dead entry (``copy``: a copy, in another message, of a job that
+        died before; give ``copy=result.dead is None``)."""
         if copy:
             error = f"job {entry.job_id!r} died before; this copy follows it to the dead-letter queue"
             reason, error_type, attempts = DeadReason.COPY_OF_DEAD_JOB, "DeadJob", 0
@@ -155,7 +156,8 @@ class StateOutcomes:
         )
 
     def entry_of(self, result: JobResult, job: Job | None) -> DeadEntry:
-        """The dead entry of a DEAD result, or one standing for a DEAD_COPY's (the core gives none)."""
+        """The dead entry of a result: its own (DEAD, or a DEAD_COPY of the message the job died in),
+        or one standing for a copy in another message (the core gives none)."""
         if result.dead is not None:
             return result.dead
         return DeadEntry(
@@ -185,7 +187,8 @@ class StateOutcomes:
     ) -> None:
         """The line of a dead job sent (``DEAD_LETTERED``) or not (``ERROR``; ``action``: what then).
 
-        ``ran``: the job died in this invocation (counts on JobsFailed, unless it is a copy).
+        ``ran``: the job died in this invocation (counts on JobsFailed; a DEAD_COPY did not, even when it
+        is the message the job died in: that failure was counted when its send failed).
         """
         action = fields.pop("action", RETRY_ACTION)
         if isinstance(sent, Exception):

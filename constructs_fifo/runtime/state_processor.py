@@ -21,7 +21,9 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      receive count).
    - ``DEAD`` (go-on policy) and ``DEAD_COPY``: sent to the dead-letter queue with its triage
      attributes **after** the commit, then deleted. If the send fails the record is reported: its id
-     is in the committed ``dead``, so its redelivery is ``DEAD_COPY`` and is sent again. A buffered
+     and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
+     entry and is sent again as it died (its reason, error and attempts; a copy in another message
+     says ``COPY_OF_DEAD_JOB``). A buffered
      job that dies (no record in the batch) is sent **before** the commit, from its body: if that
      send fails nothing is committed and the group's records are reported.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
@@ -401,10 +403,12 @@ class StateBatchProcessor:
                     group=group,
                     body=str(record.get("body", "")),
                     message_id=result.message_id,
-                    copy=result.outcome is Outcome.DEAD_COPY,
+                    copy=result.dead is None,
                 )
                 sent = outcomes.send(dead)
-                outcomes.dead_line(record, dead, sent, action=RETRY_ACTION)
+                outcomes.dead_line(
+                    record, dead, sent, ran=result.outcome is Outcome.DEAD, action=RETRY_ACTION
+                )
                 if isinstance(sent, Exception):
                     report.report(record, outcomes.backoff(1))
                 continue
@@ -414,7 +418,9 @@ class StateBatchProcessor:
                 report.report(record, delay)
                 if result.reason in _STOPS:
                     report.blocked.setdefault(group, delay)
-        buffered_parker = run.parked_by is not None and not any(r.dead is not None for r in run.results)
+        buffered_parker = run.parked_by is not None and not any(
+            r.outcome is Outcome.KEEP and r.dead is not None for r in run.results
+        )
         outcomes.group_metrics(run, group, like, parked_without_record=buffered_parker)
 
     # --- rule 4: parked groups -----------------------------------------------------------------------

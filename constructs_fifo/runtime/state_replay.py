@@ -137,7 +137,7 @@ class StateReplay:
             if result.outcome in _DONE:
                 done.append(kept)
             elif result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
-                copy = result.outcome is Outcome.DEAD_COPY
+                copy = result.dead is None  # a DEAD_COPY of the message the job died in carries its entry
                 sent_kept[index] = self._send(
                     kept.record, outcomes.entry_of(result, run.jobs[index]), group, copy=copy
                 )
@@ -219,7 +219,8 @@ class StateReplay:
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if index in sent_kept:
                 record, message, sent = sent_kept[index]
-                outcomes.dead_line(record, message, sent, action=_KEPT_ACTION, replayed=True)
+                ran = result.outcome is Outcome.DEAD
+                outcomes.dead_line(record, message, sent, ran=ran, action=_KEPT_ACTION, replayed=True)
             elif result.outcome is not Outcome.KEEP or result.dead is not None:
                 outcomes.line(
                     kept.record,
@@ -230,7 +231,9 @@ class StateReplay:
                     retry_action=_KEPT_ACTION,
                     replayed=True,
                 )
-        buffered_parker = run.parked_by is not None and not any(r.dead is not None for r in run.results)
+        buffered_parker = run.parked_by is not None and not any(
+            r.outcome is Outcome.KEEP and r.dead is not None for r in run.results
+        )
         outcomes.group_metrics(
             run, group, page[0].record if page else None, parked_without_record=buffered_parker
         )

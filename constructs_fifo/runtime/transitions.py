@@ -12,7 +12,11 @@ it cannot change what an earlier step committed.
 Rules, per job in batch order (``next`` is ``last_seq + 1``, or ``first_seq`` before any):
 
 1. **Parked.** In a group parked at the start every job is ``KEEP`` and nothing is applied.
-2. **Dead copy.** A job id that died before (in ``dead``) is ``DEAD_COPY``, never applied.
+2. **Dead copy.** A job id that died before (in ``dead``) is ``DEAD_COPY``, never applied. When it
+   is the very message the job died in (its dead-letter send failed, so the record came back, or
+   stayed kept) the result carries the remembered entry (``dead_entries``), and it is dead-lettered as
+   it died (its reason, error and attempts); a copy in another message carries none and follows the
+   dead job as ``COPY_OF_DEAD_JOB``.
 3. **Duplicate.** A job whose id is in ``applied``, a ``seq`` below ``next``, or a copy (same id and
    ``seq``) of a buffered job is ``DUPLICATE``: skipped, its record deleted, counted. A different job
    with a ``seq`` already buffered is dead (``SequenceConflictError``); a ``seq`` that is not a
@@ -47,20 +51,24 @@ Rules, per job in batch order (``next`` is ``last_seq + 1``, or ``first_seq`` be
    the group is ``RETRY`` (``BLOCKED``). A buffered job that fails stays at the head of the buffer;
    if no record of the batch is left to bring the group back, the last one whose effect is committed
    is ``RETRY`` (``CARRIER``) all the same: it returns as a duplicate and its batch drains first.
-9. **Dead.** A dead job's id joins ``dead``. With ``park_on_dead=False`` it is ``DEAD`` (a buffered
-   one without a record in this batch is in ``dead_buffered``, with its body), its ``seq`` counts as
-   consumed and the group goes on. With ``park_on_dead=True`` the group parks: ``parked`` holds the
-   dead job's info, it and every later job of the batch are ``KEEP`` (a buffered dead job stays in
-   the buffer) and nothing more is applied until :func:`resume_group`.
+9. **Dead.** A dead job's id joins ``dead`` and its entry ``dead_entries``. With
+   ``park_on_dead=False`` it is ``DEAD`` (a buffered one without a record in this batch is in
+   ``dead_buffered``, with its body), its ``seq`` counts as consumed and the group goes on. With
+   ``park_on_dead=True`` the group parks: ``parked`` holds the dead job's info, it and every later
+   job of the batch are ``KEEP`` (a buffered dead job stays in the buffer) and nothing more is
+   applied until :func:`resume_group`.
 
 Bounds. ``applied`` keeps the ids of the last ``remember_job_ids`` jobs applied without ``seq``:
 bounded by count, not age, because the item's size (and every write's cost: 1 WCU per KB) depends on
 the count, while a quiet group may need its ids for a long time. A copy arriving after its id was
 dropped is applied again; with ``seq`` a copy is recognised forever, whatever the bound. ``dead`` and
-``attempts`` keep the last 100 entries, ``skipped`` the last 20 ranges. ``size_of`` is checked
-against the item limit less :data:`BOOKKEEPING_RESERVE_BYTES`, the most those bounded records can
-still grow. Attempts live in the committed item, so a run that kills the process (timeout, out of
-memory) before the commit is not counted: SQS's ``maxReceiveCount`` remains the net for it.
+``attempts`` keep the last 100 entries, ``skipped`` the last 20 ranges, and ``dead_entries`` the
+newest that fit in :data:`~constructs_fifo.runtime.constants.MAX_DEAD_ENTRIES_BYTES` (16 KB encoded:
+their error texts make them large; a dead id whose entry was pushed out has its own redelivery sent as
+a copy). ``size_of`` is checked against the item limit less :data:`BOOKKEEPING_RESERVE_BYTES`, the
+most those bounded records can still grow. Attempts live in the committed item, so a run that kills
+the process (timeout, out of memory) before the commit is not counted: SQS's ``maxReceiveCount``
+remains the net for it.
 """
 
 from __future__ import annotations
@@ -228,13 +236,14 @@ def resume_group(
     if dead is None:
         return group_state
     last_seq, buffer = book.last_seq, book.buffer
-    dead_ids, attempts = book.dead, dict(book.attempts)
+    dead_ids, dead_entries, attempts = book.dead, book.dead_entries, dict(book.attempts)
     if skip_dead:
         if dead.seq is not None and dead.seq == next_seq(last_seq, first_seq):
             last_seq = dead.seq
             buffer = tuple(entry for entry in buffer if entry.seq != dead.seq)
     else:
         dead_ids = tuple(job_id for job_id in dead_ids if job_id != dead.job_id)
+        dead_entries = tuple(entry for entry in dead_entries if entry.job_id != dead.job_id)
         attempts.pop(dead.job_id, None)
     gap = gap_since({entry.seq: entry for entry in buffer}, next_seq(last_seq, first_seq))
     new_book = replace(
@@ -243,6 +252,7 @@ def resume_group(
         last_seq=last_seq,
         buffer=buffer,
         dead=dead_ids,
+        dead_entries=dead_entries,
         attempts=attempts,
         gap_since_ms=gap,
     )

@@ -19,7 +19,9 @@
    by ``test_state_mode_...``: CONTINUE, a permanent job, the DLQ ``SendMessage`` throttled). Its
    redelivery is ``DEAD_COPY`` (the bookkeeping keeps dead job ids only), so the only DLQ message of
    the job says ``COPY_OF_DEAD_JOB`` and loses its reason and error; claim mode keeps them (it
-   compares the message id). Not fixed: the state item would have to keep each dead job's reason.
+   compares the message id). Fixed: the bookkeeping keeps each remembered dead job's entry (reason,
+   error type, error, attempts, message id; 16 KB at most), and a redelivery of the message it died in
+   is dead-lettered as it died; a copy in another message is still ``COPY_OF_DEAD_JOB``.
 4. **State mode: a transition that crashes its worker every time is never dead** (found while
    setting the suite's SQS rule: a crash is not an attempt in state mode, as it is in claim mode), so
    SQS's ``maxReceiveCount`` dead-letters its whole batch, healthy jobs on both sides of it included.
@@ -108,11 +110,6 @@ def test_a_job_that_succeeded_past_its_lease_is_not_declared_dead_by_a_worker_th
             world.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="state mode sends the redelivery of a dead job whose DLQ send failed as COPY_OF_DEAD_JOB: the "
-    "bookkeeping keeps only the ids of dead jobs, so the reason and error are lost (claim mode keeps them)",
-)
 def test_state_mode_a_dead_job_whose_dead_letter_send_failed_once_keeps_its_reason() -> None:
     with mock_aws():
         # GIVEN state mode under CONTINUE and a permanent job P, whose first dead-letter send is throttled

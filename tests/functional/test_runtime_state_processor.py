@@ -393,7 +393,7 @@ def test_a_dead_job_under_continue_goes_to_the_dlq_with_triage_attributes_and_th
     assert [(j, a["reason"]) for j, a in state.dead_letters()] == [("p", "COPY_OF_DEAD_JOB")]
 
 
-def test_a_dead_job_whose_dlq_send_fails_is_reported_and_its_redelivery_is_sent_as_a_copy(
+def test_a_dead_job_whose_dlq_send_fails_is_sent_as_it_died_on_redelivery_and_a_later_copy_as_a_copy(
     state: StateHarness, sqs: SQSClient
 ) -> None:
     # GIVEN the dead-letter queue cannot be reached
@@ -408,11 +408,32 @@ def test_a_dead_job_whose_dlq_send_fails_is_reported_and_its_redelivery_is_sent_
     assert state.log() == ["a", "b"]
     assert failed_ids(response) == [records[1]["messageId"]]
     assert state.outcomes()[1] == ("p", "ERROR")
-    # WHEN p's record comes back
+    # WHEN p's record (the same message) comes back a minute later
+    state.clock.advance(60)
+    state.forget_lines()
     state.run(records[1])
-    # THEN it is not run again; it goes to the DLQ as a copy of the dead job
+    # THEN it is not run again; it goes to the DLQ as it died: reason, error, attempts, its message id
     assert state.runs.count("p") == 1
-    assert [(j, a["reason"]) for j, a in state.dead_letters()] == [("p", "COPY_OF_DEAD_JOB")]
+    ((job_id, attributes),) = state.dead_letters()
+    assert (job_id, attributes["reason"], attributes["errorType"], attributes["attempts"]) == (
+        "p",
+        "PERMANENT",
+        "PermanentJobError",
+        "1",
+    )
+    assert attributes["error"] == "p can never apply"
+    assert attributes["originalMessageId"] == records[1]["messageId"]
+    # AND its line counts it dead-lettered, not failed again (the failed send counted it)
+    ((line),) = state.outcome_lines()
+    assert (line["status"], line["JobsDeadLettered"], line["JobsFailed"]) == ("DEAD_LETTERED", 1, 0)
+    # WHEN a copy of p arrives in a new message
+    copy = job_record("p")
+    state.run(copy)
+    # THEN it follows p as a copy, under its own message id
+    assert [(j, a["reason"], a["originalMessageId"]) for j, a in state.dead_letters()] == [
+        ("p", "COPY_OF_DEAD_JOB", copy["messageId"])
+    ]
+    assert state.runs.count("p") == 1
 
 
 def test_a_state_that_outgrows_the_item_is_dead_with_an_error_naming_size_limit_and_fix(
