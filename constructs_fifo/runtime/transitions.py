@@ -106,8 +106,10 @@ from constructs_fifo.runtime.group_state import (
     RetryReason,
     SizeFunction,
     SkippedRange,
+    dead_entry_fields,
     encode_state,
     job_seq,
+    remember_dead_entry,
 )
 from constructs_fifo.runtime.job import Job
 
@@ -131,8 +133,10 @@ __all__ = [
     "Transition",
     "apply_batch",
     "apply_batch_with",
+    "dead_entry_fields",
     "encode_state",
     "job_seq",
+    "remember_dead_entry",
     "resume_group",
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -11,18 +12,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_LENGTH, DeadReason
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state import encode_book
 from constructs_fifo.runtime.transitions import (
+    BOOKKEEPING_RESERVE_BYTES,
     BatchResult,
+    Bookkeeping,
+    DeadEntry,
     GapPolicy,
     GroupState,
     Outcome,
     RetryReason,
+    SkippedRange,
     apply_batch,
+    dead_entry_fields,
     encode_state,
     job_seq,
+    remember_dead_entry,
     resume_group,
 )
 
@@ -413,6 +421,107 @@ def test_resume_retrying_the_dead_job_forgets_its_death_and_attempts() -> None:
     assert resumed.book.dead == () and not resumed.parked
     assert log(run([], resumed, park_on_dead=True)) == ["a", "b"]
     assert resume_group(resumed, skip_dead=True) is resumed  # not parked: unchanged
+
+
+def test_the_message_a_job_died_in_comes_back_with_its_entry_and_another_message_as_a_copy() -> None:
+    # GIVEN p died (permanent) in message m-p under the go-on policy, and its entry is committed
+    died = run([job("a"), job("p")], transition=failing({}, frozenset({"p"})))
+    entry = died.results[1].dead
+    assert entry is not None and died.group_state.book.dead_entries == (entry,)
+    # WHEN the same message comes back (its dead-letter send failed) and a copy in a new message too
+    again = run([job("p"), replace(job("p"), message_id="m-copy")], died.group_state)
+    # THEN neither runs; the same message carries the entry it died with, the copy carries none
+    assert outcomes(again) == [("p", "DEAD_COPY"), ("p", "DEAD_COPY")]
+    same, copy = again.results
+    assert same.dead == entry and copy.dead is None
+    assert (entry.reason, entry.error_type, entry.error, entry.attempts, entry.message_id) == (
+        DeadReason.PERMANENT,
+        "PermanentJobError",
+        "p is poison",
+        1,
+        "m-p",
+    )
+    assert not again.changed  # nothing to write: the record only goes to the dead-letter queue
+
+
+def test_a_job_dead_of_its_attempts_comes_back_with_its_reason_and_count() -> None:
+    # GIVEN p fails transiently on every attempt and dies on its third (max_attempts 3)
+    transition = failing({"p": 99})
+    state = GroupState(GROUP)
+    for _ in range(3):
+        last = run([job("p")], state, transition=transition)
+        state = last.group_state
+    assert outcomes(last) == [("p", "DEAD")]
+    # WHEN its message comes back
+    again = run([job("p")], state, transition=transition)
+    # THEN it carries ATTEMPTS_EXHAUSTED and its 3 attempts, and does not run
+    (result,) = again.results
+    assert result.outcome is Outcome.DEAD_COPY and result.dead is not None
+    assert (result.dead.reason, result.dead.attempts, result.dead.error_type) == (
+        DeadReason.ATTEMPTS_EXHAUSTED,
+        3,
+        "RuntimeError",
+    )
+
+
+def test_resume_retrying_the_dead_job_forgets_its_entry_and_skipping_keeps_it() -> None:
+    # GIVEN a group parked at p
+    parked = run([job("p")], transition=failing({}, frozenset({"p"})), park_on_dead=True).group_state
+    assert [entry.job_id for entry in parked.book.dead_entries] == ["p"]
+    # WHEN resumed retrying p, or skipping it
+    retried = resume_group(parked, skip_dead=False)
+    skipped = resume_group(parked, skip_dead=True)
+    # THEN retrying forgets it (p runs again); skipping keeps it (its message is dead-lettered as it died)
+    assert retried.book.dead_entries == () and outcomes(run([job("p")], retried)) == [("p", "APPLIED")]
+    (result,) = run([job("p")], skipped, park_on_dead=True).results
+    assert result.outcome is Outcome.DEAD_COPY and result.dead == parked.book.parked
+
+
+def test_dead_entries_are_bounded_by_bytes_and_the_ids_by_count() -> None:
+    # GIVEN 100 jobs that die with 1000-character errors, 10 a batch
+    def verbose(job: Job, state: State) -> dict[str, Any]:
+        raise PermanentJobError(job.id + ":" + "e" * 1000)
+
+    state = GroupState(GROUP)
+    for first in range(0, 100, 10):
+        state = run([job(f"p{n}") for n in range(first, first + 10)], state, transition=verbose).group_state
+    book = state.book
+    # THEN every id is remembered, and the newest entries that fit in MAX_DEAD_ENTRIES_BYTES
+    assert book.dead == tuple(f"p{n}" for n in range(100))
+    encoded = [json.dumps(dead_entry_fields(e), separators=(",", ":")) for e in book.dead_entries]
+    assert sum(len(text) + 1 for text in encoded) <= MAX_DEAD_ENTRIES_BYTES
+    kept = [entry.job_id for entry in book.dead_entries]
+    assert 10 <= len(kept) < 100 and kept == [f"p{n}" for n in range(100 - len(kept), 100)]
+    # AND the message of a job whose entry was pushed out comes back as a copy; the newest with its entry
+    old, new = run([job("p0"), job("p99")], state).results
+    assert (old.outcome, old.dead) == (Outcome.DEAD_COPY, None)
+    assert new.dead is not None and new.dead.reason is DeadReason.PERMANENT
+
+
+def test_the_bookkeeping_at_its_bounds_fits_its_reserve() -> None:
+    # GIVEN a book at every bound, with uuid-long job ids: 100 dead ids, entries filling their bytes,
+    # 100 attempt counts, 20 skipped ranges and a parked entry with a 1024-character error
+    ids = [f"{n:08d}-0000-4000-8000-000000000000" for n in range(100)]
+    error = "e" * MAX_ERROR_LENGTH
+    entries: tuple[DeadEntry, ...] = ()
+    for job_id in ids:
+        dead = DeadEntry(
+            job_id, "apply_patch", "PermanentJobError", error, 5, job_id, 1_700_000_000_000, 10**9
+        )
+        entries = remember_dead_entry(entries, dead, dead_ids=tuple(ids))
+    book = Bookkeeping(
+        last_seq=10**9,
+        attempts={f"a{job_id[1:]}": 4 for job_id in ids},
+        dead=tuple(ids),
+        dead_entries=entries,
+        parked=entries[-1],
+        skipped=tuple(SkippedRange(n * 10**6, n * 10**6 + 5, 1_700_000_000_000) for n in range(20)),
+        gap_since_ms=1_700_000_000_000,
+    )
+    # WHEN encoded as the item stores it
+    size = len(encode_book(book).encode("utf-8"))
+    # THEN it fits the bytes kept free for it
+    assert size <= BOOKKEEPING_RESERVE_BYTES, size
 
 
 # --- bounds and arguments ------------------------------------------------------------------------------
