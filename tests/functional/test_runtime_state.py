@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
-from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
+from constructs_fifo.runtime.exceptions import (
+    ConstructsFifoRuntimeError,
+    PermanentJobError,
+    StateTooLargeError,
+)
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore, decode_item, item_size
+from constructs_fifo.runtime.state import StateStore, decode_book, decode_item, item_size
 from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
@@ -285,6 +289,29 @@ def test_a_parked_groups_dead_entry_round_trips_with_its_reason(store: StateStor
         0,
         1,
     )
+
+
+def test_dead_entries_round_trip_and_a_book_with_dead_ids_only_reads_as_before(store: StateStore) -> None:
+    # GIVEN p died (permanent) in message m-p, committed
+    def poison(job: Job, state: State) -> dict[str, Any]:
+        raise PermanentJobError(f"{job.id} can never apply")
+
+    died = apply_batch(
+        GroupState("ws#1"), [job("p")], poison, now_ms=store.now_ms(), max_attempts=3, park_on_dead=False
+    )
+    assert store.commit("ws#1", died.group_state, 0)
+    # WHEN loaded back
+    loaded = store.load(["ws#1"])["ws#1"]
+    # THEN its entry is there as it was written
+    assert loaded.book.dead_entries == died.group_state.book.dead_entries != ()
+    # WHEN a book written by a runtime that kept dead ids only is read
+    old = decode_book('{"f": 1, "dead": ["p"]}')
+    # THEN p is dead without an entry: even its own message comes back as a copy, as before
+    (result,) = apply_batch(
+        GroupState("ws#1", book=old), [job("p")], poison, now_ms=0, max_attempts=3, park_on_dead=False
+    ).results
+    assert old.dead == ("p",) and old.dead_entries == ()
+    assert (result.outcome, result.dead) == (Outcome.DEAD_COPY, None)
 
 
 def test_states_and_park_headers_of_a_batch_come_in_one_consistent_batch_get(

@@ -95,6 +95,21 @@ def test_a_job_of_the_core_that_parks_the_group_is_its_parked_by() -> None:
     assert result.parked_by.reason is DeadReason.PERMANENT
 
 
+def test_the_message_a_job_died_in_carries_its_entry_across_a_malformed_split_and_a_copy_does_not() -> None:
+    # GIVEN p died (permanent) in message m-p under the go-on policy
+    died = run([job("p")], Log(poison=frozenset({"p"})))
+    (entry,) = died.group_state.book.dead_entries
+    # WHEN m-p comes back behind a malformed record, followed by a copy of p in a new message
+    copy = record('{"jobId": "p", "type": "t"}', "m-copy")
+    transition = Log()
+    again = run([record("not json", "m-x"), job("p"), copy], transition, died.group_state)
+    # THEN p runs in neither; m-p carries p's entry (dead-lettered as it died), the copy none
+    assert outcomes(again) == [("", "DEAD"), ("p", "DEAD_COPY"), ("p", "DEAD_COPY")]
+    assert again.results[1].dead == entry and entry.reason is DeadReason.PERMANENT
+    assert again.results[2].dead is None
+    assert transition.runs == [] and not again.changed
+
+
 def test_without_records_the_group_ticks_and_drains_its_buffer() -> None:
     transition = Log(fail={"b": 1})
     first = run([job("b", 1), job("a", 0)], transition)
