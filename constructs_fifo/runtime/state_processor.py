@@ -23,9 +23,9 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      attributes **after** the commit, then deleted. If the send fails the record is reported: its id
      and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
      entry and is sent again as it died (its reason, error and attempts; a copy in another message
-     says ``COPY_OF_DEAD_JOB``). A buffered
-     job that dies (no record in the batch) is sent **before** the commit, from its body: if that
-     send fails nothing is committed and the group's records are reported.
+     says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is sent
+     **before** the commit, from its body: if that send fails nothing is committed and the group's
+     records are reported.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
      group's park header records the dead job; when that job died waiting in the reorder buffer it
      has no kept record, and a resume that skips it lets the runtime send it (rule 4).
