@@ -7,9 +7,10 @@
   after the other (1, 2, 3, ...), and each version's log extends the one before: no lost race, crash
   or stale worker ever committed something the next commit had to take back.
 - **Dead only because it itself died.** Every dead-letter message is a job whose kind kills it
-  (permanent, malformed, or failing at least ``max_attempts`` times), or a copy of one; a job whose
-  kind always kills it is dead. (A dead job whose first dead-letter send failed reaches the queue
-  only as ``COPY_OF_DEAD_JOB``: a known defect, ``test_found.py`` keeps it; here it counts as dead.)
+  (permanent, malformed), a job run or marked (a crash counted) by at least ``max_attempts`` workers,
+  or a copy of one; a job whose kind always kills it is dead. (A dead job whose first dead-letter
+  send failed reaches the queue only as ``COPY_OF_DEAD_JOB``: a known defect, ``test_found.py``
+  keeps it; here it counts as dead.)
 - **Nothing lost**, SQS's own rule never fired, nothing escaped the processor, the queue is empty;
   and while groups are still parked, every job is applied, dead-lettered, kept in its group or
   waiting in its reorder buffer (:func:`while_parked`).
@@ -74,7 +75,7 @@ def deaths(world: StateWorld) -> list[str]:
     attempts = world.config.max_attempts
     for job_id, reason in world.dead_letters():
         spec = world.workload.spec(job_id)
-        exhausted = spec.kind == "transient" and spec.times >= attempts
+        exhausted = spec.kind in ("ok", "transient", "crash") and len(world.tried(job_id)) >= attempts
         expected = {
             DeadReason.MALFORMED.value: spec.kind == "malformed",
             DeadReason.PERMANENT.value: spec.kind == "permanent",
