@@ -223,6 +223,7 @@ class StateBatchProcessor:
             settings=self._settings,
             parking=parking,
             outcomes=self._outcomes,
+            markers=states,
             clock_ms=states.now_ms,
             safety_margin_ms=safety_margin_ms,
         )
@@ -267,17 +268,16 @@ class StateBatchProcessor:
             latest: dict[str, ParkHeader | None] = dict(headers)
             out_of_time = False
             for group in groups:
-                group_records = by_group.get(group, [])
+                group_records, marker = by_group.get(group, []), markers.get(group)
                 out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
                 if out_of_time:  # a live group's wake-up too: it may be its only way back
                     live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
                     self._deadline([*group_records, *live_wake_ups], report)
                 elif group in headers:
                     latest[group] = self._parked_group(
-                        headers[group], group_records, states[group], context, report
+                        headers[group], group_records, states[group], context, report, marker=marker
                     )
                 else:
-                    marker = markers.get(group)
                     latest[group] = self._live_group(group, group_records, states[group], marker, report)
             settle_wake_ups(
                 latest,
@@ -472,6 +472,8 @@ class StateBatchProcessor:
         read: GroupState,
         context: Any,
         report: BatchReport,
+        *,
+        marker: RunMarker | None,
     ) -> ParkHeader | None:
         """Keep a parked group's records; replay a resuming one; return its header after."""
         group = header.group
@@ -492,7 +494,7 @@ class StateBatchProcessor:
                     action=f"not applied: group {group!r} is parked; kept in order behind its dead job",
                 )
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
-            return self._replay.replay(header, read, context, report)
+            return self._replay.replay(header, read, context, report, marker)
         return header
 
     # --- lines of records not run --------------------------------------------------------------------
