@@ -59,8 +59,9 @@ the count, while a quiet group may need its ids for a long time. A copy arriving
 dropped is applied again; with ``seq`` a copy is recognised forever, whatever the bound. ``dead`` and
 ``attempts`` keep the last 100 entries, ``skipped`` the last 20 ranges. ``size_of`` is checked
 against the item limit less :data:`BOOKKEEPING_RESERVE_BYTES`, the most those bounded records can
-still grow. Attempts live in the committed item, so a run that kills the process (timeout, out of
-memory) before the commit is not counted: SQS's ``maxReceiveCount`` remains the net for it.
+still grow. Attempts live in the committed item; a run that kills the process (timeout, out of
+memory) before the commit is counted by the processor's run marker
+(:mod:`constructs_fifo.runtime.crash_watch`), which hands the core that attempt back.
 """
 
 from __future__ import annotations
