@@ -28,7 +28,7 @@
    and it dies of them alone (``runtime/crash_watch.py``). The chaos state world no longer treats a
    crash as a disturbance.
 5. **State mode: a buffered job dead-lettered before a commit that crashed is applied later** (found
-   by ``make chaos`` once crashes stopped being an allowance: CONTINUE, a ``seq`` job waiting in the
+   by ``make chaos``, 150 examples: CONTINUE, a ``seq`` job waiting in the
    reorder buffer failed its last attempt when the gap closed, was sent to the dead-letter queue
    before the commit, as it has no record to report, and the worker crashed before the commit; the
    next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Not
