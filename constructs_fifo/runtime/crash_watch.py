@@ -30,7 +30,9 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    dead without running: the core gets attempt n of X back as a :class:`WorkerCrashedError` (reason
    ``ATTEMPTS_EXHAUSTED``, the error naming the crash and the fix), and the queue's dead-job policy
    applies as for any dead job. A job is only ever blamed for a run it was marked for: the healthy
-   jobs of its batch never are.
+   jobs of its batch never are. A crash after the last marked transition returned and before the
+   commit (in the commit itself, or a timeout there) is that transition's, as claim mode counts a
+   crash between a job's effect and its ``SUCCEEDED`` write.
 5. **Isolation lasts until a clean run.** The commit of an isolated run that stopped (a failure, a
    job of the group blocked) keeps a group marker, so the group stays isolated until a run goes
    through: the transition that crashed may not have been reached yet.
