@@ -134,11 +134,16 @@ def test_state_mode_a_dead_job_whose_dead_letter_send_failed_once_keeps_its_reas
             world.close()
 
 
-def test_state_mode_a_transition_that_always_crashes_drags_no_healthy_job_into_the_dlq() -> None:
+@pytest.mark.parametrize(("batch_size", "max_attempts"), [(10, 3), (1, 3), (1, 4)])
+def test_state_mode_a_transition_that_always_crashes_drags_no_healthy_job_into_the_dlq(
+    batch_size: int, max_attempts: int
+) -> None:
     with mock_aws():
-        # GIVEN group ws#1 = [h1, C, h2], C's transition crashing its worker every time
+        # GIVEN group ws#1 = [h1, C, h2], C's transition crashing its worker every time, and SQS's rule
+        # at state mode's least value (batch size 1: C's own max_attempts + 3 receives, no more)
         specs = (JobSpec("h1", "ws#1"), JobSpec("C", "ws#1", "crash", 10_000), JobSpec("h2", "ws#1"))
-        world = StateWorld(WorldConfig(max_attempts=3), _workload(*specs))
+        config = WorldConfig(max_attempts=max_attempts, batch_size=batch_size)
+        world = StateWorld(config, _workload(*specs))
         try:
             # WHEN the queue drains
             world.settle(max_steps=20_000)
