@@ -77,6 +77,19 @@ class RunMarker:
         data: dict[str, Any] = {} if self.job_id is None else {"job": self.job_id, "attempt": self.attempt}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
+    def counted_event(self, group: str) -> dict[str, Any]:
+        """The log event of a job marker found (rule 4): its attempt is counted."""
+        return {
+            "level": "WARN",
+            "event": "worker_crash_counted",
+            "group": group,
+            "jobId": self.job_id,
+            "attempt": self.attempt,
+            "error": f"attempt {self.attempt} of job {self.job_id!r} stopped its worker before its group "
+            "committed (a crash, out of memory, the function timeout, or a worker still running past its "
+            "visibility timeout); counted as an attempt",
+        }
+
     @classmethod
     def decode(cls, text: str) -> RunMarker:
         """The marker of :meth:`encode`'s JSON.

@@ -313,18 +313,7 @@ class StateBatchProcessor:
         redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
         plan = plan_run(read, marker, redelivered=redelivered, max_attempts=self._settings.max_attempts)
         if marker is not None and marker.job_id is not None:
-            self._outcomes.out.logger.event(
-                {
-                    "level": "WARN",
-                    "event": "worker_crash_counted",
-                    "group": group,
-                    "jobId": marker.job_id,
-                    "attempt": marker.attempt,
-                    "error": f"attempt {marker.attempt} of job {marker.job_id!r} stopped its worker before "
-                    "its group committed (a crash, out of memory, the function timeout, or a worker still "
-                    "running past its visibility timeout); counted as an attempt",
-                }
-            )
+            self._outcomes.out.logger.event(marker.counted_event(group))
         watch = CrashWatch(self._transition, plan, self._states, group, self._settings.max_attempts)
         recorder = RecordingTransition(watch)
         outcomes = self._outcomes

@@ -579,6 +579,13 @@ def test_a_transition_that_always_crashes_its_worker_dies_of_its_attempts_and_it
         "3",
     )
     assert "stopped its worker on attempt 3 of 3" in attributes["error"]
+    # AND each counted crash was logged, naming the job and its attempt
+    counted = [
+        (line["jobId"], line["attempt"])
+        for line in state.lines()
+        if line.get("event") == "worker_crash_counted"
+    ]
+    assert counted == [("c", 1), ("c", 2), ("c", 3)]
 
 
 def test_a_crash_counted_under_park_parks_the_group_at_the_crashing_job(state: StateHarness) -> None:
