@@ -23,6 +23,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     MAX_ATTEMPTS_MAX,
     WAKE_UP_REFRESH_RECEIVES,
+    JobMode,
 )
 from constructs_fifo.runtime.transitions import GapPolicy
 
@@ -61,6 +62,7 @@ __all__ = [
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
+    "max_attempts_for",
     "max_concurrency_for",
     "max_receive_count_for",
     "min_receive_count_for",
@@ -114,7 +116,14 @@ MAX_RECEIVE_COUNT_MAX: Final = 1000
 RECEIVE_COUNT_SAFETY_FACTOR: Final = 2
 
 
-def min_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+#: State mode: the runs of a job that crashes its worker not counted as attempts (the first delivery
+#: runs unwatched; the run marker of the second only says that the group's run crashed).
+STATE_UNCOUNTED_CRASHES: Final = 2
+
+
+def min_receive_count_for(
+    batch_size: int | float, max_attempts: int | float, mode: JobMode = JobMode.CLAIM
+) -> int:
     """The least ``max_receive_count`` that never dead-letters a job for another job's failures.
 
     SQS raises the receive count of every record it returns. A record is received without finishing
@@ -124,21 +133,42 @@ def min_receive_count_for(batch_size: int | float, max_attempts: int | float) ->
     in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``.
     So ``(2 x batch_size - 1) x max_attempts`` receives are the most the runtime's own retries can
     cause (and never fewer than a resume's wake-up message may take before it is refreshed).
+
+    State mode counts a crash of the worker only from the third delivery that ran it (see
+    :mod:`constructs_fifo.runtime.crash_watch`): a job that crashes its worker every time has
+    ``max_attempts + 2`` runs that do not finish its batch-mates, plus the one in which it is dead,
+    so ``(2 x batch_size - 1) x (max_attempts + 2) + 1`` (134 for the defaults).
     """
-    return max((2 * int(batch_size) - 1) * int(max_attempts), WAKE_UP_REFRESH_RECEIVES + 1)
+    runs = int(max_attempts)
+    extra = 0
+    if mode is JobMode.STATE:
+        runs, extra = runs + STATE_UNCOUNTED_CRASHES, 1
+    return max((2 * int(batch_size) - 1) * runs + extra, WAKE_UP_REFRESH_RECEIVES + 1)
 
 
-def max_receive_count_for(batch_size: int | float, max_attempts: int | float) -> int:
+def max_attempts_for(batch_size: int | float, mode: JobMode = JobMode.CLAIM) -> int:
+    """The most ``max_attempts`` whose :func:`min_receive_count_for` fits SQS's 1000 (0 if none)."""
+    most = 0
+    for attempts in range(1, MAX_ATTEMPTS_MAX + 1):
+        if min_receive_count_for(batch_size, attempts, mode) <= MAX_RECEIVE_COUNT_MAX:
+            most = attempts
+    return most
+
+
+def max_receive_count_for(
+    batch_size: int | float, max_attempts: int | float, mode: JobMode = JobMode.CLAIM
+) -> int:
     """The default ``max_receive_count``: twice :func:`min_receive_count_for`, at most SQS's 1000.
 
-    190 for the defaults (batch 10, 5 attempts).
+    190 for the defaults (batch 10, 5 attempts); 268 in state mode.
 
     The margin covers receives that are not attempts (conflicts with a stale worker, deadline, a
     throttled claim write); ``maxReceiveCount`` is only the safety net for a function that cannot
     start at all, the runtime decides when a job is dead.
     """
     return min(
-        MAX_RECEIVE_COUNT_MAX, RECEIVE_COUNT_SAFETY_FACTOR * min_receive_count_for(batch_size, max_attempts)
+        MAX_RECEIVE_COUNT_MAX,
+        RECEIVE_COUNT_SAFETY_FACTOR * min_receive_count_for(batch_size, max_attempts, mode),
     )
 
 

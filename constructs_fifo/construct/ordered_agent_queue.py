@@ -287,7 +287,7 @@ class OrderedAgentQueue(Construct):
                 )
         if max_receive_count is None:
             max_receive_count = (
-                defaults.max_receive_count_for(batch_size, max_attempts)
+                defaults.max_receive_count_for(batch_size, max_attempts, self.mode)
                 if not (Token.is_unresolved(batch_size) or Token.is_unresolved(max_attempts))
                 else defaults.MAX_RECEIVE_COUNT_MAX
             )
@@ -304,6 +304,7 @@ class OrderedAgentQueue(Construct):
             age_alarm_threshold=age_alarm_threshold,
             memory_size=memory_size,
             backoff_base=backoff_base,
+            mode=self.mode,
         )
         problems += check_props(props)
         problems += check_state_props(

@@ -66,6 +66,7 @@ class Props:
     age_alarm_threshold: Duration
     memory_size: int | float
     backoff_base: Duration
+    mode: JobMode = JobMode.CLAIM
 
 
 def _resolved_number(value: int | float | None) -> TypeGuard[int | float]:
@@ -106,12 +107,13 @@ def _check_receive_count(props: Props) -> list[str]:
         ]
     if not (_resolved_number(props.batch_size) and _resolved_number(props.max_attempts)):
         return []
-    least = defaults.min_receive_count_for(props.batch_size, props.max_attempts)
+    least = defaults.min_receive_count_for(props.batch_size, props.max_attempts, props.mode)
+    in_mode = " in state mode" if props.mode is JobMode.STATE else ""
     if least > defaults.MAX_RECEIVE_COUNT_MAX:
-        most = defaults.MAX_RECEIVE_COUNT_MAX // (2 * int(props.batch_size) - 1)
+        most = defaults.max_attempts_for(props.batch_size, props.mode)
         return [
-            f"max_attempts={props.max_attempts:g} is too many for batch_size={props.batch_size:g}: the "
-            f"safety net would need max_receive_count >= {least}, above SQS's "
+            f"max_attempts={props.max_attempts:g} is too many for batch_size={props.batch_size:g}"
+            f"{in_mode}: the safety net would need max_receive_count >= {least}, above SQS's "
             f"{defaults.MAX_RECEIVE_COUNT_MAX}; "
             f"pass max_attempts <= {most}, or a smaller batch_size."
         ]
@@ -119,9 +121,9 @@ def _check_receive_count(props: Props) -> list[str]:
         return []
     return [
         f"max_receive_count={count:g} is less than {least}, the least safe value for "
-        f"batch_size={props.batch_size:g} and max_attempts={props.max_attempts:g}: SQS counts a receive "
-        "for every record returned while another job of its batch is retried or crashes the function, so "
-        f"healthy jobs could reach the dead-letter queue for another job's failures; pass "
+        f"batch_size={props.batch_size:g} and max_attempts={props.max_attempts:g}{in_mode}: SQS counts a "
+        "receive for every record returned while another job of its batch is retried or crashes the "
+        f"function, so healthy jobs could reach the dead-letter queue for another job's failures; pass "
         f"max_receive_count >= {least} (the runtime decides when a job is dead; maxReceiveCount is only "
         "the safety net), or omit it for the default."
     ]

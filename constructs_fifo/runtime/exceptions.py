@@ -67,7 +67,7 @@ class RecordTooLargeToKeepError(ConstructsFifoRuntimeError):
 
 
 # === state mode (issue 7) =====================================================================
-__all__ += ["SequenceConflictError", "StateTooLargeError", "TransitionResultError"]
+__all__ += ["SequenceConflictError", "StateTooLargeError", "TransitionResultError", "WorkerCrashedError"]
 
 
 class StateTooLargeError(PermanentJobError):
@@ -100,3 +100,11 @@ class TransitionResultError(PermanentJobError):
 
 class SequenceConflictError(PermanentJobError):
     """Two different jobs of one group carry the same ``seq``."""
+
+
+class WorkerCrashedError(ConstructsFifoRuntimeError):
+    """A state-mode transition stopped its worker (a crash, out of memory, the function timeout).
+
+    Not raised by a transition: the runtime records it for the attempt that never returned, found by
+    its run marker (:mod:`constructs_fifo.runtime.crash_watch`), and counts it like a transient failure.
+    """

@@ -12,6 +12,7 @@ attribute      type  meaning
 ``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 1``)
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
+``run``        S     a run marker (:mod:`~constructs_fifo.runtime.crash_watch`); absent after a commit
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -26,14 +27,17 @@ Rules:
    ``ConsistentRead`` (chunks of 100 keys), retrying ``UnprocessedKeys`` with backoff. A group
    without an item is ``GroupState(group)``: version 0, no state.
    :meth:`StateStore.load_with_park_headers` reads the groups' park headers (``sk = "park"``, see
-   :mod:`constructs_fifo.runtime.parking`) in the same call.
+   :mod:`constructs_fifo.runtime.parking`) in the same call, and :meth:`StateStore.load_for_batch`
+   also the groups' run markers.
 2. **Write.** :meth:`StateStore.commit` writes the whole item with one ``PutItem``, conditioned on
    ``attribute_not_exists(#group)`` when the state was read at version 0 and on
    ``#version = :expected`` otherwise, and writes ``expected + 1``. A failed condition (another worker
    committed first) returns ``False`` and commits nothing: the caller reports the group's records
    failed, and the retry starts from the state that won. :meth:`StateStore.put_request` gives the
    same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``: ``commit`` with
-   ``with_items`` writes the state and a parked group's items in one transaction.
+   ``with_items`` writes the state and a parked group's items in one transaction. With ``run`` the
+   item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
+   the marker alone (``UpdateItem``), conditioned on the version, which it leaves as it is.
 3. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
    attribute name and string; a number is 1 byte per two digits, plus 1). Give it to ``apply_batch``
    as ``size_of`` so a transition that would outgrow the item dies instead of being applied;
@@ -52,6 +56,7 @@ from constructs_fifo.runtime.constants import (
     SK_PARK,
     STATE_ATTR_BOOK,
     STATE_ATTR_GROUP,
+    STATE_ATTR_RUN,
     STATE_ATTR_SK,
     STATE_ATTR_STATE,
     STATE_ATTR_UPDATED_AT,
@@ -60,6 +65,7 @@ from constructs_fifo.runtime.constants import (
     STATE_SK,
     DeadReason,
 )
+from constructs_fifo.runtime.crash_watch import RunMarker
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.group_state import (
     Bookkeeping,
@@ -80,6 +86,7 @@ __all__ = [
     "StateStore",
     "decode_book",
     "decode_item",
+    "decode_marker",
     "encode_book",
     "encode_item",
     "item_size",
@@ -152,7 +159,7 @@ class StateStore:
             Keys were still unprocessed after ``max_read_retries`` retries (throttling), or an
             item cannot be decoded.
         """
-        states, _ = self._read(groups, with_park_headers=False)
+        states, _, _ = self._read(groups, with_park_headers=False)
         return states
 
     def load_with_park_headers(
@@ -174,14 +181,29 @@ class StateStore:
         ConstructsFifoRuntimeError
             As :meth:`load`.
         """
-        return self._read(groups, with_park_headers=True)
+        states, headers, _ = self.load_for_batch(groups)
+        return states, headers
+
+    def load_for_batch(
+        self, groups: Iterable[str]
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, RunMarker]]:
+        """:meth:`load_with_park_headers`, and the run markers of the groups that have one.
+
+        Raises
+        ------
+        ConstructsFifoRuntimeError
+            As :meth:`load`, or a run marker cannot be decoded.
+        """
+        states, headers, markers = self._read(groups, with_park_headers=True)
+        return states, headers, markers
 
     def _read(
         self, groups: Iterable[str], *, with_park_headers: bool
-    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader]]:
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, RunMarker]]:
         wanted = list(dict.fromkeys(groups))
         states: dict[str, GroupState] = {group: GroupState(group) for group in wanted}
         headers: dict[str, ParkHeader] = {}
+        markers: dict[str, RunMarker] = {}
         sort_keys = (STATE_SK, SK_PARK) if with_park_headers else (STATE_SK,)
         keys = [_key(group, sort_key) for group in wanted for sort_key in sort_keys]
         for item in self._batch_get(keys):
@@ -192,7 +214,10 @@ class StateStore:
             elif sort_key == STATE_SK:
                 state = decode_item(item)
                 states[state.group] = state
-        return states, headers
+                marker = decode_marker(item)
+                if marker is not None:
+                    markers[state.group] = marker
+        return states, headers, markers
 
     def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Every item of ``keys`` that exists: consistent ``BatchGetItem`` calls of at most 100 keys each,
@@ -225,8 +250,12 @@ class StateStore:
         """The item's size as DynamoDB counts it (the ``size_of`` of ``apply_batch``)."""
         return item_size(encode_item(group_state, version=group_state.version + 1, now_ms=self.now_ms()))
 
-    def put_request(self, group: str, group_state: GroupState, expected_version: int) -> dict[str, Any]:
+    def put_request(
+        self, group: str, group_state: GroupState, expected_version: int, *, run: RunMarker | None = None
+    ) -> dict[str, Any]:
         """The ``PutItem`` parameters that commit ``group_state`` over version ``expected_version``.
+
+        With ``run``, the item carries that run marker; without it, the write removes any.
 
         Raises
         ------
@@ -241,6 +270,8 @@ class StateStore:
                 f"{group_state.group!r}; the version must be the one read (0 when no item existed)"
             )
         item = encode_item(group_state, version=expected_version + 1, now_ms=self.now_ms())
+        if run is not None:
+            item[STATE_ATTR_RUN] = {"S": run.encode()}
         size = item_size(item)
         if size > MAX_ITEM_BYTES:
             state_bytes = len(item.get(STATE_ATTR_STATE, {}).get("S", "").encode("utf-8"))
@@ -267,6 +298,7 @@ class StateStore:
         expected_version: int,
         *,
         with_items: Sequence[Mapping[str, Any]] = (),
+        run: RunMarker | None = None,
     ) -> bool:
         """Write ``group_state`` as version ``expected_version + 1`` with one conditional write.
 
@@ -276,6 +308,8 @@ class StateStore:
             Other ``TransactWriteItems`` items to write with the state, all or nothing (a parked
             group's header and kept records). Without them the write is one ``PutItem``; with them,
             one ``TransactWriteItems`` whose first item is the state's ``Put``.
+        run : RunMarker, optional
+            The run marker the item keeps (:mod:`~constructs_fifo.runtime.crash_watch`); none by default.
 
         Returns
         -------
@@ -283,7 +317,7 @@ class StateStore:
             ``False`` when the race was lost (the item is no longer at ``expected_version``, or a
             condition of ``with_items`` failed): nothing was written.
         """
-        put = self.put_request(group, group_state, expected_version)
+        put = self.put_request(group, group_state, expected_version, run=run)
         if not with_items:
             try:
                 self._client.put_item(**put)
@@ -294,6 +328,32 @@ class StateStore:
             items = [{"Put": put}, *with_items]
             self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
         except self._client.exceptions.TransactionCanceledException:
+            return False
+        return True
+
+    def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool:
+        """Replace the group's run marker with ``marker``, if the item is still at ``expected_version``.
+
+        One ``UpdateItem``; the version is left as it is (the run's commit is conditioned on it).
+
+        Returns
+        -------
+        bool
+            ``False`` when the item is no longer at ``expected_version`` (nothing was written).
+        """
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key=_key(group),
+                UpdateExpression="SET #run = :run",
+                ConditionExpression=_NEXT_WRITE,
+                ExpressionAttributeNames={"#run": STATE_ATTR_RUN, "#version": STATE_ATTR_VERSION},
+                ExpressionAttributeValues={
+                    ":run": {"S": marker.encode()},
+                    ":expected": {"N": str(expected_version)},
+                },
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
             return False
         return True
 
@@ -336,6 +396,27 @@ def decode_item(item: dict[str, Any]) -> GroupState:
     if state is not None and not isinstance(state, dict):
         raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
     return GroupState(group, state, version, book)
+
+
+def decode_marker(item: dict[str, Any]) -> RunMarker | None:
+    """The run marker of a low-level state item, ``None`` when it has none.
+
+    Raises
+    ------
+    ConstructsFifoRuntimeError
+        The marker is not one this runtime wrote.
+    """
+    text = item.get(STATE_ATTR_RUN, {}).get("S")
+    if text is None:
+        return None
+    try:
+        return RunMarker.decode(text)
+    except (TypeError, ValueError) as exc:
+        shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
+        raise ConstructsFifoRuntimeError(
+            f"the run marker of group {shown!r} cannot be read ({exc}); remove the item's "
+            f"{STATE_ATTR_RUN!r} attribute (the group then runs as if no crash happened)"
+        ) from exc
 
 
 def encode_book(book: Bookkeeping) -> str:

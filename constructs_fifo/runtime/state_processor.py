@@ -45,13 +45,21 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
    replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
    messages follow claim mode's rule (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
 
+5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.crash_watch`). A live group whose
+   records were received before writes a run marker before its first transition; a marker found at
+   the read means that run did not commit, and the group's next run marks each transition before it
+   runs, so the next crash names its job: that job's attempt is counted, and at ``max_attempts`` it is
+   dead (``WorkerCrashedError``) without running. A marker write that loses its race commits nothing
+   (``FENCED``, as a lost commit); one that fails is ``ERROR``.
+
 Every record gets one outcome line; a buffered job gets its ``SUCCEEDED`` line when it is applied.
 Per group and batch, a metric line gives the open sequence gap (``SequenceGapOpenSeconds``) and the
 ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
 
 Call budget: one ``BatchGetItem`` per batch and one write per group that changed: a batch of ten jobs
-of one group costs 2 DynamoDB calls. A resuming group adds one transaction to keep its records and a
-``Query`` and a transaction per page of kept records replayed.
+of one group costs 2 DynamoDB calls on its first delivery. A redelivered group adds its marker write;
+while a crash is isolated, one write per transition. A resuming group adds one transaction to keep
+its records and a ``Query`` and a transaction per page of kept records replayed.
 """
 
 from __future__ import annotations
@@ -77,6 +85,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
+from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.job_runner import OutcomeWriter, remaining_ms
@@ -92,6 +101,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
+    from constructs_fifo.runtime.crash_watch import RunMarker
     from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
@@ -215,6 +225,7 @@ class StateBatchProcessor:
             settings=self._settings,
             parking=parking,
             outcomes=self._outcomes,
+            markers=states,
             clock_ms=states.now_ms,
             safety_margin_ms=safety_margin_ms,
         )
@@ -243,7 +254,7 @@ class StateBatchProcessor:
             target.setdefault(group, []).append(record)
         groups = list(dict.fromkeys(record_group(record) for record in records))
         try:
-            states, headers = self._states.load_with_park_headers(groups)
+            states, headers, markers = self._states.load_for_batch(groups)
         except Exception as exc:  # without the states and headers nothing may run
             for record in records:
                 self._error(record, exc, report, note="the groups' states could not be read")
@@ -259,17 +270,17 @@ class StateBatchProcessor:
             latest: dict[str, ParkHeader | None] = dict(headers)
             out_of_time = False
             for group in groups:
-                group_records = by_group.get(group, [])
+                group_records, marker = by_group.get(group, []), markers.get(group)
                 out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
                 if out_of_time:  # a live group's wake-up too: it may be its only way back
                     live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
                     self._deadline([*group_records, *live_wake_ups], report)
                 elif group in headers:
                     latest[group] = self._parked_group(
-                        headers[group], group_records, states[group], context, report
+                        headers[group], group_records, states[group], context, report, marker=marker
                     )
                 else:
-                    latest[group] = self._live_group(group, group_records, states[group], report)
+                    latest[group] = self._live_group(group, group_records, states[group], marker, report)
             settle_wake_ups(
                 latest,
                 report,
@@ -285,23 +296,33 @@ class StateBatchProcessor:
     # --- rule 3: a live group ------------------------------------------------------------------------
 
     def _live_group(
-        self, group: str, records: list[SQSRecord], read: GroupState, report: BatchReport
+        self,
+        group: str,
+        records: list[SQSRecord],
+        read: GroupState,
+        marker: RunMarker | None,
+        report: BatchReport,
     ) -> ParkHeader | None:
         """Run, commit and settle one live group's records; return its new header if it parked.
 
         Without records (only a wake-up message of the group in the batch) the group ticks: see
-        :meth:`_tick_due`.
+        :meth:`_tick_due`. A redelivered group's run is watched for crashes (rule 5).
         """
         wake_ups = report.wake_ups.get(group, [])
         if not records and not self._tick_due(read, wake_ups, report):
             return None
         answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
-        recorder = RecordingTransition(self._transition)
+        redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
+        plan = plan_run(read, marker, redelivered=redelivered, max_attempts=self._settings.max_attempts)
+        if marker is not None and marker.job_id is not None:
+            self._outcomes.out.logger.event(marker.counted_event(group))
+        watch = CrashWatch(self._transition, plan, self._states, group, self._settings.max_attempts)
+        recorder = RecordingTransition(watch)
         outcomes = self._outcomes
         like = records[0] if records else None
         sent_first: list[tuple[SQSRecord, DeadJob, str]] = []
         try:
-            run = run_group(read, records, recorder, self._settings, now_ms=self._states.now_ms())
+            run = run_group(plan.start, records, recorder, self._settings, now_ms=self._states.now_ms())
             for entry, dead in run.dead_buffered:  # no record to report: sent before the commit
                 record = buffered_record(entry, group, like)
                 message = outcomes.dead_job(dead, group=group, body=str(record.get("body", "")))
@@ -310,7 +331,21 @@ class StateBatchProcessor:
                     raise sent
                 sent_first.append((record, message, sent))
             header, items = self._park_items(group, records, run)
-            committed = outcomes.write(group, run.group_state, read.version, changed=run.changed, items=items)
+            final = plan.settle(run.group_state, frozenset(watch.called))
+            clean = run.stalled_on is None and not any(
+                result.outcome is Outcome.RETRY and result.reason in _STOPS for result in run.results
+            )
+            carried = plan.carried(clean=clean)
+            if watch.opened or carried is not None:  # the commit removes the marker or keeps a new one
+                committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)
+            else:
+                committed = outcomes.write(group, final, read.version, changed=run.changed, items=items)
+        except RunInterrupted as stop:  # a marker could not be written: nothing of the run is committed
+            if stop.cause is not None:
+                for record in answerable:
+                    self._error(record, stop.cause, report, note=f"group {group!r} could not be committed")
+                return None
+            committed = False
         except Exception as exc:  # nothing (known to be) committed: every record comes back, in order
             for record in answerable:
                 self._error(record, exc, report, note=f"group {group!r} could not be committed")
@@ -432,6 +467,8 @@ class StateBatchProcessor:
         read: GroupState,
         context: Any,
         report: BatchReport,
+        *,
+        marker: RunMarker | None,
     ) -> ParkHeader | None:
         """Keep a parked group's records; replay a resuming one; return its header after."""
         group = header.group
@@ -452,7 +489,7 @@ class StateBatchProcessor:
                     action=f"not applied: group {group!r} is parked; kept in order behind its dead job",
                 )
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
-            return self._replay.replay(header, read, context, report)
+            return self._replay.replay(header, read, context, report, marker)
         return header
 
     # --- lines of records not run --------------------------------------------------------------------

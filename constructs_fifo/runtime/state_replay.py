@@ -23,6 +23,11 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    id is derived from its message id).
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
+4. **A crash counts** (:mod:`constructs_fifo.runtime.crash_watch`). Every page is watched: a run
+   marker is written before its first transition (replays are rare: the write is cheap insurance),
+   and a marker found at the read isolates the first page, whose transitions are then marked one by
+   one; the job that stops the worker again is counted, and dead at ``max_attempts`` (the group parks
+   at it again). The page's transaction then always writes the state, which removes the marker.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.job_runner import remaining_ms
 from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
@@ -39,6 +45,7 @@ from constructs_fifo.runtime.transitions import Outcome, resume_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
+    from constructs_fifo.runtime.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.dead_letter import DeadJob
     from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
     from constructs_fifo.runtime.state_outcomes import StateOutcomes
@@ -67,6 +74,8 @@ class StateReplay:
         The group table's park headers and kept records.
     outcomes : StateOutcomes
         The write, the dead-letter messages and the outcome lines.
+    markers : RunWriter
+        Writes a page's run markers (the :class:`~constructs_fifo.runtime.state.StateStore`).
     clock_ms : Callable[[], int]
         The time of a page (epoch ms).
     safety_margin_ms : int
@@ -80,9 +89,11 @@ class StateReplay:
         settings: BatchSettings,
         parking: ParkStore,
         outcomes: StateOutcomes,
+        markers: RunWriter,
         clock_ms: Callable[[], int],
         safety_margin_ms: int,
     ) -> None:
+        self._markers = markers
         self._transition = transition
         self._settings = settings
         self._parking = parking
@@ -91,14 +102,23 @@ class StateReplay:
         self._margin_ms = safety_margin_ms
 
     def replay(
-        self, header: ParkHeader, read: GroupState, context: Any, report: BatchReport
+        self,
+        header: ParkHeader,
+        read: GroupState,
+        context: Any,
+        report: BatchReport,
+        marker: RunMarker | None = None,
     ) -> ParkHeader | None:
-        """Replay a resuming group's kept records; return its header after (``None``: live again)."""
+        """Replay a resuming group's kept records; return its header after (``None``: live again).
+
+        ``marker`` is the run marker read with the state (rule 4).
+        """
         group, state = header.group, read
         log = self._outcomes.out.logger.event
         try:
             while remaining_ms(context) >= self._margin_ms:
-                step = self._page(header, state, self._parking.kept(group))
+                step = self._page(header, state, self._parking.kept(group), marker)
+                marker = None  # the page's commit removed it
                 if step is None:
                     log({"event": "replay_conflict", "group": group, "error": "the group changed meanwhile"})
                     report.blocked.setdefault(group, self._outcomes.backoff(1))
@@ -116,14 +136,21 @@ class StateReplay:
         return header
 
     def _page(
-        self, header: ParkHeader, state: GroupState, page: list[KeptRecord]
+        self, header: ParkHeader, state: GroupState, page: list[KeptRecord], marker: RunMarker | None
     ) -> tuple[ParkHeader | None, GroupState, bool] | None:
         """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
         group, outcomes, now = header.group, self._outcomes, self._clock_ms()
         resumed, skipped = self._resume(header, state)
         sent_first: list[_Sent] = []
-        recorder = RecordingTransition(self._transition)
-        run = run_group(resumed, [kept.record for kept in page], recorder, self._settings, now_ms=now)
+        plan = plan_run(resumed, marker, redelivered=True, max_attempts=self._settings.max_attempts)
+        watch = CrashWatch(self._transition, plan, self._markers, group, self._settings.max_attempts)
+        recorder = RecordingTransition(watch)
+        try:
+            run = run_group(plan.start, [kept.record for kept in page], recorder, self._settings, now_ms=now)
+        except RunInterrupted as stop:  # a marker could not be written: nothing of the page is committed
+            if stop.cause is not None:
+                raise stop.cause from stop
+            return None
         like = page[0].record if page else None
         for entry, dead in run.dead_buffered:  # rule 2: sent before the commit
             sent_first.append(self._send(buffered_record(entry, group, like), dead, group, copy=False))
@@ -152,11 +179,12 @@ class StateReplay:
         updated, items = self._header_after(
             header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE, now=now
         )
-        changed = run.changed or resumed != state
-        if not outcomes.write(group, run.group_state, state.version, changed=changed, items=items):
+        changed = run.changed or resumed != state or watch.opened
+        final = plan.settle(run.group_state, frozenset(watch.called))
+        if not outcomes.write(group, final, watch.version, changed=changed, items=items):
             return None
         self._lines(group, page, run=run, recorder=recorder, sends=(skipped, sent_first, sent_kept))
-        after = replace(run.group_state, version=state.version + 1) if changed else state
+        after = replace(final, version=watch.version + 1) if changed else state
         return updated, after, updated is not None and run.parked_by is None and delay is None
 
     def _resume(self, header: ParkHeader, state: GroupState) -> tuple[GroupState, list[_Sent]]:

@@ -66,9 +66,9 @@ dropped is applied again; with ``seq`` a copy is recognised forever, whatever th
 newest that fit in :data:`~constructs_fifo.runtime.constants.MAX_DEAD_ENTRIES_BYTES` (16 KB encoded:
 their error texts make them large; a dead id whose entry was pushed out has its own redelivery sent as
 a copy). ``size_of`` is checked against the item limit less :data:`BOOKKEEPING_RESERVE_BYTES`, the
-most those bounded records can still grow. Attempts live in the committed item, so a run that kills
-the process (timeout, out of memory) before the commit is not counted: SQS's ``maxReceiveCount``
-remains the net for it.
+most those bounded records can still grow. Attempts live in the committed item; a run that kills the
+process (timeout, out of memory) before the commit is counted by the processor's run marker
+(:mod:`constructs_fifo.runtime.crash_watch`), which hands the core that attempt back.
 """
 
 from __future__ import annotations

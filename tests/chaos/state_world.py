@@ -9,9 +9,11 @@ history holds every version ever committed, with its log.
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from typing import Any
 
-from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, STATE_SK
+from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, STATE_ATTR_RUN, STATE_SK, JobMode
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.state import StateStore, decode_item
@@ -25,8 +27,18 @@ from .world import GROUPS, ChaosWorld
 class StateWorld(ChaosWorld):
     """State mode; see the module docstring."""
 
-    crashes_count = False
+    crashes_count = True  # a run marker names the transition that stopped its worker
     has_claims = False
+    mode = JobMode.STATE
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: job id -> the workers that wrote a run marker naming it (an attempt the runtime may count).
+        self.marked: defaultdict[str, set[str]] = defaultdict(set)
+
+    def tried(self, job_id: str) -> set[str]:
+        """The workers that ran ``job_id`` or marked it: each may have cost it one attempt."""
+        return {run.worker for run in self.history.runs_of(job_id)} | self.marked[job_id]
 
     def processor(self) -> StateBatchProcessor:
         logger = self.logger()
@@ -70,6 +82,9 @@ class StateWorld(ChaosWorld):
     def observe_write(self, point: Point, worker: str) -> None:
         if point.target != GROUPS:
             return
+        marked = _marked_job(point.params)
+        if marked is not None:
+            self.marked[marked].add(worker)
         for group in _groups_written(point.params):
             item = self._state_item(group)
             if item is None:
@@ -85,6 +100,17 @@ class StateWorld(ChaosWorld):
         key = {GROUP_ATTR_GROUP: {"S": group}, "sk": {"S": STATE_SK}}
         item = self.reader.get_item(TableName=GROUPS, Key=key, ConsistentRead=True).get("Item")
         return dict(item) if item else None
+
+
+def _marked_job(params: dict[str, Any]) -> str | None:
+    """The job a PutItem or UpdateItem of the group table marked as about to run, if any."""
+    value = (params.get("Item") or {}).get(STATE_ATTR_RUN) or (
+        params.get("ExpressionAttributeValues") or {}
+    ).get(":run")
+    if not value:
+        return None
+    job = json.loads(value["S"]).get("job")
+    return None if job is None else str(job)
 
 
 def _groups_written(params: dict[str, Any]) -> list[str]:

@@ -25,8 +25,17 @@
 4. **State mode: a transition that crashes its worker every time is never dead** (found while
    setting the suite's SQS rule: a crash is not an attempt in state mode, as it is in claim mode), so
    SQS's ``maxReceiveCount`` dead-letters its whole batch, healthy jobs on both sides of it included.
-   Not fixed: counting it needs a write before the transitions run (a second write per batch); the
-   README now states it as a limitation of state mode ("a crash of the worker: not counted").
+   Fixed: a redelivered group writes a run marker before its transitions; a marker found means a
+   crash, and the group's next runs mark each transition, so the crashing job's attempts are counted
+   and it dies of them alone (``runtime/crash_watch.py``). The chaos state world no longer treats a
+   crash as a disturbance.
+5. **State mode: a buffered job dead-lettered before a commit that crashed is applied later** (found
+   by ``make chaos``, 150 examples: CONTINUE, a ``seq`` job waiting in the
+   reorder buffer failed its last attempt when the gap closed, was sent to the dead-letter queue
+   before the commit, as it has no record to report, and the worker crashed before the commit; the
+   next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Not
+   fixed (older than the run marker, outside its change): kept as a strict xfail in
+   ``tests/functional/test_runtime_state_processor.py``.
 """
 
 from __future__ import annotations
@@ -47,13 +56,7 @@ def _workload(*specs: JobSpec) -> Workload:
     return Workload(specs, tuple(Send(spec, spec.job_id) for spec in specs))
 
 
-class _CountedCrashStateWorld(StateWorld):
-    """State mode with SQS's rule at the least value, however often the invocations crash."""
-
-    crashes_count = True
-
-
-@pytest.mark.parametrize("world_class", [ClaimWorld, _CountedCrashStateWorld], ids=["claim", "state"])
+@pytest.mark.parametrize("world_class", [ClaimWorld, StateWorld], ids=["claim", "state"])
 def test_a_replay_that_crashes_its_worker_again_and_again_keeps_its_wake_up_message(
     world_class: type[ChaosWorld],
 ) -> None:
@@ -128,22 +131,22 @@ def test_state_mode_a_dead_job_whose_dead_letter_send_failed_once_keeps_its_reas
             world.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="state mode does not count a crash of the worker as an attempt of the job that crashed it (a "
-    "limitation the README states), so a transition that always crashes is never dead and SQS's "
-    "maxReceiveCount dead-letters its whole batch",
-)
-def test_state_mode_a_transition_that_always_crashes_drags_no_healthy_job_into_the_dlq() -> None:
+@pytest.mark.parametrize(("batch_size", "max_attempts"), [(10, 3), (1, 3), (1, 4)])
+def test_state_mode_a_transition_that_always_crashes_drags_no_healthy_job_into_the_dlq(
+    batch_size: int, max_attempts: int
+) -> None:
     with mock_aws():
-        # GIVEN group ws#1 = [h1, C, h2], C's transition crashing its worker every time
+        # GIVEN group ws#1 = [h1, C, h2], C's transition crashing its worker every time, and SQS's rule
+        # at state mode's least value (batch size 1: C's own max_attempts + 3 receives, no more)
         specs = (JobSpec("h1", "ws#1"), JobSpec("C", "ws#1", "crash", 10_000), JobSpec("h2", "ws#1"))
-        world = _CountedCrashStateWorld(WorldConfig(max_attempts=3), _workload(*specs))
+        config = WorldConfig(max_attempts=max_attempts, batch_size=batch_size)
+        world = StateWorld(config, _workload(*specs))
         try:
             # WHEN the queue drains
             world.settle(max_steps=20_000)
             # THEN SQS dead-lettered nothing: C died of its own attempts, h1 and h2 were applied
             assert world.sqs_dead() == []
             assert world.committed_log("ws#1") == ["h1", "h2"]
+            assert world.dead_letters() == [("C", "ATTEMPTS_EXHAUSTED")]
         finally:
             world.close()

@@ -52,7 +52,7 @@ from hypothesis import strategies as st
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.defaults import min_receive_count_for
 from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
@@ -131,13 +131,15 @@ class ChaosWorld(abc.ABC):
     crashes_count: bool = True
     #: Whether the queue has a claim table (claim mode).
     has_claims: bool = True
+    #: The queue's mode: SQS's rule is the least value the construct allows for it.
+    mode: JobMode = JobMode.CLAIM
 
     def __init__(self, config: WorldConfig, workload: Workload) -> None:
         self.started = time.perf_counter()
         self.config = config
         self.workload = workload
         self.clock = FakeClock()
-        self.least_receive_count = min_receive_count_for(config.batch_size, config.max_attempts)
+        self.least_receive_count = min_receive_count_for(config.batch_size, config.max_attempts, self.mode)
         self.model = FifoModel(
             self.clock,
             max_receive_count=self.least_receive_count,

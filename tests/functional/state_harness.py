@@ -20,6 +20,7 @@ from constructs_fifo.runtime.state import StateStore
 from constructs_fifo.runtime.state_processor import StateBatchProcessor
 from constructs_fifo.runtime.transitions import GroupState
 
+from .fifo_model import Crash
 from .runtime_harness import (
     GROUP_TABLE_NAME,
     FakeClock,
@@ -129,12 +130,16 @@ class StateHarness:
     def drain(self, *, rounds: int = 20) -> int:
         """Run what the (moto) queue delivers until it is empty, as the event source mapping would;
         return the batches run. Records not reported are deleted; reported ones are made visible at
-        once while the test's clock moves 60 s (moto's visibility runs on the real clock)."""
+        once while the test's clock moves 60 s (moto's visibility runs on the real clock). An
+        invocation that crashes (:class:`Crash`) reports its whole batch, as a function error does."""
         for batch in range(rounds):
             records = receive_records(self.sqs, self.queue_url)
             if not records:
                 return batch
-            response = self.run(*records)
+            try:
+                response = self.run(*records)
+            except Crash:
+                response = {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records]}
             failed = set(failed_ids(response))
             for record in records:
                 handle = record["receiptHandle"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
+from constructs_fifo.runtime.crash_watch import GROUP_RUN, RunMarker
 from constructs_fifo.runtime.exceptions import (
     ConstructsFifoRuntimeError,
     PermanentJobError,
@@ -350,3 +351,40 @@ def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
     assert store.commit("ws#1", again.group_state, 1, with_items=items) is False
     # THEN nothing of it was written
     assert store.load(["ws#1"])["ws#1"].version == 1
+
+
+def test_a_run_marker_is_written_read_back_replaced_and_removed_by_the_next_commit(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    # GIVEN a new group whose first write carries a group's run marker
+    assert store.commit("ws#1", GroupState("ws#1"), 0, run=GROUP_RUN)
+    # WHEN it is read THEN the marker comes back with the state, one version on
+    states, _, markers = store.load_for_batch(["ws#1", "ws#2"])
+    assert (states["ws#1"].version, markers) == (1, {"ws#1": GROUP_RUN})
+    # WHEN a job's marker replaces it on that version THEN the version stays, the marker changes
+    assert store.mark_run("ws#1", 1, RunMarker("a", 2))
+    states, _, markers = store.load_for_batch(["ws#1"])
+    assert (states["ws#1"].version, markers) == (1, {"ws#1": RunMarker("a", 2)})
+    # AND a mark on another version is refused (another worker wrote the group), writing nothing
+    assert not store.mark_run("ws#1", 0, RunMarker("b", 1))
+    assert not store.mark_run("ws#9", 0, RunMarker("b", 1))
+    # WHEN the group commits without a marker THEN the marker is gone
+    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 1)
+    assert store.load_for_batch(["ws#1"])[2] == {}
+
+
+def test_a_run_marker_this_runtime_did_not_write_is_refused_with_the_fix(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    # GIVEN a state item whose run attribute is not a marker
+    store.commit("ws#1", GroupState("ws#1"), 0)
+    groups_table.update_item(
+        TableName=GROUP_TABLE,
+        Key={"group": {"S": "ws#1"}, "sk": {"S": "state"}},
+        UpdateExpression="SET #run = :run",
+        ExpressionAttributeNames={"#run": "run"},
+        ExpressionAttributeValues={":run": {"S": "[1]"}},
+    )
+    # WHEN the group is read THEN the error names the attribute and how to clear it
+    with pytest.raises(ConstructsFifoRuntimeError, match="remove the item's 'run' attribute"):
+        store.load_for_batch(["ws#1"])

@@ -18,8 +18,10 @@ which jobs were folded into it and in which order. Invariants, against an indepe
   or waiting in the reorder buffer behind a ``seq`` that never came (a malformed job's: its body, and
   so its ``seq``, cannot be read; the WAIT policy's gap metric is how one hears of it).
 
-A crash is not an attempt in state mode (attempts are committed with the state), so a job that
-crashes the worker forever would reach SQS's ``maxReceiveCount``: the schedule crashes at most twice.
+A crash counts as an attempt only once a run marker names it (``runtime/crash_watch.py``: not on a
+group's first delivery, nor under the marker of a whole group's run), so a job that crashes fewer
+than ``MAX_ATTEMPTS`` times never dies of it: the schedule crashes at most twice, and SQS's rule is
+the least value the construct allows in state mode.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from moto import mock_aws
 
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.defaults import min_receive_count_for
-from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
@@ -70,7 +72,7 @@ class JobSpec:
 
     @property
     def dies(self) -> bool:
-        """The independent expectation: does this job die on its own (crashes are not attempts)?"""
+        """The independent expectation: does this job die on its own (two crashes never kill it)?"""
         return self.kind in {"permanent", "malformed"} or (
             self.kind == "transient" and self.times >= MAX_ATTEMPTS
         )
@@ -103,7 +105,9 @@ class World:
     delivered: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self.model = FifoModel(self.clock, max_receive_count=min_receive_count_for(BATCH_SIZE, MAX_ATTEMPTS))
+        self.model = FifoModel(
+            self.clock, max_receive_count=min_receive_count_for(BATCH_SIZE, MAX_ATTEMPTS, JobMode.STATE)
+        )
         self.dynamodb = boto3.client("dynamodb", region_name=REGION)
         self.real_sqs = boto3.client("sqs", region_name=REGION)
         create_tables(self.dynamodb)

@@ -12,6 +12,7 @@ from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import wake_up_message
 
+from .fifo_model import Crash
 from .runtime_harness import DynamoCallCounter, make_record, receive_records
 from .state_harness import StateHarness, job_record
 
@@ -207,6 +208,33 @@ def test_a_kept_job_that_dies_during_replay_parks_the_group_again_at_it(parked: 
     assert parked.kept_ids() == ["b", "c"]
     book = parked.group_state().book
     assert book.parked is not None and book.parked.job_id == "b"
+
+
+def test_a_kept_job_that_crashes_its_worker_during_replay_dies_of_its_attempts_and_parks_the_group(
+    parked: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at p with c and b kept; p is fixed, but c stops its worker every time
+    parked.behaviour["p"] = poison
+    parked.run(job_record("p", 0), job_record("c", 1), job_record("b", 2))
+
+    def crash(job: Job) -> None:
+        raise Crash(f"{job.id} stopped its worker")
+
+    parked.behaviour = {"c": crash}
+    # WHEN the group is resumed and the queue drains (each crash returns the wake-up message)
+    parked.operator().resume("ws#1")
+    parked.drain()
+    # THEN c ran 4 times (its first crash, under a whole page's marker, is not counted) and parked the
+    # group again at itself, dead of its attempts; p is applied once, b still kept behind c
+    assert parked.runs.count("c") == 4
+    assert parked.log() == ["p"]
+    header = parked.header()
+    assert header is not None and (header.status, header.dead["jobId"], header.dead["reason"]) == (
+        "PARKED",
+        "c",
+        "ATTEMPTS_EXHAUSTED",
+    )
+    assert parked.kept_ids() == ["c", "b"]
 
 
 def test_a_malformed_record_parks_its_group_at_itself_and_a_skip_drops_it(parked: StateHarness) -> None:

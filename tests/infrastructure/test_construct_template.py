@@ -645,6 +645,14 @@ def test_state_mode_keeps_states_in_the_group_table_and_builds_no_claim_table(
     assert constants.ENV_CLAIM_TABLE not in variables
 
 
+def test_state_mode_redrives_after_twice_its_own_least_receive_count(synthesized: Synthesized) -> None:
+    # GIVEN the state stack (batch 10, 5 attempts: the defaults)
+    _, queue = _queue(synthesized.templates["State"], dlq=False)
+    # THEN SQS's rule is twice state mode's least value, (2 x 10 - 1) x (5 + 2) + 1 = 134 (claim mode's
+    # is 95): a crash is counted only from its third run (runtime/crash_watch.py)
+    assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 268
+
+
 def test_state_mode_alarms_on_a_sequence_gap_open_past_its_timeout(synthesized: Synthesized) -> None:
     # GIVEN the state stack (gap_timeout 10 minutes)
     alarms = _alarms_by_metric(synthesized.templates["State"])

@@ -62,6 +62,19 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "max_attempts=60 is too many for batch_size=10: the safety net would need max_receive_count >= "
         "1140, above SQS's 1000; pass max_attempts <= 52, or a smaller batch_size.",
     ),
+    "max_receive_count_below_the_state_mode_safety_net": (
+        {"mode": constants.JobMode.STATE, "max_receive_count": 133},
+        "max_receive_count=133 is less than 134, the least safe value for batch_size=10 and max_attempts=5 "
+        "in state mode: SQS counts a receive for every record returned while another job of its batch is "
+        "retried or crashes the function, so healthy jobs could reach the dead-letter queue for another "
+        "job's failures; pass max_receive_count >= 134 (the runtime decides when a job is dead; "
+        "maxReceiveCount is only the safety net), or omit it for the default.",
+    ),
+    "max_attempts_too_many_for_the_batch_in_state_mode": (
+        {"mode": constants.JobMode.STATE, "max_attempts": 51},
+        "max_attempts=51 is too many for batch_size=10 in state mode: the safety net would need "
+        "max_receive_count >= 1008, above SQS's 1000; pass max_attempts <= 50, or a smaller batch_size.",
+    ),
     "max_receive_count_above_1000": (
         {"max_receive_count": 1001},
         "max_receive_count=1001 is more than 1000, the SQS maximum for a redrive policy; pass "

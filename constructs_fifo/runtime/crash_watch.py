@@ -1,0 +1,283 @@
+"""State mode's crash watch: a transition that stops its worker counts as an attempt of its job.
+
+A state-mode group commits once per batch, after its transitions ran, so a transition that kills the
+worker (a crash, out of memory, the function timeout) leaves no trace in the committed item: without
+this module it would never be counted, and SQS's ``maxReceiveCount`` would dead-letter its whole
+batch, healthy jobs included. Claim mode counts it because the claim is written before the run; here
+a **run marker** (the item's ``run`` attribute) is written before the transitions run, but only when
+the group's records were received before, so the first delivery keeps its one write per group.
+
+Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` writes):
+
+1. **First delivery: no marker.** When every record of the group (and its wake-up message) is
+   received for the first time and no marker is found, the transitions run unwatched: one
+   ``BatchGetItem`` per batch and one write per group, as before. A crash there is not counted; it
+   always causes a redelivery with a higher receive count.
+2. **Redelivery: one marker for the group.** When a record was received before, the first
+   transition the run calls is preceded by a write of the state as read with a group marker
+   (``{}``), conditioned on the version read (``attribute_not_exists`` for a new group), so a lost
+   race commits nothing: the usual retry. Every write raises the version by one, the marker's too;
+   the group's commit (conditioned on the marker's version) rewrites the item without it. A run that
+   calls no transition (duplicates, dead copies, buffered jobs) writes no marker.
+3. **A marker found means its run did not commit**: a crash, a timeout, or a worker still running
+   past its visibility (a stale worker: claim mode counts that as an attempt too). The group is then
+   **isolated**: its run marks each transition before calling it (``{"job": id, "attempt": n}``, the
+   first with the marker write of rule 2, the next ones with an ``UpdateItem`` conditioned on that
+   version), so the next read names the one transition that did not return.
+4. **A job marker found counts its attempt.** ``{"job": X, "attempt": n}``: X's run number n stopped
+   the worker. Below ``max_attempts`` the run starts from the state with X's attempts at n, so X
+   runs next as attempt n + 1 (the transition sees it in ``job.attempt``). At ``max_attempts`` X is
+   dead without running: the core gets attempt n of X back as a :class:`WorkerCrashedError` (reason
+   ``ATTEMPTS_EXHAUSTED``, the error naming the crash and the fix), and the queue's dead-job policy
+   applies as for any dead job. A job is only ever blamed for a run it was marked for: the healthy
+   jobs of its batch never are. A crash after the last marked transition returned and before the
+   commit (in the commit itself, or a timeout there) is that transition's, as claim mode counts a
+   crash between a job's effect and its ``SUCCEEDED`` write.
+5. **Isolation lasts until a clean run.** The commit of an isolated run that stopped (a failure, a
+   job of the group blocked) keeps a group marker, so the group stays isolated until a run goes
+   through: the transition that crashed may not have been reached yet.
+
+Costs, on redeliveries only: one write more per group (rule 2); while a crash is isolated, one write
+more per transition (rule 3).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from constructs_fifo.runtime.exceptions import WorkerCrashedError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.group_batch import Transition
+    from constructs_fifo.runtime.group_state import GroupState
+    from constructs_fifo.runtime.job import Job
+
+__all__ = ["GROUP_RUN", "CrashWatch", "RunInterrupted", "RunMarker", "RunPlan", "RunWriter", "plan_run"]
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """What a run was about to do when it wrote its marker.
+
+    Attributes
+    ----------
+    job_id : str or None
+        The job whose transition was about to run (an isolated run), ``None`` for a group's run.
+    attempt : int
+        That job's attempt number (0 for a group's run).
+    """
+
+    job_id: str | None = None
+    attempt: int = 0
+
+    def encode(self) -> str:
+        """The marker as the item stores it: compact JSON."""
+        data: dict[str, Any] = {} if self.job_id is None else {"job": self.job_id, "attempt": self.attempt}
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    def counted_event(self, group: str) -> dict[str, Any]:
+        """The log event of a job marker found (rule 4): its attempt is counted."""
+        return {
+            "level": "WARN",
+            "event": "worker_crash_counted",
+            "group": group,
+            "jobId": self.job_id,
+            "attempt": self.attempt,
+            "error": f"attempt {self.attempt} of job {self.job_id!r} stopped its worker before its group "
+            "committed (a crash, out of memory, the function timeout, or a worker still running past its "
+            "visibility timeout); counted as an attempt",
+        }
+
+    @classmethod
+    def decode(cls, text: str) -> RunMarker:
+        """The marker of :meth:`encode`'s JSON.
+
+        Raises
+        ------
+        ValueError
+            Not a JSON object, or a job without a positive attempt.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"the run marker is a JSON {type(data).__name__}, not an object")
+        if "job" not in data:
+            return GROUP_RUN
+        attempt = int(data.get("attempt", 0))
+        if attempt < 1:
+            raise ValueError(f"the run marker of job {data['job']!r} has attempt {attempt}; it must be >= 1")
+        return cls(str(data["job"]), attempt)
+
+
+#: The marker of a group's run (rule 2).
+GROUP_RUN = RunMarker()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How one group's run is watched (see :func:`plan_run`).
+
+    Attributes
+    ----------
+    start : GroupState
+        The state the run starts from: the one read, with a found job marker's attempt counted.
+    watch : bool
+        Write a marker before the first transition (rule 2).
+    isolate : bool
+        Mark every transition (rule 3).
+    replay : tuple of (str, int) or None
+        (job id, attempt) of a job whose last allowed attempt stopped its worker: the core gets that
+        attempt back as a :class:`WorkerCrashedError` instead of running it (rule 4).
+    found : RunMarker or None
+        The marker read with the state.
+    """
+
+    start: GroupState
+    watch: bool = False
+    isolate: bool = False
+    replay: tuple[str, int] | None = None
+    found: RunMarker | None = None
+
+    def settle(self, final: GroupState, called: frozenset[str]) -> GroupState:
+        """The state to commit: ``final``, with the replayed crash still counted when it was not reached.
+
+        A job whose last attempt crashed starts at one attempt fewer so that the core can replay it;
+        if the run never called it, its count is put back, so the crash is not forgotten.
+        """
+        if self.replay is None or self.replay[0] in called:
+            return final
+        job_id, attempt = self.replay
+        if job_id in final.book.dead:
+            return final
+        attempts = {**final.book.attempts, job_id: attempt}
+        return replace(final, book=replace(final.book, attempts=attempts))
+
+    def carried(self, *, clean: bool) -> RunMarker | None:
+        """The marker the commit keeps (rule 5): a group marker after an isolated run that stopped."""
+        return GROUP_RUN if self.isolate and not clean else None
+
+
+def plan_run(read: GroupState, found: RunMarker | None, *, redelivered: bool, max_attempts: int) -> RunPlan:
+    """Decide how a group's run is watched; pure (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    read : GroupState
+        The group's state as read.
+    found : RunMarker or None
+        The marker read with it.
+    redelivered : bool
+        Whether a record of the group in this batch (or its wake-up message) was received before.
+    max_attempts : int
+        Runs a job gets.
+
+    Examples
+    --------
+    >>> from constructs_fifo.runtime.group_state import GroupState
+    >>> plan = plan_run(GroupState("ws#1"), RunMarker("j1", 2), redelivered=True, max_attempts=5)
+    >>> plan.isolate, dict(plan.start.book.attempts)
+    (True, {'j1': 2})
+    """
+    if found is None:
+        return RunPlan(start=read, watch=redelivered)
+    if found.job_id is None:
+        return RunPlan(start=read, watch=True, isolate=True, found=found)
+    job_id, attempt = found.job_id, found.attempt
+    if attempt >= max_attempts:
+        counted, replay = attempt - 1, (job_id, attempt)
+    else:
+        counted, replay = attempt, None
+    attempts = {k: v for k, v in read.book.attempts.items() if k != job_id}
+    if counted > 0:
+        attempts[job_id] = counted
+    start = replace(read, book=replace(read.book, attempts=attempts))
+    return RunPlan(start=start, watch=True, isolate=True, replay=replay, found=found)
+
+
+class RunWriter(Protocol):
+    """The writes a watched run makes (:class:`constructs_fifo.runtime.state.StateStore`)."""
+
+    def commit(
+        self, group: str, group_state: GroupState, expected_version: int, *, run: RunMarker | None = None
+    ) -> bool: ...
+
+    def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool: ...
+
+
+class RunInterrupted(BaseException):
+    """A marker write failed inside the run: nothing of the run may be committed.
+
+    A ``BaseException`` because it is raised from inside the core's call of the transition, which
+    counts every ``Exception`` as the job's failure: this one must pass through to the processor.
+
+    Attributes
+    ----------
+    group : str
+        The group whose run stopped.
+    cause : Exception or None
+        The write's error; ``None`` when its condition failed (another worker wrote the group first).
+    """
+
+    def __init__(self, group: str, cause: Exception | None) -> None:
+        self.group = group
+        self.cause = cause
+        what = "another worker wrote it first" if cause is None else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"the run marker of group {group!r} could not be written ({what})")
+
+
+@dataclass
+class CrashWatch:
+    """The transition of a watched run: writes its markers (rules 2 and 3) and replays a crash (rule 4).
+
+    Attributes
+    ----------
+    version : int
+        The version the group's commit is conditioned on: the one read, one more once a marker was
+        written.
+    opened : bool
+        Whether a marker was written (the commit must then be made, to remove it).
+    called : set of str
+        The job ids the core called the transition for.
+    """
+
+    transition: Transition
+    plan: RunPlan
+    writer: RunWriter
+    group: str
+    max_attempts: int
+    version: int = 0
+    opened: bool = False
+    called: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.version = self.plan.start.version
+
+    def __call__(self, job: Job, state: dict[str, Any] | None) -> Any:
+        self.called.add(job.id)
+        if self.plan.replay == (job.id, job.attempt):
+            raise WorkerCrashedError(
+                f"job {job.id!r} stopped its worker on attempt {job.attempt} of {self.max_attempts} (a "
+                "crash, out of memory, or the function timeout: its transition never returned, and "
+                "nothing of that run was committed); make the transition return within the function's "
+                "timeout and memory (keep it small and pure, move heavy work elsewhere), then resume its "
+                "group (PARK) "
+                "or redrive it from the dead-letter queue (CONTINUE)"
+            )
+        if self.plan.watch:
+            marker = RunMarker(job.id, job.attempt) if self.plan.isolate else GROUP_RUN
+            if not self.opened:
+                self._write(lambda: self.writer.commit(self.group, self.plan.start, self.version, run=marker))
+                self.version += 1
+                self.opened = True
+            elif self.plan.isolate:
+                self._write(lambda: self.writer.mark_run(self.group, self.version, marker))
+        return self.transition(job, state)
+
+    def _write(self, write: Any) -> None:
+        try:
+            written = write()
+        except Exception as exc:
+            raise RunInterrupted(self.group, exc) from exc
+        if not written:
+            raise RunInterrupted(self.group, None)
