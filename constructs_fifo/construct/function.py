@@ -21,7 +21,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
@@ -86,14 +86,15 @@ class JobFunction:
 
 def _whole_number(value: int | float) -> str:
     """``value`` as an environment string (a token stays a token)."""
-    return Token.as_string(value) if Token.is_unresolved(value) else str(int(value))
+    return Token.as_string(value) if tokens.is_unresolved(value) else str(int(value))
 
 
 def _whole_seconds(value: Duration) -> str:
     """``value`` in whole seconds as an environment string (a token stays a token)."""
-    if value.is_unresolved():
+    seconds = tokens.seconds(value)
+    if seconds is None:
         return Token.as_string(value.to_seconds())
-    return str(int(value.to_seconds(integral=False)))
+    return str(int(seconds))
 
 
 def _environment(

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Token
+from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.function import RUNTIME_ENVIRONMENT, StateSettings
 from constructs_fifo.construct.validation import (
     Props,
@@ -44,17 +44,19 @@ class CheckedProps:
 
 
 def _default_visibility_timeout(timeout: Duration, problems: list[str]) -> Duration:
-    if timeout.is_unresolved():
+    timeout_seconds = tokens.seconds(timeout)
+    if timeout_seconds is None:
         problems.append(
             "visibility_timeout=None cannot default to 6 x timeout when timeout is an unresolved "
             "token; pass visibility_timeout explicitly."
         )
         return timeout
-    return Duration.seconds(timeout.to_seconds(integral=False) * defaults.VISIBILITY_TIMEOUT_FACTOR)
+    visibility_seconds = timeout_seconds * defaults.VISIBILITY_TIMEOUT_FACTOR
+    return tokens.remember_seconds(Duration.seconds(visibility_seconds), visibility_seconds)
 
 
 def _default_max_receive_count(batch_size: int | float, max_attempts: int | float) -> int:
-    if Token.is_unresolved(batch_size) or Token.is_unresolved(max_attempts):
+    if tokens.is_unresolved(batch_size) or tokens.is_unresolved(max_attempts):
         return defaults.MAX_RECEIVE_COUNT_MAX
     return defaults.max_receive_count_for(batch_size, max_attempts)
 

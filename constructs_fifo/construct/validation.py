@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from aws_cdk import Annotations, Duration, Token
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import JobMode
@@ -70,14 +70,12 @@ class Props:
 
 def _resolved_number(value: int | float | None) -> TypeGuard[int | float]:
     """Whether ``value`` is given and known at synth time (not an unresolved token)."""
-    return value is not None and not Token.is_unresolved(value)
+    return value is not None and not tokens.is_unresolved(value)
 
 
 def _seconds(value: Duration) -> float | None:
     """The duration in seconds, or None when it is an unresolved token."""
-    if value.is_unresolved():
-        return None
-    return float(value.to_seconds(integral=False))
+    return tokens.seconds(value)
 
 
 def _fmt(seconds: float) -> str:
@@ -128,7 +126,7 @@ def _check_receive_count(props: Props) -> list[str]:
 
 
 def _check_handler(handler: str) -> list[str]:
-    if Token.is_unresolved(handler):
+    if tokens.is_unresolved(handler):
         return []
     parts = handler.split(".")
     if len(parts) >= 2 and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
