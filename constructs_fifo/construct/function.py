@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -136,7 +137,7 @@ def _environment(
 def build_function(
     scope: Construct,
     *,
-    code: lambda_.AssetCode,
+    code_dir: Path,
     settings: RuntimeSettings,
     user_environment: Mapping[str, str] | None,
     queue: sqs.IQueue,
@@ -153,8 +154,8 @@ def build_function(
     ----------
     scope
         The parent construct.
-    code
-        The user's directory asset (checked by
+    code_dir
+        The directory of the user's asset (checked by
         :func:`constructs_fifo.construct.validation.check_code`); the runtime is added next to it.
     settings
         What the runtime reads from the environment.
@@ -184,7 +185,7 @@ def build_function(
         scope,
         "Function",
         runtime=defaults.FUNCTION_RUNTIME,
-        code=build_function_code(code),
+        code=build_function_code(code_dir),
         handler=constants.ENTRYPOINT,
         role=role,
         timeout=timeout,

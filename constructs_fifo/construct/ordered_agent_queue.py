@@ -259,7 +259,7 @@ class OrderedAgentQueue(Construct):
         self.claim_table, self.group_table = tables.claim_table, tables.group_table
         job_function = build_function(
             self,
-            code=checked.code,
+            code_dir=checked.code_dir,
             settings=RuntimeSettings(
                 handler=handler,
                 mode=self.mode,

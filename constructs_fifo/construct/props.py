@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
@@ -37,8 +38,8 @@ class CheckedProps:
 
     #: The props checked by value, ``visibility_timeout`` and ``max_receive_count`` filled in.
     props: Props
-    #: The job code, a directory asset.
-    code: lambda_.AssetCode
+    #: The directory of the job code's asset.
+    code_dir: Path
     #: State mode's settings, defaults filled in; ``None`` in claim mode.
     state: StateSettings | None
 
@@ -113,11 +114,12 @@ def check_all(
     problems += check_state_props(
         mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
     )
-    problems += check_code(code)
+    code_path = code.path if isinstance(code, lambda_.AssetCode) else None  # read once
+    problems += check_code(code, code_path)
     problems += check_environment(environment, RUNTIME_ENVIRONMENT)
     raise_if_any(problems)
     warn_risky(scope, props)
-    assert isinstance(code, lambda_.AssetCode)  # checked by check_code
+    assert code_path is not None  # checked by check_code
     state = (
         StateSettings(
             reorder_limit=defaults.REORDER_LIMIT if reorder_limit is None else reorder_limit,
@@ -127,4 +129,4 @@ def check_all(
         if mode is JobMode.STATE
         else None
     )
-    return CheckedProps(props=props, code=code, state=state)
+    return CheckedProps(props=props, code_dir=Path(code_path), state=state)

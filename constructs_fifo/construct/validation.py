@@ -267,13 +267,15 @@ def check_state_props(
     return problems
 
 
-def check_code(code: lambda_.Code) -> list[str]:
+def check_code(code: lambda_.Code, code_path: str | None = None) -> list[str]:
     """Check that ``code`` is an asset directory the construct can add its runtime to.
 
     Parameters
     ----------
     code
         The user's job code.
+    code_path
+        ``code.path``, when the caller has read it already (each read is a round trip to Node).
 
     Returns
     -------
@@ -286,15 +288,17 @@ def check_code(code: lambda_.Code) -> list[str]:
             f"code={type(code).__name__} is not supported: the construct adds its runtime next to your "
             f"handler, so code must be a local directory asset; {fix}."
         ]
-    path = Path(code.path)
+    if code_path is None:
+        code_path = code.path
+    path = Path(code_path)
     if not path.is_dir():
         return [
-            f"code=Code.from_asset({code.path!r}) is not a directory: the construct adds its runtime "
+            f"code=Code.from_asset({code_path!r}) is not a directory: the construct adds its runtime "
             f"next to your handler, so a zip file or missing path cannot be used; {fix}."
         ]
     if (path / RESERVED_PACKAGE).exists():
         return [
-            f"code=Code.from_asset({code.path!r}) already holds a top-level {RESERVED_PACKAGE!r}: the "
+            f"code=Code.from_asset({code_path!r}) already holds a top-level {RESERVED_PACKAGE!r}: the "
             "construct adds the installed runtime under that name and would shadow or be shadowed by "
             f"it; remove {path / RESERVED_PACKAGE} from the asset directory."
         ]
