@@ -9,8 +9,10 @@ which are the app's choice and would cost the same on both sides); the other sid
 and function asset content (its job code with the runtime vendored next to it, prepared before the
 timed runs as a hand-writer's build step would). ``warmups`` untimed runs each (jsii starts its Node
 process, loads the modules and warms its JIT once per Python process: the first few synths of a
-process are up to 4x slower), then ``runs`` alternating timed runs; the figure is the median of each
-side. :func:`measure_synth_in_child` runs all of it in a fresh interpreter, as ``cdk synth`` runs
+process are up to 4x slower), then ``runs`` alternating timed runs, the order of each pair swapped
+every run (in one process, whichever side ran first in a pair measured about 7% slower: five runs of
+the figure each way on the 2-core machine); the figure is the median of each side.
+:func:`measure_synth_in_child` runs all of it in a fresh interpreter, as ``cdk synth`` runs
 ``app.py``, so that what the benchmark did before (moto's state, a heap grown by the other figures,
 whose garbage collection would slow both sides alike and hide the difference) does not leak in.
 """
@@ -150,9 +152,10 @@ def measure_synth(runs: int = 11, *, warmups: int = 5) -> SynthResult:
         for build in sides.values():
             _timed(build)
     seconds: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(max(1, runs)):
-        for name, build in sides.items():
-            seconds[name].append(_timed(build))
+    names = list(sides)
+    for run in range(max(1, runs)):
+        for name in names if run % 2 == 0 else reversed(names):  # each side first in every other pair
+            seconds[name].append(_timed(sides[name]))
     return SynthResult(sample=seconds["sample"], handwritten=seconds["handwritten"])
 
 
