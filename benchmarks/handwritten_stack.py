@@ -2,17 +2,21 @@
 
 What a user would write without ``OrderedAgentQueue`` to get what one queue with every default builds,
 with the table its job writes: the workspace table, a FIFO queue and FIFO dead-letter queue (the same
-names scheme, redrive allow policy, encryption and TLS policy), the claim table, the group table, the
-log group, the role and its statements, the function (from the job code directory as it is: no runtime
-copied next to it), the SQS event source and the same five alarms, outputs and cdk-nag
-acknowledgements. No validation, no
-defaults module, no asset staging: that is the construct's share of synth time, which figure 7 shows.
+names scheme, redrive allow policy, encryption and TLS policy, maxReceiveCount), the claim table, the
+group table, the log group, the role and its statements, the function (the same entry point, the same
+environment variables, descriptions and asset content), the SQS event source and the same five alarms,
+outputs and cdk-nag acknowledgements. The function's asset is the job code with the runtime vendored
+next to it, as a hand-writer's build step would leave it on disk before ``cdk synth``
+(:func:`vendored_code_dir`, prepared once, outside the timed synths), so both stacks hash and copy
+the same files. No validation, no defaults module, no asset staging at synth: that is the construct's
+share of synth time, which figure 7 shows.
 ``tests/infrastructure/test_benchmarks_handwritten_stack.py`` checks that both stacks hold the same
-resources.
+resources and the same function asset.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,17 +30,28 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-__all__ = ["HandWrittenStack"]
+from constructs_fifo.construct.packaging import stage_asset
+from constructs_fifo.runtime import constants
+
+__all__ = ["HandWrittenStack", "vendored_code_dir"]
 
 _LAMBDA_DIR = Path(__file__).resolve().parents[1] / "lambda"
 _MISSING = cloudwatch.TreatMissingData.NOT_BREACHING
+
+
+@functools.cache
+def vendored_code_dir() -> Path:
+    """The job code (``lambda/``) with the constructs-fifo runtime vendored next to it: the directory a
+    hand-writer deploys, built once per process (a temporary directory, removed at exit)."""
+    return stage_asset(_LAMBDA_DIR)
 
 
 class HandWrittenStack(Stack):
     """The sample app's stack without the construct; see the module docstring.
 
     ``acknowledgements`` are the sample app's cdk-nag acknowledgements ``(function, dead-letter
-    queue)``, applied to the same constructs so that both stacks do the same work.
+    queue)``, applied to the same constructs so that both stacks do the same work. ``code_dir`` is the
+    function's asset directory, :func:`vendored_code_dir` by default.
     """
 
     def __init__(
@@ -45,6 +60,7 @@ class HandWrittenStack(Stack):
         id: str,
         *,
         acknowledgements: tuple[Sequence[Acknowledgment], Sequence[Acknowledgment]] = ((), ()),
+        code_dir: Path | None = None,
     ) -> None:
         super().__init__(scope, id, description="constructs-fifo benchmark: the sample, hand-written")
         workspaces = dynamodb.Table(
@@ -86,7 +102,7 @@ class HandWrittenStack(Stack):
             visibility_timeout=Duration.minutes(12),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=5),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=190),
         )
         claims = dynamodb.Table(
             self,
@@ -113,24 +129,39 @@ class HandWrittenStack(Stack):
             removal_policy=RemovalPolicy.DESTROY,
         )
         log_group = logs.LogGroup(self, "LogGroup", retention=logs.RetentionDays.ONE_MONTH)
-        role = iam.Role(self, "FunctionRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        role = iam.Role(
+            self,
+            "FunctionRole",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Runs the constructs-fifo job function: this queue, its tables and log group.",
+        )
         function = lambda_.Function(
             self,
             "Function",
             runtime=lambda_.Runtime.PYTHON_3_14,
-            code=lambda_.Code.from_asset(str(_LAMBDA_DIR)),
-            handler="agent_worker.handle",
+            code=lambda_.Code.from_asset(str(code_dir or vendored_code_dir())),
+            handler=constants.ENTRYPOINT,
             role=role,
             timeout=Duration.minutes(2),
             memory_size=256,
             reserved_concurrent_executions=10,
             environment={
                 "WORKSPACE_TABLE_NAME": workspaces.table_name,
-                "CLAIM_TABLE": claims.table_name,
-                "GROUP_TABLE": groups.table_name,
-                "QUEUE_URL": queue.queue_url,
+                constants.ENV_USER_HANDLER: "agent_worker.handle",
+                constants.ENV_MODE: "CLAIM",
+                constants.ENV_QUEUE_URL: queue.queue_url,
+                constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "720",
+                constants.ENV_BACKOFF_BASE_SECONDS: "2",
+                constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
+                constants.ENV_MAX_ATTEMPTS: "5",
+                constants.ENV_ON_DEAD_JOB: "PARK",
+                constants.ENV_DEAD_LETTER_QUEUE_URL: dead_letter_queue.queue_url,
+                constants.ENV_CLAIM_TABLE: claims.table_name,
+                constants.ENV_CLAIM_TTL_SECONDS: "604800",
+                constants.ENV_GROUP_TABLE: groups.table_name,
             },
             log_group=log_group,
+            description="constructs-fifo job function (agent_worker.handle)",
         )
         role.add_to_policy(
             iam.PolicyStatement(
@@ -167,12 +198,14 @@ class HandWrittenStack(Stack):
             )
         )
         period = Duration.minutes(1)
-        for alarm_id, metric, threshold, comparison in (
+        for alarm_id, metric, threshold, comparison, description in (
             (
                 "QueueAgeAlarm",
                 queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
                 300,
                 cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                "The oldest message of the job queue is older than the threshold: a group is stuck or the "
+                "consumer is falling behind.",
             ),
             (
                 "DeadLetterQueueAlarm",
@@ -181,18 +214,22 @@ class HandWrittenStack(Stack):
                 ),
                 1,
                 cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                "Jobs are waiting in the dead-letter queue: each died itself (the runtime's max_attempts, a "
+                "permanent error or a malformed body).",
             ),
             (
                 "FunctionErrorsAlarm",
                 function.metric_errors(period=period, statistic="Sum"),
                 0,
                 cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                "The job function raised or timed out (not a reported job failure).",
             ),
             (
                 "FunctionThrottlesAlarm",
                 function.metric_throttles(period=period, statistic="Sum"),
                 0,
                 cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                "The job function was throttled: raise reserved_concurrency or lower max_concurrency.",
             ),
             (
                 "ParkedGroupsAlarm",
@@ -205,6 +242,8 @@ class HandWrittenStack(Stack):
                 ),
                 1,
                 cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                "A message group was parked at a dead job: its later jobs are kept, in order, until an "
+                "operator resumes it (constructs_fifo.client.ParkedGroups).",
             ),
         ):
             cloudwatch.Alarm(
@@ -213,6 +252,7 @@ class HandWrittenStack(Stack):
                 metric=metric,
                 threshold=threshold,
                 comparison_operator=comparison,
+                alarm_description=description,
                 evaluation_periods=1,
                 treat_missing_data=_MISSING,
             )

@@ -2,13 +2,17 @@
 
 Each run builds one stack in a fresh ``aws_cdk.App`` (its own temporary ``outdir``) and calls
 ``app.synth()``, timing both, as ``cdk synth`` runs ``app.py``. The construct's side is one
-``OrderedAgentQueue`` with every default and the table its job writes (the construct, its validation
-and its asset staging; no cdk-nag packs, which are the app's choice and would cost the same on both
-sides); the other side is
-:class:`benchmarks.handwritten_stack.HandWrittenStack`. ``warmups`` untimed runs each (jsii starts its Node
+``OrderedAgentQueue`` with every default and the table its job writes, with the sample app's outputs
+and cdk-nag acknowledgements (the construct, its validation and its asset staging; no cdk-nag packs,
+which are the app's choice and would cost the same on both sides); the other side is
+:class:`benchmarks.handwritten_stack.HandWrittenStack`, the same resources, outputs, acknowledgements
+and function asset content (its job code with the runtime vendored next to it, prepared before the
+timed runs as a hand-writer's build step would). ``warmups`` untimed runs each (jsii starts its Node
 process, loads the modules and warms its JIT once per Python process: the first few synths of a
-process are up to 4x slower), then ``runs`` alternating timed runs; the figure is the median of each
-side. :func:`measure_synth_in_child` runs all of it in a fresh interpreter, as ``cdk synth`` runs
+process are up to 4x slower), then ``runs`` alternating timed runs, the order of each pair swapped
+every run (in one process, whichever side ran first in a pair measured about 7% slower: five runs of
+the figure each way on the 2-core machine); the figure is the median of each side.
+:func:`measure_synth_in_child` runs all of it in a fresh interpreter, as ``cdk synth`` runs
 ``app.py``, so that what the benchmark did before (moto's state, a heap grown by the other figures,
 whose garbage collection would slow both sides alike and hide the difference) does not leak in.
 """
@@ -24,13 +28,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["SynthResult", "load_sample_app", "main", "measure_synth", "measure_synth_in_child"]
+if TYPE_CHECKING:
+    from aws_cdk import Stack
+
+__all__ = [
+    "SynthResult",
+    "load_sample_app",
+    "main",
+    "measure_synth",
+    "measure_synth_in_child",
+    "one_queue_stack",
+]
 
 APP_FILE = Path(__file__).resolve().parents[1] / "app.py"
 
@@ -73,17 +87,18 @@ def _timed(build: Callable[[Any], object]) -> float:
         return time.perf_counter() - started
 
 
-def _one_queue_stack(app: Any) -> object:
-    """One ``OrderedAgentQueue`` (claim mode, every default) and the table its job writes: the shape
+def one_queue_stack(app: Any, acknowledgements: tuple[Sequence[Any], Sequence[Any]] = ((), ())) -> Stack:
+    """One ``OrderedAgentQueue`` (claim mode, every default) and the table its job writes, with the
+    sample app's outputs and cdk-nag acknowledgements for one queue: the shape
     :class:`~benchmarks.handwritten_stack.HandWrittenStack` writes by hand (the sample app holds two
     queues, which would double one side)."""
-    from aws_cdk import RemovalPolicy, Stack  # noqa: PLC0415
+    from aws_cdk import CfnOutput, RemovalPolicy, Stack, Validations  # noqa: PLC0415
     from aws_cdk import aws_dynamodb as dynamodb  # noqa: PLC0415
     from aws_cdk import aws_lambda as lambda_  # noqa: PLC0415
 
     from constructs_fifo import OrderedAgentQueue  # noqa: PLC0415
 
-    stack = Stack(app, "OneQueue")
+    stack = Stack(app, "OneQueue", description="constructs-fifo benchmark: the sample, with the construct")
     table = dynamodb.Table(
         stack,
         "WorkspaceTable",
@@ -104,6 +119,18 @@ def _one_queue_stack(app: Any) -> object:
         table_removal_policy=RemovalPolicy.DESTROY,
     )
     table.grant(jobs.function, "dynamodb:GetItem", "dynamodb:PutItem")
+
+    assert jobs.claim_table is not None  # claim mode
+    CfnOutput(stack, "QueueUrl", value=jobs.queue.queue_url)
+    CfnOutput(stack, "DeadLetterQueueUrl", value=jobs.dead_letter_queue.queue_url)
+    CfnOutput(stack, "ClaimTableName", value=jobs.claim_table.table_name)
+    CfnOutput(stack, "WorkspaceTableName", value=table.table_name)
+    CfnOutput(stack, "FunctionName", value=jobs.function.function_name)
+    function_acks, dead_letter_acks = acknowledgements
+    if function_acks:
+        Validations.of(jobs.function).acknowledge(*function_acks)
+    if dead_letter_acks:
+        Validations.of(jobs.dead_letter_queue).acknowledge(*dead_letter_acks)
     return stack
 
 
@@ -111,20 +138,24 @@ def measure_synth(runs: int = 11, *, warmups: int = 5) -> SynthResult:
     """Synthesize both stacks ``runs`` times each after a warm-up; see the module docstring."""
     os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
     sample_app = load_sample_app()
-    from benchmarks.handwritten_stack import HandWrittenStack  # noqa: PLC0415 - loads aws_cdk
+    from benchmarks.handwritten_stack import HandWrittenStack, vendored_code_dir  # noqa: PLC0415 - aws_cdk
 
     acknowledgements = (sample_app.FUNCTION_ACKNOWLEDGEMENTS, sample_app.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+    code_dir = vendored_code_dir()  # on disk before the hand-writer's `cdk synth`: not timed
     sides: dict[str, Callable[[Any], object]] = {
-        "sample": _one_queue_stack,
-        "handwritten": lambda app: HandWrittenStack(app, "HandWritten", acknowledgements=acknowledgements),
+        "sample": lambda app: one_queue_stack(app, acknowledgements),
+        "handwritten": lambda app: HandWrittenStack(
+            app, "HandWritten", acknowledgements=acknowledgements, code_dir=code_dir
+        ),
     }
     for _ in range(warmups):
         for build in sides.values():
             _timed(build)
     seconds: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(max(1, runs)):
-        for name, build in sides.items():
-            seconds[name].append(_timed(build))
+    names = list(sides)
+    for run in range(max(1, runs)):
+        for name in names if run % 2 == 0 else reversed(names):  # each side first in every other pair
+            seconds[name].append(_timed(sides[name]))
     return SynthResult(sample=seconds["sample"], handwritten=seconds["handwritten"])
 
 

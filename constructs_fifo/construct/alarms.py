@@ -15,7 +15,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, tokens
 
 __all__ = ["ALARM_IDS", "PARKED_GROUPS_ALARM_ID", "SEQUENCE_GAP_ALARM_ID", "build_alarms"]
 
@@ -25,6 +25,14 @@ ALARM_IDS = ("QueueAgeAlarm", "DeadLetterQueueAlarm", "FunctionErrorsAlarm", "Fu
 PARKED_GROUPS_ALARM_ID = "ParkedGroupsAlarm"
 #: The alarm that follows them in state mode.
 SEQUENCE_GAP_ALARM_ID = "SequenceGapAlarm"
+
+
+def _threshold_seconds(duration: Duration) -> int | float:
+    """``duration.to_seconds()``: whole seconds (a token stays a token, a fraction raises as CDK does)."""
+    seconds = tokens.seconds(duration)
+    if seconds is not None and seconds.is_integer():
+        return int(seconds)
+    return duration.to_seconds()
 
 
 def build_alarms(
@@ -69,7 +77,7 @@ def build_alarms(
             scope,
             age_id,
             metric=queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
-            threshold=age_alarm_threshold.to_seconds(),
+            threshold=_threshold_seconds(age_alarm_threshold),
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             alarm_description="The oldest message of the job queue is older than the threshold: "
             "a group is stuck or the consumer is falling behind.",
@@ -132,7 +140,7 @@ def build_alarms(
                 scope,
                 SEQUENCE_GAP_ALARM_ID,
                 metric=metric,
-                threshold=gap_timeout.to_seconds(),
+                threshold=_threshold_seconds(gap_timeout),
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 alarm_description="A group's producer sequence has a gap open longer than gap_timeout: a "
                 "job was lost or delayed upstream, and the jobs after it wait in the reorder buffer.",

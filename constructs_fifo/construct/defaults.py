@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy, Token
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
+from constructs_fifo.construct import tokens
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
@@ -86,7 +87,7 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
     sustained throttling pushes healthy jobs to the dead-letter queue. ``None`` (no cap) when the
     reserved concurrency is below the API's minimum of 2 (a warning says so) or an unresolved token.
     """
-    if Token.is_unresolved(reserved_concurrency) or reserved_concurrency < MAX_CONCURRENCY_MIN:
+    if tokens.is_unresolved(reserved_concurrency) or reserved_concurrency < MAX_CONCURRENCY_MIN:
         return None
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
 

@@ -1,16 +1,23 @@
 """``OrderedAgentQueue``: an ordered, exactly-once-effect job queue on SQS FIFO, Lambda and DynamoDB.
 
-The construct is thin: check the props, build the resources, wire them, expose them. Defaults live in
-:mod:`constructs_fifo.construct.defaults`, checks in :mod:`constructs_fifo.construct.validation`, the
-function asset in :mod:`constructs_fifo.construct.packaging` and the alarms in
-:mod:`constructs_fifo.construct.alarms`.
+The construct is the readable assembly of its parts: check the props, build the resources, wire them,
+expose them. Each part is a module of its own:
+
+- :mod:`~constructs_fifo.construct.props`: dependent defaults, validation, warnings (the rules in
+  :mod:`~constructs_fifo.construct.validation`, the defaults in :mod:`~constructs_fifo.construct.defaults`);
+- :mod:`~constructs_fifo.construct.queues`: the FIFO queue and its dead-letter queue;
+- :mod:`~constructs_fifo.construct.tables`: the claim and group tables the mode needs;
+- :mod:`~constructs_fifo.construct.function`: the function, its log group, role and environment (its
+  asset in :mod:`~constructs_fifo.construct.packaging`);
+- :mod:`~constructs_fifo.construct.permissions`: the function's statements and the public grants;
+- :mod:`~constructs_fifo.construct.alarms`: the alarms.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import ArnFormat, Duration, Names, RemovalPolicy, Stack, Token
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -22,20 +29,20 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, permissions
 from constructs_fifo.construct.alarms import build_alarms
-from constructs_fifo.construct.packaging import build_function_code
-from constructs_fifo.construct.tables import build_claim_table, build_group_table
-from constructs_fifo.construct.validation import (
-    InvalidPropsError,
-    Props,
-    check_code,
-    check_environment,
-    check_props,
-    check_state_props,
-    raise_if_any,
-    warn_risky,
+from constructs_fifo.construct.function import RuntimeSettings, build_function
+from constructs_fifo.construct.permissions import (
+    CLAIM_TABLE_ACTIONS,
+    ENQUEUE_ACTIONS,
+    ENQUEUE_KEY_ACTIONS,
+    GROUP_TABLE_ACTIONS,
+    READ_STATE_ACTIONS,
 )
+from constructs_fifo.construct.props import check_all
+from constructs_fifo.construct.queues import build_queues
+from constructs_fifo.construct.tables import build_tables
+from constructs_fifo.construct.validation import InvalidPropsError
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
 
@@ -47,74 +54,6 @@ __all__ = [
     "READ_STATE_ACTIONS",
     "OrderedAgentQueue",
 ]
-
-#: The only DynamoDB actions the function gets, on the claim table only.
-CLAIM_TABLE_ACTIONS = (
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:ConditionCheckItem",
-)
-#: The DynamoDB actions the function gets on the group table (PARK policy): one BatchGetItem of park
-#: headers per batch, a Query of kept records, and TransactWriteItems (Put/Update/Delete/Condition).
-GROUP_TABLE_ACTIONS = (
-    "dynamodb:BatchGetItem",
-    "dynamodb:GetItem",
-    "dynamodb:Query",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:ConditionCheckItem",
-)
-#: What :meth:`OrderedAgentQueue.grant_read_state` grants on the state table.
-READ_STATE_ACTIONS = ("dynamodb:GetItem",)
-#: What the function sends: dead jobs to the dead-letter queue and (PARK) a resumed group's wake-up
-#: message to the source queue.
-SEND_ACTIONS = ("sqs:SendMessage",)
-#: What the function needs on a customer managed key to read and write the claim table.
-CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
-#: What :meth:`OrderedAgentQueue.grant_enqueue` grants on the queue ...
-ENQUEUE_ACTIONS = ("sqs:SendMessage",)
-#: ... and on the encryption key, when there is one.
-ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
-
-#: The environment variables the construct writes for its runtime, and where each value comes from
-#: (named in the error when a user's ``environment`` tries to set one).
-_RUNTIME_ENVIRONMENT = {
-    constants.ENV_USER_HANDLER: "from the handler prop",
-    constants.ENV_CLAIM_TABLE: "the claim table's name",
-    constants.ENV_QUEUE_URL: "the queue's URL",
-    constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "from the visibility_timeout prop",
-    constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
-    constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
-    constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
-    constants.ENV_MAX_ATTEMPTS: "from the max_attempts prop",
-    constants.ENV_ON_DEAD_JOB: "from the on_dead_job prop",
-    constants.ENV_DEAD_LETTER_QUEUE_URL: "the dead-letter queue's URL",
-    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy or state mode)",
-    constants.ENV_MODE: "from the mode prop",
-    constants.ENV_REORDER_LIMIT: "from the reorder_limit prop",
-    constants.ENV_GAP_TIMEOUT_SECONDS: "from the gap_timeout prop",
-    constants.ENV_GAP_POLICY: "from the gap_policy prop",
-}
-
-_DLQ_SUFFIX = "-dlq"
-_FIFO_SUFFIX = ".fifo"
-# Both names share one base; the longer one (``<base>-dlq.fifo``) stays within SQS's 80 characters.
-_BASE_NAME_LENGTH = defaults.MAX_QUEUE_NAME_LENGTH - len(_DLQ_SUFFIX) - len(_FIFO_SUFFIX)
-
-
-def _whole_number(value: int | float) -> str:
-    """``value`` as an environment string (a token stays a token)."""
-    return Token.as_string(value) if Token.is_unresolved(value) else str(int(value))
-
-
-def _whole_seconds(value: Duration) -> str:
-    """``value`` in whole seconds as an environment string (a token stays a token)."""
-    if value.is_unresolved():
-        return Token.as_string(value.to_seconds())
-    return str(int(value.to_seconds(integral=False)))
 
 
 class OrderedAgentQueue(Construct):
@@ -273,26 +212,11 @@ class OrderedAgentQueue(Construct):
         self.mode = constants.JobMode(mode)
 
         # --- check -----------------------------------------------------------------------------
-        problems: list[str] = []
-        if visibility_timeout is None:
-            if timeout.is_unresolved():
-                problems.append(
-                    "visibility_timeout=None cannot default to 6 x timeout when timeout is an unresolved "
-                    "token; pass visibility_timeout explicitly."
-                )
-                visibility_timeout = timeout
-            else:
-                visibility_timeout = Duration.seconds(
-                    timeout.to_seconds(integral=False) * defaults.VISIBILITY_TIMEOUT_FACTOR
-                )
-        if max_receive_count is None:
-            max_receive_count = (
-                defaults.max_receive_count_for(batch_size, max_attempts, self.mode)
-                if not (Token.is_unresolved(batch_size) or Token.is_unresolved(max_attempts))
-                else defaults.MAX_RECEIVE_COUNT_MAX
-            )
-        props = Props(
+        checked = check_all(
+            self,
+            code=code,
             handler=handler,
+            mode=self.mode,
             batch_size=batch_size,
             max_attempts=max_attempts,
             max_receive_count=max_receive_count,
@@ -302,149 +226,73 @@ class OrderedAgentQueue(Construct):
             max_concurrency=max_concurrency,
             claim_ttl=claim_ttl,
             age_alarm_threshold=age_alarm_threshold,
+            environment=environment,
             memory_size=memory_size,
             backoff_base=backoff_base,
-            mode=self.mode,
+            reorder_limit=reorder_limit,
+            gap_timeout=gap_timeout,
+            gap_policy=gap_policy,
         )
-        problems += check_props(props)
-        problems += check_state_props(
-            self.mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
-        )
-        reorder_limit = defaults.REORDER_LIMIT if reorder_limit is None else reorder_limit
-        gap_timeout = defaults.GAP_TIMEOUT if gap_timeout is None else gap_timeout
-        gap_policy = defaults.GAP_POLICY if gap_policy is None else gap_policy
-        problems += check_code(code)
-        problems += check_environment(environment, _RUNTIME_ENVIRONMENT)
-        raise_if_any(problems)
-        warn_risky(self, props)
-        assert isinstance(code, lambda_.AssetCode)  # checked by check_code
-
+        props = checked.props
         self.encryption_key = encryption_key
         self.metrics_namespace = metrics_namespace
         self.on_dead_job = constants.DeadJobPolicy(on_dead_job)
         parks = self.on_dead_job is constants.DeadJobPolicy.PARK
 
-        # --- build: queues -----------------------------------------------------------------------
-        base_name = Names.unique_resource_name(self, max_length=_BASE_NAME_LENGTH, separator="-")
-        self.queue_name = f"{base_name}{_FIFO_SUFFIX}"
-        self.dead_letter_queue_name = f"{base_name}{_DLQ_SUFFIX}{_FIFO_SUFFIX}"
-        queue_encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
-
-        # The DLQ's redrive allow policy names the source queue by an ARN built from its fixed name:
-        # a GetAtt would make a cycle with the source queue's redrive policy.
-        source_queue_arn = Stack.of(self).format_arn(
-            service="sqs", resource=self.queue_name, arn_format=ArnFormat.NO_RESOURCE_NAME
-        )
-        self.dead_letter_queue = sqs.Queue(
+        # --- build: queues, tables, function -------------------------------------------------------
+        queues = build_queues(
             self,
-            "DeadLetterQueue",
-            queue_name=self.dead_letter_queue_name,
-            fifo=True,
-            retention_period=defaults.DLQ_RETENTION,
-            encryption=queue_encryption,
-            encryption_master_key=encryption_key,
-            enforce_ssl=True,
-            redrive_allow_policy=sqs.RedriveAllowPolicy(
-                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
-                source_queues=[sqs.Queue.from_queue_arn(self, "SourceQueueRef", source_queue_arn)],
-            ),
-        )
-        self.queue = sqs.Queue(
-            self,
-            "Queue",
-            queue_name=self.queue_name,
-            fifo=True,
-            deduplication_scope=sqs.DeduplicationScope.MESSAGE_GROUP,
-            fifo_throughput_limit=sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+            visibility_timeout=props.visibility_timeout,
+            max_receive_count=props.max_receive_count,
             content_based_deduplication=content_based_deduplication,
-            visibility_timeout=visibility_timeout,
-            encryption=queue_encryption,
-            encryption_master_key=encryption_key,
-            enforce_ssl=True,
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=max_receive_count
+            encryption_key=encryption_key,
+        )
+        self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
+        self.queue_name, self.dead_letter_queue_name = queues.queue_name, queues.dead_letter_queue_name
+        tables = build_tables(
+            self,
+            mode=self.mode,
+            on_dead_job=self.on_dead_job,
+            encryption_key=encryption_key,
+            removal_policy=table_removal_policy,
+        )
+        self.claim_table, self.group_table = tables.claim_table, tables.group_table
+        job_function = build_function(
+            self,
+            code_dir=checked.code_dir,
+            settings=RuntimeSettings(
+                handler=handler,
+                mode=self.mode,
+                on_dead_job=self.on_dead_job,
+                visibility_timeout=props.visibility_timeout,
+                backoff_base=backoff_base,
+                claim_ttl=claim_ttl,
+                max_attempts=max_attempts,
+                metrics_namespace=metrics_namespace,
+                state=checked.state,
             ),
-        )
-
-        # --- build: tables ---------------------------------------------------------------------
-        self.claim_table = (
-            build_claim_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
-            if self.mode is constants.JobMode.CLAIM
-            else None
-        )
-        self.group_table = (
-            build_group_table(self, encryption_key=encryption_key, removal_policy=table_removal_policy)
-            if parks or self.mode is constants.JobMode.STATE
-            else None
-        )
-
-        # --- build: function ---------------------------------------------------------------------
-        self.log_group = logs.LogGroup(self, "LogGroup", retention=defaults.LOG_RETENTION)
-        role = iam.Role(
-            self,
-            "FunctionRole",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Runs the constructs-fifo job function: this queue, its tables and log group.",
-        )
-        environment_vars = {
-            **(environment or {}),
-            constants.ENV_USER_HANDLER: handler,
-            constants.ENV_MODE: self.mode.value,
-            constants.ENV_QUEUE_URL: self.queue.queue_url,
-            constants.ENV_VISIBILITY_TIMEOUT_SECONDS: _whole_seconds(visibility_timeout),
-            constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(backoff_base),
-            constants.ENV_METRICS_NAMESPACE: metrics_namespace,
-            constants.ENV_MAX_ATTEMPTS: _whole_number(max_attempts),
-            constants.ENV_ON_DEAD_JOB: self.on_dead_job.value,
-            constants.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letter_queue.queue_url,
-        }
-        if self.claim_table is not None:
-            environment_vars[constants.ENV_CLAIM_TABLE] = self.claim_table.table_name
-            environment_vars[constants.ENV_CLAIM_TTL_SECONDS] = _whole_seconds(claim_ttl)
-        if self.group_table is not None:
-            environment_vars[constants.ENV_GROUP_TABLE] = self.group_table.table_name
-        if self.mode is constants.JobMode.STATE:
-            environment_vars |= {
-                constants.ENV_REORDER_LIMIT: _whole_number(reorder_limit),
-                constants.ENV_GAP_TIMEOUT_SECONDS: _whole_seconds(gap_timeout),
-                constants.ENV_GAP_POLICY: GapPolicy(gap_policy).value,
-            }
-        self.function = lambda_.Function(
-            self,
-            "Function",
-            runtime=defaults.FUNCTION_RUNTIME,
-            code=build_function_code(code),
-            handler=constants.ENTRYPOINT,
-            role=role,
+            user_environment=environment,
+            queue=self.queue,
+            dead_letter_queue=self.dead_letter_queue,
+            claim_table=self.claim_table,
+            group_table=self.group_table,
             timeout=timeout,
             memory_size=memory_size,
-            reserved_concurrent_executions=reserved_concurrency,
-            environment=environment_vars,
-            log_group=self.log_group,
-            description=f"constructs-fifo job function ({handler})",
+            reserved_concurrency=reserved_concurrency,
         )
+        self.function, self.log_group = job_function.function, job_function.log_group
 
-        # --- wire: least privilege ---------------------------------------------------------------
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],
-            )
+        # --- wire: least privilege, then the event source ------------------------------------------
+        permissions.grant_function_access(
+            job_function.role,
+            log_group=self.log_group,
+            queue=self.queue,
+            dead_letter_queue=self.dead_letter_queue,
+            claim_table=self.claim_table,
+            group_table=self.group_table,
+            parks=parks,
+            encryption_key=encryption_key,
         )
-        if self.claim_table is not None:
-            role.add_to_policy(
-                iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[self.claim_table.table_arn])
-            )
-        send_to = [self.dead_letter_queue.queue_arn]
-        if self.group_table is not None:
-            role.add_to_policy(
-                iam.PolicyStatement(actions=list(GROUP_TABLE_ACTIONS), resources=[self.group_table.table_arn])
-            )
-        if parks:
-            send_to.append(self.queue.queue_arn)
-        role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
-        if encryption_key is not None:
-            encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)  # also covers sending to the queues
         # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
         self.event_source = event_sources.SqsEventSource(
             self.queue,
@@ -468,8 +316,11 @@ class OrderedAgentQueue(Construct):
             alarm_topic=alarm_topic,
             groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
             sequence_gap=(
-                (self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD), gap_timeout)
-                if self.mode is constants.JobMode.STATE
+                (
+                    self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD),
+                    checked.state.gap_timeout,
+                )
+                if checked.state is not None
                 else None
             ),
         )
@@ -491,15 +342,7 @@ class OrderedAgentQueue(Construct):
         iam.Grant
             The grant (combined with the key's grant, when there is a key).
         """
-        grant = iam.Grant.add_to_principal_or_resource(
-            grantee=grantee,
-            actions=list(ENQUEUE_ACTIONS),
-            resource_arns=[self.queue.queue_arn],
-            resource=self.queue,
-        )
-        if self.encryption_key is not None:
-            grant = grant.combine(self.encryption_key.grant(grantee, *ENQUEUE_KEY_ACTIONS))
-        return grant
+        return permissions.grant_enqueue(grantee, queue=self.queue, encryption_key=self.encryption_key)
 
     @property
     def state_table(self) -> dynamodb.Table | None:
@@ -525,12 +368,7 @@ class OrderedAgentQueue(Construct):
                     "and keeps no group states: read your own store, or build the queue in state mode."
                 ]
             )
-        grant = iam.Grant.add_to_principal_or_resource(
-            grantee=grantee, actions=list(READ_STATE_ACTIONS), resource_arns=[table.table_arn], resource=table
-        )
-        if self.encryption_key is not None:
-            grant = grant.combine(self.encryption_key.grant(grantee, "kms:Decrypt"))
-        return grant
+        return permissions.grant_read_state(grantee, table=table, encryption_key=self.encryption_key)
 
     # --- metrics ------------------------------------------------------------------------------------
     def metric(

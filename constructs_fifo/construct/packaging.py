@@ -4,23 +4,32 @@ The runtime is copied from the *installed* ``constructs_fifo`` package (paths co
 ``__file__``, never the current directory), so a pip-installed construct needs no extra step. Only the
 Lambda side is copied: ``constructs_fifo/__init__.py``, ``constructs_fifo/py.typed`` and
 ``constructs_fifo/runtime/**``; the CDK side (``constructs_fifo/construct``) stays out of the asset.
+
+A process stages a directory once: :func:`staged_asset` keeps the staging directory of each user
+directory, keyed on the path, size and modification time of every file staged from it and from the
+runtime (the key CDK's own fingerprint cache uses), and stages again when any of them changes. Every
+queue of an app built from the same job code then shares one directory, and CDK, which fingerprints
+an asset by its source path, hashes it once.
 """
 
 from __future__ import annotations
 
 import atexit
+import fnmatch
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from aws_cdk import aws_lambda as lambda_
 
-__all__ = ["RUNTIME_FILES", "build_function_code", "package_root", "stage_asset"]
+__all__ = ["RUNTIME_FILES", "build_function_code", "package_root", "stage_asset", "staged_asset"]
 
 #: Files and directories of the installed package copied into every function asset.
 RUNTIME_FILES = ("__init__.py", "py.typed", "runtime")
 
-_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".DS_Store")
+_IGNORED_NAMES = ("__pycache__", "*.pyc", "*.pyo", ".DS_Store")
+_IGNORE = shutil.ignore_patterns(*_IGNORED_NAMES)
 _STAGING_PREFIX = "constructs-fifo-asset-"
 
 
@@ -66,17 +75,59 @@ def stage_asset(user_dir: Path, *, staging_dir: Path | None = None) -> Path:
     return staging_dir
 
 
-def build_function_code(code: lambda_.AssetCode) -> lambda_.Code:
-    """The function's code: ``code``'s directory plus the runtime, as a new directory asset.
+def _ignored(name: str) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) for pattern in _IGNORED_NAMES)
+
+
+def _sources(user_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    """Path, size and modification time (ns) of every file :func:`stage_asset` copies."""
+    roots = [user_dir]
+    source = package_root()
+    roots += [source / name for name in RUNTIME_FILES]
+    found: list[tuple[str, int, int]] = []
+    for root in roots:
+        if root.is_file():
+            stat = root.stat()
+            found.append((str(root), stat.st_size, stat.st_mtime_ns))
+            continue
+        for directory, subdirectories, files in os.walk(root, followlinks=True):  # as copytree copies
+            subdirectories[:] = sorted(d for d in subdirectories if not _ignored(d))
+            for name in sorted(files):
+                if not _ignored(name):
+                    path = os.path.join(directory, name)
+                    stat = os.stat(path)
+                    found.append((path, stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
+
+
+#: Per user directory: what it was staged from, and where.
+_STAGED: dict[Path, tuple[tuple[tuple[str, int, int], ...], Path]] = {}
+
+
+def staged_asset(user_dir: Path) -> Path:
+    """:func:`stage_asset` of ``user_dir`` into a temporary directory, once per process while no
+    source file changes (see the module docstring)."""
+    user_dir = user_dir.resolve()
+    sources = _sources(user_dir)
+    known = _STAGED.get(user_dir)
+    if known is not None and known[0] == sources and known[1].is_dir():
+        return known[1]
+    staged = stage_asset(user_dir)
+    _STAGED[user_dir] = (sources, staged)
+    return staged
+
+
+def build_function_code(user_dir: Path) -> lambda_.Code:
+    """The function's code: ``user_dir`` plus the runtime, as a directory asset.
 
     Parameters
     ----------
-    code
-        A directory asset (``lambda_.Code.from_asset(directory)``).
+    user_dir
+        The directory of the user's asset (``lambda_.Code.from_asset(directory)``).
 
     Returns
     -------
     lambda_.Code
-        An asset of the staging directory built by :func:`stage_asset`.
+        An asset of the staging directory of :func:`staged_asset`.
     """
-    return lambda_.Code.from_asset(str(stage_asset(Path(code.path))))
+    return lambda_.Code.from_asset(str(staged_asset(user_dir)))

@@ -7,9 +7,13 @@ claims, kept jobs and states, never cache).
 - The **claim table** (claim mode): partition key ``id``; TTL ``expiration`` (claims are bookkeeping).
 - The **group table** (PARK policy or state mode): partition key ``group``, sort key ``sk``: park
   headers, kept jobs and state mode's states. No TTL: none of it may expire.
+
+Which of them a queue has follows from its mode and dead-job policy (:func:`build_tables`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -18,7 +22,41 @@ from constructs import Construct
 
 from constructs_fifo.runtime import constants
 
-__all__ = ["build_claim_table", "build_group_table"]
+__all__ = ["Tables", "build_claim_table", "build_group_table", "build_tables"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What :func:`build_tables` built."""
+
+    #: Claim mode only.
+    claim_table: dynamodb.Table | None
+    #: PARK policy or state mode.
+    group_table: dynamodb.Table | None
+
+
+def build_tables(
+    scope: Construct,
+    *,
+    mode: constants.JobMode,
+    on_dead_job: constants.DeadJobPolicy,
+    encryption_key: kms.IKey | None,
+    removal_policy: RemovalPolicy,
+) -> Tables:
+    """The tables a queue of ``mode`` under ``on_dead_job`` needs: the claim table in claim mode (a job
+    is claimed before it runs), the group table under PARK (parked groups and kept jobs) and in state
+    mode (each group's state)."""
+    claim_table = (
+        build_claim_table(scope, encryption_key=encryption_key, removal_policy=removal_policy)
+        if mode is constants.JobMode.CLAIM
+        else None
+    )
+    group_table = (
+        build_group_table(scope, encryption_key=encryption_key, removal_policy=removal_policy)
+        if on_dead_job is constants.DeadJobPolicy.PARK or mode is constants.JobMode.STATE
+        else None
+    )
+    return Tables(claim_table=claim_table, group_table=group_table)
 
 
 def build_claim_table(

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from aws_cdk import Annotations, Duration, Token
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import JobMode
@@ -71,14 +71,12 @@ class Props:
 
 def _resolved_number(value: int | float | None) -> TypeGuard[int | float]:
     """Whether ``value`` is given and known at synth time (not an unresolved token)."""
-    return value is not None and not Token.is_unresolved(value)
+    return value is not None and not tokens.is_unresolved(value)
 
 
 def _seconds(value: Duration) -> float | None:
     """The duration in seconds, or None when it is an unresolved token."""
-    if value.is_unresolved():
-        return None
-    return float(value.to_seconds(integral=False))
+    return tokens.seconds(value)
 
 
 def _fmt(seconds: float) -> str:
@@ -130,7 +128,7 @@ def _check_receive_count(props: Props) -> list[str]:
 
 
 def _check_handler(handler: str) -> list[str]:
-    if Token.is_unresolved(handler):
+    if tokens.is_unresolved(handler):
         return []
     parts = handler.split(".")
     if len(parts) >= 2 and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
@@ -271,13 +269,15 @@ def check_state_props(
     return problems
 
 
-def check_code(code: lambda_.Code) -> list[str]:
+def check_code(code: lambda_.Code, code_path: str | None = None) -> list[str]:
     """Check that ``code`` is an asset directory the construct can add its runtime to.
 
     Parameters
     ----------
     code
         The user's job code.
+    code_path
+        ``code.path``, when the caller has read it already (each read is a round trip to Node).
 
     Returns
     -------
@@ -290,15 +290,17 @@ def check_code(code: lambda_.Code) -> list[str]:
             f"code={type(code).__name__} is not supported: the construct adds its runtime next to your "
             f"handler, so code must be a local directory asset; {fix}."
         ]
-    path = Path(code.path)
+    if code_path is None:
+        code_path = code.path
+    path = Path(code_path)
     if not path.is_dir():
         return [
-            f"code=Code.from_asset({code.path!r}) is not a directory: the construct adds its runtime "
+            f"code=Code.from_asset({code_path!r}) is not a directory: the construct adds its runtime "
             f"next to your handler, so a zip file or missing path cannot be used; {fix}."
         ]
     if (path / RESERVED_PACKAGE).exists():
         return [
-            f"code=Code.from_asset({code.path!r}) already holds a top-level {RESERVED_PACKAGE!r}: the "
+            f"code=Code.from_asset({code_path!r}) already holds a top-level {RESERVED_PACKAGE!r}: the "
             "construct adds the installed runtime under that name and would shadow or be shadowed by "
             f"it; remove {path / RESERVED_PACKAGE} from the asset directory."
         ]

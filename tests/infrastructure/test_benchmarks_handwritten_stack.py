@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
 from benchmarks.handwritten_stack import HandWrittenStack
-from benchmarks.synth_time import measure_synth
+from benchmarks.synth_time import measure_synth, one_queue_stack
 
 from .stacks import Synthesized
 
@@ -29,6 +30,33 @@ def test_the_hand_written_stack_has_the_resources_of_one_sample_queue_type_for_t
     assert +handwritten == +sample
     assert handwritten["AWS::CloudWatch::Alarm"] == 5
     assert handwritten["AWS::Lambda::EventSourceMapping"] == 1
+
+
+def _function(template: Template) -> dict[str, Any]:
+    ((function,),) = [list(template.find_resources("AWS::Lambda::Function").values())]
+    properties: dict[str, Any] = function["Properties"]
+    return properties
+
+
+def test_the_hand_written_function_deploys_the_same_asset_with_the_same_settings() -> None:
+    # GIVEN figure 7's two stacks
+    ours = Template.from_stack(one_queue_stack(App()))
+    handwritten = Template.from_stack(HandWrittenStack(App(), "HandWritten"))
+    # WHEN comparing their functions
+    mine, theirs = _function(ours), _function(handwritten)
+    # THEN the asset (job code + runtime) is the same files, the entry point and environment the same
+    assert mine["Code"]["S3Key"] == theirs["Code"]["S3Key"]
+    for setting in (
+        "Handler",
+        "Runtime",
+        "Timeout",
+        "MemorySize",
+        "ReservedConcurrentExecutions",
+        "Description",
+    ):
+        assert mine[setting] == theirs[setting], setting
+    assert sorted(mine["Environment"]["Variables"]) == sorted(theirs["Environment"]["Variables"])
+    assert sorted(ours.to_json()["Outputs"]) == sorted(handwritten.to_json()["Outputs"])
 
 
 def test_synth_time_is_measured_for_both_sides_after_the_warm_up() -> None:

@@ -1,10 +1,11 @@
-"""stage_asset: the user's directory plus the runtime, and nothing else."""
+"""stage_asset: the user's directory plus the runtime, and nothing else; staged_asset: once per process."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from constructs_fifo.construct.packaging import package_root, stage_asset
+from constructs_fifo.construct.packaging import package_root, stage_asset, staged_asset
 
 
 def _files(root: Path) -> set[str]:
@@ -57,3 +58,43 @@ def test_package_root_is_the_installed_package() -> None:
     # GIVEN the installed package WHEN asking for its root THEN it holds the runtime's constants
     assert (package_root() / "runtime" / "constants.py").is_file()
     assert package_root().name == "constructs_fifo"
+
+
+def test_staged_asset_stages_a_directory_once_while_its_files_are_unchanged(tmp_path: Path) -> None:
+    # GIVEN one user directory
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "worker.py").write_text("x = 1\n")
+    # WHEN two queues of one app ask for its asset
+    first, second = staged_asset(user), staged_asset(user)
+    # THEN they share one staging directory holding the user's code and the runtime
+    assert first == second
+    assert (first / "worker.py").read_text() == "x = 1\n"
+    assert (first / "constructs_fifo" / "runtime" / "entrypoint.py").is_file()
+
+
+def test_staged_asset_stages_again_when_a_file_changes(tmp_path: Path) -> None:
+    # GIVEN a staged user directory
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "worker.py").write_text("x = 1\n")
+    first = staged_asset(user)
+    # WHEN a file changes, and a file is added
+    (user / "worker.py").write_text("x = 22\n")
+    (user / "helper.py").write_text("")
+    second = staged_asset(user)
+    # THEN the new staging directory holds the new files, the old one is left as it was
+    assert second != first
+    assert (second / "worker.py").read_text() == "x = 22\n"
+    assert (second / "helper.py").is_file()
+    assert (first / "worker.py").read_text() == "x = 1\n"
+
+
+def test_staged_asset_stages_again_when_its_directory_is_gone(tmp_path: Path) -> None:
+    # GIVEN a staged user directory whose staging directory was removed
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "worker.py").write_text("x = 1\n")
+    shutil.rmtree(staged_asset(user))
+    # WHEN asking for it again THEN it is staged anew
+    assert (staged_asset(user) / "worker.py").read_text() == "x = 1\n"

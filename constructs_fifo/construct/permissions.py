@@ -1,0 +1,141 @@
+"""Who may do what with an :class:`~constructs_fifo.construct.OrderedAgentQueue`: least privilege.
+
+Every grant names its actions here, once; no statement has ``Resource: "*"``.
+
+- :func:`grant_function_access`: what the job function's role needs (its log group, its tables, sending
+  dead jobs and wake-up messages, the key), besides consuming the queue, which binding the SQS event
+  source grants.
+- :func:`grant_enqueue`: a producer sends jobs.
+- :func:`grant_read_state`: a reader of state mode's group states.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+
+__all__ = [
+    "CLAIM_TABLE_ACTIONS",
+    "CLAIM_TABLE_KEY_ACTIONS",
+    "ENQUEUE_ACTIONS",
+    "ENQUEUE_KEY_ACTIONS",
+    "GROUP_TABLE_ACTIONS",
+    "LOG_ACTIONS",
+    "READ_STATE_ACTIONS",
+    "READ_STATE_KEY_ACTIONS",
+    "SEND_ACTIONS",
+    "grant_enqueue",
+    "grant_function_access",
+    "grant_read_state",
+]
+
+#: What the function does on its own log group.
+LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+#: The only DynamoDB actions the function gets, on the claim table only.
+CLAIM_TABLE_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+)
+#: The DynamoDB actions the function gets on the group table (PARK policy): one BatchGetItem of park
+#: headers per batch, a Query of kept records, and TransactWriteItems (Put/Update/Delete/Condition).
+GROUP_TABLE_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+)
+#: What :func:`grant_read_state` grants on the state table ...
+READ_STATE_ACTIONS = ("dynamodb:GetItem",)
+#: ... and on the encryption key, when there is one.
+READ_STATE_KEY_ACTIONS = ("kms:Decrypt",)
+#: What the function sends: dead jobs to the dead-letter queue and (PARK) a resumed group's wake-up
+#: message to the source queue.
+SEND_ACTIONS = ("sqs:SendMessage",)
+#: What the function needs on a customer managed key to read and write the claim table.
+CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+#: What :func:`grant_enqueue` grants on the queue ...
+ENQUEUE_ACTIONS = ("sqs:SendMessage",)
+#: ... and on the encryption key, when there is one.
+ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
+
+
+def grant_function_access(
+    role: iam.Role,
+    *,
+    log_group: logs.ILogGroup,
+    queue: sqs.IQueue,
+    dead_letter_queue: sqs.IQueue,
+    claim_table: dynamodb.ITable | None,
+    group_table: dynamodb.ITable | None,
+    parks: bool,
+    encryption_key: kms.IKey | None,
+) -> None:
+    """Add the function's statements to ``role``: logs, tables, sends and the key.
+
+    Parameters
+    ----------
+    role
+        The function's role.
+    log_group
+        Its own log group (the only one it writes).
+    queue, dead_letter_queue
+        Dead jobs are sent to the dead-letter queue; under PARK a resumed group's wake-up message is
+        sent to the queue.
+    claim_table, group_table
+        The tables the function reads and writes (either may be absent).
+    parks
+        Whether the dead-job policy is PARK.
+    encryption_key
+        The key of the queues and tables, if any.
+    """
+    role.add_to_policy(iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[log_group.log_group_arn]))
+    if claim_table is not None:
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[claim_table.table_arn])
+        )
+    send_to = [dead_letter_queue.queue_arn]
+    if group_table is not None:
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(GROUP_TABLE_ACTIONS), resources=[group_table.table_arn])
+        )
+    if parks:
+        send_to.append(queue.queue_arn)
+    role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
+    if encryption_key is not None:
+        encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)  # also covers sending to the queues
+
+
+def grant_enqueue(
+    grantee: iam.IGrantable, *, queue: sqs.IQueue, encryption_key: kms.IKey | None
+) -> iam.Grant:
+    """``sqs:SendMessage`` on ``queue`` (and, with a key, what SQS needs to encrypt for the sender)."""
+    grant = iam.Grant.add_to_principal_or_resource(
+        grantee=grantee,
+        actions=list(ENQUEUE_ACTIONS),
+        resource_arns=[queue.queue_arn],
+        resource=queue,
+    )
+    if encryption_key is not None:
+        grant = grant.combine(encryption_key.grant(grantee, *ENQUEUE_KEY_ACTIONS))
+    return grant
+
+
+def grant_read_state(
+    grantee: iam.IGrantable, *, table: dynamodb.Table, encryption_key: kms.IKey | None
+) -> iam.Grant:
+    """``dynamodb:GetItem`` on the state ``table`` (and ``kms:Decrypt`` on the key, if any)."""
+    grant = iam.Grant.add_to_principal_or_resource(
+        grantee=grantee, actions=list(READ_STATE_ACTIONS), resource_arns=[table.table_arn], resource=table
+    )
+    if encryption_key is not None:
+        grant = grant.combine(encryption_key.grant(grantee, *READ_STATE_KEY_ACTIONS))
+    return grant
