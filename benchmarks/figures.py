@@ -262,6 +262,7 @@ def _synth_rows(settings: Settings) -> list[Row]:
 
 _LOCAL_MEASURE = "jobs per second through emulator + drain (warm workers)"
 _LOCAL_CEILING = "jobs per second the emulator's one core allows (1000 / its CPU ms per job)"
+_MACHINE_CEILING = "jobs per second the machine's cores allow (cores x 1000 / pipeline CPU ms per job)"
 
 
 def _local_rows(settings: Settings) -> list[Row]:
@@ -276,18 +277,27 @@ def _local_rows(settings: Settings) -> list[Row]:
     rows = []
     for result in measured:
         case = f"{result.groups} group{'s' if result.groups > 1 else ''}"
+        emulator_ms, pipeline_ms = result.emulator_cpu_ms_per_job, result.pipeline_cpu_ms_per_job
+        used = (
+            ""
+            if emulator_ms is None or pipeline_ms is None
+            else f"; used {result.jobs_per_second * pipeline_ms / 1000:.2f} cores, the emulator "
+            f"{result.jobs_per_second * emulator_ms / 1000:.2f}"
+        )
         cold = f"; {result.cold_starts} cold start(s) in the timed drain" if result.cold_starts else ""
-        rows.append(
+        rows += [
             Row(8, _LOCAL_MEASURE, case, "local pipeline", result.jobs_per_second, "jobs/s",
                 f"{one_group.groups} group", one_group.jobs_per_second,
-                note=f"{result.jobs} jobs in {result.batches} batches{cold}", digits=0)
-        )  # fmt: skip
-        rows.append(
+                note=f"{result.jobs} jobs in {result.batches} batches{cold}{used}", digits=0),
             Row(8, _LOCAL_CEILING, case, "emulator (moto's server, one process)",
                 result.emulator_ceiling_jobs_per_second, "jobs/s",
-                note=NOT_MEASURED if result.emulator_cpu_ms_per_job is None
-                else f"{result.emulator_cpu_ms_per_job:.1f} ms emulator CPU per job", digits=0)
-        )  # fmt: skip
+                note=NOT_MEASURED if emulator_ms is None else f"{emulator_ms:.1f} ms emulator CPU per job",
+                digits=0),
+            Row(8, _MACHINE_CEILING, case, "emulator + workers + drain",
+                result.machine_ceiling_jobs_per_second, "jobs/s",
+                note=NOT_MEASURED if pipeline_ms is None
+                else f"{pipeline_ms:.1f} ms CPU per job on {result.cores} cores", digits=0),
+        ]  # fmt: skip
     return rows
 
 

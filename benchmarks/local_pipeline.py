@@ -60,6 +60,11 @@ class LocalPipelineResult:
         Workers started during the timed drain (0 once the warm-up started every slot).
     emulator_cpu_ms_per_job:
         The emulator process's CPU time over the same span, per job; ``None`` without ``/proc``.
+    pipeline_cpu_ms_per_job:
+        The CPU time of the emulator, the workers and this process (the drain) over the same span,
+        per job; ``None`` without ``/proc``.
+    cores:
+        CPU cores this process may run on.
     """
 
     groups: int
@@ -68,12 +73,20 @@ class LocalPipelineResult:
     batches: int
     cold_starts: int
     emulator_cpu_ms_per_job: float | None
+    pipeline_cpu_ms_per_job: float | None
+    cores: int
 
     @property
     def emulator_ceiling_jobs_per_second(self) -> float | None:
         """Jobs per second the emulator's one core could serve: 1000 / its CPU ms per job."""
         cpu_ms = self.emulator_cpu_ms_per_job
         return 1000 / cpu_ms if cpu_ms else None
+
+    @property
+    def machine_ceiling_jobs_per_second(self) -> float | None:
+        """Jobs per second the machine's cores could serve: cores x 1000 / the pipeline's CPU ms per job."""
+        cpu_ms = self.pipeline_cpu_ms_per_job
+        return self.cores * 1000 / cpu_ms if cpu_ms else None
 
 
 def process_cpu_seconds(pid: int) -> float | None:
@@ -83,6 +96,32 @@ def process_cpu_seconds(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS_PER_SECOND  # utime, stime
+
+
+def _cpu_seconds(emulator_pid: int | None) -> tuple[float, float] | None:
+    """CPU seconds so far of the emulator, and of the emulator, every other child (the workers) and
+    this process together; ``None`` without ``/proc``."""
+    if emulator_pid is None:
+        return None
+    emulator = process_cpu_seconds(emulator_pid)
+    if emulator is None:
+        return None
+    me = os.getpid()
+    children = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in (me, emulator_pid):
+            continue
+        try:
+            parent = int((entry / "stat").read_text(encoding="ascii").rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # exited meanwhile
+        if parent == me:
+            children += process_cpu_seconds(int(entry.name)) or 0.0
+    return emulator, emulator + children + time.process_time()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @contextmanager
@@ -135,23 +174,29 @@ def measure_local_pipeline(
                 for index in range(count)
             ]
             send(messages, runner.queue.url, sqs_client=sqs, target=target)
-            last: list[tuple[float, float | None]] = []
+            last: list[tuple[float, tuple[float, float] | None]] = []
 
             def on_batch(_: BatchReport) -> None:
-                last[:] = [(time.perf_counter(), None if pid is None else process_cpu_seconds(pid))]
+                last[:] = [(time.perf_counter(), _cpu_seconds(pid))]
 
-            cpu_before = None if pid is None else process_cpu_seconds(pid)
+            before = _cpu_seconds(pid)
             started = time.perf_counter()
             stats = runner.drain(until_empty=True, on_batch=on_batch)
-            ended, cpu_after = last[0] if last else (time.perf_counter(), None)
-            cpu_ms = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000
+            ended, after = last[0] if last else (time.perf_counter(), None)
+            per_job = (
+                None
+                if before is None or after is None
+                else [(end - start) * 1000 / count for start, end in zip(before, after, strict=True)]
+            )
             return LocalPipelineResult(
                 groups,
                 count,
                 count / (ended - started),
                 stats.batches,
                 stats.cold_starts,
-                None if cpu_ms is None else cpu_ms / count,
+                None if per_job is None else per_job[0],
+                None if per_job is None else per_job[1],
+                _cores(),
             )
 
         slots = runner.concurrency
