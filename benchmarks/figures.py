@@ -44,6 +44,7 @@ class Settings:
     cold_start_runs: int = 5  # 0 skips figure 5
     synth_runs: int = 11  # 0 skips figure 7
     local_jobs: int = 240  # jobs per group count of figure 8; 0 skips it
+    local_concurrency: int | None = None  # figure 8's batches in flight; None: the deployed concurrency
     producer_repeats: int = 3
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
@@ -267,7 +268,7 @@ _MACHINE_CEILING = "jobs per second the machine's cores allow (cores x 1000 / pi
 
 def _local_rows(settings: Settings) -> list[Row]:
     _progress("local pipeline: emulator + drain (figure 8)")
-    measured = measure_local_pipeline(settings.local_jobs, GROUP_COUNTS)
+    measured = measure_local_pipeline(settings.local_jobs, GROUP_COUNTS, settings.local_concurrency)
     if measured is None:
         return [
             Row(8, _LOCAL_MEASURE, f"{groups} groups", "local pipeline", None, "jobs/s", note=NOT_MEASURED)
@@ -286,8 +287,8 @@ def _local_rows(settings: Settings) -> list[Row]:
         )
         cold = f"; {result.cold_starts} cold start(s) in the timed drain" if result.cold_starts else ""
         rows += [
-            Row(8, _LOCAL_MEASURE, case, "local pipeline", result.jobs_per_second, "jobs/s",
-                f"{one_group.groups} group", one_group.jobs_per_second,
+            Row(8, _LOCAL_MEASURE, case, f"local pipeline, concurrency {result.concurrency}",
+                result.jobs_per_second, "jobs/s", f"{one_group.groups} group", one_group.jobs_per_second,
                 note=f"{result.jobs} jobs in {result.batches} batches{cold}{used}", digits=0),
             Row(8, _LOCAL_CEILING, case, "emulator (moto's server, one process)",
                 result.emulator_ceiling_jobs_per_second, "jobs/s",

@@ -52,6 +52,8 @@ class LocalPipelineResult:
     ----------
     groups, jobs:
         The workload: ``jobs`` jobs spread round-robin over ``groups`` message groups.
+    concurrency:
+        Batches in flight at most (the drain's worker processes).
     jobs_per_second:
         ``jobs`` / seconds from the drain's start to the end of its last batch.
     batches:
@@ -69,6 +71,7 @@ class LocalPipelineResult:
 
     groups: int
     jobs: int
+    concurrency: int
     jobs_per_second: float
     batches: int
     cold_starts: int
@@ -125,7 +128,9 @@ def _cores() -> int:
 
 
 @contextmanager
-def _deployed_emulator() -> Iterator[tuple[AwsTarget, int | None, EventSourceRunner, SQSClient]]:
+def _deployed_emulator(
+    concurrency: int | None,
+) -> Iterator[tuple[AwsTarget, int | None, EventSourceRunner, SQSClient]]:
     """The emulator, its pid, a runner for the sample's notification queue, and the SQS client."""
     from constructs_fifo.local.demo.steps import DemoOptions, make_clients, prepare  # noqa: PLC0415
     from constructs_fifo.local.emulator.launch import require_server_packages  # noqa: PLC0415
@@ -143,7 +148,7 @@ def _deployed_emulator() -> Iterator[tuple[AwsTarget, int | None, EventSourceRun
         queue = prepare(DemoOptions(app_dir=_APP_DIR), target, say=quiet).notifications
         pid = emulator.process.pid if emulator.process is not None else None
         with EventSourceRunner.from_function(
-            queue.function_name, target=target, queue_arn=queue.queue_arn
+            queue.function_name, target=target, queue_arn=queue.queue_arn, concurrency=concurrency
         ) as runner:
             yield target, pid, runner, make_clients(target).sqs
     finally:
@@ -151,9 +156,13 @@ def _deployed_emulator() -> Iterator[tuple[AwsTarget, int | None, EventSourceRun
 
 
 def measure_local_pipeline(
-    jobs: int = 240, group_counts: tuple[int, ...] = GROUP_COUNTS
+    jobs: int = 240, group_counts: tuple[int, ...] = GROUP_COUNTS, concurrency: int | None = None
 ) -> list[LocalPipelineResult] | None:
-    """Measure the local pipeline (see the module docstring); ``None`` when ``jobs`` is 0 (skipped)."""
+    """Measure the local pipeline (see the module docstring); ``None`` when ``jobs`` is 0 (skipped).
+
+    ``concurrency`` overrides the deployed one (batches in flight at once), to find where the gain
+    from more groups stops.
+    """
     if jobs <= 0:
         return None
     from constructs_fifo.client import JobMessage  # noqa: PLC0415 - the local extra, only when measured
@@ -161,7 +170,7 @@ def measure_local_pipeline(
     from constructs_fifo.local.demo.steps import send  # noqa: PLC0415
 
     results: list[LocalPipelineResult] = []
-    with _deployed_emulator() as (target, pid, runner, sqs):
+    with _deployed_emulator(concurrency) as (target, pid, runner, sqs):
 
         def run(name: str, count: int, groups: int) -> LocalPipelineResult:
             messages = [
@@ -191,6 +200,7 @@ def measure_local_pipeline(
             return LocalPipelineResult(
                 groups,
                 count,
+                runner.concurrency,
                 count / (ended - started),
                 stats.batches,
                 stats.cold_starts,

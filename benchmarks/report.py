@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 8: jobs per group count through emulator and drain; 0 skips it (default %(default)s)",
     )
     add(
+        "--local-concurrency",
+        type=int,
+        default=defaults.local_concurrency,
+        help="figure 8: batches in flight at once (default: the deployed concurrency, 10)",
+    )
+    add(
         "--producer-repeats",
         type=int,
         default=defaults.producer_repeats,
@@ -140,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         cold_start_runs=args.cold_start_runs,
         synth_runs=args.synth_runs,
         local_jobs=args.local_jobs,
+        local_concurrency=args.local_concurrency,
         producer_repeats=args.producer_repeats,
         only=tuple(args.only),
     )
