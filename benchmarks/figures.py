@@ -23,7 +23,7 @@ from benchmarks.local_pipeline import GROUP_COUNTS, NOT_MEASURED, measure_local_
 from benchmarks.passes import PASSES, PassResult
 from benchmarks.powertools_baseline import POWERTOOLS_IMPORT, available
 from benchmarks.producer_throughput import measure_on_moto, measure_with_delay
-from benchmarks.results import Results, Row, Target, machine
+from benchmarks.results import FIGURES, Results, Row, Target, machine
 from benchmarks.runtime_throughput import run_on_moto
 from benchmarks.synth_time import measure_synth_in_child
 from benchmarks.workload import workload
@@ -44,7 +44,9 @@ class Settings:
     cold_start_runs: int = 5  # 0 skips figure 5
     synth_runs: int = 11  # 0 skips figure 7
     local_jobs: int = 240  # jobs per group count of figure 8; 0 skips it
+    local_concurrency: int | None = None  # figure 8's batches in flight; None: the deployed concurrency
     producer_repeats: int = 3
+    only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 
 
@@ -259,29 +261,65 @@ def _synth_rows(settings: Settings) -> list[Row]:
     ]  # fmt: skip
 
 
+_LOCAL_MEASURE = "jobs per second through emulator + drain (warm workers)"
+_LOCAL_CEILING = "jobs per second the emulator's one core allows (1000 / its CPU ms per job)"
+_MACHINE_CEILING = "jobs per second the machine's cores allow (cores x 1000 / pipeline CPU ms per job)"
+
+
 def _local_rows(settings: Settings) -> list[Row]:
-    measured = measure_local_pipeline(settings.local_jobs, GROUP_COUNTS)
+    _progress("local pipeline: emulator + drain (figure 8)")
+    measured = measure_local_pipeline(settings.local_jobs, GROUP_COUNTS, settings.local_concurrency)
     if measured is None:
         return [
-            Row(8, "jobs per second through emulator + drain", f"{groups} groups", "local pipeline",
-                None, "jobs/s", note=NOT_MEASURED)
+            Row(8, _LOCAL_MEASURE, f"{groups} groups", "local pipeline", None, "jobs/s", note=NOT_MEASURED)
             for groups in GROUP_COUNTS
+        ]
+    one_group = measured[0]
+    rows = []
+    for result in measured:
+        case = f"{result.groups} group{'s' if result.groups > 1 else ''}"
+        emulator_ms, pipeline_ms = result.emulator_cpu_ms_per_job, result.pipeline_cpu_ms_per_job
+        used = (
+            ""
+            if emulator_ms is None or pipeline_ms is None
+            else f"; used {result.jobs_per_second * pipeline_ms / 1000:.2f} cores, the emulator "
+            f"{result.jobs_per_second * emulator_ms / 1000:.2f}"
+        )
+        cold = f"; {result.cold_starts} cold start(s) in the timed drain" if result.cold_starts else ""
+        rows += [
+            Row(8, _LOCAL_MEASURE, case, f"local pipeline, concurrency {result.concurrency}",
+                result.jobs_per_second, "jobs/s", f"{one_group.groups} group", one_group.jobs_per_second,
+                note=f"{result.jobs} jobs in {result.batches} batches{cold}{used}", digits=0),
+            Row(8, _LOCAL_CEILING, case, "emulator (moto's server, one process)",
+                result.emulator_ceiling_jobs_per_second, "jobs/s",
+                note=NOT_MEASURED if emulator_ms is None else f"{emulator_ms:.1f} ms emulator CPU per job",
+                digits=0),
+            Row(8, _MACHINE_CEILING, case, "emulator + workers + drain",
+                result.machine_ceiling_jobs_per_second, "jobs/s",
+                note=NOT_MEASURED if pipeline_ms is None
+                else f"{pipeline_ms:.1f} ms CPU per job on {result.cores} cores", digits=0),
         ]  # fmt: skip
-    return [
-        Row(8, "jobs per second through emulator + drain", f"{result.groups} groups", "local pipeline",
-            result.jobs_per_second, "jobs/s", digits=0)
-        for result in measured
-    ]  # fmt: skip
+    return rows
 
 
 def run(settings: Settings, command: str) -> Results:
     """Measure every figure once; see the module docstring."""
     started = time.perf_counter()
     results = Results(command=command, parameters=asdict(settings), machine=machine())
-    results.rows += _consumer_rows(settings, results.problems, results.notes)
-    results.rows += _cold_start_rows(settings)
-    results.rows += _producer_rows(settings)
-    results.rows += _synth_rows(settings)
-    results.rows += _local_rows(settings)
+    wanted = set(settings.only or FIGURES)
+    if wanted & {1, 2, 3, 4}:
+        results.rows += _consumer_rows(settings, results.problems, results.notes)
+    for figure, rows in ((5, _cold_start_rows), (6, _producer_rows), (7, _synth_rows), (8, _local_rows)):
+        if figure in wanted:
+            results.rows += rows(settings)
+    skipped = [
+        str(figure)
+        for figure in FIGURES
+        if figure not in wanted and not (figure <= 4 and wanted & {1, 2, 3, 4})
+    ]
+    if skipped:
+        results.notes.append(
+            f"figures {', '.join(skipped)}: not run (--only {' '.join(map(str, settings.only))})"
+        )
     results.wall_seconds = time.perf_counter() - started
     return results

@@ -71,7 +71,18 @@ HOW_TO_READ = """\
   fingerprinting the new directory cost ~30 ms on this machine (warm jsii), which the hand-written
   side's build step pays before `cdk synth` instead.
 - **Figure 8** runs the sample app's claim-mode queue on the embedded emulator
-  (`benchmarks/local_pipeline.py`); `--local-jobs 0` skips it.
+  (`benchmarks/local_pipeline.py`; `--only 8` runs it alone, `--local-jobs 0` skips it) with warm
+  workers (a warm-up round starts every concurrency slot first), each drain timed from its start to
+  the end of its last batch. One group is serial: one batch of 10 jobs at a time, 31 DynamoDB calls
+  per batch, each a round trip to the emulator. More groups run batches in parallel (up to the
+  deployed concurrency, 10) until the CPU is used up. The two ceiling rows divide the CPU time of the
+  same span (read from `/proc`) by the jobs: moto's server is one Python process, so under its GIL it
+  serves at most one core's worth (1000 / its CPU ms per job), and the emulator, the worker processes
+  and the drain together at most the machine's cores' worth. The jobs/s rows' notes (`--json`) give
+  the cores the pipeline actually used; the rest of the 2 cores went to other work on the machine
+  (the load average above). Before the emulator patched moto's request dispatch (docs/emulator.md,
+  gap 20), every request listed moto's package directory under one global lock, and 1, 4 and 16
+  groups gave the same jobs per second.
 """
 
 SIMPLIFICATIONS = """\

@@ -23,7 +23,7 @@ from benchmarks.consumers import CONSUMERS
 from benchmarks.figures import Settings, run
 from benchmarks.in_memory import run_in_memory
 from benchmarks.markdown import CHART_NAME, HEADER, render, table_rows
-from benchmarks.results import Results
+from benchmarks.results import FIGURES, Results
 from benchmarks.workload import workload
 
 __all__ = ["main", "print_table"]
@@ -70,10 +70,25 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 8: jobs per group count through emulator and drain; 0 skips it (default %(default)s)",
     )
     add(
+        "--local-concurrency",
+        type=int,
+        default=defaults.local_concurrency,
+        help="figure 8: batches in flight at once (default: the deployed concurrency, 10)",
+    )
+    add(
         "--producer-repeats",
         type=int,
         default=defaults.producer_repeats,
         help="figure 6 runs on moto (median; default %(default)s)",
+    )
+    add(
+        "--only",
+        type=int,
+        nargs="+",
+        choices=sorted(FIGURES),
+        default=[],
+        metavar="FIGURE",
+        help="run only these figures (1-4 run together), e.g. --only 8 for the local pipeline",
     )
     add("--json", action="store_true", help="print the figures as JSON instead of the table")
     add(
@@ -131,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         cold_start_runs=args.cold_start_runs,
         synth_runs=args.synth_runs,
         local_jobs=args.local_jobs,
+        local_concurrency=args.local_concurrency,
         producer_repeats=args.producer_repeats,
+        only=tuple(args.only),
     )
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
     results = run(settings, command)

@@ -90,3 +90,32 @@ def test_module_serves_until_sigterm() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_the_server_finds_a_request_service_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the patches applied and moto's directory listing counted
+    patches.apply()
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    from constructs_fifo.local.emulator.patches.registry import original
+
+    listings = []
+    list_modules = backends.list_of_moto_modules
+
+    def counted() -> object:
+        listings.append(1)
+        return list_modules()
+
+    monkeypatch.setattr(backends, "list_of_moto_modules", counted)
+    dispatcher = DomainDispatcherApplication(create_app=lambda service: None)  # type: ignore[arg-type,return-value]
+    moto_answer = original(DomainDispatcherApplication, "get_backend_for_host")
+    hosts = ["sqs.us-east-1.amazonaws.com", "dynamodb", "moto_api", None]
+    expected = [moto_answer(dispatcher, host) for host in hosts]
+    listings.clear()
+    # WHEN each host's service is asked for three times
+    answers = [[dispatcher.get_backend_for_host(host) for _ in range(3)] for host in hosts]
+    # THEN the answers are moto's, and moto's directory was listed at most once per host
+    assert answers == [[backend] * 3 for backend in expected]
+    assert expected[:2] == ["sqs", "dynamodb"]
+    assert len(listings) <= len(hosts)

@@ -117,3 +117,15 @@ def test_the_table_names_every_figure_and_the_baseline_that_is_missing(
         for line in lines
     )
     assert not any(line.startswith("not measured: state") for line in lines)
+
+
+def test_only_runs_the_figures_asked_for_and_names_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN / WHEN a run asks for figure 5 alone (and skips its timing)
+    status = report.main([*TINY, "--only", "5", "--json", "--out", str(tmp_path)])
+    data = json.loads(capsys.readouterr().out)
+    # THEN only figure 5 has rows, and the run says which figures it did not run and why
+    assert status == 0
+    assert [number for number, figure in data["figures"].items() if figure["rows"]] == ["5"]
+    assert data["notes"] == ["figures 1, 2, 3, 4, 6, 7, 8: not run (--only 5)"]

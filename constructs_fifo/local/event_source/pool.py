@@ -40,6 +40,8 @@ TIMEOUT_GRACE_SECONDS: Final = 0.5
 WORKER_SCRIPT: Final = Path(__file__).with_name("worker.py")
 #: How long a cold start may take at least, whatever the function timeout.
 _MIN_INIT_SECONDS: Final = 10.0
+#: How long a worker whose stdin was closed may take to exit before it is killed.
+_EXIT_WAIT_SECONDS: Final = 2.0
 #: Variables of this process a worker keeps (Lambda sets its own equivalents).
 _PASSED_THROUGH: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "TZ")
 
@@ -162,13 +164,17 @@ class Worker:
                 with contextlib.suppress(OSError):
                     stream.close()
 
-    def close(self) -> None:
-        """Close its stdin (the worker exits), wait briefly, kill if it does not."""
+    def request_exit(self) -> None:
+        """Close its stdin: the worker finishes its loop and exits (without waiting for it)."""
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
+
+    def close(self) -> None:
+        """Close its stdin (the worker exits), wait briefly, kill if it does not."""
+        self.request_exit()
         try:
-            self.process.wait(timeout=2)
+            self.process.wait(timeout=_EXIT_WAIT_SECONDS)
         except subprocess.TimeoutExpired:
             self.kill()
         if self.process.stdout is not None:
@@ -233,8 +239,11 @@ class WorkerPool:
         return Invocation(result, error, cold, timed_out, time.monotonic() - begin, calls)
 
     def close(self) -> None:
-        """Stop every worker."""
-        for worker in list(self._workers.values()):
+        """Stop every worker: all are asked to exit first, so they shut down together, not in turn."""
+        workers = list(self._workers.values())
+        for worker in workers:
+            worker.request_exit()
+        for worker in workers:
             worker.close()
         self._workers.clear()
 

@@ -1,7 +1,8 @@
 """Fidelity patches: make moto 5.2.5 behave like AWS where constructs-fifo depends on it.
 
 This package is the one place that changes moto, split as moto splits: :mod:`.sqs_models` (state and
-behaviour), :mod:`.sqs_responses` (request parsing), :mod:`.cloudformation`; :mod:`.registry`
+behaviour), :mod:`.sqs_responses` (request parsing), :mod:`.cloudformation`, :mod:`.server_dispatch`
+(moto's server); :mod:`.registry`
 remembers what was replaced. Every patch restores one documented AWS behaviour and names the AWS
 page it comes from. :func:`apply` is idempotent and refuses any moto version other than
 :data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
@@ -25,6 +26,8 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
    (what ``cdk deploy`` does) has its ``Outputs`` and its template.
 9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not
    count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
+10. Speed (same behaviour): the server finds a request's service once per host, not by listing moto's
+    package directory under a global lock on every request, which serialized concurrent requests.
 
 Examples
 --------
@@ -39,7 +42,13 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Final
 
-from constructs_fifo.local.emulator.patches import cloudformation, registry, sqs_models, sqs_responses
+from constructs_fifo.local.emulator.patches import (
+    cloudformation,
+    registry,
+    server_dispatch,
+    sqs_models,
+    sqs_responses,
+)
 from constructs_fifo.local.emulator.patches.sqs_models import DEDUPLICATION_INTERVAL_SECONDS
 from constructs_fifo.local.errors import UnsupportedMotoVersionError
 
@@ -98,6 +107,7 @@ def apply() -> None:
         sqs_models.patch()
         sqs_responses.patch()
         cloudformation.patch()
+        server_dispatch.patch()
 
 
 def revert() -> None:

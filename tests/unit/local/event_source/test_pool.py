@@ -1,14 +1,15 @@
-"""A worker's environment is the function's, not this process's."""
+"""A worker's environment is the function's, not this process's; closing the pool stops every worker."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from constructs_fifo.local.aws import FAKE_CREDENTIALS
 from constructs_fifo.local.event_source.deployment import FunctionSettings
-from constructs_fifo.local.event_source.pool import lambda_environment
+from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
 
 
 def test_worker_environment_is_the_functions_not_this_processes(
@@ -30,3 +31,22 @@ def test_worker_environment_is_the_functions_not_this_processes(
     assert env["AWS_REGION"] == "eu-west-1"
     assert env["AWS_ACCESS_KEY_ID"] == "testing"
     assert "SOMETHING_PRIVATE" not in env
+
+
+def test_close_stops_every_worker(tmp_path: Path) -> None:
+    # GIVEN a pool whose three slots each ran one invocation of a handler returning its process id
+    (tmp_path / "h.py").write_text("import os\n\ndef handle(event, context):\n    return os.getpid()\n")
+    function = FunctionSettings("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
+    env = lambda_environment(function, region="eu-west-1", endpoint_url=None, credentials=FAKE_CREDENTIALS)
+    with (tmp_path / "log").open("ab") as log:
+        pool = WorkerPool(function, env, log)
+        try:
+            pids = [pool.invoke(slot, {"Records": []}).result for slot in range(3)]
+        finally:
+            # WHEN the pool is closed
+            pool.close()
+    # THEN three distinct workers ran, and none of them is left
+    assert len(set(pids)) == 3
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
