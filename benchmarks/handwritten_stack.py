@@ -102,7 +102,7 @@ class HandWrittenStack(Stack):
             visibility_timeout=Duration.minutes(12),
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=190),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letter_queue, max_receive_count=192),
         )
         claims = dynamodb.Table(
             self,

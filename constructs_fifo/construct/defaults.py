@@ -131,20 +131,19 @@ def min_receive_count_for(
     only because of another job of its batch: one in front of it is retried (the record is skipped),
     or one behind it crashes the function (a function error returns the whole batch, finished records
     included). At most ``batch_size - 1`` jobs stand in front of it and ``batch_size - 1`` behind it
-    in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``.
-    So ``(2 x batch_size - 1) x max_attempts`` receives are the most the runtime's own retries can
-    cause (and never fewer than a resume's wake-up message may take before it is refreshed).
+    in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``,
+    and a job that crashes its worker on every attempt is dead only on the receive after its last run
+    (one more). So ``(2 x batch_size - 1) x max_attempts + 1`` receives (96 for the defaults) are the
+    most the runtime's own retries can cause (and never fewer than a resume's wake-up message may take
+    before it is refreshed).
 
     State mode counts a crash of the worker only from the third delivery that ran it (see
     :mod:`constructs_fifo.runtime.crash_watch`): a job that crashes its worker every time has
     ``max_attempts + 2`` runs that do not finish its batch-mates, plus the one in which it is dead,
     so ``(2 x batch_size - 1) x (max_attempts + 2) + 1`` (134 for the defaults).
     """
-    runs = int(max_attempts)
-    extra = 0
-    if mode is JobMode.STATE:
-        runs, extra = runs + STATE_UNCOUNTED_CRASHES, 1
-    return max((2 * int(batch_size) - 1) * runs + extra, WAKE_UP_REFRESH_RECEIVES + 1)
+    runs = int(max_attempts) + (STATE_UNCOUNTED_CRASHES if mode is JobMode.STATE else 0)
+    return max((2 * int(batch_size) - 1) * runs + 1, WAKE_UP_REFRESH_RECEIVES + 1)
 
 
 def max_attempts_for(batch_size: int | float, mode: JobMode = JobMode.CLAIM) -> int:
@@ -161,7 +160,7 @@ def max_receive_count_for(
 ) -> int:
     """The default ``max_receive_count``: twice :func:`min_receive_count_for`, at most SQS's 1000.
 
-    190 for the defaults (batch 10, 5 attempts); 268 in state mode.
+    192 for the defaults (batch 10, 5 attempts); 268 in state mode.
 
     The margin covers receives that are not attempts (conflicts with a stale worker, deadline, a
     throttled claim write); ``maxReceiveCount`` is only the safety net for a function that cannot

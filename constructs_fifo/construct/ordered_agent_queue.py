@@ -89,8 +89,8 @@ class OrderedAgentQueue(Construct):
         to the dead-letter queue and the group goes on (its order is broken).
     max_receive_count
         SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
-        least ``(2 x batch_size - 1) x max_attempts`` (below that, healthy jobs could follow a failing
-        one into the dead-letter queue), at most 1000. Default twice that, at most 1000 (190).
+        least ``(2 x batch_size - 1) x max_attempts + 1`` (below that, healthy jobs could follow a failing
+        one into the dead-letter queue), at most 1000. Default twice that, at most 1000 (192).
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout

@@ -36,6 +36,12 @@
    next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Not
    fixed (older than the run marker, outside its change): kept as a strict xfail in
    ``tests/functional/test_runtime_state_processor.py``.
+6. **Claim mode: the least ``maxReceiveCount`` was one receive short** (found while fixing 4: the
+   same world in claim mode at batch size 1 and ``max_attempts`` 6). A job that crashes its worker on
+   every attempt is dead only on the receive after its last run, so at ``(2 x batch_size - 1) x
+   max_attempts`` SQS dead-lettered it itself (no triage attributes; under PARK its group went on
+   past it). Fixed: the least value is ``(2 x batch_size - 1) x max_attempts + 1`` (96 for the
+   defaults, default 192).
 """
 
 from __future__ import annotations
@@ -148,5 +154,26 @@ def test_state_mode_a_transition_that_always_crashes_drags_no_healthy_job_into_t
             assert world.sqs_dead() == []
             assert world.committed_log("ws#1") == ["h1", "h2"]
             assert world.dead_letters() == [("C", "ATTEMPTS_EXHAUSTED")]
+        finally:
+            world.close()
+
+
+@pytest.mark.parametrize(("batch_size", "max_attempts"), [(10, 3), (1, 3), (1, 6)])
+def test_claim_mode_a_job_that_always_crashes_dies_before_sqs_counts_out_its_receives(
+    batch_size: int, max_attempts: int
+) -> None:
+    with mock_aws():
+        # GIVEN group ws#1 = [h1, C, h2], C crashing its worker every time, and SQS's rule at claim
+        # mode's least value (batch size 1: C's max_attempts runs and the receive in which it is dead)
+        specs = (JobSpec("h1", "ws#1"), JobSpec("C", "ws#1", "crash", 10_000), JobSpec("h2", "ws#1"))
+        world = ClaimWorld(WorldConfig(max_attempts=max_attempts, batch_size=batch_size), _workload(*specs))
+        try:
+            # WHEN the queue drains
+            world.settle(max_steps=20_000)
+            # THEN SQS dead-lettered nothing: C died of its own attempts, h1 and h2 ran to completion
+            assert world.sqs_dead() == []
+            assert world.dead_letters() == [("C", "ATTEMPTS_EXHAUSTED")]
+            for job_id in ("h1", "h2"):
+                assert any(run.completed for run in world.history.runs_of(job_id))
         finally:
             world.close()

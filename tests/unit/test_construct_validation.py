@@ -42,11 +42,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
     ),
     "max_receive_count_below_the_safety_net": (
-        {"max_receive_count": 94},
-        "max_receive_count=94 is less than 95, the least safe value for batch_size=10 and max_attempts=5: "
+        {"max_receive_count": 95},
+        "max_receive_count=95 is less than 96, the least safe value for batch_size=10 and max_attempts=5: "
         "SQS counts a receive for every record returned while another job of its batch is retried or "
         "crashes the function, so healthy jobs could reach the dead-letter queue for another job's "
-        "failures; pass max_receive_count >= 95 (the runtime decides when a job is dead; maxReceiveCount "
+        "failures; pass max_receive_count >= 96 (the runtime decides when a job is dead; maxReceiveCount "
         "is only the safety net), or omit it for the default.",
     ),
     "max_receive_count_below_the_wake_up_refresh": (
@@ -60,7 +60,7 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     "max_attempts_too_many_for_the_batch": (
         {"max_attempts": 60},
         "max_attempts=60 is too many for batch_size=10: the safety net would need max_receive_count >= "
-        "1140, above SQS's 1000; pass max_attempts <= 52, or a smaller batch_size.",
+        "1141, above SQS's 1000; pass max_attempts <= 52, or a smaller batch_size.",
     ),
     "max_receive_count_below_the_state_mode_safety_net": (
         {"mode": constants.JobMode.STATE, "max_receive_count": 133},
