@@ -19,11 +19,16 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
    ``RETRY`` (it stays kept; the wake-up message comes back then) or a buffered job failed,
    ``PARKED`` again with the new dead job when one dies under the PARK policy. A kept record cannot
-   be reported like a queue record, so its dead-letter message is sent **before** the commit; if the
-   commit then fails, the record stays kept and is sent again (the dead-letter queue's deduplication
-   id is derived from its message id). A buffered job that dies in a page is committed dead and owed,
-   then sent (:mod:`constructs_fifo.runtime.state_owed`); a page sends what is owed before anything
-   else, and a group left live still owing one has its wake-up message reported, to come back.
+   be reported like a queue record: one that dies in a page (CONTINUE) stays kept, its death
+   committed, and the next page (at once) finds it ``DEAD_COPY`` of the message it died in and sends
+   it as it died, **before** that page's commit (it is dead in the committed state: sending first
+   cannot lose it nor dead-letter a job that may still apply); if that commit then fails, the record
+   stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
+   message id). Sending a job before the commit of its death would let a crash leave it
+   dead-lettered yet not dead, and a later page apply it. A buffered job that dies in a page is
+   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state_owed`); a page sends what
+   is owed before anything else, and a group left live still owing one has its wake-up message
+   reported, to come back.
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
 4. **A crash counts** (:mod:`constructs_fifo.runtime.crash_watch`). Every page is watched: a run
@@ -105,6 +110,7 @@ class StateReplay:
         self._clock_ms = clock_ms
         self._margin_ms = safety_margin_ms
         self._owed = OwedLetters(outcomes, markers)
+        self._died: frozenset[str] = frozenset()  # kept jobs that died in the page before (rule 2)
 
     def replay(
         self,
@@ -120,6 +126,7 @@ class StateReplay:
         """
         group, state = header.group, read
         log = self._outcomes.out.logger.event
+        self._died = frozenset()
         try:
             while remaining_ms(context) >= self._margin_ms:
                 step = self._page(header, state, self._parking.kept(group), marker)
@@ -165,11 +172,14 @@ class StateReplay:
                 raise sent
         done: list[KeptRecord] = []
         sent_kept: dict[int, _Sent] = {}
+        died: set[str] = set()
         delay: int | None = None
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if result.outcome in _DONE:
                 done.append(kept)
-            elif result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
+            elif result.outcome is Outcome.DEAD:  # stays kept until its death is committed: sent next page
+                died.add(result.job_id)
+            elif result.outcome is Outcome.DEAD_COPY:
                 copy = result.dead is None  # a DEAD_COPY of the message the job died in carries its entry
                 sent_kept[index] = self._send(
                     kept.record, outcomes.entry_of(result, run.jobs[index]), group, copy=copy
@@ -183,7 +193,7 @@ class StateReplay:
         if run.stalled_on is not None and delay is None:  # a buffered job failed: the group is not done
             delay = outcomes.backoff(run.stalled_on[1])
         updated, items = self._header_after(
-            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE, now=now
+            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE or bool(died), now=now
         )
         changed = run.changed or resumed != state or watch.opened or bool(state.book.owed)
         # rule 2: a buffered job that died has no kept record: committed dead and owed, then sent
@@ -194,6 +204,7 @@ class StateReplay:
             self._owed.line(send, paid=True, replayed=True)
         owed, cleared = self._owed.send_new(final, watch.version + 1, like)
         self._lines(group, page, run=run, recorder=recorder, sends=(skipped, owed, sent_kept))
+        self._died = frozenset(died)
         after = replace(final, version=watch.version + 1) if changed else state
         if cleared:
             after = replace(owing(after, ()), version=after.version + 1)
@@ -259,9 +270,11 @@ class StateReplay:
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if index in sent_kept:
                 record, message, sent = sent_kept[index]
-                ran = result.outcome is Outcome.DEAD
+                ran = result.job_id in self._died  # it died in the page before (else: counted then)
                 outcomes.dead_line(record, message, sent, ran=ran, action=_KEPT_ACTION, replayed=True)
-            elif result.outcome is not Outcome.KEEP or result.dead is not None:
+            elif result.outcome is not Outcome.DEAD and (
+                result.outcome is not Outcome.KEEP or result.dead is not None
+            ):  # a job that died in this page has its line when it is sent, next page
                 outcomes.line(
                     kept.record,
                     run.jobs[index],
