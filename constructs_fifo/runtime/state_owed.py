@@ -26,9 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.job import record_group, record_message_id
 from constructs_fifo.runtime.state_outcomes import buffered_record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.batch_report import BatchReport
     from constructs_fifo.runtime.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.dead_letter import DeadJob
     from constructs_fifo.runtime.group_state import BufferedJob, DeadEntry, GroupState
@@ -111,6 +113,14 @@ class OwedLetters:
                     }
                 )
         return sends, cleared
+
+    def come_back(self, record: SQSRecord, report: BatchReport) -> None:
+        """Rule 2: a group still owing a dead letter after its commit comes back: ``record`` (one of
+        its records, or its wake-up message; its redelivery is a duplicate) is reported, unless it is
+        already."""
+        if record_message_id(record) not in report.failures:
+            report.report(record, self._outcomes.backoff(1))
+            report.blocked.setdefault(record_group(record), self._outcomes.backoff(1))
 
     def line(self, send: OwedSend, *, paid: bool = False, **fields: Any) -> None:
         """The outcome line of one owed send (``paid``: a letter owed by an earlier run)."""

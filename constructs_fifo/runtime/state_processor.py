@@ -58,7 +58,8 @@ ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
 
 Call budget: one ``BatchGetItem`` per batch and one write per group that changed: a batch of ten jobs
 of one group costs 2 DynamoDB calls on its first delivery. A redelivered group adds its marker write;
-while a crash is isolated, one write per transition. A resuming group adds one transaction to keep
+while a crash is isolated, one write per transition; a group whose buffered job died, one write
+more (clearing the dead letter owed once sent). A resuming group adds one transaction to keep
 its records and a ``Query`` and a transaction per page of kept records replayed.
 """
 
@@ -362,26 +363,11 @@ class StateBatchProcessor:
         for send in sends:
             self._owed.line(send)
         self._settle(group, records, run, recorder, report)
-        if any(send.failed for send in sends):  # still owed: the group must come back to send it
-            self._come_back(group, answerable, report)
+        if any(send.failed for send in sends):  # still owed: a record comes back (else a wake-up)
+            self._owed.come_back(answerable[0], report)
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
         return header
-
-    def _come_back(self, group: str, answerable: list[SQSRecord], report: BatchReport) -> None:
-        """A group that still owes a dead letter after its commit comes back: one of its records is
-        reported (its redelivery is a duplicate), else a wake-up message is sent."""
-        for record in answerable[:1]:
-            if record.get("messageId") not in report.failures:
-                report.report(record, self._outcomes.backoff(1))
-                report.blocked.setdefault(group, self._outcomes.backoff(1))
-            return
-        try:
-            self._sqs.send_message(**wake_up_message(self._queue_url, group))
-        except Exception as exc:  # the next record of the group sends it
-            self._outcomes.out.logger.event(
-                {"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"}
-            )
 
     def _tick_due(self, read: GroupState, wake_ups: list[SQSRecord], report: BatchReport) -> bool:
         """Whether a live group's wake-up message runs a tick now.
