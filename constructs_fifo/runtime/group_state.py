@@ -255,6 +255,10 @@ class Bookkeeping:
         The last ranges given up by ``SKIP_GAP``, oldest first (bounded).
     gap_since_ms : int or None
         When the open sequence gap opened (the oldest buffered job's time), ``None`` without a gap.
+    owed : tuple of (BufferedJob, DeadEntry)
+        Dead letters owed: buffered jobs that died (they have no record of their own) and were
+        committed dead before their dead-letter message is known sent (at most one run's buffer:
+        a run sends what is owed before anything else, or commits nothing).
     """
 
     applied: tuple[str, ...] = ()
@@ -266,6 +270,7 @@ class Bookkeeping:
     parked: DeadEntry | None = None
     skipped: tuple[SkippedRange, ...] = ()
     gap_since_ms: int | None = None
+    owed: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
 
 
 @dataclass(frozen=True)

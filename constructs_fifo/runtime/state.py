@@ -424,6 +424,8 @@ def encode_book(book: Bookkeeping) -> str:
 
     ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
     does not know it, and a book without it (written by one) reads as dead ids without entries.
+    ``owed`` (dead letters owed, added the same way) is left out when empty, so a book without it
+    reads as nothing owed.
     """
     data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
     if book.applied:
@@ -455,6 +457,10 @@ def encode_book(book: Bookkeeping) -> str:
         data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
     if book.gap_since_ms is not None:
         data["gap"] = book.gap_since_ms
+    if book.owed:
+        data["owed"] = [
+            [e.seq, e.message_id, e.buffered_at_ms, e.body, dead_entry_fields(dead)] for e, dead in book.owed
+        ]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -496,6 +502,10 @@ def decode_book(text: str) -> Bookkeeping:
         parked=parked,
         skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
         gap_since_ms=data.get("gap"),
+        owed=tuple(
+            (BufferedJob(int(s), str(m), int(t), dict(b)), dead_entry_of_fields(list(d)))
+            for s, m, t, b, d in data.get("owed", ())
+        ),
     )
 
 

@@ -104,7 +104,7 @@ class GroupRun:
     from_buffer : tuple of BufferedJob
         Buffered jobs of earlier batches applied here (no record in this run).
     dead_buffered : tuple of (BufferedJob, DeadEntry)
-        Buffered jobs of earlier batches that died here (go-on policy): send them before the commit.
+        Buffered jobs of earlier batches that died here (go-on policy): owed, sent after the commit.
     parked_by : DeadEntry or None
         The dead job that parked the group in this run (its state's ``parked``, or a malformed record
         under ``park_on_dead``), ``None`` when the group did not park here.

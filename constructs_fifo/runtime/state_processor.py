@@ -23,9 +23,9 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      attributes **after** the commit, then deleted. If the send fails the record is reported: its id
      and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
      entry and is sent again as it died (its reason, error and attempts; a copy in another message
-     says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is sent
-     **before** the commit, from its body: if that send fails nothing is committed and the group's
-     records are reported.
+     says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is committed
+     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state_owed`): if that send fails, a
+     record of the group is reported, and its next run sends what is owed before anything else.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
      group's park header records the dead job; when that job died waiting in the reorder buffer it
      has no kept record, and a resume that skips it lets the runtime send it (rule 4).
@@ -58,7 +58,8 @@ ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
 
 Call budget: one ``BatchGetItem`` per batch and one write per group that changed: a batch of ten jobs
 of one group costs 2 DynamoDB calls on its first delivery. A redelivered group adds its marker write;
-while a crash is isolated, one write per transition. A resuming group adds one transaction to keep
+while a crash is isolated, one write per transition; a group whose buffered job died, one write
+more (clearing the dead letter owed once sent). A resuming group adds one transaction to keep
 its records and a ``Query`` and a transaction per page of kept records replayed.
 """
 
@@ -93,7 +94,8 @@ from constructs_fifo.runtime.observability import OutcomeStatus
 from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
 from constructs_fifo.runtime.processor import DEFAULT_SAFETY_MARGIN_MS
 from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group, stalled_on
-from constructs_fifo.runtime.state_outcomes import StateOutcomes, buffered_record
+from constructs_fifo.runtime.state_outcomes import StateOutcomes
+from constructs_fifo.runtime.state_owed import OwedLetters, owing
 from constructs_fifo.runtime.state_replay import StateReplay
 from constructs_fifo.runtime.transitions import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
 
@@ -102,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
     from constructs_fifo.runtime.crash_watch import RunMarker
-    from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
+    from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.state import StateStore
@@ -220,6 +222,7 @@ class StateBatchProcessor:
             cap_seconds=visibility_timeout_seconds,
             queue_name=queue_name,
         )
+        self._owed = OwedLetters(self._outcomes, states)
         self._replay = StateReplay(
             transition=transition,
             settings=self._settings,
@@ -309,7 +312,8 @@ class StateBatchProcessor:
         :meth:`_tick_due`. A redelivered group's run is watched for crashes (rule 5).
         """
         wake_ups = report.wake_ups.get(group, [])
-        if not records and not self._tick_due(read, wake_ups, report):
+        owes = bool(read.book.owed and wake_ups)  # a wake-up reported for what is owed: run to pay it
+        if not records and not owes and not self._tick_due(read, wake_ups, report):
             return None
         answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
         redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
@@ -320,26 +324,22 @@ class StateBatchProcessor:
         recorder = RecordingTransition(watch)
         outcomes = self._outcomes
         like = records[0] if records else None
-        sent_first: list[tuple[SQSRecord, DeadJob, str]] = []
         try:
+            paid = self._owed.pay(read, like)  # what an earlier run owes goes first (state_owed.py)
             run = run_group(plan.start, records, recorder, self._settings, now_ms=self._states.now_ms())
-            for entry, dead in run.dead_buffered:  # no record to report: sent before the commit
-                record = buffered_record(entry, group, like)
-                message = outcomes.dead_job(dead, group=group, body=str(record.get("body", "")))
-                sent = outcomes.send(message)
-                if isinstance(sent, Exception):
-                    raise sent
-                sent_first.append((record, message, sent))
             header, items = self._park_items(group, records, run)
-            final = plan.settle(run.group_state, frozenset(watch.called))
+            # a buffered job that died has no record: committed dead and owed, sent after the commit
+            final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
             clean = run.stalled_on is None and not any(
                 result.outcome is Outcome.RETRY and result.reason in _STOPS for result in run.results
             )
             carried = plan.carried(clean=clean)
+            expected = watch.version
             if watch.opened or carried is not None:  # the commit removes the marker or keeps a new one
-                committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)
+                committed = self._states.commit(group, final, expected, with_items=items, run=carried)
             else:
-                committed = outcomes.write(group, final, read.version, changed=run.changed, items=items)
+                changed = run.changed or bool(read.book.owed)
+                committed = outcomes.write(group, final, expected, changed=changed, items=items)
         except RunInterrupted as stop:  # a marker could not be written: nothing of the run is committed
             if stop.cause is not None:
                 for record in answerable:
@@ -357,9 +357,14 @@ class StateBatchProcessor:
                 report.report(record, delay)
             report.blocked[group] = delay
             return None
-        for record, message, sent in sent_first:
-            outcomes.dead_line(record, message, sent, fromBuffer=True)
+        for send in paid:
+            self._owed.line(send, paid=True)
+        sends, _ = self._owed.send_new(final, expected + 1, like, run=carried)
+        for send in sends:
+            self._owed.line(send)
         self._settle(group, records, run, recorder, report)
+        if any(send.failed for send in sends):  # still owed: a record comes back (else a wake-up)
+            self._owed.come_back(answerable[0], report)
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
         return header

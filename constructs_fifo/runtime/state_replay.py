@@ -10,17 +10,25 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    page starts with :func:`~constructs_fifo.runtime.transitions.resume_group`, skipping or retrying
    the dead job as the header says. The operator's skip already sent a kept dead job to the
    dead-letter queue; a dead job that died waiting in the reorder buffer has no kept record, so the
-   replay sends it from the buffer, before the commit. A group parked at a malformed record has no
-   death in its state: retrying replays the record (which parks the group again), skipping dropped it.
+   replay sends it from the buffer, before the commit (it is dead in the committed state already). A
+   group parked at a malformed record has no death in its state: retrying replays the record (which
+   parks the group again), skipping dropped it.
 2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state_group.run_group`) and one
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
    ``RETRY`` (it stays kept; the wake-up message comes back then) or a buffered job failed,
    ``PARKED`` again with the new dead job when one dies under the PARK policy. A kept record cannot
-   be reported like a queue record, so its dead-letter message is sent **before** the commit; if the
-   commit then fails, the record stays kept and is sent again (the dead-letter queue's deduplication
-   id is derived from its message id).
+   be reported like a queue record: one that dies in a page (CONTINUE) stays kept, its death
+   committed, and the next page (at once) finds it ``DEAD_COPY`` of the message it died in and sends
+   it as it died, **before** that page's commit (it is dead in the committed state: sending first
+   cannot lose it nor dead-letter a job that may still apply); if that commit then fails, the record
+   stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
+   message id). Sending a job before the commit of its death would let a crash leave it
+   dead-lettered yet not dead, and a later page apply it. A buffered job that dies in a page is
+   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state_owed`); a page sends what
+   is owed before anything else, and a group left live still owing one has its wake-up message
+   reported, to come back.
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
 4. **A crash counts** (:mod:`constructs_fifo.runtime.crash_watch`). Every page is watched: a run
@@ -41,6 +49,7 @@ from constructs_fifo.runtime.job_runner import remaining_ms
 from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
 from constructs_fifo.runtime.state_outcomes import buffered_record
+from constructs_fifo.runtime.state_owed import OwedLetters, OwedSend, owing
 from constructs_fifo.runtime.transitions import Outcome, resume_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -100,6 +109,8 @@ class StateReplay:
         self._outcomes = outcomes
         self._clock_ms = clock_ms
         self._margin_ms = safety_margin_ms
+        self._owed = OwedLetters(outcomes, markers)
+        self._died: frozenset[str] = frozenset()  # kept jobs that died in the page before (rule 2)
 
     def replay(
         self,
@@ -115,6 +126,7 @@ class StateReplay:
         """
         group, state = header.group, read
         log = self._outcomes.out.logger.event
+        self._died = frozenset()
         try:
             while remaining_ms(context) >= self._margin_ms:
                 step = self._page(header, state, self._parking.kept(group), marker)
@@ -126,6 +138,9 @@ class StateReplay:
                 updated, state, more = step
                 if updated is None:
                     log({"level": "INFO", "event": "group_resumed", "group": group})
+                    if state.book.owed:  # a dead letter still owed: the wake-up brings the group back
+                        for wake_up in report.wake_ups.get(group, [])[:1]:
+                            report.report(wake_up, self._outcomes.backoff(1))
                     return None
                 header = updated
                 if not more:
@@ -141,29 +156,30 @@ class StateReplay:
         """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
         group, outcomes, now = header.group, self._outcomes, self._clock_ms()
         resumed, skipped = self._resume(header, state)
-        sent_first: list[_Sent] = []
         plan = plan_run(resumed, marker, redelivered=True, max_attempts=self._settings.max_attempts)
         watch = CrashWatch(self._transition, plan, self._markers, group, self._settings.max_attempts)
         recorder = RecordingTransition(watch)
+        like = page[0].record if page else None
+        paid = self._owed.pay(state, like)  # what an earlier run owes goes first (state_owed.py)
         try:
             run = run_group(plan.start, [kept.record for kept in page], recorder, self._settings, now_ms=now)
         except RunInterrupted as stop:  # a marker could not be written: nothing of the page is committed
             if stop.cause is not None:
                 raise stop.cause from stop
             return None
-        like = page[0].record if page else None
-        for entry, dead in run.dead_buffered:  # rule 2: sent before the commit
-            sent_first.append(self._send(buffered_record(entry, group, like), dead, group, copy=False))
-        for _, _, sent in [*skipped, *sent_first]:
+        for _, _, sent in skipped:  # dead in the committed state already: sent before the commit
             if isinstance(sent, Exception):
                 raise sent
         done: list[KeptRecord] = []
         sent_kept: dict[int, _Sent] = {}
+        died: set[str] = set()
         delay: int | None = None
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if result.outcome in _DONE:
                 done.append(kept)
-            elif result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
+            elif result.outcome is Outcome.DEAD:  # stays kept until its death is committed: sent next page
+                died.add(result.job_id)
+            elif result.outcome is Outcome.DEAD_COPY:
                 copy = result.dead is None  # a DEAD_COPY of the message the job died in carries its entry
                 sent_kept[index] = self._send(
                     kept.record, outcomes.entry_of(result, run.jobs[index]), group, copy=copy
@@ -177,14 +193,21 @@ class StateReplay:
         if run.stalled_on is not None and delay is None:  # a buffered job failed: the group is not done
             delay = outcomes.backoff(run.stalled_on[1])
         updated, items = self._header_after(
-            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE, now=now
+            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE or bool(died), now=now
         )
-        changed = run.changed or resumed != state or watch.opened
-        final = plan.settle(run.group_state, frozenset(watch.called))
+        changed = run.changed or resumed != state or watch.opened or bool(state.book.owed)
+        # rule 2: a buffered job that died has no kept record: committed dead and owed, then sent
+        final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
         if not outcomes.write(group, final, watch.version, changed=changed, items=items):
             return None
-        self._lines(group, page, run=run, recorder=recorder, sends=(skipped, sent_first, sent_kept))
+        for send in paid:
+            self._owed.line(send, paid=True, replayed=True)
+        owed, cleared = self._owed.send_new(final, watch.version + 1, like)
+        self._lines(group, page, run=run, recorder=recorder, sends=(skipped, owed, sent_kept))
+        self._died = frozenset(died)
         after = replace(final, version=watch.version + 1) if changed else state
+        if cleared:
+            after = replace(owing(after, ()), version=after.version + 1)
         return updated, after, updated is not None and run.parked_by is None and delay is None
 
     def _resume(self, header: ParkHeader, state: GroupState) -> tuple[GroupState, list[_Sent]]:
@@ -234,22 +257,24 @@ class StateReplay:
         *,
         run: GroupRun,
         recorder: RecordingTransition,
-        sends: tuple[list[_Sent], list[_Sent], dict[int, _Sent]],
+        sends: tuple[list[_Sent], list[OwedSend], dict[int, _Sent]],
     ) -> None:
         """After the commit: one line per replayed record (a record still kept has its line already)."""
         outcomes = self._outcomes
-        skipped, sent_first, sent_kept = sends
+        skipped, owed, sent_kept = sends
         for record, message, sent in skipped:
             outcomes.dead_line(record, message, sent, ran=False, fromBuffer=True, skipped=True, replayed=True)
-        for record, message, sent in sent_first:
-            outcomes.dead_line(record, message, sent, fromBuffer=True, replayed=True)
+        for send in owed:
+            self._owed.line(send, replayed=True)
         outcomes.buffer_lines(run, recorder, group, page[0].record if page else None, replayed=True)
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if index in sent_kept:
                 record, message, sent = sent_kept[index]
-                ran = result.outcome is Outcome.DEAD
+                ran = result.job_id in self._died  # it died in the page before (else: counted then)
                 outcomes.dead_line(record, message, sent, ran=ran, action=_KEPT_ACTION, replayed=True)
-            elif result.outcome is not Outcome.KEEP or result.dead is not None:
+            elif result.outcome is not Outcome.DEAD and (
+                result.outcome is not Outcome.KEEP or result.dead is not None
+            ):  # a job that died in this page has its line when it is sent, next page
                 outcomes.line(
                     kept.record,
                     run.jobs[index],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import boto3
@@ -15,9 +16,10 @@ from constructs_fifo.runtime.exceptions import (
     PermanentJobError,
     StateTooLargeError,
 )
+from constructs_fifo.runtime.group_state import Bookkeeping, BufferedJob, DeadEntry
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore, decode_book, decode_item, item_size
+from constructs_fifo.runtime.state import StateStore, decode_book, decode_item, encode_book, item_size
 from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
@@ -313,6 +315,22 @@ def test_dead_entries_round_trip_and_a_book_with_dead_ids_only_reads_as_before(s
     ).results
     assert old.dead == ("p",) and old.dead_entries == ()
     assert (result.outcome, result.dead) == (Outcome.DEAD_COPY, None)
+
+
+def test_dead_letters_owed_round_trip_and_a_book_without_them_owes_nothing(store: StateStore) -> None:
+    # GIVEN a committed book owing s2's dead letter (its buffered body and why it died)
+    dead = DeadEntry("s2", "t", "PermanentJobError", "never", 1, "m-s2", 5, seq=2)
+    owed = ((BufferedJob(2, "m-s2", 4, {"jobId": "s2", "type": "t", "seq": 2}), dead),)
+    assert store.commit("ws#1", GroupState("ws#1", {"n": 1}, book=Bookkeeping(owed=owed, dead=("s2",))), 0)
+    # WHEN loaded back
+    loaded = store.load(["ws#1"])["ws#1"]
+    # THEN it owes the same letter
+    assert loaded.book.owed == owed
+    # WHEN a book written before dead letters were owed (or owing none) is read
+    old = decode_book('{"f": 1, "dead": ["s2"]}')
+    # THEN it owes nothing, and a book owing nothing is written as before
+    assert old.owed == ()
+    assert "owed" not in json.loads(encode_book(replace(loaded.book, owed=())))
 
 
 def test_states_and_park_headers_of_a_batch_come_in_one_consistent_batch_get(

@@ -307,3 +307,55 @@ def test_a_wake_up_message_of_a_live_group_is_deleted(parked: StateHarness) -> N
     # WHEN processed THEN it is not reported, and nothing runs or is written
     assert parked.run(record) == {"batchItemFailures": []}
     assert parked.runs == [] and parked.group_state("ws#9").version == 0
+
+
+def test_a_kept_job_that_dies_during_replay_under_continue_is_dead_lettered_after_its_death_commits(
+    parked: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at p with b and c kept, the policy now CONTINUE, p fixed and b poison
+    parked.behaviour["p"] = poison
+    parked.run(job_record("p", 0), job_record("b", 1), job_record("c", 2))
+    parked.policy = DeadJobPolicy.CONTINUE
+    parked.behaviour = {"b": poison}
+    parked.operator().resume("ws#1")
+    # WHEN the wake-up message is processed
+    (wake_up,) = receive_records(parked.sqs, parked.queue_url)
+    parked.forget_lines()
+    parked.run(wake_up)
+    # THEN b is dead-lettered once, as it died, counted failed once; p and c applied; the group is live
+    assert [(j, a["reason"]) for j, a in parked.dead_letters()] == [("b", "PERMANENT")]
+    assert parked.log() == ["p", "c"] and parked.header() is None and parked.kept_ids() == []
+    (line,) = [line for line in parked.outcome_lines() if line["jobId"] == "b"]
+    assert (line["status"], line["JobsFailed"]) == ("DEAD_LETTERED", 1)
+
+
+def test_a_kept_job_that_dies_in_a_replay_page_that_crashed_before_its_commit_is_not_dead_lettered(
+    parked: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at p with b kept, the policy now CONTINUE, b poison, and the worker stops
+    # dead at the page's commit
+    parked.behaviour["p"] = poison
+    parked.run(job_record("p", 0), job_record("b", 1))
+    parked.policy = DeadJobPolicy.CONTINUE
+    parked.behaviour = {"b": poison}
+    parked.operator().resume("ws#1")
+    (wake_up,) = receive_records(parked.sqs, parked.queue_url)
+
+    def die(**_: object) -> None:
+        raise Crash
+
+    parked.dynamodb.meta.events.register("before-call.dynamodb.TransactWriteItems", die)
+    try:
+        with pytest.raises(Crash):
+            parked.run(wake_up)
+    finally:
+        parked.dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", die)
+    # THEN nothing reached the dead-letter queue
+    assert parked.dead_letters() == []
+    # WHEN the wake-up comes back and b's cause is gone
+    parked.behaviour = {}
+    wake_up["attributes"]["ApproximateReceiveCount"] = "2"
+    parked.run(wake_up)
+    # THEN b is applied, and only applied
+    assert parked.log() == ["p", "b"] and parked.header() is None
+    assert parked.dead_letters() == []

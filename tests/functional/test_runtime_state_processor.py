@@ -668,17 +668,11 @@ def test_a_marker_of_a_worker_still_running_isolates_the_group_and_the_stale_wor
     assert dict(state.group_state().book.attempts) == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a buffered job that dies is sent to the dead-letter queue before its group's commit; a crash "
-    "between the send and the commit leaves it in the DLQ yet not dead in the state, so its next run may "
-    "apply it (found by the chaos suite: dead-lettered and applied)",
-)
-def test_a_buffered_job_dead_lettered_before_a_commit_that_crashed_is_not_applied_later(
+def test_a_buffered_job_that_dies_in_a_run_that_crashed_before_its_commit_is_not_dead_lettered(
     state: StateHarness, dynamodb: DynamoDBClient
 ) -> None:
-    # GIVEN s2 waits in the buffer and dies (permanent) when s1 arrives, and the worker stops dead
-    # between s2's dead-letter send (before the commit: s2 has no record) and the commit
+    # GIVEN s2 waits in the buffer and dies (permanent) when s1 arrives, and the worker stops dead at
+    # the group's commit
     state.run(job_record("s0", 0), job_record("s2", 2))
     state.behaviour["s2"] = poison
     late = job_record("s1", 1)
@@ -692,9 +686,129 @@ def test_a_buffered_job_dead_lettered_before_a_commit_that_crashed_is_not_applie
             state.run(late)
     finally:
         dynamodb.meta.events.unregister("before-call.dynamodb.PutItem", die)
-    assert [job_id for job_id, _ in state.dead_letters()] == ["s2"]
+    # THEN nothing reached the dead-letter queue: s2 is sent after the commit that records it dead
+    assert state.dead_letters() == []
     # WHEN s1 comes back and s2's cause is gone (transient after all, or fixed)
     del state.behaviour["s2"]
     state.run(*delivery([late], 2))
-    # THEN s2, already in the dead-letter queue, is not applied as well
+    # THEN s2 is applied, and only applied (found by the chaos suite: dead-lettered and applied)
+    assert state.log() == ["s0", "s1", "s2"]
+    assert state.dead_letters() == []
+
+
+def _dlq_down(sqs: SQSClient, dlq_url: str) -> Any:
+    """A hook making every ``SendMessage`` to the dead-letter queue fail (throttled)."""
+
+    def refuse(params: dict[str, Any], **_: Any) -> None:
+        if params.get("QueueUrl") == dlq_url:
+            raise RuntimeError("the dead-letter queue is throttled")
+
+    sqs.meta.events.register("before-parameter-build.sqs.SendMessage", refuse)
+    return refuse
+
+
+def test_a_buffered_job_that_dies_is_committed_dead_before_it_is_dead_lettered_once(
+    state: StateHarness, dynamodb: DynamoDBClient
+) -> None:
+    # GIVEN s2 waits in the buffer and will die (permanent) when s1 arrives
+    state.run(job_record("s0", 0), job_record("s2", 2))
+    state.behaviour["s2"] = poison
+    calls: list[str] = []
+    dynamodb.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.append(model.name))
+    # WHEN s1 arrives
+    response = state.run(job_record("s1", 1))
+    made = list(calls)
+    # THEN s2 is dead-lettered once, as it died, nothing is reported, and nothing is left owed
+    assert [(j, a["reason"]) for j, a in state.dead_letters()] == [("s2", "PERMANENT")]
+    assert failed_ids(response) == []
     assert state.log() == ["s0", "s1"]
+    assert state.group_state().book.owed == ()
+    # AND it cost the read, the commit and the one write that clears what was owed
+    assert made == ["BatchGetItem", "PutItem", "PutItem"]
+
+
+def test_a_buffered_job_whose_dead_letter_send_fails_after_the_commit_is_sent_on_the_groups_next_run(
+    state: StateHarness, sqs: SQSClient
+) -> None:
+    # GIVEN s2 waits in the buffer and dies when s1 arrives, while the dead-letter queue is down
+    state.run(job_record("s0", 0), job_record("s2", 2))
+    state.behaviour["s2"] = poison
+    late = job_record("s1", 1)
+    refuse = _dlq_down(sqs, state.dlq_url)
+    try:
+        response = state.run(late)
+    finally:
+        sqs.meta.events.unregister("before-parameter-build.sqs.SendMessage", refuse)
+    # THEN s2 is dead in the state and owed, and s1's record is reported so that the group comes back
+    assert state.log() == ["s0", "s1"]
+    assert [entry.job_id for entry, _ in state.group_state().book.owed] == ["s2"]
+    assert failed_ids(response) == [late["messageId"]]
+    assert state.dead_letters() == []
+    # WHEN s1 comes back (the dead-letter queue is up again)
+    state.clock.advance(60)
+    response = state.run(*delivery([late], 2))
+    # THEN s2 goes to the dead-letter queue as it died, is never run again, and is no longer owed
+    assert [(j, a["reason"]) for j, a in state.dead_letters()] == [("s2", "PERMANENT")]
+    assert failed_ids(response) == []
+    assert state.runs.count("s2") == 1
+    assert state.group_state().book.owed == ()
+    assert state.log() == ["s0", "s1"]
+
+
+def test_a_buffered_job_dead_when_its_worker_crashed_after_the_commit_is_sent_on_redelivery_once(
+    state: StateHarness, sqs: SQSClient
+) -> None:
+    # GIVEN s2 waits in the buffer and dies when s1 arrives, and the worker stops dead after the
+    # commit, at the dead-letter send
+    state.run(job_record("s0", 0), job_record("s2", 2))
+    state.behaviour["s2"] = poison
+    late = job_record("s1", 1)
+
+    def die(params: dict[str, Any], **_: Any) -> None:
+        if params.get("QueueUrl") == state.dlq_url:
+            raise Crash
+
+    sqs.meta.events.register("before-parameter-build.sqs.SendMessage", die)
+    try:
+        with pytest.raises(Crash):
+            state.run(late)
+    finally:
+        sqs.meta.events.unregister("before-parameter-build.sqs.SendMessage", die)
+    assert [entry.job_id for entry, _ in state.group_state().book.owed] == ["s2"]
+    # WHEN s1 is redelivered, and again (a send went through whose clearing write was lost)
+    state.run(*delivery([late], 2))
+    state.run(*delivery([late], 3))
+    # THEN s2 is in the dead-letter queue once, never applied, and nothing is owed
+    assert [(j, a["reason"]) for j, a in state.dead_letters()] == [("s2", "PERMANENT")]
+    assert state.log() == ["s0", "s1"]
+    assert state.group_state().book.owed == ()
+
+
+def test_an_owed_dead_letter_sent_twice_within_the_dedup_window_is_one_dlq_message(
+    state: StateHarness, dynamodb: DynamoDBClient
+) -> None:
+    # GIVEN s2 dies in the buffer and is sent, but the write clearing what is owed fails
+    state.run(job_record("s0", 0), job_record("s2", 2))
+    state.behaviour["s2"] = poison
+    late = job_record("s1", 1)
+    puts: list[int] = []
+
+    def fail_second_put(**_: Any) -> None:
+        puts.append(1)
+        if len(puts) == 2:
+            raise RuntimeError("throttled")
+
+    dynamodb.meta.events.register("before-call.dynamodb.PutItem", fail_second_put)
+    try:
+        response = state.run(late)
+    finally:
+        dynamodb.meta.events.unregister("before-call.dynamodb.PutItem", fail_second_put)
+    assert failed_ids(response) == []
+    assert [entry.job_id for entry, _ in state.group_state().book.owed] == ["s2"]
+    # WHEN the group's next job runs a minute later (it sends what is owed again, first)
+    state.clock.advance(60)
+    state.run(job_record("s3", 3))
+    # THEN the dead-letter queue holds s2 once, and nothing is owed any more
+    assert [j for j, _ in state.dead_letters()] == ["s2"]
+    assert state.group_state().book.owed == ()
+    assert state.log() == ["s0", "s1", "s3"]
