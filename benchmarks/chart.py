@@ -35,6 +35,7 @@ def draw(results: Results, path: Path) -> Path:
         values = _values(results, number)
         rows = results.figure(number)
         width = 0.38
+        labelled: set[str] = set()  # the legend names each case once, at its first drawn bar
         for offset, case in ((-width / 2, PASSES[0]), (width / 2, PASSES[1])):
             for index, name in enumerate(names):
                 value = values[name][case]
@@ -42,7 +43,8 @@ def draw(results: Results, path: Path) -> Path:
                 if value is None:
                     axis.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7)
                     continue
-                axis.bar(x, value, width, color=colours[case], label=case if index == 0 else None)
+                axis.bar(x, value, width, color=colours[case], label=None if case in labelled else case)
+                labelled.add(case)
                 axis.text(x, value, f"{value:,.{rows[0].digits if rows else 0}f}", ha="center", va="bottom",
                           fontsize=7)  # fmt: skip
         axis.set_xticks(range(len(names)), names)
@@ -51,7 +53,8 @@ def draw(results: Results, path: Path) -> Path:
         axis.set_ylabel(rows[0].unit if rows else "", fontsize=8)
         axis.tick_params(labelsize=8)
         axis.margins(y=0.15)
-    axes[0].legend(fontsize=7, loc="upper center")
+    if axes[0].get_legend_handles_labels()[0]:  # a run without any figure-1 value has nothing to name
+        axes[0].legend(fontsize=7, loc="upper center")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format="png")
