@@ -181,7 +181,7 @@ def _start_message_move_task(
         source = _queue_by_arn(self, source_arn)
         if source is None:
             raise ResourceNotFound(_NO_SOURCE)
-        if not [queue for queue in self.queues.values() if queue.dead_letter_queue is source]:
+        if not [queue for queue in list(self.queues.values()) if queue.dead_letter_queue is source]:
             raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
         if destination_arn is not None:
             destination = _queue_by_arn(self, destination_arn)
@@ -229,8 +229,17 @@ def _run(backend: Any, task: _Task) -> None:
     they are received, starting with the oldest message"; the redrive velocity is the rate) and
     API_ListMessageMoveTasksResultEntry (a task ends COMPLETED, CANCELLED or FAILED). The task stops
     when it moved what it counted at the start, when the DLQ has nothing left to move, when it is
-    cancelled, or when a destination (or the DLQ itself) was deleted: FAILED.
+    cancelled, or when a destination (or the DLQ itself) was deleted: FAILED. An error of the
+    emulator itself fails the task too, naming the error, rather than leaving it RUNNING forever.
     """
+    try:
+        _move_all(backend, task)
+    except Exception as exc:
+        with SQS_LOCK:
+            task.status, task.failure_reason = FAILED, f"emulator error: {type(exc).__name__}: {exc}"
+
+
+def _move_all(backend: Any, task: _Task) -> None:
     interval_s = 1.0 / (task.rate or MAX_MESSAGES_PER_SECOND)
     started = time.monotonic()
     while True:
@@ -297,7 +306,7 @@ def _destination_of(backend: Any, task: _Task, message: Any) -> tuple[Any | None
     source_arn = dead_letter_source(message)
     if source_arn is not None:
         return _queue_by_arn(backend, source_arn), _NON_EXISTENT_QUEUE
-    sources = [queue for queue in backend.queues.values() if queue.dead_letter_queue is task.source]
+    sources = [queue for queue in list(backend.queues.values()) if queue.dead_letter_queue is task.source]
     if len(sources) == 1:
         return sources[0], ""
     return None, (
