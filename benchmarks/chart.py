@@ -96,13 +96,19 @@ def draw_capacity(results: Results, path: Path) -> Path | None:
 
     figure, axis = pyplot.subplots(figsize=(6.4, 3.6), dpi=90)
     colours = ["#1f77b4", "#ff7f0e"]
+    same = len(set(claim.values())) == 1  # claim mode costs the same at both fills: one line
     for colour, (fill, points) in zip(colours, sorted(lines.items()), strict=False):
         points.sort()
         axis.plot([kb for kb, _ in points], [units for _, units in points], marker="o", color=colour,
                   label=f"state mode, {fill}")  # fmt: skip
-        if fill in claim:
+        if fill in claim and not same:
             axis.axhline(claim[fill], color=colour, linestyle="--", linewidth=1,
                          label=f"claim mode, {fill} ({claim[fill]:g})")  # fmt: skip
+    if same:
+        (units,) = set(claim.values())
+        axis.axhline(
+            units, color="grey", linestyle="--", linewidth=1.2, label=f"claim mode, both fills ({units:g})"
+        )
     axis.set_xscale("log")
     axis.set_yscale("log")
     axis.set_xlabel("state size (KB of JSON)", fontsize=8)
