@@ -51,8 +51,9 @@ synth: setup
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
-# One run of every figure of issue 8 (~3-4 minutes on 2 cores): prints the table and writes
-# reports/bench/BENCHMARKS.md and its chart. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
+# job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;
+# `BENCH_ARGS="--only 9"` runs figure 9 alone. `make bench BENCH_ARGS="--out ."` refreshes the committed
 # BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)
