@@ -10,9 +10,12 @@ Exit codes
 0
     Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown).
 1
-    ``demo`` ran and found violations (each is printed), or the divergence did not show.
+    ``demo`` ran and found violations (each is printed), or the divergence did not show; an
+    operations command refused (the tables say no, e.g. a live lease) or was not confirmed: nothing
+    was changed.
 2
-    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``).
+    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
+    operations command that does not apply to the queue's mode.
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
@@ -34,6 +37,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import render
+from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
@@ -43,7 +47,7 @@ from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
-from constructs_fifo.local.errors import LocalError, WorkloadError
+from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
@@ -212,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with no --endpoint-url, talk to real AWS instead of starting the embedded emulator",
     )
+    add_ops_commands(commands, add_aws=_add_aws_options, add_stack=_add_stack_options)
     return parser
 
 
@@ -309,7 +314,7 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo}
+_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, **OPS_COMMANDS}
 
 
 def _print_error(error: LocalError) -> None:
@@ -327,7 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except WorkloadError as error:
+    except OperationRefusedError as error:
+        _print_error(error)
+        return EXIT_VIOLATIONS
+    except (WorkloadError, OperationError) as error:
         _print_error(error)
         return EXIT_USAGE
     except LocalError as error:

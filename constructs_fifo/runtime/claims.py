@@ -60,6 +60,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
+    DEFAULT_CLAIM_TTL_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     MAX_ERROR_LENGTH,
     STATUS_DEAD,
@@ -152,6 +153,8 @@ class ClaimStore:
         A boto3 DynamoDB client (injected; tests pass a moto-backed one).
     ttl_seconds : int
         Lifetime of an item: ``expiration`` = now + ``ttl_seconds`` (DEAD items do not expire).
+        Default :data:`~constructs_fifo.runtime.constants.DEFAULT_CLAIM_TTL_SECONDS` (the construct's
+        default); an operator's store (``get``, ``reset``) writes no item that uses it.
     max_attempts : int
         Runs a job may start; past them a failed or crashed job is ``EXHAUSTED``.
     clock : Callable[[], float]
@@ -173,7 +176,7 @@ class ClaimStore:
         table_name: str,
         client: DynamoDBClient,
         *,
-        ttl_seconds: int,
+        ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Callable[[], float] = time.time,
         owner_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
