@@ -10,6 +10,7 @@ with ``--dry-run``, asks on a terminal unless ``--yes``, then prints what it did
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from constructs_fifo.local.ops.claims import plan_release, plan_reset, show_clai
 from constructs_fifo.local.ops.dlq import list_dead_letters, plan_drop, plan_redrive
 from constructs_fifo.local.ops.groups import group_rows, plan_resume, plan_skip_gap, show_group, show_state
 from constructs_fifo.local.ops.status import queue_status
-from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
+from constructs_fifo.local.stack import DeployedQueue, find_queues, select_queue
 
 __all__ = ["OPS_COMMANDS", "add_ops_commands"]
 
@@ -206,9 +207,40 @@ def _json(document: object) -> None:
     print(json.dumps(document, indent=2, sort_keys=True, default=str))
 
 
-def _queue(args: argparse.Namespace) -> OpsQueue:
+@functools.cache
+def _session(target: AwsTarget) -> Any:
+    """One boto3 session per target for the process: a session loads each service's model once (~0.3 s a
+    client otherwise, and a command makes six)."""
+    return target.session()
+
+
+def _clients(args: argparse.Namespace) -> tuple[AwsTarget, dict[str, Any]]:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
-    return OpsQueue.connect(resolve_queue(args.stack, target=target, queue=args.queue), target)
+    session = _session(target)
+    return target, {
+        name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs", "dynamodb", "cloudwatch")
+    }
+
+
+def _connect(queue: DeployedQueue, clients: dict[str, Any]) -> OpsQueue:
+    return OpsQueue(queue, clients["sqs"], clients["dynamodb"], clients["cloudwatch"])
+
+
+def _find(args: argparse.Namespace) -> tuple[list[DeployedQueue], dict[str, Any]]:
+    target, clients = _clients(args)
+    queues = find_queues(
+        args.stack,
+        target=target,
+        cloudformation_client=clients["cloudformation"],
+        lambda_client=clients["lambda"],
+        sqs_client=clients["sqs"],
+    )
+    return queues, clients
+
+
+def _queue(args: argparse.Namespace) -> OpsQueue:
+    queues, clients = _find(args)
+    return _connect(select_queue(args.stack, queues, args.queue), clients)
 
 
 def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
@@ -249,10 +281,9 @@ def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
-    queues = find_queues(args.stack, target=target)
+    queues, clients = _find(args)
     chosen = [select_queue(args.stack, queues, args.queue)] if args.queue or len(queues) <= 1 else queues
-    statuses = [queue_status(OpsQueue.connect(queue, target)) for queue in chosen]
+    statuses = [queue_status(_connect(queue, clients)) for queue in chosen]
     if args.json:
         _json({"stack": args.stack, "queues": [status.to_dict() for status in statuses]})
         return 0
