@@ -149,9 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
+    deploy_command.add_argument(
+        "--json", action="store_true", help="accepted for symmetry: deploy always prints one JSON document"
+    )
     deploy_command.epilog = (
-        "Prints the stack's outputs as JSON; with --queue, that queue's resources instead "
-        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, groupTableName, functionName)."
+        "Prints the stack's outputs as JSON ({} for a stack without outputs); with --queue, that queue's "
+        "resources instead (constructPath, queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, "
+        "claimTableName, groupTableName, functionName)."
     )
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")

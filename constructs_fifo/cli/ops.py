@@ -33,7 +33,8 @@ AddOptions = Callable[..., None]
 _PEEK_NOTE = (
     "SQS has no peek: the DLQ is read by receiving its messages with a 30-second visibility timeout and "
     "releasing them at once (ChangeMessageVisibility 0). Each read raises their ApproximateReceiveCount and "
-    "hides them from other readers meanwhile; at most the first 10 messages of each group are seen. Where the "
+    "hides them from other readers meanwhile; at most the first 10 messages of each "
+    "group are seen. Where the "
     "claim table or the group's state knows the answer, it is shown beside the message."
 )
 
@@ -101,9 +102,9 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     redrive = dlq_commands.add_parser(
         "redrive",
         help="move dead jobs back to the queue, keeping each group's order",
-        epilog="Without --group/--job: StartMessageMoveTask of the whole DLQ. With them: received, sent again "
-        "in the DLQ's order with the same group and a deduplication id per DLQ message, and deleted from "
-        "the DLQ only after the send. " + _PEEK_NOTE,
+        epilog="Without --group/--job: StartMessageMoveTask of the whole DLQ. With them: received, "
+        "sent again in the DLQ's order with the same group and a deduplication id per DLQ message, "
+        "and deleted from the DLQ only after the send. " + _PEEK_NOTE,
     )
     _common(redrive, add_aws, add_stack, mutates=True)
     which = redrive.add_mutually_exclusive_group()
@@ -112,7 +113,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     redrive.add_argument(
         "--reset",
         action="store_true",
-        help="first make each dead job runnable (claim mode: its DEAD claim; state mode: its remembered death)",
+        help="first make each dead job runnable (claim mode: its DEAD claim; state mode: its death)",
     )
     redrive.add_argument(
         "--force", action="store_true", help="redrive jobs that already succeeded too (they are skipped)"
@@ -218,7 +219,8 @@ def _clients(args: argparse.Namespace) -> tuple[AwsTarget, dict[str, Any]]:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     session = _session(target)
     return target, {
-        name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs", "dynamodb", "cloudwatch")
+        name: target.client(name, session)
+        for name in ("cloudformation", "lambda", "sqs", "dynamodb", "cloudwatch")
     }
 
 

@@ -43,7 +43,8 @@ def show_claim(ops: OpsQueue, job: str) -> dict[str, Any]:
     claim = store.get(job)
     if claim is None:
         raise OperationRefusedError(
-            f"job {job!r} has no claim in {store.table_name!r}: it never ran, its claim expired (TTL), or it was reset",
+            f"job {job!r} has no claim in {store.table_name!r}: it never ran, its claim "
+            "expired (TTL), or it was reset",
             "check the job id (`constructs-fifo dlq list` shows the dead ones)",
         )
     lease = claim.get("lease_expires_at")
@@ -72,7 +73,8 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
     live = remaining is not None and remaining >= 0
     if live and not force:
         raise OperationRefusedError(
-            f"job {job!r}'s lease is live for {remaining} s more (owner {claim.get('owner')}): its worker may "
+            f"job {job!r}'s lease is live for {remaining} s more (owner "
+            f"{claim.get('owner')}): its worker may "
             "still be running, and releasing it lets a second run start",
             "wait for the lease to end (it is the function's remaining time), or pass --force if you know "
             "the worker is gone",
@@ -89,7 +91,10 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
                 f"job {job!r}'s claim changed while it was being released (another worker took it over)",
                 "look again: `constructs-fifo claims show JOB`",
             )
-        return f"released job {job}'s claim: FAILED, the next delivery retakes it (attempt {claim.get('attempts', 0)} counted)"
+        attempts = claim.get("attempts", 0)
+        return (
+            f"released job {job}'s claim: FAILED, the next delivery retakes it (attempt {attempts} counted)"
+        )
 
     plan.add(
         f"mark job {job}'s IN_FLIGHT claim FAILED (owner {owner}), so the next delivery retakes it", release
@@ -114,7 +119,8 @@ def plan_reset(ops: OpsQueue, job: str) -> Plan:
         )
     plan = Plan("claims reset", details={"jobId": job})
     plan.notes.append(
-        "the reset alone runs nothing: redrive the job (`constructs-fifo dlq redrive --job JOB`) or resume its group"
+        "the reset alone runs nothing: redrive the job (`constructs-fifo dlq redrive "
+        "--job JOB`) or resume its group"
     )
 
     def reset() -> str:

@@ -26,8 +26,11 @@ or that its state already applied, is refused unless ``--force`` (it would be sk
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+from botocore.exceptions import ClientError
 
 from constructs_fifo.local.errors import OperationError, OperationRefusedError
 from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DeadLetter, Peek, peek
@@ -38,7 +41,9 @@ from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
+    from constructs_fifo.runtime.claims import ClaimStore
     from constructs_fifo.runtime.group_state import GroupState
+    from constructs_fifo.runtime.state import StateStore
 
 __all__ = ["REDRIVE_DEDUP_PREFIX", "DeadLetterListing", "list_dead_letters", "plan_drop", "plan_redrive"]
 
@@ -141,25 +146,23 @@ def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: 
             if status == STATUS_SUCCEEDED:
                 if not force:
                     raise OperationRefusedError(
-                        f"job {job_id!r} (group {letter.group!r}) has a SUCCEEDED claim: redriven, it would be "
+                        f"job {job_id!r} (group {letter.group!r}) has a SUCCEEDED claim: redriven, it "
+                        "would be "
                         "skipped as a duplicate",
-                        "drop it instead (`constructs-fifo dlq drop JOB`), or pass --force to redrive it anyway",
+                        "drop it instead (`constructs-fifo dlq drop JOB`), or pass --force to redrive it "
+                        "anyway",
                     )
                 plan.notes.append(f"job {job_id} has a SUCCEEDED claim: it will be skipped as a duplicate")
             elif status == STATUS_DEAD:
                 if reset:
-                    store = claims
                     plan.add(
                         f"reset the DEAD claim of job {job_id} (it runs again)",
-                        lambda job_id=job_id: (
-                            f"reset the DEAD claim of job {job_id}"
-                            if store.reset(job_id)
-                            else f"job {job_id} had no DEAD claim left to reset"
-                        ),
+                        functools.partial(_reset_claim, claims, job_id),
                     )
                 else:
                     plan.notes.append(
-                        f"job {job_id} has a DEAD claim: without --reset the redriven copy follows it back to the "
+                        f"job {job_id} has a DEAD claim: without --reset the redriven copy follows it "
+                        "back to the "
                         "DLQ (COPY_OF_DEAD_JOB)"
                     )
             continue
@@ -173,7 +176,8 @@ def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: 
         if job_id in book.dead:
             if not reset:
                 plan.notes.append(
-                    f"group {letter.group} remembers job {job_id} dead: without --reset the redriven copy follows "
+                    f"group {letter.group} remembers job {job_id} dead: without --reset the redriven "
+                    "copy follows "
                     "it back to the DLQ (COPY_OF_DEAD_JOB)"
                 )
                 continue
@@ -184,14 +188,9 @@ def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: 
                     raise
                 plan.notes.append(f"job {job_id}'s seq was given up: it will be skipped as a duplicate")
                 continue
-            state_store = states
             plan.add(
                 f"make group {letter.group} forget that job {job_id} died (it runs again)",
-                lambda job_id=job_id, group=letter.group, seq=letter.seq: (
-                    f"group {group} forgot that job {job_id} died"
-                    if forget_dead_job(state_store, group, job_id, seq=seq)
-                    else f"group {group} no longer remembered job {job_id} dead"
-                ),
+                functools.partial(_forget, states, letter.group, job_id, letter.seq),
             )
         elif applied:
             if not force:
@@ -203,6 +202,18 @@ def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: 
             plan.notes.append(f"job {job_id} was already applied: it will be skipped as a duplicate")
 
 
+def _reset_claim(store: ClaimStore, job_id: str) -> str:
+    if store.reset(job_id):
+        return f"reset the DEAD claim of job {job_id}"
+    return f"job {job_id} had no DEAD claim left to reset"
+
+
+def _forget(states: StateStore, group: str, job_id: str, seq: int | None) -> str:
+    if forget_dead_job(states, group, job_id, seq=seq):
+        return f"group {group} forgot that job {job_id} died"
+    return f"group {group} no longer remembered job {job_id} dead"
+
+
 def _resend(ops: OpsQueue, held: Peek, letter: DeadLetter) -> str:
     """Send one DLQ message to the queue in its group, then delete it from the DLQ (see the docstring)."""
     ops.sqs.send_message(
@@ -212,7 +223,8 @@ def _resend(ops: OpsQueue, held: Peek, letter: DeadLetter) -> str:
         MessageDeduplicationId=f"{REDRIVE_DEDUP_PREFIX}{letter.message_id}"[:128],
     )
     held.delete(letter)
-    return f"redrove job {letter.job_id or '(no job id)'} (group {letter.group}, DLQ message {letter.message_id})"
+    job = letter.job_id or "(no job id)"
+    return f"redrove job {job} (group {letter.group}, DLQ message {letter.message_id})"
 
 
 def _rest_of_group(ops: OpsQueue, held: Peek, group: str) -> str | None:
@@ -256,7 +268,8 @@ def plan_redrive(
         if not chosen:
             what = f"group {group!r}" if group else f"job {job!r}" if job else "any job"
             raise OperationRefusedError(
-                f"the dead-letter queue of {ops.label} holds no message of {what} (peeked {len(held.letters)})",
+                f"the dead-letter queue of {ops.label} holds no message of {what} (peeked "
+                f"{len(held.letters)})",
                 "list what it holds: `constructs-fifo dlq list`",
             )
         _check_jobs(ops, chosen, plan, reset=reset, force=force)
@@ -268,7 +281,7 @@ def plan_redrive(
                 plan.add(
                     f"send job {letter.job_id or '(no job id)'} (group {letter.group}, DLQ message "
                     f"{letter.message_id}) to the queue, then delete it from the DLQ",
-                    lambda letter=letter: _resend(ops, held, letter),
+                    functools.partial(_resend, ops, held, letter),
                 )
             if group is not None and not held.complete:
                 plan.add(
@@ -286,14 +299,15 @@ def _plan_move_task(ops: OpsQueue, held: Peek, plan: Plan, seen: int) -> None:
     destination = ops.deployed.queue_arn
     if not held.complete:
         plan.notes.append(
-            f"the peek saw {seen} message(s), not the whole DLQ: the move task moves every message, checked or not"
+            f"the peek saw {seen} message(s), not the whole DLQ: the move task moves every "
+            "message, checked or not"
         )
 
     def start() -> str:
         held.release()
         try:
             response = ops.sqs.start_message_move_task(SourceArn=source, DestinationArn=destination)
-        except ops.sqs.exceptions.ClientError as exc:  # e.g. a task already running on this DLQ
+        except ClientError as exc:  # e.g. a task already running on this DLQ
             raise OperationError(
                 f"StartMessageMoveTask from {source} to {destination} failed: {exc}",
                 "look at the running task (`aws sqs list-message-move-tasks --source-arn ...`) and try again",
@@ -323,7 +337,8 @@ def plan_drop(ops: OpsQueue, job: str) -> Plan:
     if not chosen:
         plan.close()
         raise OperationRefusedError(
-            f"the dead-letter queue of {ops.label} holds no message of job {job!r} (peeked {len(held.letters)})",
+            f"the dead-letter queue of {ops.label} holds no message of job {job!r} (peeked "
+            f"{len(held.letters)})",
             "list what it holds: `constructs-fifo dlq list`",
         )
     plan.details["jobs"] = [letter.to_dict() for letter in chosen]

@@ -282,7 +282,8 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
         plan.notes.append(f"group {group} is already {header.status}: only a new wake-up message is sent")
     elif skip_dead:
         plan.notes.append(
-            f"job {job} goes to the DLQ and is not run; the group goes on without it (its effect never happens)"
+            f"job {job} goes to the DLQ and is not run; the group goes on without it (its "
+            "effect never happens)"
         )
     else:
         plan.notes.append(f"job {job} runs again first: fix what killed it, or it parks the group again")
@@ -337,7 +338,8 @@ def plan_skip_gap(ops: OpsQueue, group: str) -> Plan:
     def run() -> str:
         skipped = skip_gap(states, ops.sqs, ops.deployed.queue_url, group)
         return (
-            f"gave up seq {skipped.first}..{skipped.last} of group {group} (recorded in its bookkeeping) and sent "
+            f"gave up seq {skipped.first}..{skipped.last} of group {group} (recorded in its "
+            "bookkeeping) and sent "
             "a wake-up message: the runtime applies the buffered jobs"
         )
 

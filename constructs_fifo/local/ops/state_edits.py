@@ -64,7 +64,8 @@ def check_forget(group_state: GroupState, job_id: str, *, seq: int | None = None
     if seq is not None and book.last_seq is not None and seq <= book.last_seq:
         raise OperationRefusedError(
             f"job {job_id!r} carries seq {seq}, at or below group {group!r}'s last seq {book.last_seq}: its "
-            "place in the order was given up when it died, so a redriven copy would be skipped as a duplicate",
+            "place in the order was given up when it died, so a redriven copy would be "
+            "skipped as a duplicate",
             "send the work again as a new job with the next seq, or pass --force to redrive it anyway "
             "(it is then skipped)",
         )
@@ -140,7 +141,8 @@ def skip_gap(
     missing = skip_gap_range(group_state, first_seq)
     if missing is None:
         raise OperationRefusedError(
-            f"group {group!r} waits on no sequence gap (last seq {book.last_seq}, {len(book.buffer)} buffered)",
+            f"group {group!r} waits on no sequence gap (last seq {book.last_seq}, "
+            f"{len(book.buffer)} buffered)",
             "list the groups with gaps: `constructs-fifo groups list --gaps`",
         )
     skipped = SkippedRange(missing[0], missing[1], states.now_ms())

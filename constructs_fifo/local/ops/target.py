@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
@@ -24,7 +24,6 @@ from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.state import StateStore
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from mypy_boto3_cloudwatch.client import CloudWatchClient
     from mypy_boto3_dynamodb.client import DynamoDBClient
     from mypy_boto3_sqs.client import SQSClient
 
@@ -54,7 +53,7 @@ class OpsQueue:
     deployed: DeployedQueue
     sqs: SQSClient
     dynamodb: DynamoDBClient
-    cloudwatch: CloudWatchClient | None = None
+    cloudwatch: Any = None  # a CloudWatch client (no stubs in the dev extra)
     clock: Callable[[], float] = time.time
 
     @classmethod

@@ -64,7 +64,11 @@ def stack_template(*, claim_mode: bool) -> dict[str, Any]:
                 "AssumeRolePolicyDocument": {
                     "Version": "2012-10-17",
                     "Statement": [
-                        {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
                     ],
                 }
             },
@@ -76,7 +80,10 @@ def stack_template(*, claim_mode: bool) -> dict[str, Any]:
                 "QueueName": QUEUE_NAME,
                 "FifoQueue": True,
                 "VisibilityTimeout": 120,
-                "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]}, "maxReceiveCount": 192},
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": ["Dlq", "Arn"]},
+                    "maxReceiveCount": 192,
+                },
             },
             "Metadata": {"aws:cdk:path": f"{STACK}/Jobs/Queue/Resource"},
         },
@@ -166,7 +173,9 @@ class World:
         """Everything a command could change, read without changing it (no receive)."""
         tables = [GROUP_TABLE_NAME] + ([TABLE_NAME] if self.claim_mode else [])
         items = {
-            table: sorted(json.dumps(item, sort_keys=True) for item in self.dynamodb.scan(TableName=table)["Items"])
+            table: sorted(
+                json.dumps(item, sort_keys=True) for item in self.dynamodb.scan(TableName=table)["Items"]
+            )
             for table in tables
         }
         return {
@@ -183,7 +192,9 @@ def world(*, claim_mode: bool) -> Iterator[World]:
     try:
         with mock_aws():
             cloudformation = boto3.client("cloudformation", region_name=REGION)
-            cloudformation.create_stack(StackName=STACK, TemplateBody=json.dumps(stack_template(claim_mode=claim_mode)))
+            cloudformation.create_stack(
+                StackName=STACK, TemplateBody=json.dumps(stack_template(claim_mode=claim_mode))
+            )
             sqs = boto3.client("sqs", region_name=REGION)
             dynamodb = boto3.client("dynamodb", region_name=REGION)
             queue_url = sqs.get_queue_url(QueueName=QUEUE_NAME)["QueueUrl"]
@@ -191,13 +202,27 @@ def world(*, claim_mode: bool) -> Iterator[World]:
             clock = FakeClock(time.time())
             harness: Any
             if claim_mode:
-                from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
+                from constructs_fifo.runtime.constants import DeadJobPolicy
 
-                harness = Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url, policy=DeadJobPolicy.PARK, clock=clock)
+                harness = Harness(
+                    dynamodb=dynamodb,
+                    sqs=sqs,
+                    queue_url=queue_url,
+                    dlq_url=dlq_url,
+                    policy=DeadJobPolicy.PARK,
+                    clock=clock,
+                )
             else:
-                from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
+                from constructs_fifo.runtime.constants import DeadJobPolicy
 
-                harness = StateHarness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url, policy=DeadJobPolicy.PARK, clock=clock)
+                harness = StateHarness(
+                    dynamodb=dynamodb,
+                    sqs=sqs,
+                    queue_url=queue_url,
+                    dlq_url=dlq_url,
+                    policy=DeadJobPolicy.PARK,
+                    clock=clock,
+                )
             yield World(
                 sqs=sqs,
                 dynamodb=dynamodb,

@@ -57,12 +57,16 @@ def test_a_poison_job_is_seen_skipped_redriven_and_run_again(ops: World) -> None
 
     # WHEN the queue drains THEN ws#1 parks at the poison job, ws#2 runs
     ops.drain()
-    assert _ran(ops) == ["a1", POISON, "b1", "b2", "b3"] or sorted(_ran(ops)) == sorted(["a1", POISON, "b1", "b2", "b3"])
+    assert _ran(ops) == ["a1", POISON, "b1", "b2", "b3"] or sorted(_ran(ops)) == sorted(
+        ["a1", POISON, "b1", "b2", "b3"]
+    )
     status = ops.cli_json("status")["queues"][0]
     assert status["parkedGroups"] == ["ws#1"]
     assert status["largestBacklogs"] == [{"group": "ws#1", "jobs": 3}]
     parked = ops.cli_json("groups", "list", "--parked")["groups"]
-    assert [(g["group"], g["status"], g["deadJobId"], g["kept"]) for g in parked] == [("ws#1", "PARKED", POISON, 3)]
+    assert [(g["group"], g["status"], g["deadJobId"], g["kept"]) for g in parked] == [
+        ("ws#1", "PARKED", POISON, 3)
+    ]
     shown = ops.cli_json("groups", "show", "ws#1")
     assert shown["dead"]["errorType"] == "PermanentJobError"
     assert "the patch does not apply" in shown["dead"]["error"]
@@ -104,7 +108,12 @@ def test_a_poison_job_is_seen_skipped_redriven_and_run_again(ops: World) -> None
 
     # THEN the queue ends empty and nothing is parked
     final = ops.cli_json("status")["queues"][0]
-    assert (final["visible"], final["inFlight"], final["deadLetterQueueDepth"], final["parkedGroups"]) == (0, 0, 0, [])
+    assert (final["visible"], final["inFlight"], final["deadLetterQueueDepth"], final["parkedGroups"]) == (
+        0,
+        0,
+        0,
+        [],
+    )
     figures = {
         "mode": "claim" if ops.claim_mode else "state",
         "jobs": sum(len(jobs) for jobs in GROUPS.values()),
@@ -127,8 +136,14 @@ def test_claims_release_refuses_a_live_lease_and_releases_an_expired_one(ops: Wo
     # GIVEN one job claimed under a live lease, one whose lease expired (its worker crashed)
     live = ClaimStore(TABLE_NAME, ops.dynamodb)
     crashed = ClaimStore(TABLE_NAME, ops.dynamodb, clock=lambda: time.time() - 3600)
-    live.claim(Job(id="live", group="ws#9", type="t", payload={}, attempt=1, message_id="m1", body={}), lease_ms=600_000)
-    crashed.claim(Job(id="gone", group="ws#9", type="t", payload={}, attempt=1, message_id="m2", body={}), lease_ms=1_000)
+    live.claim(
+        Job(id="live", group="ws#9", type="t", payload={}, attempt=1, message_id="m1", body={}),
+        lease_ms=600_000,
+    )
+    crashed.claim(
+        Job(id="gone", group="ws#9", type="t", payload={}, attempt=1, message_id="m2", body={}),
+        lease_ms=1_000,
+    )
 
     # WHEN the live one is released THEN it is refused, nothing changes
     before = ops.snapshot()

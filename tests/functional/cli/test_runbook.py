@@ -71,7 +71,8 @@ def test_every_runbook_line_runs_on_the_emulator(scenario: World) -> None:
         run = [*argv, "--dry-run"] if mutates and "--dry-run" not in argv else argv
         before = scenario.snapshot() if mutates else None
         code, out = scenario.cli(*run)
-        # THEN the environment never fails it; a command of the other mode says so (2); a dry run changes nothing
+        # THEN the environment never fails it; a command of the other mode says so (2);
+        # a dry run changes nothing
         assert code != EXIT_ENVIRONMENT, (argv, out)
         if code == EXIT_USAGE:
             assert argv[0] in {"claims", "state"} or argv[:2] == ["groups", "skip-gap"], argv
