@@ -19,8 +19,8 @@ from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
+from ..ops_world import World, world
 from ..runtime_harness import TABLE_NAME
-from .ops_world import World, world
 
 POISON = "a2"
 GROUPS = {"ws#1": ["a1", POISON, "a3", "a4"], "ws#2": ["b1", "b2", "b3"]}
@@ -159,3 +159,33 @@ def test_claims_release_refuses_a_live_lease_and_releases_an_expired_one(ops: Wo
     assert code == 0, out
     assert ops.cli_json("claims", "show", "gone")["claim"]["status"] == "FAILED"
     assert ops.cli_json("status")["queues"][0]["expiredInFlightClaims"] == []
+
+
+def test_plain_lines_off_a_terminal_and_a_question_on_one(
+    ops: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a parked group
+    ops.harness.behaviour[POISON] = _poison
+    ops.send("ws#1", "a1", POISON, "a3")
+    ops.drain()
+
+    # WHEN groups list runs off a terminal THEN it prints a title, a header line and tab-separated rows
+    code, out = ops.cli("groups", "list", "--parked")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "# groups of OpsStack/Jobs"
+    assert lines[1].split("\t") == ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+    assert lines[2].split("\t")[:5] == ["ws#1", "PARKED", POISON, "PERMANENT", "2"]
+
+    # WHEN a mutator runs on a terminal and the operator answers no THEN nothing changes (exit 1)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    before = ops.snapshot()
+    code, out = ops.cli("groups", "resume", "ws#1", "--skip-dead", tty=True)
+    assert code == EXIT_VIOLATIONS
+    assert ops.snapshot() == before
+    # AND with --yes it does not ask
+    monkeypatch.setattr("builtins.input", lambda prompt: pytest.fail("asked despite --yes"))
+    code, out = ops.cli("groups", "resume", "ws#1", "--skip-dead", "--yes", tty=True)
+    assert code == 0
+    assert "resumed group ws#1" in out

@@ -19,7 +19,7 @@ from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
-from .ops_world import World, world
+from ..ops_world import World, world
 
 RUNBOOK = Path(__file__).resolve().parents[3] / "docs" / "runbook.md"
 PLACEHOLDERS = {"GROUP": "ws#1", "JOB": "a2"}

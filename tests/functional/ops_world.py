@@ -17,10 +17,15 @@ import boto3
 from moto import mock_aws
 
 from constructs_fifo.cli import main
+from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.emulator import patches
+from constructs_fifo.local.ops import OpsQueue
 from constructs_fifo.local.queues import queue_counts
+from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
 
-from ..runtime_harness import (
+from .runtime_harness import (
     DLQ_NAME,
     GROUP_TABLE_NAME,
     QUEUE_NAME,
@@ -31,7 +36,7 @@ from ..runtime_harness import (
     failed_ids,
     receive_records,
 )
-from ..state_harness import StateHarness
+from .state_harness import StateHarness
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -114,6 +119,11 @@ def stack_template(*, claim_mode: bool) -> dict[str, Any]:
     return {"Resources": resources}
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 @dataclass
 class World:
     """The stack's clients, the runtime processor (claim or state mode) and the CLI, on one moto."""
@@ -127,10 +137,12 @@ class World:
     harness: Any
     batches: int = 0
     outputs: list[str] = field(default_factory=list)
+    clients: dict[str, Any] = field(default_factory=dict)
 
-    def cli(self, *argv: str) -> tuple[int, str]:
-        """Run ``constructs-fifo ARGV --stack OpsStack``; return the exit code and stdout."""
-        out = io.StringIO()
+    def cli(self, *argv: str, tty: bool = False) -> tuple[int, str]:
+        """Run ``constructs-fifo ARGV --stack OpsStack``; return the exit code and stdout (a terminal
+        with ``tty``)."""
+        out = _Terminal() if tty else io.StringIO()
         with redirect_stdout(out):
             code = main([*argv, "--stack", STACK])
         self.outputs.append(out.getvalue())
@@ -168,6 +180,60 @@ class World:
                     self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=handle)
             self.harness.clock.advance(60)
         raise AssertionError(f"the queue did not drain in {rounds} batches")
+
+    def ops(self) -> OpsQueue:
+        """The queue as the commands see it (resolved from the stack), on this world's clients."""
+        if "cloudformation" not in self.clients:
+            self.clients = {
+                name: boto3.client(name, region_name=REGION) for name in ("cloudformation", "lambda")
+            }
+        deployed = resolve_queue(
+            STACK,
+            target=AwsTarget(None, REGION),
+            cloudformation_client=self.clients["cloudformation"],
+            lambda_client=self.clients["lambda"],
+            sqs_client=self.sqs,
+        )
+        return OpsQueue(deployed, self.sqs, self.dynamodb)
+
+    def send_dead(self, group: str, job_id: str, *, seq: int | None = None) -> str:
+        """Put a dead job in the DLQ as the runtime sends one (body, group, triage attributes)."""
+        body: dict[str, Any] = {"jobId": job_id, "type": "apply_patch", "payload": {}}
+        if seq is not None:
+            body["seq"] = seq
+        dead = DeadJob(
+            body=json.dumps(body),
+            group=group,
+            message_id=f"m-{job_id}",
+            reason=DeadReason.PERMANENT,
+            error_type="PermanentJobError",
+            error="bad patch",
+            attempts=1,
+            job_id=job_id,
+            job_type="apply_patch",
+            dead_at_ms=int(time.time() * 1000),
+        )
+        return DeadLetterSender(self.sqs, self.dlq_url).send(dead)
+
+    def send_seq(self, group: str, *specs: tuple[str, int]) -> None:
+        for job_id, seq in specs:
+            self.sqs.send_message(
+                QueueUrl=self.queue_url,
+                MessageBody=json.dumps({"jobId": job_id, "type": "apply_patch", "payload": {}, "seq": seq}),
+                MessageGroupId=group,
+                MessageDeduplicationId=job_id,
+            )
+
+    def queued(self) -> list[tuple[str, str]]:
+        """(group, job id) of every message of the source queue, received and deleted, in order."""
+        found: list[tuple[str, str]] = []
+        while records := receive_records(self.sqs, self.queue_url):
+            for record in records:
+                found.append(
+                    (record["attributes"]["MessageGroupId"], json.loads(record["body"]).get("jobId", ""))
+                )
+                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=record["receiptHandle"])
+        return found
 
     def snapshot(self) -> dict[str, Any]:
         """Everything a command could change, read without changing it (no receive)."""
