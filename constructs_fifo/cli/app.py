@@ -1,7 +1,8 @@
-"""``constructs-fifo``: serve the local emulator, deploy, drain, and run the demo.
+"""``constructs-fifo``: serve the local emulator, deploy, drain, run the demo, and operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
-:mod:`constructs_fifo.local`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
+:mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
+``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
 
@@ -130,7 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``constructs-fifo``."""
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
-        description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo.",
+        description=(
+            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo, and "
+            "operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+        ),
         epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
