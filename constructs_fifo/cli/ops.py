@@ -10,6 +10,7 @@ with ``--dry-run``, asks on a terminal unless ``--yes``, then prints what it did
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import functools
 import json
 import sys
@@ -204,6 +205,13 @@ class _Out:
             print(text)
 
 
+def _when(epoch_ms: object) -> str | None:
+    """Epoch milliseconds as ISO 8601 UTC (what the DLQ's ``deadAt`` says), for people."""
+    if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
+        return None
+    return dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC).isoformat(timespec="seconds")
+
+
 def _json(document: object) -> None:
     print(json.dumps(document, indent=2, sort_keys=True, default=str))
 
@@ -347,7 +355,7 @@ def _groups(args: argparse.Namespace) -> int:
                 ("reason", dead.get("reason")),
                 ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
                 ("attempts", dead.get("attempts")),
-                ("parked at (epoch ms)", dead.get("parkedAt")),
+                ("parked at", _when(dead.get("parkedAt"))),
                 ("kept jobs", document["keptTotal"]),
             ],
         )
