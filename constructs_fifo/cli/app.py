@@ -2,7 +2,8 @@
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
-``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
+``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
 

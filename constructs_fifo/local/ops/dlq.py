@@ -45,7 +45,14 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.group_state import GroupState
     from constructs_fifo.runtime.state import StateStore
 
-__all__ = ["REDRIVE_DEDUP_PREFIX", "DeadLetterListing", "list_dead_letters", "plan_drop", "plan_redrive"]
+__all__ = [
+    "REDRIVE_DEDUP_PREFIX",
+    "DeadLetterListing",
+    "list_dead_letters",
+    "move_tasks",
+    "plan_drop",
+    "plan_redrive",
+]
 
 #: Prefix of a redriven message's deduplication id (then the DLQ message id).
 REDRIVE_DEDUP_PREFIX: Final = "redrive-"
@@ -314,9 +321,18 @@ def _plan_move_task(ops: OpsQueue, held: Peek, plan: Plan, seen: int) -> None:
             ) from exc
         handle = response.get("TaskHandle", "")
         plan.details["taskHandle"] = handle
-        return f"started a message move task from the DLQ to the queue (task handle {handle})"
+        return (
+            f"started a message move task from the DLQ to the queue (task handle {handle}); it runs in the "
+            "background: `aws sqs list-message-move-tasks --source-arn ...` shows its progress"
+        )
 
     plan.add(f"start a message move task: every message of {source} back to {destination}", start)
+
+
+def move_tasks(ops: OpsQueue) -> list[dict[str, Any]]:
+    """The DLQ's message move tasks, newest first (``ListMessageMoveTasks``): status and counts."""
+    response = ops.sqs.list_message_move_tasks(SourceArn=ops.dead_letter_queue_arn, MaxResults=10)
+    return [dict(task) for task in response.get("Results", [])]
 
 
 # --- drop ---------------------------------------------------------------------------------------------

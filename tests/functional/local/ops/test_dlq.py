@@ -6,13 +6,14 @@ delete, FIFO receive order, StartMessageMoveTask).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from constructs_fifo.local.errors import OperationRefusedError
 from constructs_fifo.local.ops.dead_letters import Peek
-from constructs_fifo.local.ops.dlq import list_dead_letters, plan_drop, plan_redrive
+from constructs_fifo.local.ops.dlq import list_dead_letters, move_tasks, plan_drop, plan_redrive
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
@@ -100,6 +101,10 @@ def test_a_whole_dlq_redrive_is_a_move_task(state_world: World) -> None:
     # THEN a move task moved every message, each group in order
     assert "message move task" in done[-1]
     assert "taskHandle" in plan.details
+    deadline = time.monotonic() + 10
+    while move_tasks(state_world.ops())[0]["Status"] == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert move_tasks(state_world.ops())[0]["Status"] == "COMPLETED"
     moved = state_world.queued()
     assert [job for group, job in moved if group == "ws#g"] == ["g1", "g2", "g3"]
     assert sorted(moved) == [("ws#g", "g1"), ("ws#g", "g2"), ("ws#g", "g3"), ("ws#h", "h1")]
