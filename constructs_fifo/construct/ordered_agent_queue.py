@@ -434,6 +434,10 @@ class OrderedAgentQueue(Construct):
         """State mode: how long the oldest open sequence gap of a group has been open (Maximum)."""
         return self.metric(constants.METRIC_SEQ_GAP_OPEN_SECONDS, statistic="Maximum", period=period)
 
+    def metric_capacity_units_consumed(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """DynamoDB capacity units (read and write) the runtime's calls consumed, as reported (Sum)."""
+        return self.metric(constants.METRIC_CAPACITY_UNITS_CONSUMED, period=period)
+
     def metric_job_duration(
         self, *, statistic: str = "Average", period: Duration | None = None
     ) -> cloudwatch.Metric:

@@ -53,6 +53,7 @@ __all__ = [
     "GROUP_ATTR_SK",
     "MAX_ATTEMPTS_MAX",
     "MAX_ERROR_LENGTH",
+    "METRIC_CAPACITY_UNITS_CONSUMED",
     "METRIC_CLAIM_CONFLICTS",
     "METRIC_DIMENSION_QUEUE",
     "METRIC_DUPLICATES_SKIPPED",
@@ -189,6 +190,9 @@ METRIC_JOBS_DEAD_LETTERED: Final = "JobsDeadLettered"
 METRIC_GROUPS_PARKED: Final = "GroupsParked"
 #: Records moved into a parked group's store instead of running.
 METRIC_JOBS_KEPT: Final = "JobsKept"
+#: The DynamoDB capacity units (read and write together) a batch consumed, as DynamoDB reported them
+#: (``ReturnConsumedCapacity``); one value per batch, on the batch's line.
+METRIC_CAPACITY_UNITS_CONSUMED: Final = "CapacityUnitsConsumed"
 #: The one dimension of every metric: the source queue's name.
 METRIC_DIMENSION_QUEUE: Final = "QueueName"
 

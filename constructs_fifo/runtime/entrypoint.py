@@ -80,7 +80,8 @@ def build_processor(
     job_handler : JobHandler, optional
         Default: the function named by ``config.user_handler`` (a transition in state mode).
     logger : JobLogger, optional
-        Default: EMF lines on stdout in the configured namespace.
+        Default: EMF lines on stdout in the configured namespace. Its capacity tally is attached to
+        the DynamoDB client, so its batch lines report the units the batch consumed.
     """
     cfg = config if config is not None else RuntimeConfig.from_env()
     user_fn = job_handler if job_handler is not None else load_user_handler(cfg.user_handler or "")
@@ -90,6 +91,7 @@ def build_processor(
         dynamodb_client = dynamodb_client or boto3.client("dynamodb")
         sqs_client = sqs_client or boto3.client("sqs")
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
+    log.capacity.attach(dynamodb_client)  # every DynamoDB call reports its units: no call added
     if cfg.mode is JobMode.STATE:
         return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
     parking = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -136,6 +136,15 @@ class OutcomeWriter:
             attempt_failed=attempt_failed,
             receiveCount=record_attempt(record),
             **fields,
+        )
+
+    def batch(self, records: Sequence[SQSRecord]) -> None:
+        """Write the batch's line (:meth:`JobLogger.batch`) after its records' lines; none for no records."""
+        if not records:
+            return
+        arn = str(records[0].get("eventSourceARN", ""))
+        self.logger.batch(
+            queue_name=queue_name_from_arn(arn) if arn else self._queue_name, records=len(records)
         )
 
 

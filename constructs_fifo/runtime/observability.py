@@ -10,6 +10,11 @@ Every outcome line declares the same eight counters (JobsSucceeded, JobsFailed, 
 ClaimConflicts, JobsDeadLettered, GroupsParked, JobsKept, JobsBuffered; 0 or 1) so that sums over any
 period are exact, and JobDuration when the job ran. Other metrics (state mode's sequence gaps) go in
 lines of their own (:meth:`JobLogger.metrics`).
+
+Every batch ends with one line of its own (:meth:`JobLogger.batch`): the batch's record count and the
+DynamoDB capacity units it consumed, as the ``CapacityUnitsConsumed`` metric (summed by the logger's
+:class:`~constructs_fifo.runtime.capacity.CapacityTally`, which the entry point attaches to the
+DynamoDB client).
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+from constructs_fifo.runtime.capacity import CapacityTally
 from constructs_fifo.runtime.constants import (
+    METRIC_CAPACITY_UNITS_CONSUMED,
     METRIC_CLAIM_CONFLICTS,
     METRIC_DIMENSION_QUEUE,
     METRIC_DUPLICATES_SKIPPED,
@@ -111,6 +118,9 @@ class JobLogger:
         Where lines go (default ``sys.stdout`` at write time).
     clock : Callable[[], float]
         Epoch seconds, for the EMF timestamp.
+    capacity : CapacityTally, optional
+        What the batch line reports as ``CapacityUnitsConsumed`` (default: a tally of its own, which
+        counts the calls of the clients it is attached to).
 
     Examples
     --------
@@ -129,8 +139,10 @@ class JobLogger:
         *,
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.time,
+        capacity: CapacityTally | None = None,
     ) -> None:
         self.namespace = namespace
+        self.capacity = capacity if capacity is not None else CapacityTally()
         self._stream = stream
         self._clock = clock
 
@@ -209,6 +221,17 @@ class JobLogger:
         definitions = [{"Name": name, "Unit": unit} for name, (_, unit) in values.items()]
         numbers = {name: value for name, (value, _) in values.items()}
         self._write({**self._emf(queue_name, definitions, numbers), **fields})
+
+    def batch(self, *, queue_name: str, records: int) -> None:
+        """Write the batch's line: its record count and the capacity units it consumed (a metric).
+
+        The units are those the tally summed since the last batch line; the line's
+        ``CapacityUnitsConsumed`` field is the metric's value.
+        """
+        units = self.capacity.take()
+        definitions = [{"Name": METRIC_CAPACITY_UNITS_CONSUMED, "Unit": "Count"}]
+        values = {METRIC_CAPACITY_UNITS_CONSUMED: units}
+        self._write({**self._emf(queue_name, definitions, values), "event": "batch", "records": records})
 
     def _emf(
         self, queue_name: str, definitions: list[dict[str, str]], values: Mapping[str, float]

@@ -203,6 +203,7 @@ class OrderedBatchProcessor:
             )
         if batch.changes:
             self._visibility.apply(batch.changes)
+        self._out.batch(records)
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in batch.failures]}
 
     # --- rule 1: parked groups ----------------------------------------------------------------------

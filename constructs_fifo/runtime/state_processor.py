@@ -294,6 +294,7 @@ class StateBatchProcessor:
             )
         if report.changes:
             self._visibility.apply(report.changes)
+        self._outcomes.out.batch(records)
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in report.failures]}
 
     # --- rule 3: a live group ------------------------------------------------------------------------

@@ -239,8 +239,15 @@ class Harness:
     def run(self, *records: SQSRecord, remaining_ms: int = 60_000) -> BatchResponse:
         return self.processor().process(event(*records), FakeContext(remaining_ms))
 
-    def lines(self) -> list[dict[str, Any]]:
+    def all_lines(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every line but the batches' own (outcomes, events)."""
+        return [line for line in self.all_lines() if line.get("event") != "batch"]
+
+    def batch_lines(self) -> list[dict[str, Any]]:
+        return [line for line in self.all_lines() if line.get("event") == "batch"]
 
     def outcomes(self) -> list[tuple[str | None, str]]:
         return [(line["jobId"], line["status"]) for line in self.lines() if "status" in line]

@@ -167,9 +167,15 @@ class StateHarness:
     def kept_ids(self, group: str = "ws#1") -> list[str]:
         return [_job_id(kept.record.get("body", "")) for kept in self.parking.kept(group, limit=1000)]
 
-    def lines(self) -> list[dict[str, Any]]:
-        """Every line written (outcomes, metrics and events)."""
+    def all_lines(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every line written but the batches' own (outcomes, metrics and events)."""
+        return [line for line in self.all_lines() if line.get("event") != "batch"]
+
+    def batch_lines(self) -> list[dict[str, Any]]:
+        return [line for line in self.all_lines() if line.get("event") == "batch"]
 
     def outcome_lines(self) -> list[dict[str, Any]]:
         return [line for line in self.lines() if "status" in line]

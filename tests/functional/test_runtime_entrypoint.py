@@ -171,8 +171,11 @@ def test_handler_processes_real_messages_and_parks_the_group_at_a_poison_job_by_
     worker = sys.modules[worker_module]
     assert [seen[0] for seen in worker.SEEN] == ["j1", "j2"]
     assert response == {"batchItemFailures": []}
-    statuses = [json.loads(line)["status"] for line in capsys.readouterr().out.splitlines()]
-    assert statuses == ["SUCCEEDED", "PARKED", "KEPT"]
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line.get("status") for line in lines] == ["SUCCEEDED", "PARKED", "KEPT", None]
+    # AND the batch's own line closes it with the DynamoDB capacity units the batch consumed
+    assert (lines[-1]["event"], lines[-1]["records"]) == ("batch", 3)
+    assert lines[-1]["CapacityUnitsConsumed"] > 0
     # AND the parked group holds j2 then j3, in order, with the dead job's triage fields
     parking = ParkStore(GROUP_TABLE_NAME, boto3.client("dynamodb", region_name=REGION))
     header = parking.header("ws#1")

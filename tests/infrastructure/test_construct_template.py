@@ -579,6 +579,7 @@ def test_metric_methods_use_the_runtime_namespace_and_queue_dimension(synthesize
         jobs.metric_jobs_dead_lettered(): constants.METRIC_JOBS_DEAD_LETTERED,
         jobs.metric_groups_parked(): constants.METRIC_GROUPS_PARKED,
         jobs.metric_jobs_kept(): constants.METRIC_JOBS_KEPT,
+        jobs.metric_capacity_units_consumed(): constants.METRIC_CAPACITY_UNITS_CONSUMED,
     }
     # THEN each is in the namespace, dimensioned by the queue's literal name
     for metric, name in metrics.items():

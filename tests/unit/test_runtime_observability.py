@@ -100,3 +100,26 @@ def test_other_metrics_go_in_a_line_of_their_own_with_the_queue_dimension() -> N
         }
     ]
     assert (line["SequenceGapOpenSeconds"], line["QueueName"], line["group"]) == (12.5, "q.fifo", "ws#1")
+
+
+def test_the_batch_line_carries_the_units_consumed_since_the_last_one_as_a_metric() -> None:
+    # GIVEN a logger whose tally counted 3.5 units of a batch's calls
+    out = io.StringIO()
+    logger = JobLogger("Test", stream=out, clock=lambda: 1.0)
+    logger.capacity.add(3.5)
+    # WHEN two batches end
+    logger.batch(queue_name="jobs.fifo", records=10)
+    logger.batch(queue_name="jobs.fifo", records=1)
+    # THEN the first line reports 3.5 units as CapacityUnitsConsumed (an EMF metric of the queue), the
+    # second none: every unit is counted in one batch only
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["_aws"]["CloudWatchMetrics"][0]["Metrics"] == [
+        {"Name": "CapacityUnitsConsumed", "Unit": "Count"}
+    ]
+    assert (first["QueueName"], first["event"], first["records"], first["CapacityUnitsConsumed"]) == (
+        "jobs.fifo",
+        "batch",
+        10,
+        3.5,
+    )
+    assert second["CapacityUnitsConsumed"] == 0.0
