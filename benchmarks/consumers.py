@@ -75,6 +75,8 @@ class ConsumerEnv:
     context: BenchContext = field(default_factory=BenchContext)
     ran: int = 0
     log: LogCounter = field(default_factory=lambda: LogCounter())  # noqa: PLW0108 - defined below
+    #: The same lines at the BATCH level (successes summarized per batch), counted alongside.
+    batch_log: LogCounter = field(default_factory=lambda: LogCounter())  # noqa: PLW0108 - defined below
 
     def job_ran(self) -> None:
         """Count one run of the job function (or one applied transition, in state mode)."""
@@ -138,11 +140,41 @@ class LogCounter(io.StringIO):
         return len(text)
 
 
-def quiet_logger(stream: LogCounter | None = None) -> Any:
-    """Our runtime's logger, formatting every outcome line as in Lambda and counting it into ``stream``."""
+def quiet_logger(stream: LogCounter | None = None, batch_stream: LogCounter | None = None) -> Any:
+    """Our runtime's logger, formatting every outcome line as in Lambda and counting it into ``stream``.
+
+    With ``batch_stream``, every call is also given to a logger at the BATCH level (successes
+    summarized per batch) writing there, with the same capacity units: both levels counted in one run.
+    """
+    from constructs_fifo.runtime.constants import OutcomeLines  # noqa: PLC0415
     from constructs_fifo.runtime.observability import JobLogger  # noqa: PLC0415
 
-    return JobLogger("Bench", stream=stream if stream is not None else LogCounter())
+    out = stream if stream is not None else LogCounter()
+    if batch_stream is None:
+        return JobLogger("Bench", stream=out)
+    shadow = JobLogger("Bench", stream=batch_stream, outcome_lines=OutcomeLines.BATCH)
+
+    class _Both(JobLogger):
+        def outcome(self, *args: Any, **kwargs: Any) -> None:
+            super().outcome(*args, **kwargs)
+            shadow.outcome(*args, **kwargs)
+
+        def metrics(self, **kwargs: Any) -> None:
+            super().metrics(**kwargs)
+            shadow.metrics(**kwargs)
+
+        def event(self, fields: dict[str, Any]) -> None:
+            super().event(fields)
+            shadow.event(fields)
+
+        def batch(self, *, queue_name: str, records: int) -> None:
+            units = self.capacity.take()
+            self.capacity.add(units)
+            shadow.capacity.add(units)
+            super().batch(queue_name=queue_name, records=records)
+            shadow.batch(queue_name=queue_name, records=records)
+
+    return _Both("Bench", stream=out)
 
 
 def build_claim(env: ConsumerEnv) -> BatchFn:
@@ -174,7 +206,7 @@ def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=handle,
-        logger=quiet_logger(env.log),
+        logger=quiet_logger(env.log, env.batch_log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
 
@@ -206,7 +238,7 @@ def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=apply,
-        logger=quiet_logger(env.log),
+        logger=quiet_logger(env.log, env.batch_log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
 

@@ -132,6 +132,8 @@ class JobCost:
     billed_ms: float = 0.0
     cpu_seconds: float = 0.0
     log_bytes: int = 0
+    #: The same jobs' log bytes at the BATCH level (successes summarized per batch).
+    batch_log_bytes: int = 0
     memory_mb: int = 256
     failures: int = 0
     executed: int = 0
@@ -224,7 +226,7 @@ def measure_cost(
         responder.capacity.reset()
         sqs_before = _sqs_calls(responder)
         dynamodb_before = _calls(responder, "dynamodb.")
-        log_before, env.ran = env.log.bytes, 0
+        log_before, batch_log_before, env.ran = env.log.bytes, env.batch_log.bytes, 0
         for batch in batches:
             counter.reset()
             server_before, cpu_before = responder.cpu_seconds, time.process_time()
@@ -245,6 +247,7 @@ def measure_cost(
         cost.bytes_written = responder.capacity.bytes_written
         cost.dynamodb_calls = _calls(responder, "dynamodb.") - dynamodb_before
         cost.log_bytes = env.log.bytes - log_before
+        cost.batch_log_bytes = env.batch_log.bytes - batch_log_before
         cost.executed = env.ran
     finally:
         counter.close()

@@ -322,6 +322,8 @@ _COST_MEASURES: list[tuple[str, str, int, Callable[[JobCost], float]]] = [
     (f"Lambda GB-seconds per job (CPU at the function's memory + {LATENCY_MS_PER_CALL:g} ms per call)",
      "GB-s/job", 5, lambda c: c.per_job(c.gb_seconds)),
     ("log bytes per job (the runtime's lines)", "B/job", 0, lambda c: c.per_job(c.log_bytes)),
+    ("log bytes per job at outcome_lines=BATCH (successes summarized per batch)", "B/job", 0,
+     lambda c: c.per_job(c.batch_log_bytes)),
     ("dollars per million jobs (us-east-1 on-demand)", "$/M jobs", 2,
      lambda c: c.dollars_per_million_jobs["total"]),
 ]  # fmt: skip

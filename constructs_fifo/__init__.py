@@ -2,8 +2,8 @@
 
 The CDK side (:class:`OrderedAgentQueue`) is imported lazily, so that ``import constructs_fifo`` and
 the Lambda runtime (:mod:`constructs_fifo.runtime`), which ships inside the function's asset, never
-load ``aws_cdk``. The construct's enums (:class:`JobMode`, :class:`DeadJobPolicy`, :class:`GapPolicy`)
-are the runtime's own, standard library only.
+load ``aws_cdk``. The construct's enums (:class:`JobMode`, :class:`DeadJobPolicy`, :class:`GapPolicy`,
+:class:`OutcomeLines`) are the runtime's own, standard library only.
 
 Examples
 --------
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.group_state import GapPolicy
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct import OrderedAgentQueue
 
-__all__ = ["DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "__version__"]
+__all__ = ["DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "OutcomeLines", "__version__"]
 
 __version__ = "0.1.0"
 

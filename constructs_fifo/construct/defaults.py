@@ -21,6 +21,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_METRICS_NAMESPACE,
     DEFAULT_MODE,
     DEFAULT_ON_DEAD_JOB,
+    DEFAULT_OUTCOME_LINES,
     DEFAULT_REORDER_LIMIT,
     MAX_ATTEMPTS_MAX,
     WAKE_UP_REFRESH_RECEIVES,
@@ -56,6 +57,7 @@ __all__ = [
     "METRICS_NAMESPACE",
     "MODE",
     "ON_DEAD_JOB",
+    "OUTCOME_LINES",
     "RECEIVE_COUNT_SAFETY_FACTOR",
     "REORDER_LIMIT",
     "REORDER_LIMIT_MAX",
@@ -109,6 +111,10 @@ MAX_ATTEMPTS: Final = DEFAULT_MAX_ATTEMPTS
 MAX_ATTEMPTS_MIN: Final = 1
 #: PARK: a group stops at its dead job (its order is the product); CONTINUE is opt-in.
 ON_DEAD_JOB: Final = DEFAULT_ON_DEAD_JOB
+
+# --- logs ---------------------------------------------------------------------------------------------
+#: JOB: a log line per job outcome, what an operator searches at 3 a.m. (OutcomeLines says why).
+OUTCOME_LINES: Final = DEFAULT_OUTCOME_LINES
 
 # --- queues -------------------------------------------------------------------------------------------
 #: SQS's upper bound for a redrive policy's maxReceiveCount.

@@ -47,6 +47,7 @@ RUNTIME_ENVIRONMENT = {
     constants.ENV_REORDER_LIMIT: "from the reorder_limit prop",
     constants.ENV_GAP_TIMEOUT_SECONDS: "from the gap_timeout prop",
     constants.ENV_GAP_POLICY: "from the gap_policy prop",
+    constants.ENV_OUTCOME_LINES: "from the outcome_lines prop",
 }
 
 
@@ -71,6 +72,8 @@ class RuntimeSettings:
     claim_ttl: Duration
     max_attempts: int | float
     metrics_namespace: str
+    #: Which outcomes get a log line of their own.
+    outcome_lines: constants.OutcomeLines
     #: State mode only; ``None`` in claim mode.
     state: StateSettings | None
 
@@ -119,6 +122,7 @@ def _environment(
         constants.ENV_MAX_ATTEMPTS: _whole_number(settings.max_attempts),
         constants.ENV_ON_DEAD_JOB: settings.on_dead_job.value,
         constants.ENV_DEAD_LETTER_QUEUE_URL: dead_letter_queue.queue_url,
+        constants.ENV_OUTCOME_LINES: settings.outcome_lines.value,
     }
     if claim_table is not None:
         variables[constants.ENV_CLAIM_TABLE] = claim_table.table_name

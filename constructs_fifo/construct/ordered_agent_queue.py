@@ -134,6 +134,11 @@ class OrderedAgentQueue(Construct):
     gap_policy
         State mode only: ``GapPolicy.WAIT`` (default: keep waiting; the alarm says so) or
         ``GapPolicy.SKIP_GAP`` (give the missing seqs up, record them, apply what follows).
+    outcome_lines
+        ``OutcomeLines.JOB`` (default): a log line per job outcome, what an operator searches first.
+        ``OutcomeLines.BATCH``: successes and duplicates are summarized in one line per batch (counts,
+        durations, job ids); failures, dead jobs and parking keep their own lines; the metrics are
+        the same. About 0.4 $ less log ingestion per million jobs at full batches.
 
     Raises
     ------
@@ -207,6 +212,7 @@ class OrderedAgentQueue(Construct):
         reorder_limit: int | None = None,
         gap_timeout: Duration | None = None,
         gap_policy: GapPolicy | None = None,
+        outcome_lines: constants.OutcomeLines = defaults.OUTCOME_LINES,
     ) -> None:
         super().__init__(scope, id)
         self.mode = constants.JobMode(mode)
@@ -232,6 +238,7 @@ class OrderedAgentQueue(Construct):
             reorder_limit=reorder_limit,
             gap_timeout=gap_timeout,
             gap_policy=gap_policy,
+            outcome_lines=outcome_lines,
         )
         props = checked.props
         self.encryption_key = encryption_key
@@ -269,6 +276,7 @@ class OrderedAgentQueue(Construct):
                 claim_ttl=claim_ttl,
                 max_attempts=max_attempts,
                 metrics_namespace=metrics_namespace,
+                outcome_lines=constants.OutcomeLines(outcome_lines),
                 state=checked.state,
             ),
             user_environment=environment,

@@ -21,6 +21,7 @@ from constructs_fifo.construct.validation import (
     Props,
     check_code,
     check_environment,
+    check_outcome_lines,
     check_props,
     check_state_props,
     raise_if_any,
@@ -83,6 +84,7 @@ def check_all(
     reorder_limit: int | float | None,
     gap_timeout: Duration | None,
     gap_policy: GapPolicy | None,
+    outcome_lines: object = defaults.OUTCOME_LINES,
 ) -> CheckedProps:
     """Fill in the dependent defaults, collect every problem, raise them together, warn.
 
@@ -115,6 +117,7 @@ def check_all(
     problems += check_state_props(
         mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
     )
+    problems += check_outcome_lines(outcome_lines)
     code_path = code.path if isinstance(code, lambda_.AssetCode) else None  # read once
     problems += check_code(code, code_path)
     problems += check_environment(environment, RUNTIME_ENVIRONMENT)

@@ -24,7 +24,7 @@ from constructs import IConstruct
 from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
-from constructs_fifo.runtime.constants import JobMode
+from constructs_fifo.runtime.constants import JobMode, OutcomeLines
 
 __all__ = [
     "RESERVED_PACKAGE",
@@ -267,6 +267,16 @@ def check_state_props(
     if gap_timeout is not None:
         problems += _check_positive("gap_timeout", gap_timeout, "Duration.minutes(5)")
     return problems
+
+
+def check_outcome_lines(outcome_lines: object) -> list[str]:
+    """``outcome_lines`` is one of :class:`OutcomeLines` (or its value)."""
+    if str(outcome_lines) in {level.value for level in OutcomeLines}:
+        return []
+    return [
+        f"outcome_lines={outcome_lines!r} is not a log level: pass OutcomeLines.JOB (a log line per job, the "
+        "default) or OutcomeLines.BATCH (successes summarized once per batch; failures keep their lines)."
+    ]
 
 
 def check_code(code: lambda_.Code, code_path: str | None = None) -> list[str]:

@@ -17,6 +17,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_METRICS_NAMESPACE,
     DEFAULT_MODE,
     DEFAULT_ON_DEAD_JOB,
+    DEFAULT_OUTCOME_LINES,
     DEFAULT_REORDER_LIMIT,
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
@@ -29,6 +30,7 @@ from constructs_fifo.runtime.constants import (
     ENV_METRICS_NAMESPACE,
     ENV_MODE,
     ENV_ON_DEAD_JOB,
+    ENV_OUTCOME_LINES,
     ENV_QUEUE_URL,
     ENV_REORDER_LIMIT,
     ENV_USER_HANDLER,
@@ -38,6 +40,7 @@ from constructs_fifo.runtime.constants import (
     MAX_ATTEMPTS_MAX,
     DeadJobPolicy,
     JobMode,
+    OutcomeLines,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
 
@@ -87,6 +90,8 @@ class RuntimeConfig:
         State mode: how long a sequence gap may stay open before ``gap_policy`` applies.
     gap_policy : str
         State mode: ``WAIT`` (keep waiting, alarm) or ``SKIP_GAP`` (give the missing seqs up, record them).
+    outcome_lines : OutcomeLines
+        ``JOB`` (a log line per outcome) or ``BATCH`` (successes summarized in the batch's line).
 
     Examples
     --------
@@ -114,6 +119,7 @@ class RuntimeConfig:
     reorder_limit: int = DEFAULT_REORDER_LIMIT
     gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS
     gap_policy: str = DEFAULT_GAP_POLICY
+    outcome_lines: OutcomeLines = DEFAULT_OUTCOME_LINES
 
     @classmethod
     def from_env(
@@ -135,6 +141,7 @@ class RuntimeConfig:
         reorder_limit: int | None = None,
         gap_timeout_seconds: int | None = None,
         gap_policy: str | None = None,
+        outcome_lines: OutcomeLines | str | None = None,
     ) -> RuntimeConfig:
         """Build the configuration; an explicit argument beats its environment variable.
 
@@ -144,7 +151,7 @@ class RuntimeConfig:
             The environment to read (default ``os.environ``).
         claim_table, queue_url, user_handler, visibility_timeout_seconds, backoff_base_seconds, \
 claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table, \
-mode, reorder_limit, gap_timeout_seconds, gap_policy
+mode, reorder_limit, gap_timeout_seconds, gap_policy, outcome_lines
             Explicit values; ``None`` means "read the environment, then the default".
 
         Raises
@@ -223,6 +230,9 @@ mode, reorder_limit, gap_timeout_seconds, gap_policy
                 high=None,
             ),
             gap_policy=_gap_policy(gap_policy, env),
+            outcome_lines=_choice(
+                outcome_lines, env, ENV_OUTCOME_LINES, OutcomeLines, DEFAULT_OUTCOME_LINES, "outcome_lines"
+            ),
         )
 
 

@@ -90,7 +90,7 @@ def build_processor(
 
         dynamodb_client = dynamodb_client or boto3.client("dynamodb")
         sqs_client = sqs_client or boto3.client("sqs")
-    log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
+    log = logger if logger is not None else JobLogger(cfg.metrics_namespace, outcome_lines=cfg.outcome_lines)
     log.capacity.attach(dynamodb_client)  # every DynamoDB call reports its units: no call added
     if cfg.mode is JobMode.STATE:
         return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log)

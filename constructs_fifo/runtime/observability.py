@@ -15,6 +15,12 @@ Every batch ends with one line of its own (:meth:`JobLogger.batch`): the batch's
 DynamoDB capacity units it consumed, as the ``CapacityUnitsConsumed`` metric (summed by the logger's
 :class:`~constructs_fifo.runtime.capacity.CapacityTally`, which the entry point attaches to the
 DynamoDB client).
+
+Two levels (:class:`~constructs_fifo.runtime.constants.OutcomeLines`): ``JOB`` writes every outcome
+line; ``BATCH`` folds the outcomes that went well (:data:`SUMMARIZED`) into the batch's line, as one
+EMF document whose counters are their sums and whose JobDuration is the array of their durations
+(EMF takes up to :data:`EMF_MAX_VALUES` values per metric; past that a ``summary`` line is written
+early). Sums, sample counts of JobDuration and its percentiles are the same at both levels.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any, TextIO
 
 from constructs_fifo.runtime.capacity import CapacityTally
 from constructs_fifo.runtime.constants import (
+    DEFAULT_OUTCOME_LINES,
     METRIC_CAPACITY_UNITS_CONSUMED,
     METRIC_CLAIM_CONFLICTS,
     METRIC_DIMENSION_QUEUE,
@@ -39,9 +46,13 @@ from constructs_fifo.runtime.constants import (
     METRIC_JOBS_FAILED,
     METRIC_JOBS_KEPT,
     METRIC_JOBS_SUCCEEDED,
+    OutcomeLines,
 )
 
-__all__ = ["JobLogger", "OutcomeStatus", "queue_name_from_arn"]
+__all__ = ["EMF_MAX_VALUES", "SUMMARIZED", "JobLogger", "OutcomeStatus", "queue_name_from_arn"]
+
+#: The most values one EMF metric may carry in an array (CloudWatch's embedded metric format).
+EMF_MAX_VALUES = 100
 
 
 class OutcomeStatus(enum.Enum):
@@ -102,6 +113,10 @@ _COUNTERS = (
 )
 
 
+#: At the BATCH level these outcomes go into the batch's line instead of lines of their own.
+SUMMARIZED = frozenset({OutcomeStatus.SUCCEEDED, OutcomeStatus.DUPLICATE, OutcomeStatus.BUFFERED})
+
+
 def queue_name_from_arn(arn: str) -> str:
     """Return the queue name of an SQS ARN (``arn:aws:sqs:region:account:name``) or URL."""
     return arn.rstrip("/").rsplit(":", 1)[-1].rsplit("/", 1)[-1]
@@ -121,6 +136,9 @@ class JobLogger:
     capacity : CapacityTally, optional
         What the batch line reports as ``CapacityUnitsConsumed`` (default: a tally of its own, which
         counts the calls of the clients it is attached to).
+    outcome_lines : OutcomeLines
+        ``JOB`` (default): a line per outcome; ``BATCH``: the :data:`SUMMARIZED` outcomes go into the
+        batch's line (:meth:`batch`).
 
     Examples
     --------
@@ -140,9 +158,14 @@ class JobLogger:
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.time,
         capacity: CapacityTally | None = None,
+        outcome_lines: OutcomeLines = DEFAULT_OUTCOME_LINES,
     ) -> None:
         self.namespace = namespace
         self.capacity = capacity if capacity is not None else CapacityTally()
+        self.outcome_lines = OutcomeLines(outcome_lines)
+        self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._durations: list[float] = []
+        self._jobs: list[list[Any]] = []
         self._stream = stream
         self._clock = clock
 
@@ -186,6 +209,16 @@ class JobLogger:
             counters[name] = 1
         if status in _FAILED_STATUSES or attempt_failed:
             counters[METRIC_JOBS_FAILED] = 1
+        if self.outcome_lines is OutcomeLines.BATCH and status in SUMMARIZED:
+            self._summarize(
+                queue_name,
+                counters=counters,
+                status=status,
+                job_id=job_id,
+                group=group,
+                duration_ms=duration_ms,
+            )
+            return
         definitions: list[dict[str, str]] = [{"Name": name, "Unit": "Count"} for name in _COUNTERS]
         metrics: dict[str, float] = dict(counters)
         if duration_ms is not None:
@@ -226,15 +259,57 @@ class JobLogger:
         """Write the batch's line: its record count and the capacity units it consumed (a metric).
 
         The units are those the tally summed since the last batch line; the line's
-        ``CapacityUnitsConsumed`` field is the metric's value.
+        ``CapacityUnitsConsumed`` field is the metric's value. At the BATCH level the line also
+        carries the summary of the batch's :data:`SUMMARIZED` outcomes.
         """
         units = self.capacity.take()
         definitions = [{"Name": METRIC_CAPACITY_UNITS_CONSUMED, "Unit": "Count"}]
-        values = {METRIC_CAPACITY_UNITS_CONSUMED: units}
-        self._write({**self._emf(queue_name, definitions, values), "event": "batch", "records": records})
+        values: dict[str, float | list[float]] = {METRIC_CAPACITY_UNITS_CONSUMED: units}
+        summary = self._take_summary(definitions, values)
+        self._write(
+            {**self._emf(queue_name, definitions, values), "event": "batch", "records": records, **summary}
+        )
+
+    def _summarize(
+        self,
+        queue_name: str,
+        *,
+        counters: Mapping[str, int],
+        status: OutcomeStatus,
+        job_id: str | None,
+        group: str,
+        duration_ms: float | None,
+    ) -> None:
+        """Fold one outcome into the batch's summary; write a ``summary`` line when EMF's array is full."""
+        for name, value in counters.items():
+            self._counts[name] += value
+        duration = None if duration_ms is None else round(duration_ms, 3)
+        if duration is not None:
+            self._durations.append(duration)
+        self._jobs.append([job_id, group, status.value, duration])
+        if len(self._durations) >= EMF_MAX_VALUES or len(self._jobs) >= EMF_MAX_VALUES:
+            definitions: list[dict[str, str]] = []
+            values: dict[str, float | list[float]] = {}
+            summary = self._take_summary(definitions, values)
+            self._write({**self._emf(queue_name, definitions, values), "event": "summary", **summary})
+
+    def _take_summary(
+        self, definitions: list[dict[str, str]], values: dict[str, float | list[float]]
+    ) -> dict[str, Any]:
+        """Add the pending summary's metrics to ``definitions``/``values``; return its fields; start again."""
+        if not self._jobs:
+            return {}
+        definitions += [{"Name": name, "Unit": "Count"} for name in _COUNTERS]
+        values.update(self._counts)
+        if self._durations:
+            definitions.append({"Name": METRIC_JOB_DURATION, "Unit": "Milliseconds"})
+            values[METRIC_JOB_DURATION] = self._durations
+        fields = {"jobs": self._jobs}
+        self._counts, self._durations, self._jobs = dict.fromkeys(_COUNTERS, 0), [], []
+        return fields
 
     def _emf(
-        self, queue_name: str, definitions: list[dict[str, str]], values: Mapping[str, float]
+        self, queue_name: str, definitions: list[dict[str, str]], values: Mapping[str, float | list[float]]
     ) -> dict[str, Any]:
         """The EMF part of a line: the ``_aws`` block, the dimension and the metric values."""
         return {

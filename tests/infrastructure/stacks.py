@@ -34,7 +34,7 @@ from aws_cdk.assertions import Annotations, Template
 from constructs import Construct
 
 from constructs_fifo import OrderedAgentQueue
-from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
+from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.transitions import GapPolicy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,6 +120,7 @@ def build_synthesized() -> Synthesized:
         memory_size=512,
         backoff_base=Duration.seconds(5),
         metrics_namespace="Agents",
+        outcome_lines=OutcomeLines.BATCH,
     )
     producer = iam.Role(variant, "Producer", assumed_by=iam.AccountRootPrincipal())
     variant_jobs.grant_enqueue(producer)

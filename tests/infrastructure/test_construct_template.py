@@ -306,6 +306,7 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_BACKOFF_BASE_SECONDS: "2",
         constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
         constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
+        constants.ENV_OUTCOME_LINES: "JOB",
         "NOTIFICATION_TABLE_NAME": {"Ref": notification_table_id},
     }
 
@@ -323,6 +324,7 @@ def test_function_variant_props(synthesized: Synthesized) -> None:
     assert variables[constants.ENV_BACKOFF_BASE_SECONDS] == "5"
     assert variables[constants.ENV_CLAIM_TTL_SECONDS] == "86400"
     assert variables[constants.ENV_METRICS_NAMESPACE] == "Agents"
+    assert variables[constants.ENV_OUTCOME_LINES] == "BATCH"
     assert variables["EXTRA"] == "1"
 
 

@@ -164,6 +164,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         "identifiers (dots allowed) and a function name, separated by a dot; pass e.g. "
         "handler='agent_worker.handle' for handle() in agent_worker.py at the root of code.",
     ),
+    "outcome_lines_not_a_level": (
+        {"outcome_lines": "EVERY"},
+        "outcome_lines='EVERY' is not a log level: pass OutcomeLines.JOB (a log line per job, the default) "
+        "or OutcomeLines.BATCH (successes summarized once per batch; failures keep their lines).",
+    ),
     "environment_collides_with_the_runtime": (
         {"environment": {"CONSTRUCTS_FIFO_CLAIM_TABLE": "mine"}},
         "environment['CONSTRUCTS_FIFO_CLAIM_TABLE'] is reserved: the construct sets it for its runtime "
