@@ -283,6 +283,7 @@ __all__ += [
     "DEFAULT_REORDER_LIMIT",
     "GAP_POLICY_SKIP_GAP",
     "GAP_POLICY_WAIT",
+    "JOB_KEY_BYTES",
     "MAX_DEAD_ENTRIES_BYTES",
     "MAX_ITEM_BYTES",
     "METRIC_JOBS_BUFFERED",
@@ -291,12 +292,14 @@ __all__ += [
     "METRIC_SEQ_JOBS_SKIPPED",
     "STATE_ATTR_BOOK",
     "STATE_ATTR_GROUP",
+    "STATE_ATTR_IDS",
     "STATE_ATTR_RUN",
     "STATE_ATTR_SK",
     "STATE_ATTR_STATE",
     "STATE_ATTR_UPDATED_AT",
     "STATE_ATTR_VERSION",
     "STATE_BOOK_FORMAT",
+    "STATE_BOOK_FORMATS_READ",
     "STATE_SK",
 ]
 
@@ -310,8 +313,12 @@ DEFAULT_REORDER_LIMIT: Final = 100
 DEFAULT_GAP_TIMEOUT_SECONDS: Final = 300
 #: 0, so that no non-negative ``seq`` is ever taken for a duplicate before anything was applied.
 DEFAULT_FIRST_SEQ: Final = 0
-#: About 4 KB of uuid job ids: every write rewrites the whole item (1 WCU per KB).
+#: Job ids (of jobs without ``seq``) a group remembers: 800 bytes of keys (``JOB_KEY_BYTES`` each).
 DEFAULT_REMEMBERED_JOB_IDS: Final = 100
+#: A remembered job id is kept as the first 8 bytes of its SHA-256 (its key), whatever the id's length.
+#: A new job is taken for a duplicate only if its key equals one of the <= 100 remembered: at most
+#: 100 / 2**64 (5.4e-18) per job, 5.4e-6 over a trillion jobs.
+JOB_KEY_BYTES: Final = 8
 
 #: The item size state mode allows: attribute names and values together, in UTF-8. DynamoDB documents
 #: 400 KB (observed near 409,600 bytes); 400,000 holds whatever "KB" means, and moto (405,000) agrees.
@@ -327,6 +334,8 @@ MAX_DEAD_ENTRIES_BYTES: Final = 16 * 1024
 STATE_ATTR_GROUP: Final = "group"
 STATE_ATTR_SK: Final = "sk"
 STATE_SK: Final = "state"
+#: The keys of the remembered job ids, oldest first, concatenated (Binary; absent when there are none).
+STATE_ATTR_IDS: Final = "ids"
 #: The user's state as a JSON string (absent until a transition was applied).
 STATE_ATTR_STATE: Final = "state"
 #: The runtime's bookkeeping as a compact JSON string.
@@ -337,8 +346,13 @@ STATE_ATTR_UPDATED_AT: Final = "updated_at"
 #: commit that follows them; found at a read, it means that run did not commit (a crash, a timeout, a
 #: stale worker). See :mod:`constructs_fifo.runtime.crash_watch`.
 STATE_ATTR_RUN: Final = "run"
-#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change.
-STATE_BOOK_FORMAT: Final = 1
+#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change. Format 2
+#: moved the remembered job ids out of the bookkeeping (``ids`` as plain ids) into ``STATE_ATTR_IDS``
+#: (keys); format 1 is still read. A runtime that reads only format 1 refuses a format-2 item loudly
+#: instead of forgetting the ids it does not see.
+STATE_BOOK_FORMAT: Final = 2
+#: The formats this runtime reads.
+STATE_BOOK_FORMATS_READ: Final = (1, 2)
 
 METRIC_JOBS_BUFFERED: Final = "JobsBuffered"
 METRIC_SEQ_GAP_OPEN_SECONDS: Final = "SequenceGapOpenSeconds"

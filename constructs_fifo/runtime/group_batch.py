@@ -32,6 +32,7 @@ from constructs_fifo.runtime.group_state import (
     RetryReason,
     SkippedRange,
     encode_state,
+    job_key,
     job_seq,
     remember_dead_entry,
 )
@@ -118,7 +119,7 @@ class GroupBatch:
         except MalformedJobError as exc:
             self._die(job, exc, index=index, seq=None, attempts=0)
             return
-        if job.id in self.applied_ids:
+        if job_key(job.id) in self.applied_ids:
             self.results[index] = JobResult(job.id, job.message_id, Outcome.DUPLICATE)
             return
         if seq is None:
@@ -219,7 +220,7 @@ class GroupBatch:
         if entry is not None:
             del self.buffer[entry.seq]
         if seq is None:
-            self.applied_ids.append(job.id)
+            self.applied_ids.append(job_key(job.id))
             del self.applied_ids[: -self.settings.remember_job_ids]
         else:
             self.last_seq = seq

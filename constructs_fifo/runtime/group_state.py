@@ -9,6 +9,7 @@ docstring gives the item layout). Every class here is frozen; a batch returns ne
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -22,6 +23,7 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     GAP_POLICY_SKIP_GAP,
     GAP_POLICY_WAIT,
+    JOB_KEY_BYTES,
     MAX_DEAD_ENTRIES_BYTES,
     MAX_ITEM_BYTES,
     DeadReason,
@@ -49,6 +51,7 @@ __all__ = [
     "dead_entry_fields",
     "dead_entry_of_fields",
     "encode_state",
+    "job_key",
     "job_seq",
     "remember_dead_entry",
 ]
@@ -245,8 +248,9 @@ class Bookkeeping:
     Attributes
     ----------
     applied : tuple of str
-        Ids of the last applied jobs *without* ``seq``, oldest first (bounded by count; jobs with
-        ``seq`` are recognised by ``last_seq`` forever and are not listed).
+        Keys (:func:`job_key`) of the last applied jobs *without* ``seq``, oldest first (bounded by
+        count; jobs with ``seq`` are recognised by ``last_seq`` forever and are not listed). Stored as
+        ``JOB_KEY_BYTES`` bytes each: 800 bytes for the default 100, whatever the ids' length.
     last_seq : int or None
         The last ``seq`` applied, skipped or consumed by a dead job; ``None`` before any.
     buffer : tuple of BufferedJob
@@ -282,6 +286,20 @@ class Bookkeeping:
     skipped: tuple[SkippedRange, ...] = ()
     gap_since_ms: int | None = None
     owed: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
+
+
+def job_key(job_id: str) -> str:
+    """The remembered form of a job id: the first ``JOB_KEY_BYTES`` bytes of its SHA-256, in hex.
+
+    Fixed-size whatever the id (a uuid is 36 characters): the bookkeeping's remembered ids take
+    ``JOB_KEY_BYTES`` bytes each in the item. Two ids share a key with probability 2**-64.
+
+    Examples
+    --------
+    >>> job_key("j1") == job_key("j1") != job_key("j2"), len(job_key("j1"))
+    (True, 16)
+    """
+    return hashlib.sha256(job_id.encode("utf-8")).digest()[:JOB_KEY_BYTES].hex()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ attribute      type  meaning
 ``group``      S     the ``MessageGroupId``
 ``sk``         S     ``"state"``
 ``state``      S     the user's state as JSON; absent until a transition was applied
-``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 1``)
+``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 2``)
+``ids``        B     the keys of the remembered job ids (:func:`encode_ids`); absent when none
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
 ``run``        S     a run marker (:mod:`~constructs_fifo.runtime.crash_watch`); absent after a commit
@@ -38,7 +39,14 @@ Rules:
    ``with_items`` writes the state and a parked group's items in one transaction. With ``run`` the
    item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
    the marker alone (``UpdateItem``), conditioned on the version, which it leaves as it is.
-3. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
+3. **Bounded bookkeeping.** Jobs without ``seq`` are remembered by key (8 bytes of SHA-256,
+   :func:`~constructs_fifo.runtime.group_state.job_key`), at most 100: ``ids`` takes at most 800
+   bytes, whatever the ids. Every other part of the bookkeeping is left out while it is empty (the
+   reorder buffer, attempts, dead ids and their entries, the parked entry, skipped ranges, what is
+   owed). So a group in its steady state (no failure, no gap) carries the keys, about 70 bytes of
+   keys and numbers, and ``{"f":2}``: under 900 bytes besides its state. An item written in format 1
+   (ids as plain strings in the bookkeeping) is read as written, its ids turned into keys.
+4. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
    attribute name and string; a number is 1 byte per two digits, plus 1). Give it to ``apply_batch``
    as ``size_of`` so a transition that would outgrow the item dies instead of being applied;
    ``put_request`` refuses an item over 400 KB with :class:`StateTooLargeError` all the same.
@@ -46,22 +54,26 @@ Rules:
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.runtime.constants import (
+    JOB_KEY_BYTES,
     MAX_ITEM_BYTES,
     SK_PARK,
     STATE_ATTR_BOOK,
     STATE_ATTR_GROUP,
+    STATE_ATTR_IDS,
     STATE_ATTR_RUN,
     STATE_ATTR_SK,
     STATE_ATTR_STATE,
     STATE_ATTR_UPDATED_AT,
     STATE_ATTR_VERSION,
     STATE_BOOK_FORMAT,
+    STATE_BOOK_FORMATS_READ,
     STATE_SK,
     DeadReason,
 )
@@ -76,6 +88,7 @@ from constructs_fifo.runtime.group_state import (
     compact_json,
     dead_entry_fields,
     dead_entry_of_fields,
+    job_key,
 )
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
 
@@ -86,9 +99,11 @@ __all__ = [
     "BATCH_GET_LIMIT",
     "StateStore",
     "decode_book",
+    "decode_ids",
     "decode_item",
     "decode_marker",
     "encode_book",
+    "encode_ids",
     "encode_item",
     "item_size",
 ]
@@ -368,6 +383,8 @@ def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[s
         STATE_ATTR_VERSION: {"N": str(version)},
         STATE_ATTR_UPDATED_AT: {"N": str(now_ms)},
     }
+    if group_state.book.applied:
+        item[STATE_ATTR_IDS] = {"B": encode_ids(group_state.book.applied)}
     if group_state.state is not None:
         text = json.dumps(group_state.state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         item[STATE_ATTR_STATE] = {"S": text}
@@ -386,7 +403,9 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         group = item[STATE_ATTR_GROUP]["S"]
         state_text = item.get(STATE_ATTR_STATE, {}).get("S")
         state = None if state_text is None else json.loads(state_text)
-        book = decode_book(item.get(STATE_ATTR_BOOK, {}).get("S", "{}"))
+        book = decode_book(
+            item.get(STATE_ATTR_BOOK, {}).get("S", "{}"), ids=_binary(item.get(STATE_ATTR_IDS, {}).get("B"))
+        )
         version = int(item[STATE_ATTR_VERSION]["N"])
     except (KeyError, TypeError, ValueError) as exc:
         shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
@@ -420,8 +439,29 @@ def decode_marker(item: dict[str, Any]) -> RunMarker | None:
         ) from exc
 
 
+def encode_ids(keys: Sequence[str]) -> bytes:
+    """The remembered keys (:func:`job_key`'s hex) as one binary value: ``JOB_KEY_BYTES`` bytes each."""
+    return b"".join(bytes.fromhex(key) for key in keys)
+
+
+def decode_ids(blob: bytes) -> tuple[str, ...]:
+    """The keys of :func:`encode_ids`' value, oldest first.
+
+    Raises
+    ------
+    ValueError
+        The value's length is not a multiple of ``JOB_KEY_BYTES``.
+    """
+    if len(blob) % JOB_KEY_BYTES:
+        raise ValueError(f"the remembered ids are {len(blob)} bytes, not a multiple of {JOB_KEY_BYTES}")
+    return tuple(blob[start : start + JOB_KEY_BYTES].hex() for start in range(0, len(blob), JOB_KEY_BYTES))
+
+
 def encode_book(book: Bookkeeping) -> str:
     """The bookkeeping as compact JSON; empty parts are left out.
+
+    The remembered ids (``book.applied``) are not in it: :func:`encode_item` writes them in the item's
+    binary ``ids`` attribute (:func:`encode_ids`), where a key takes 8 bytes, not 11 in base64 JSON.
 
     ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
     does not know it, and a book without it (written by one) reads as dead ids without entries.
@@ -432,8 +472,6 @@ def encode_book(book: Bookkeeping) -> str:
     encoding.
     """
     data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
-    if book.applied:
-        data["ids"] = list(book.applied)
     if book.last_seq is not None:
         data["seq"] = book.last_seq
     if book.buffer:
@@ -475,8 +513,11 @@ def encode_book(book: Bookkeeping) -> str:
     return compact_json(data)
 
 
-def decode_book(text: str) -> Bookkeeping:
-    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON.
+def decode_book(text: str, *, ids: bytes = b"") -> Bookkeeping:
+    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON and the item's ``ids`` (:func:`encode_ids`).
+
+    A format-1 bookkeeping holds its remembered ids as plain strings (``"ids"``): they are read as
+    their keys, so an item written before format 2 keeps recognising its duplicates.
 
     Raises
     ------
@@ -486,9 +527,9 @@ def decode_book(text: str) -> Bookkeeping:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError(f"the bookkeeping is a JSON {type(data).__name__}, not an object")
-    fmt = data.get("f", STATE_BOOK_FORMAT)
-    if fmt != STATE_BOOK_FORMAT:
-        raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads format {STATE_BOOK_FORMAT}")
+    fmt = data.get("f", 1)
+    if fmt not in STATE_BOOK_FORMATS_READ:
+        raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads formats {STATE_BOOK_FORMATS_READ}")
     texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
     park = data.get("park")
     parked = None
@@ -505,7 +546,7 @@ def decode_book(text: str) -> Bookkeeping:
             reason=DeadReason(park.get("reason", DeadReason.PERMANENT.value)),
         )
     return Bookkeeping(
-        applied=tuple(data.get("ids", ())),
+        applied=tuple(job_key(str(job_id)) for job_id in data.get("ids", ())) + decode_ids(ids),
         last_seq=data.get("seq"),
         buffer=tuple(
             BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
@@ -527,18 +568,29 @@ def decode_book(text: str) -> Bookkeeping:
 def item_size(item: dict[str, Any]) -> int:
     """The size DynamoDB counts for a low-level item of S and N attributes.
 
-    Every attribute name's and string's UTF-8 bytes; a number ``(significant digits + 1) // 2 + 1``
-    (DynamoDB: about one byte per two significant digits, plus one).
+    Every attribute name's and string's UTF-8 bytes, a binary's bytes; a number
+    ``(significant digits + 1) // 2 + 1`` (DynamoDB: about one byte per two significant digits, plus one).
     """
     total = 0
     for name, value in item.items():
         total += len(name.encode("utf-8"))
         if "S" in value:
             total += len(str(value["S"]).encode("utf-8"))
+        elif "B" in value:
+            total += len(_binary(value["B"]))
         elif "N" in value:
             digits = str(value["N"]).lstrip("-").replace(".", "").strip("0") or "0"
             total += (len(digits) + 1) // 2 + 1
     return total
+
+
+def _binary(value: object) -> bytes:
+    """A Binary attribute's bytes (boto3 gives ``bytes``; a JSON client gives base64 text)."""
+    if value is None:
+        return b""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    return base64.b64decode(str(value))
 
 
 def _key(group: str, sort_key: str = STATE_SK) -> dict[str, Any]:

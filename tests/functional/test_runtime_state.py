@@ -406,3 +406,56 @@ def test_a_run_marker_this_runtime_did_not_write_is_refused_with_the_fix(
     # WHEN the group is read THEN the error names the attribute and how to clear it
     with pytest.raises(ConstructsFifoRuntimeError, match="remove the item's 'run' attribute"):
         store.load_for_batch(["ws#1"])
+
+
+def test_an_item_written_in_format_1_still_recognises_its_duplicates_and_is_rewritten_smaller(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    # GIVEN an item as the runtime wrote it before remembered ids became keys: uuid-long ids, in the
+    # bookkeeping's JSON, format 1
+    ids = [f"{n:08d}-0000-4000-8000-000000000000" for n in range(100)]
+    old_book = json.dumps({"f": 1, "ids": ids}, separators=(",", ":"))
+    old_item = {
+        "group": {"S": "ws#1"},
+        "sk": {"S": "state"},
+        "state": {"S": '{"n":100}'},
+        "book": {"S": old_book},
+        "version": {"N": "7"},
+        "updated_at": {"N": "1700000000000"},
+    }
+    groups_table.put_item(TableName=GROUP_TABLE, Item=old_item)
+    read = store.load(["ws#1"])["ws#1"]
+    # WHEN the oldest and the newest remembered jobs come again, with a new one
+    count = lambda job, state: {"n": (state or {}).get("n", 0) + 1}  # noqa: E731
+    result = apply_batch(
+        read, [job(ids[0]), job(ids[-1]), job("new")], count, now_ms=0, max_attempts=3, park_on_dead=False
+    )
+    # THEN the copies are duplicates, the new job is applied once
+    assert [r.outcome for r in result.results] == [Outcome.DUPLICATE, Outcome.DUPLICATE, Outcome.APPLIED]
+    # WHEN committed
+    assert store.commit("ws#1", result.group_state, read.version)
+    written = groups_table.get_item(TableName=GROUP_TABLE, Key={"group": {"S": "ws#1"}, "sk": {"S": "state"}})
+    item = cast("dict[str, Any]", written["Item"])
+    # THEN the item is in format 2: 100 keys of 8 bytes in the binary ids attribute (800 bytes, the bound),
+    # nothing else in the bookkeeping, under 900 bytes besides the state where it was over 3.9 KB
+    assert json.loads(item["book"]["S"]) == {"f": 2}
+    assert len(item["ids"]["B"]) == 800
+    assert item_size(old_item) - len(old_item["state"]["S"]) > 3900
+    assert item_size(item) - len(item["state"]["S"]) < 900
+    # AND the ones still remembered are still recognised after the rewrite; the oldest was pushed out
+    again = apply_batch(
+        store.load(["ws#1"])["ws#1"],
+        [job(ids[1]), job("new"), job(ids[0])],
+        count,
+        now_ms=0,
+        max_attempts=3,
+        park_on_dead=False,
+    )
+    assert [r.outcome for r in again.results] == [Outcome.DUPLICATE, Outcome.DUPLICATE, Outcome.APPLIED]
+
+
+def test_a_bookkeeping_of_a_newer_format_is_refused_not_half_read() -> None:
+    # GIVEN / WHEN a bookkeeping written by a runtime of a later format
+    # THEN it is refused with the formats this runtime reads (so no remembered id is silently lost)
+    with pytest.raises(ValueError, match=r"bookkeeping format 3; this runtime reads formats \(1, 2\)"):
+        decode_book('{"f": 3}')

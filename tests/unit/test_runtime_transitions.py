@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_LENGTH, DeadReason
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
+from constructs_fifo.runtime.group_state import job_key
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.state import encode_book
 from constructs_fifo.runtime.transitions import (
@@ -132,7 +133,7 @@ def test_in_order_jobs_are_applied_and_committed_with_the_sequence() -> None:
     assert outcomes(result) == [("a", "APPLIED"), ("b", "APPLIED"), ("c", "APPLIED")]
     assert log(result) == ["a", "b", "c"] == list(result.applied)
     assert result.group_state.book.last_seq == 1
-    assert result.group_state.book.applied == ("c",)  # only jobs without seq are listed
+    assert result.group_state.book.applied == (job_key("c"),)  # only jobs without seq are listed
     assert result.changed
 
 
@@ -529,7 +530,7 @@ def test_the_bookkeeping_at_its_bounds_fits_its_reserve() -> None:
 
 def test_remembered_ids_are_bounded_by_count_and_a_copy_beyond_the_bound_is_applied_again() -> None:
     state = run([job("a"), job("b"), job("c")], remember_job_ids=2).group_state
-    assert state.book.applied == ("b", "c")
+    assert state.book.applied == (job_key("b"), job_key("c"))
     again = run([job("b"), job("a")], state, remember_job_ids=2)
     assert outcomes(again) == [("b", "DUPLICATE"), ("a", "APPLIED")]
 

@@ -38,6 +38,7 @@ from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
+from constructs_fifo.runtime.group_state import job_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
@@ -177,7 +178,7 @@ def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: 
             continue
         group_state = groups[letter.group]
         book = group_state.book
-        applied = job_id in book.applied or (
+        applied = job_key(job_id) in book.applied or (
             letter.seq is not None and book.last_seq is not None and letter.seq <= book.last_seq
         )
         if job_id in book.dead:
