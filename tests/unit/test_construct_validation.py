@@ -99,12 +99,12 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     "visibility_timeout_above_12_hours": (
         {"visibility_timeout": Duration.hours(13)},
         "visibility_timeout=46800s is longer than 12 hours, the SQS maximum; pass visibility_timeout <= "
-        "Duration.hours(12) (a shorter timeout gives a shorter default).",
+        "Duration.hours(12).",
     ),
     "timeout_above_15_minutes": (
         {"timeout": Duration.minutes(16)},
-        "timeout=960s is out of range: a Lambda function timeout must be between 1 second and 15 "
-        "minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15).",
+        "timeout=960s is longer than 15 minutes, the Lambda maximum of a function timeout; pass "
+        "timeout <= Duration.minutes(15).",
     ),
     "reserved_concurrency_below_1": (
         {"reserved_concurrency": 0},
@@ -141,6 +141,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         {"backoff_base": Duration.millis(500)},
         "backoff_base=0.5s is shorter than 1 second: it must be positive and is used in whole seconds; "
         "pass a Duration of at least 1 second, e.g. Duration.seconds(2).",
+    ),
+    "backoff_base_above_12_hours": (
+        {"backoff_base": Duration.hours(13)},
+        "backoff_base=46800s is longer than 12 hours, the cap of every retry delay (the SQS maximum of a "
+        "visibility timeout); pass backoff_base <= Duration.hours(12).",
     ),
     "memory_size_below_128": (
         {"memory_size": 64},

@@ -1,0 +1,529 @@
+"""One statement per setting: its prop, environment variable, type, default, limits and doc line.
+
+Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one :class:`Setting` row of
+:data:`SETTINGS`, and every reader reads the row instead of restating it:
+
+- the construct's validation (``constructs_fifo.construct.validation``) checks each prop against the
+  row's limits and writes the row's reason and example into its error;
+- the function's environment (``constructs_fifo.construct.function``) is written under the rows'
+  variables, and :class:`~constructs_fifo.runtime.config.RuntimeConfig` reads them back, checked
+  against the same limits;
+- the processors' settings (``BatchSettings``, the processors' keyword defaults) take their defaults
+  and limits from the rows;
+- the props tables of README.md and docs/construct.md are generated from the rows
+  (``python -m constructs_fifo.construct.props_table``; a test fails when a doc drifts).
+
+A row with a ``prop`` and no ``env`` is the construct's alone (``batch_size``, ``encryption_key``); a
+row with an ``env`` and no ``prop`` is written by the construct from a resource it built (the queue's
+URL); a row with neither is the runtime's own (``first_seq``). Limits are in the row's ``unit``:
+durations in whole seconds, as the environment carries them. Limits that depend on other props
+(``max_receive_count``'s least value, ``visibility_timeout >= timeout``) are rules in the validation
+code; the row's ``rule`` says them for the docs.
+
+The runtime ships alone in the function's asset: this module imports only the standard library and
+:mod:`constructs_fifo.runtime.constants`.
+
+Examples
+--------
+>>> SETTINGS["reorder_limit"].limits_doc()
+'1–1000'
+>>> SETTINGS["reorder_limit"].violation(0)
+'a whole number from 1 to 1000'
+>>> SETTINGS["gap_timeout"].env
+'CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from constructs_fifo.runtime.constants import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_FIRST_SEQ,
+    DEFAULT_GAP_POLICY,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
+    DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REMEMBERED_JOB_IDS,
+    DEFAULT_REORDER_LIMIT,
+    ENV_BACKOFF_BASE_SECONDS,
+    ENV_CLAIM_TABLE,
+    ENV_CLAIM_TTL_SECONDS,
+    ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GAP_POLICY,
+    ENV_GAP_TIMEOUT_SECONDS,
+    ENV_GROUP_TABLE,
+    ENV_MAX_ATTEMPTS,
+    ENV_METRICS_NAMESPACE,
+    ENV_MODE,
+    ENV_ON_DEAD_JOB,
+    ENV_QUEUE_URL,
+    ENV_REORDER_LIMIT,
+    ENV_USER_HANDLER,
+    ENV_VISIBILITY_TIMEOUT_SECONDS,
+    GAP_POLICY_SKIP_GAP,
+    GAP_POLICY_WAIT,
+    MAX_ATTEMPTS_MAX,
+    DeadJobPolicy,
+    JobMode,
+)
+
+__all__ = [
+    "MAX_VISIBILITY_TIMEOUT_SECONDS",
+    "SECONDS",
+    "SETTINGS",
+    "Setting",
+    "human_seconds",
+]
+
+#: The unit of every duration setting: whole seconds (a prop takes a CDK ``Duration``).
+SECONDS: Final = "seconds"
+
+#: SQS's upper bound of a visibility timeout (12 hours): the cap of every retry delay.
+MAX_VISIBILITY_TIMEOUT_SECONDS: Final = 43_200
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: where it is given, where it travels, what it defaults to and what it allows.
+
+    Attributes
+    ----------
+    name : str
+        The setting's name: its prop's name when it has one, else the runtime's.
+    doc : str
+        One line: what it does (the docs' "what" column).
+    type : str
+        The prop's Python type as the docs show it (the runtime's type when there is no prop).
+    default : object
+        The default in the row's ``unit`` (seconds for a duration; an enum's value): what the
+        construct passes when the prop is omitted, and what the runtime uses without its variable.
+        ``None``: required, none, or computed from other props (``default_doc`` says which).
+    default_doc : str
+        The default as the docs show it.
+    prop : str or None
+        The construct's keyword; ``None`` for a setting the construct derives or the runtime owns.
+    env : str or None
+        The environment variable the construct writes and the runtime reads; ``None``: construct
+        only (or the runtime's own).
+    field : str or None
+        The runtime's name for it (a ``RuntimeConfig`` field, a processor's keyword), with its unit.
+    low, high : int or None
+        Inclusive limits in ``unit``; ``None``: unbounded on that side.
+    unit : str
+        ``seconds``, ``jobs``, ``attempts``, ``MB``, ... (for messages and docs).
+    choices : tuple of str
+        The allowed values of an enum setting.
+    why : str
+        The reason for the limits, as the validation error states it.
+    example : str
+        A valid value, as the error's fix shows it (``Duration.minutes(5)``).
+    rule : str
+        More of the rule for the docs (dependent limits, warnings), after the limits.
+    state_only : bool
+        A state-mode setting: rejected in claim mode, written only in state mode.
+    """
+
+    name: str
+    doc: str
+    type: str
+    default: object = None
+    default_doc: str = ""
+    prop: str | None = None
+    env: str | None = None
+    field: str | None = None
+    low: int | None = None
+    high: int | None = None
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    why: str = ""
+    example: str = ""
+    rule: str = ""
+    state_only: bool = False
+
+    def violation(self, value: float) -> str | None:
+        """The rule ``value`` breaks (``'a whole number from 1 to 1000'``), or ``None`` when it is allowed.
+
+        >>> SETTINGS["claim_ttl"].violation(0)
+        'a whole number >= 1'
+        >>> SETTINGS["claim_ttl"].violation(60) is None
+        True
+        """
+        if (self.low is None or value >= self.low) and (self.high is None or value <= self.high):
+            return None
+        return self.rule_text()
+
+    def rule_text(self) -> str:
+        """The limits as words: ``a whole number from 1 to 1000``, ``a whole number >= 1``."""
+        if self.low is not None and self.high is not None:
+            return f"a whole number from {self.low} to {self.high}"
+        if self.low is not None:
+            return f"a whole number >= {self.low}"
+        if self.high is not None:
+            return f"a whole number <= {self.high}"
+        return "a whole number"
+
+    def limits_doc(self) -> str:
+        """The limits as the docs show them: ``1–10``, ``≥ 1 s``, ``1 s – 15 min``, ``WAIT or SKIP_GAP``."""
+        if self.choices:
+            return " or ".join(f"`{choice}`" for choice in self.choices)
+        low, high = self.low, self.high
+        if self.unit == SECONDS:
+            low_text = _short_seconds(low) if low is not None else None
+            high_text = _short_seconds(high) if high is not None else None
+            if low_text and high_text:
+                return f"{low_text} – {high_text}" if low else f"≤ {high_text}"
+            return f"≥ {low_text}" if low_text else (f"≤ {high_text}" if high_text else "")
+        suffix = " MB" if self.unit == "MB" else ""
+        if low is not None and high is not None:
+            return f"{low}–{high}{suffix}"
+        if low is not None:
+            return f"≥ {low}{suffix}"
+        return f"≤ {high}{suffix}" if high is not None else ""
+
+
+def human_seconds(seconds: float) -> str:
+    """``seconds`` in the largest whole unit, for messages: ``1 second``, ``15 minutes``, ``12 hours``.
+
+    >>> human_seconds(900), human_seconds(43200), human_seconds(1), human_seconds(90)
+    ('15 minutes', '12 hours', '1 second', '90 seconds')
+    """
+    for size, unit in ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second")):
+        if seconds >= size and seconds % size == 0:
+            count = int(seconds // size)
+            return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+    return f"{seconds:g} seconds"
+
+
+def _short_seconds(seconds: int) -> str:
+    """``seconds`` for a docs table cell: ``1 s``, ``15 min``, ``12 h``, ``7 days``."""
+    for size, unit in ((86_400, " days"), (3_600, " h"), (60, " min"), (1, " s")):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count}{' day' if unit == ' days' and count == 1 else unit}"
+    return f"{seconds} s"
+
+
+_ROWS: Final = (
+    Setting(
+        "code",
+        "the job code: a **directory** asset (`Code.from_asset(dir)`); inline code, S3 code and zip files "
+        "are rejected; the directory may not hold a top-level `constructs_fifo`",
+        "lambda_.Code",
+        default_doc="required",
+        prop="code",
+    ),
+    Setting(
+        "handler",
+        "`module.function` of the job function: Python identifiers, dotted module allowed (`pkg.mod.handle`)",
+        "str",
+        default_doc="required",
+        prop="handler",
+        env=ENV_USER_HANDLER,
+        field="user_handler",
+    ),
+    Setting(
+        "mode",
+        "`CLAIM`: a job is a side effect, claimed in the claim table before it runs; `STATE`: a job is a "
+        "transition `apply(job, state) -> state` of its group's state (group table, no claim table)",
+        "JobMode",
+        default=DEFAULT_MODE.value,
+        default_doc=f"`{DEFAULT_MODE.value}`",
+        prop="mode",
+        env=ENV_MODE,
+        field="mode",
+        choices=tuple(member.value for member in JobMode),
+    ),
+    Setting(
+        "batch_size",
+        "records per invocation (the FIFO event source's limit)",
+        "int",
+        default=10,
+        default_doc="`10`",
+        prop="batch_size",
+        low=1,
+        high=10,
+        unit="records",
+        why="an SQS FIFO event source takes at most 10 records per batch, so",
+    ),
+    Setting(
+        "max_attempts",
+        "runs of one job (a crash inside it included) before the runtime declares it dead",
+        "int",
+        default=DEFAULT_MAX_ATTEMPTS,
+        default_doc=f"`{DEFAULT_MAX_ATTEMPTS}`",
+        prop="max_attempts",
+        env=ENV_MAX_ATTEMPTS,
+        field="max_attempts",
+        low=1,
+        high=MAX_ATTEMPTS_MAX,
+        unit="attempts",
+        why="the runtime counts a job's runs and declares it dead after max_attempts, so",
+    ),
+    Setting(
+        "on_dead_job",
+        "`PARK`: the group stops at its dead job, which is kept with every later job of the group in the "
+        "group table, in order, until resumed (`ParkedGroupsAlarm`); `CONTINUE`: the dead job goes to "
+        "the DLQ and the group goes on (its order is broken)",
+        "DeadJobPolicy",
+        default=DEFAULT_ON_DEAD_JOB.value,
+        default_doc=f"`{DEFAULT_ON_DEAD_JOB.value}`",
+        prop="on_dead_job",
+        env=ENV_ON_DEAD_JOB,
+        field="on_dead_job",
+        choices=tuple(member.value for member in DeadJobPolicy),
+    ),
+    Setting(
+        "max_receive_count",
+        "SQS's own dead-letter rule, only a safety net for a function that cannot start at all",
+        "int | None",
+        default_doc="twice the least value, at most 1000 (192; 268 in state mode)",
+        prop="max_receive_count",
+        high=1000,
+        unit="receives",
+        why="the SQS maximum for a redrive policy",
+        rule="≥ `(2 × batch_size − 1) × max_attempts + 1` (state mode: `(2 × batch_size − 1) × "
+        "(max_attempts + 2) + 1`; and ≥ 6): below it healthy jobs could follow a failing one into the DLQ",
+    ),
+    Setting(
+        "timeout",
+        "the function timeout",
+        "Duration",
+        default=120,
+        default_doc="2 minutes",
+        prop="timeout",
+        low=1,
+        high=900,
+        unit=SECONDS,
+        why="the Lambda maximum of a function timeout",
+        example="Duration.minutes(2)",
+    ),
+    Setting(
+        "visibility_timeout",
+        "the queue's visibility timeout: the cap of every retry delay",
+        "Duration | None",
+        default=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        default_doc="6 × `timeout`",
+        prop="visibility_timeout",
+        env=ENV_VISIBILITY_TIMEOUT_SECONDS,
+        field="visibility_timeout_seconds",
+        low=0,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="the SQS maximum",
+        example="Duration.minutes(12)",
+        rule="≥ `timeout`; below 6 × `timeout` adds warning "
+        "`constructs-fifo:visibilityTimeoutBelowSixTimesTimeout`; required when `timeout` is a token",
+    ),
+    Setting(
+        "reserved_concurrency",
+        "the function's reserved concurrency",
+        "int",
+        default=10,
+        default_doc="`10`",
+        prop="reserved_concurrency",
+        low=1,
+        unit="executions",
+        why="with 0 the function never runs and every message ends in the dead-letter queue",
+        rule="≥ `max_concurrency`; `1` adds warning `constructs-fifo:reservedConcurrencyOne` (the mapping "
+        "cannot be capped below 2)",
+    ),
+    Setting(
+        "max_concurrency",
+        "the event source's `ScalingConfig.MaximumConcurrency`; the default keeps the mapping from invoking "
+        "more functions than may run (throttled batches return with raised receive counts)",
+        "int | None",
+        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000)",
+        prop="max_concurrency",
+        low=2,
+        high=1000,
+        unit="executions",
+        why="Lambda's ScalingConfig.MaximumConcurrency is limited, so",
+    ),
+    Setting(
+        "claim_ttl",
+        "how long a claim item lives: claim items carry `expiration` = now + TTL (claim mode)",
+        "Duration",
+        default=DEFAULT_CLAIM_TTL_SECONDS,
+        default_doc="7 days",
+        prop="claim_ttl",
+        env=ENV_CLAIM_TTL_SECONDS,
+        field="claim_ttl_seconds",
+        low=1,
+        unit=SECONDS,
+        example="Duration.days(7)",
+    ),
+    Setting(
+        "age_alarm_threshold",
+        "the queue alarm fires when the oldest message is older than this",
+        "Duration",
+        default=300,
+        default_doc="5 minutes",
+        prop="age_alarm_threshold",
+        low=1,
+        unit=SECONDS,
+        example="Duration.minutes(5)",
+    ),
+    Setting(
+        "alarm_topic",
+        "alarm **and** OK action of every alarm",
+        "sns.ITopic | None",
+        default_doc="none",
+        prop="alarm_topic",
+    ),
+    Setting(
+        "encryption_key",
+        "both queues (SSE-KMS) and the tables (customer managed)",
+        "kms.IKey | None",
+        default_doc="none",
+        prop="encryption_key",
+    ),
+    Setting(
+        "content_based_deduplication",
+        "let SQS derive deduplication ids from the body; off: producers send the jobId as "
+        "`MessageDeduplicationId`",
+        "bool",
+        default=False,
+        default_doc="`False`",
+        prop="content_based_deduplication",
+    ),
+    Setting(
+        "table_removal_policy",
+        "what happens to the claim table and the group table when they leave the stack",
+        "RemovalPolicy",
+        default="RETAIN",
+        default_doc="`RETAIN`",
+        prop="table_removal_policy",
+    ),
+    Setting(
+        "environment",
+        "extra variables for the job code; the construct's own `CONSTRUCTS_FIFO_*` names are rejected",
+        "Mapping[str, str] | None",
+        default_doc="none",
+        prop="environment",
+    ),
+    Setting(
+        "memory_size",
+        "function memory",
+        "int",
+        default=256,
+        default_doc="`256`",
+        prop="memory_size",
+        low=128,
+        high=10240,
+        unit="MB",
+        why="Lambda memory is given in MB and",
+    ),
+    Setting(
+        "backoff_base",
+        "first retry delay of a failed job, doubling per attempt, capped at the visibility timeout",
+        "Duration",
+        default=DEFAULT_BACKOFF_BASE_SECONDS,
+        default_doc="2 seconds",
+        prop="backoff_base",
+        env=ENV_BACKOFF_BASE_SECONDS,
+        field="backoff_base_seconds",
+        low=1,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="the cap of every retry delay (the SQS maximum of a visibility timeout)",
+        example="Duration.seconds(2)",
+    ),
+    Setting(
+        "metrics_namespace",
+        "CloudWatch namespace of the runtime's EMF metrics",
+        "str",
+        default=DEFAULT_METRICS_NAMESPACE,
+        default_doc=f"`{DEFAULT_METRICS_NAMESPACE}`",
+        prop="metrics_namespace",
+        env=ENV_METRICS_NAMESPACE,
+        field="metrics_namespace",
+    ),
+    Setting(
+        "reorder_limit",
+        "state mode only: jobs with a `seq` beyond the next one that a group's reorder buffer holds",
+        "int | None",
+        default=DEFAULT_REORDER_LIMIT,
+        default_doc=f"`{DEFAULT_REORDER_LIMIT}` (state mode)",
+        prop="reorder_limit",
+        env=ENV_REORDER_LIMIT,
+        field="reorder_limit",
+        low=1,
+        high=1000,
+        unit="jobs",
+        why="the reorder buffer is committed with the group's state in one DynamoDB item, so",
+        state_only=True,
+    ),
+    Setting(
+        "gap_timeout",
+        "state mode only: how long a sequence gap may stay open before `gap_policy` applies and "
+        "`SequenceGapAlarm` fires",
+        "Duration | None",
+        default=DEFAULT_GAP_TIMEOUT_SECONDS,
+        default_doc="5 minutes (state mode)",
+        prop="gap_timeout",
+        env=ENV_GAP_TIMEOUT_SECONDS,
+        field="gap_timeout_seconds",
+        low=1,
+        unit=SECONDS,
+        example="Duration.minutes(5)",
+        state_only=True,
+    ),
+    Setting(
+        "gap_policy",
+        "state mode only: `WAIT` keeps waiting (the alarm calls an operator); `SKIP_GAP` gives the "
+        "missing seqs up, records them and applies what follows",
+        "GapPolicy | None",
+        default=DEFAULT_GAP_POLICY,
+        default_doc=f"`{DEFAULT_GAP_POLICY}` (state mode)",
+        prop="gap_policy",
+        env=ENV_GAP_POLICY,
+        field="gap_policy",
+        choices=(GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP),
+        state_only=True,
+    ),
+    # --- written by the construct from the resources it built -----------------------------------------
+    Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
+    Setting(
+        "dead_letter_queue_url",
+        "the dead-letter queue's URL",
+        "str",
+        env=ENV_DEAD_LETTER_QUEUE_URL,
+        field="dead_letter_queue_url",
+    ),
+    Setting("claim_table", "the claim table's name", "str", env=ENV_CLAIM_TABLE, field="claim_table"),
+    Setting(
+        "group_table",
+        "the group table's name (PARK policy or state mode)",
+        "str",
+        env=ENV_GROUP_TABLE,
+        field="group_table",
+    ),
+    # --- the runtime's own ---------------------------------------------------------------------------
+    Setting(
+        "first_seq",
+        "the `seq` of a group's first job: a group's sequence starts at 0",
+        "int",
+        default=DEFAULT_FIRST_SEQ,
+        field="first_seq",
+        low=0,
+        unit="seq",
+    ),
+    Setting(
+        "remember_job_ids",
+        "state mode: job ids without `seq` a group's bookkeeping remembers, to skip their duplicates",
+        "int",
+        default=DEFAULT_REMEMBERED_JOB_IDS,
+        field="remember_job_ids",
+        low=1,
+        unit="job ids",
+    ),
+)
+
+#: Every setting by name, props first in the construct's keyword order.
+SETTINGS: Final[Mapping[str, Setting]] = {row.name: row for row in _ROWS}
