@@ -13,6 +13,7 @@ from aws_cdk.assertions import Match, Template
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -343,3 +344,23 @@ def test_state_mode_reorder_limit_is_range_checked(code: lambda_.Code) -> None:
         "reorder_limit=0 is out of range: the reorder buffer is committed with the group's state in one "
         "DynamoDB item, so it must be between 1 and 1000 inclusive; pass reorder_limit from 1 to 1000."
     ]
+
+
+#: Props whose row has a limit of its own (``max_receive_count``'s least value depends on other props).
+BOUNDED_PROPS = [
+    row for row in SETTINGS.values() if row.prop is not None and (row.low is not None or row.high is not None)
+]
+
+
+@pytest.mark.parametrize("row", BOUNDED_PROPS, ids=lambda row: row.name)
+def test_the_construct_refuses_one_past_each_limit_of_a_props_row(code: lambda_.Code, row: Setting) -> None:
+    # GIVEN a prop one past a limit of its row of the settings spec (the limits RuntimeConfig reads)
+    mode = constants.JobMode.STATE if row.state_only else constants.JobMode.CLAIM
+    outside = ([row.low - 1] if row.low else []) + ([row.high + 1] if row.high is not None else [])
+    assert outside, row.name
+    for number in outside:
+        value = Duration.seconds(number) if row.unit == SECONDS else number
+        # WHEN building / THEN the problem names that prop with that value
+        problems = _problems(code, mode=mode, **{str(row.prop): value})
+        shown = f"{number}s" if row.unit == SECONDS else str(number)
+        assert any(problem.startswith(f"{row.prop}={shown} ") for problem in problems), problems

@@ -1,0 +1,57 @@
+"""The props tables of README.md and docs/construct.md are the settings spec's rows, written out."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from constructs_fifo.construct.errors import PropsTableMissingError
+from constructs_fifo.construct.props_table import DOCS, main, render, rewrite
+from constructs_fifo.runtime.settings import SETTINGS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("name", "with_env"), DOCS.items())
+def test_each_docs_props_table_is_the_one_the_spec_writes(name: str, with_env: bool) -> None:
+    # GIVEN the committed doc / WHEN its table is written again from the rows
+    text = (REPO / name).read_text(encoding="utf-8")
+    # THEN nothing changes (else: python -m constructs_fifo.construct.props_table)
+    assert rewrite(text, with_env=with_env) == text
+
+
+def test_the_table_has_one_line_per_prop_row_in_keyword_order() -> None:
+    # GIVEN the table with the variable column
+    lines = render(with_env=True).splitlines()[2:]
+    # THEN one line per row with a prop, in the rows' order, with its variable or "construct only"
+    props = [row for row in SETTINGS.values() if row.prop is not None]
+    assert [line.split(" | ")[0] for line in lines] == [f"| `{row.prop}`" for row in props]
+    for line, row in zip(lines, props, strict=True):
+        assert line.endswith(f"| `{row.env}` |" if row.env else "| construct only |")
+
+
+def test_check_fails_on_a_drifted_doc_and_a_rewrite_repairs_it(tmp_path: Path) -> None:
+    # GIVEN copies of the docs, one with a default changed by hand
+    for name in DOCS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / name, tmp_path / name)
+    readme = tmp_path / "README.md"
+    drifted = readme.read_text(encoding="utf-8").replace(
+        "| `batch_size` | `int` | `10` |", "| `batch_size` | `int` | `5` |"
+    )
+    readme.write_text(drifted, encoding="utf-8")
+    # WHEN checking / THEN it fails and changes nothing
+    assert main(["--root", str(tmp_path), "--check"]) == 1
+    assert readme.read_text(encoding="utf-8") == drifted
+    # AND rewriting restores the spec's table, after which the check passes
+    assert main(["--root", str(tmp_path)]) == 0
+    assert readme.read_text(encoding="utf-8") == (REPO / "README.md").read_text(encoding="utf-8")
+    assert main(["--root", str(tmp_path), "--check"]) == 0
+
+
+def test_a_doc_without_markers_is_refused_with_the_fix() -> None:
+    # GIVEN a doc whose table has no markers / WHEN rewriting / THEN the error names both lines
+    with pytest.raises(PropsTableMissingError, match="add both where the table belongs"):
+        rewrite("# Props\n\n| prop |\n", with_env=False)
