@@ -50,12 +50,13 @@ def _line(row: Setting, *, with_env: bool) -> str:
 
 
 def render(*, with_env: bool) -> str:
-    """The table of every prop, in the construct's keyword order.
+    r"""The table of every prop, in the construct's keyword order.
 
     >>> render(with_env=True).splitlines()[0]
     '| prop | type | default | limits and rules | what | environment variable |'
-    >>> [line for line in render(with_env=False).splitlines() if "`reorder_limit`" in line][0][:52]
-    '| `reorder_limit` | `int \\\\| None` | `100` (state mode) |'
+    >>> line = next(line for line in render(with_env=False).splitlines() if "`reorder_limit`" in line)
+    >>> line.split(" | ")[:4]
+    ['| `reorder_limit`', '`int \\| None`', '`100` (state mode)', '1–1000']
     """
     header = ["prop", "type", "default", "limits and rules", "what"] + (
         ["environment variable"] if with_env else []
