@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import enum
+import inspect
 import shutil
 from pathlib import Path
 
 import pytest
+from aws_cdk import Duration
 
+from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.construct import tokens
 from constructs_fifo.construct.errors import PropsTableMissingError
 from constructs_fifo.construct.props_table import DOCS, main, render, rewrite
 from constructs_fifo.runtime.settings import SETTINGS
@@ -20,6 +25,34 @@ def test_each_docs_props_table_is_the_one_the_spec_writes(name: str, with_env: b
     text = (REPO / name).read_text(encoding="utf-8")
     # THEN nothing changes (else: python -m constructs_fifo.construct.props_table)
     assert rewrite(text, with_env=with_env) == text
+
+
+def _keywords() -> dict[str, inspect.Parameter]:
+    parameters = inspect.signature(OrderedAgentQueue.__init__).parameters
+    return {name: p for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def test_every_keyword_of_the_construct_is_a_row_in_its_order() -> None:
+    # GIVEN the construct's keyword-only props / THEN each is a row's prop, in the same order
+    assert [row.prop for row in SETTINGS.values() if row.prop is not None] == list(_keywords())
+
+
+def _as_row_value(value: object) -> object:
+    """A signature default in a row's terms: seconds, an enum member's name (the environment's value)."""
+    if isinstance(value, Duration):
+        return tokens.seconds(value)
+    if isinstance(value, enum.Enum):
+        return value.name
+    return value
+
+
+def test_the_constructs_defaults_are_the_rows_defaults() -> None:
+    # GIVEN each keyword with a default of its own (not None: computed, or set only in state mode)
+    for name, parameter in _keywords().items():
+        if parameter.default in (inspect.Parameter.empty, None):
+            continue
+        # THEN it is its row's default
+        assert _as_row_value(parameter.default) == SETTINGS[name].default, name
 
 
 def test_the_table_has_one_line_per_prop_row_in_keyword_order() -> None:
