@@ -6,6 +6,8 @@ The construct's side of the same rows is pinned in ``test_construct_validation.p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from constructs_fifo.runtime.config import RuntimeConfig
@@ -109,3 +111,11 @@ def test_every_row_is_named_once_and_says_where_it_is_given() -> None:
     props = [row.prop for row in SETTINGS.values() if row.prop]
     variables = [row.env for row in SETTINGS.values() if row.env]
     assert len(props) == len(set(props)) and len(variables) == len(set(variables))
+
+
+def test_the_readme_states_the_effective_state_limit() -> None:
+    # GIVEN the state engine's default size limit: the item limit less the bookkeeping's reserve
+    limit = BatchSettings(max_attempts=1, park_on_dead=False).size_limit
+    # THEN the README states that figure where state mode's limits are listed
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"at most {limit:,} bytes" in readme and "less a 32 KB reserve" in readme
