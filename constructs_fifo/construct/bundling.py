@@ -246,7 +246,9 @@ def _failure(output: str, source: str, architecture: str, installer: Installer) 
     )
 
 
-def bundle_dependencies(code_dir: Path, *, architecture: str, bundling: CodeBundling) -> Path | None:
+def bundle_dependencies(
+    code_dir: Path, *, architecture: str, bundling: CodeBundling, installer: Installer | None = None
+) -> Path | None:
     """Install the job code's dependencies for the function's platform, once per lock hash.
 
     Parameters
@@ -257,6 +259,8 @@ def bundle_dependencies(code_dir: Path, *, architecture: str, bundling: CodeBund
         ``lambda_.Architecture.name``: ``x86_64`` or ``arm64``.
     bundling
         The user's options.
+    installer
+        Default :func:`find_installer` (tests pass pip or uv explicitly).
 
     Returns
     -------
@@ -275,7 +279,7 @@ def bundle_dependencies(code_dir: Path, *, architecture: str, bundling: CodeBund
     if declared is None:
         return None
     lines, source = declared
-    installer = find_installer()
+    installer = installer or find_installer()
     cached = _cache_root(bundling) / "dependencies" / _lock_hash(lines, architecture, bundling, installer)
     if cached.is_dir():
         return cached
