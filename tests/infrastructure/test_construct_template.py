@@ -765,7 +765,7 @@ def test_placed_function_role_gets_the_vpc_actions_inline_before_the_function_ex
     for role in _resources(template, "AWS::IAM::Role").values():
         assert "ManagedPolicyArns" not in role["Properties"]
     # AND the function waits for its role's policy (Lambda checks the ENI permissions at creation)
-    [(function_id, function)] = _resources(template, "AWS::Lambda::Function").items()
+    [function_id] = _resources(template, "AWS::Lambda::Function")
     [(policy_id, _)] = [
         (k, r)
         for k, r in _resources(template, "AWS::IAM::Policy").items()

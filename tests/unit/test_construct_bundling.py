@@ -1,4 +1,4 @@
-"""bundle_dependencies: wheels for the function's platform, cached by the lock's hash, with the fix on failure.
+"""bundle_dependencies: wheels for the function's platform, cached by the lock's hash, the fix on failure.
 
 No network: every install reads a local wheelhouse (``--no-index --find-links``) of wheels this module
 writes: ``tinypure`` (pure Python, ``py3-none-any``), ``tinybin`` (tagged ``cp314-cp314-
@@ -34,12 +34,12 @@ INSTALLERS = [pytest.param(PIP, id="pip"), pytest.param(UV_INSTALLER, id="uv")]
 def write_wheel(directory: Path, name: str, tag: str, source: str) -> Path:
     """A minimal valid wheel of module ``name`` (``name/__init__.py`` = ``source``) tagged ``tag``."""
     dist_info = f"{name}-1.0.dist-info"
+    purelib = "true" if "none-any" in tag else "false"
     files = {
         f"{name}/__init__.py": source.encode(),
         f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
         f"{dist_info}/WHEEL": (
-            f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {'true' if 'none-any' in tag else 'false'}"
-            f"\nTag: {tag}\n"
+            f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n"
         ).encode(),
     }
     record = [
