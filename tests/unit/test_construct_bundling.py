@@ -7,15 +7,16 @@ manylinux2014_x86_64``, as a binary wheel is) and ``tinymac`` (macOS only).
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
-from aws_cdk import BundlingOptions, DockerImage
+from aws_cdk import App, BundlingOptions, DockerImage, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Template
 
+from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct.bundling import (
     CodeBundling,
     DependencyBundlingError,
@@ -25,42 +26,12 @@ from constructs_fifo.construct.bundling import (
 )
 from constructs_fifo.construct.packaging import excluded
 
+from .wheelhouse import make_wheelhouse
+
 UV = Path(sys.executable).with_name("uv")  # pinned in the development venv (Makefile)
 PIP = Installer("pip", (sys.executable, "-m", "pip", "install"))
 UV_INSTALLER = Installer("uv", (str(UV), "pip", "install"))
 INSTALLERS = [pytest.param(PIP, id="pip"), pytest.param(UV_INSTALLER, id="uv")]
-
-
-def write_wheel(directory: Path, name: str, tag: str, source: str) -> Path:
-    """A minimal valid wheel of module ``name`` (``name/__init__.py`` = ``source``) tagged ``tag``."""
-    dist_info = f"{name}-1.0.dist-info"
-    purelib = "true" if "none-any" in tag else "false"
-    files = {
-        f"{name}/__init__.py": source.encode(),
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
-        f"{dist_info}/WHEEL": (
-            f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n"
-        ).encode(),
-    }
-    record = [
-        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
-        for path, data in files.items()
-    ]
-    files[f"{dist_info}/RECORD"] = ("\n".join([*record, f"{dist_info}/RECORD,,"]) + "\n").encode()
-    wheel = directory / f"{name}-1.0-{tag}.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
-
-
-def make_wheelhouse(directory: Path) -> Path:
-    """The three wheels of this module's docstring, in ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    write_wheel(directory, "tinypure", "py3-none-any", "KIND = 'pure'\n")
-    write_wheel(directory, "tinybin", "cp314-cp314-manylinux2014_x86_64", "KIND = 'binary'\n")
-    write_wheel(directory, "tinymac", "cp314-cp314-macosx_11_0_arm64", "KIND = 'mac'\n")
-    return directory
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +173,46 @@ def test_no_declared_dependencies_installs_nothing(tmp_path: Path) -> None:
 def test_exclude_follows_cdk_glob_patterns(path: str, patterns: list[str], expected: bool) -> None:
     # GIVEN a path in the code directory and exclude patterns WHEN checked THEN CDK's GLOB rules decide
     assert excluded(path, patterns) is expected
+
+
+def test_the_construct_bundles_the_dependencies_into_the_asset_honouring_exclude(tmp_path: Path) -> None:
+    # GIVEN job code importing a pure and a binary-wheel dependency, with tests and notes to leave out
+    house = make_wheelhouse(tmp_path / "house")
+    code = _code(tmp_path, "tinypure==1.0\ntinybin==1.0\n")
+    (code / "worker.py").write_text(
+        "import tinybin\nimport tinypure\n\n\ndef handle(job, context):\n"
+        "    return tinypure.KIND + tinybin.KIND\n"
+    )
+    (code / "tests").mkdir()
+    (code / "tests" / "test_worker.py").write_text("")
+    (code / "NOTES.md").write_text("")
+    app = App(outdir=str(tmp_path / "out"))
+    stack = Stack(app, "S")
+    # WHEN the construct is built with them and the app synthesizes
+    OrderedAgentQueue(
+        stack,
+        "Jobs",
+        code=lambda_.Code.from_asset(str(code)),
+        handler="worker.handle",
+        bundling=_offline(house, tmp_path / "cache", exclude=["tests", "*.md"]),
+    )
+    app.synth()
+    [function] = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    asset = tmp_path / "out" / f"asset.{function['Properties']['Code']['S3Key'].removesuffix('.zip')}"
+    # THEN the asset holds the job code, both dependencies and the runtime, and nothing excluded
+    for name in (
+        "worker.py",
+        "tinypure/__init__.py",
+        "tinybin/__init__.py",
+        "constructs_fifo/runtime/entrypoint.py",
+    ):
+        assert (asset / name).is_file(), name
+    assert not (asset / "tests").exists()
+    assert not (asset / "NOTES.md").exists()
+    # AND the job module runs from the asset alone, finding its dependencies at its root (as Lambda and
+    # the local drain put it on sys.path)
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import worker; print(worker.handle(None, None))"
+    ran = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(asset)], capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip() == "purebinary"
