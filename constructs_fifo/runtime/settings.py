@@ -254,7 +254,10 @@ _ROWS: Final = (
     ),
     Setting(
         "encryption_key",
-        "both queues (SSE-KMS) and the tables (customer managed)",
+        "both queues (SSE-KMS), the tables (customer managed), the function's log group (the key policy "
+        "gains the statement CloudWatch Logs needs; an imported key warns "
+        "`constructs-fifo:encryptionKeyPolicyNotManaged`) and its environment variables; see "
+        "docs/security.md",
         "kms.IKey | None",
         default_doc="none",
         prop="encryption_key",
@@ -362,6 +365,71 @@ _ROWS: Final = (
         field="gap_policy",
         choices=(GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP),
         state_only=True,
+    ),
+    Setting(
+        "architecture",
+        "the instruction set; `ARM_64` is about 20% cheaper per GB-second (the runtime is pure Python); "
+        "bundled dependencies are installed for it",
+        "lambda_.Architecture",
+        default="X86_64",
+        default_doc="`X86_64`",
+        prop="architecture",
+        choices=("X86_64", "ARM_64"),
+    ),
+    Setting(
+        "tracing",
+        "X-Ray tracing of the function",
+        "lambda_.Tracing | None",
+        default_doc="none",
+        prop="tracing",
+        rule='a `lambda_.Tracing`; `ACTIVE` adds X-Ray\'s statements on `Resource: "*"` (acknowledged for '
+        "cdk-nag)",
+    ),
+    Setting(
+        "layers",
+        "Lambda layers of the function",
+        "Sequence[lambda_.ILayerVersion] | None",
+        default_doc="none",
+        prop="layers",
+        high=5,
+        unit="layers",
+        rule="each compatible with `python3.14` when it says",
+    ),
+    Setting(
+        "vpc",
+        "the function runs in it; its subnets must reach SQS, DynamoDB, CloudWatch and KMS (NAT or "
+        "endpoints); the role gets the network-interface actions of `AWSLambdaVPCAccessExecutionRole`, "
+        "inline",
+        "ec2.IVpc | None",
+        default_doc="none",
+        prop="vpc",
+    ),
+    Setting(
+        "vpc_subnets",
+        "which subnets of `vpc` the function runs in",
+        "ec2.SubnetSelection | None",
+        default_doc="the VPC's private subnets",
+        prop="vpc_subnets",
+        rule="needs `vpc`; no public subnets",
+    ),
+    Setting(
+        "security_groups",
+        "the function's security groups",
+        "Sequence[ec2.ISecurityGroup] | None",
+        default_doc="one the function creates (all outbound, no inbound)",
+        prop="security_groups",
+        low=1,
+        high=5,
+        unit="groups",
+        rule="needs `vpc`",
+    ),
+    Setting(
+        "bundling",
+        "how the job code's dependencies are installed: `exclude` patterns, `requirements`, index "
+        'options, `cache_dir`, or `docker` bundling (see "Job code with dependencies" in docs/construct.md)',
+        "CodeBundling | None",
+        default_doc="install what the code directory declares",
+        prop="bundling",
     ),
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),

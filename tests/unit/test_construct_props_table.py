@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import tokens
@@ -38,11 +39,16 @@ def test_every_keyword_of_the_construct_is_a_row_in_its_order() -> None:
 
 
 def _as_row_value(value: object) -> object:
-    """A signature default in a row's terms: seconds, an enum member's name (the environment's value)."""
+    """A signature default in a row's terms: seconds, an enum member's name (the environment's value),
+    the attribute name of a CDK constant (``lambda_.Architecture.X86_64``: ``X86_64``)."""
     if isinstance(value, Duration):
         return tokens.seconds(value)
     if isinstance(value, enum.Enum):
         return value.name
+    if isinstance(value, lambda_.Architecture):
+        return next(
+            name for name in ("X86_64", "ARM_64") if getattr(lambda_.Architecture, name).name == value.name
+        )
     return value
 
 
