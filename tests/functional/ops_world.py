@@ -240,7 +240,9 @@ class World:
         tables = [GROUP_TABLE_NAME] + ([TABLE_NAME] if self.claim_mode else [])
         items = {
             table: sorted(
-                json.dumps(item, sort_keys=True) for item in self.dynamodb.scan(TableName=table)["Items"]
+                # a Binary attribute (state mode's remembered ids) compares by its bytes' hex
+                json.dumps(item, sort_keys=True, default=bytes.hex)
+                for item in self.dynamodb.scan(TableName=table)["Items"]
             )
             for table in tables
         }
