@@ -171,7 +171,7 @@ class OrderedAgentQueue(Construct):
         ``OutcomeLines.JOB`` (default): a log line per job outcome, what an operator searches first.
         ``OutcomeLines.BATCH``: successes and duplicates are summarized in one line per batch (counts,
         durations, job ids); failures, dead jobs and parking keep their own lines; the metrics are
-        the same. About 0.4 $ less log ingestion per million jobs at full batches.
+        the same: about 120 log bytes per job instead of about 870 ($0.35 less per million jobs).
 
     Raises
     ------
