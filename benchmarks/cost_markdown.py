@@ -16,7 +16,8 @@ _COLUMNS = (
     ("DynamoDB read units per job", "RCU/job"),
     ("SQS requests per job", "SQS req/job"),
     ("Lambda GB-seconds per job", "GB-s/job"),
-    ("log bytes per job", "log B/job"),
+    ("log bytes per job (", "log B/job"),
+    ("log bytes per job at outcome_lines=BATCH", "log B/job at BATCH"),
     ("dollars per million jobs", "$/M jobs"),
 )
 
@@ -33,7 +34,9 @@ MODELS = f"""\
   share of a vCPU (one vCPU at 1,769 MB) + {LATENCY_MS_PER_CALL:g} ms per DynamoDB or SQS call, at the
   construct's default memory. CPU is this machine's: read the column as an estimate.
 - **Logs**: the bytes the runtime's logger wrote (Powertools logs nothing by default), plus
-  {PLATFORM_LOG_BYTES_PER_INVOCATION} B of Lambda's START/END/REPORT lines per invocation in the dollars.
+  {PLATFORM_LOG_BYTES_PER_INVOCATION} B of Lambda's START/END/REPORT lines per invocation in the dollars
+  (at the default `outcome_lines=JOB`); *log B/job at BATCH* counts the same calls given to a logger at
+  `outcome_lines=BATCH` (successes summarized once per batch), in the same run.
 - **Cases**: 10 groups, batches of 10 records; *one job per group* (each batch holds one job of each of
   10 groups: low traffic) or *ten jobs per group* (one busy group per batch); new jobs without `seq`,
   after enough unmeasured jobs per group that state mode's bookkeeping is in its steady state; the
