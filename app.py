@@ -6,6 +6,12 @@
 - ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
   idempotent by job id (an effect outside the runtime's store).
 
+Each function reserves the construct's default concurrency (10), unless the app is synthesized with
+``--context constructs-fifo:unreserved=true``: what ``constructs-fifo deploy --allow-unreserved``
+passes when the preflight finds that the account's Lambda quota cannot hold the reservation (new
+accounts start at 10 or 50). Then neither reserves and each mapping's MaximumConcurrency (10) is the
+ceiling.
+
 Both keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
 and open a PR on the wrong code, and a reader of a workspace's notifications expects them in order.
 
@@ -26,6 +32,7 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
 from constructs_fifo import JobMode, OrderedAgentQueue
+from constructs_fifo.construct.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.local.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
@@ -43,6 +50,7 @@ from constructs_fifo.local.demo.sample_app import (
     WORKSPACE_HANDLER,
     WORKSPACE_QUEUE,
 )
+from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",
@@ -92,12 +100,15 @@ class AgentJobsStack(Stack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id, description="constructs-fifo sample: ordered agent jobs, both modes")
         code = lambda_.Code.from_asset(str(LAMBDA_DIR))
+        unreserved = str(self.node.try_get_context(UNRESERVED_CONTEXT)).lower() == "true"
+        reserved_concurrency = None if unreserved else RESERVED_CONCURRENCY
         workspaces = OrderedAgentQueue(
             self,
             WORKSPACE_QUEUE,
             code=code,
             handler=WORKSPACE_HANDLER,
             mode=JobMode.STATE,
+            reserved_concurrency=reserved_concurrency,
             table_removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
         )
         notification_table = dynamodb.Table(
@@ -117,6 +128,7 @@ class AgentJobsStack(Stack):
             code=code,
             handler=NOTIFICATION_HANDLER,
             environment={ENV_NOTIFICATION_TABLE: notification_table.table_name},
+            reserved_concurrency=reserved_concurrency,
             table_removal_policy=RemovalPolicy.DESTROY,
         )
         notification_table.grant(notifications.function, *NOTIFICATION_TABLE_ACTIONS)

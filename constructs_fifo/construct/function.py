@@ -146,7 +146,7 @@ def build_function(
     group_table: dynamodb.ITable | None,
     timeout: Duration,
     memory_size: int | float,
-    reserved_concurrency: int | float,
+    reserved_concurrency: int | float | None,
 ) -> JobFunction:
     """Create the log group (``LogGroup``), the role (``FunctionRole``) and the function (``Function``).
 
@@ -164,7 +164,8 @@ def build_function(
     queue, dead_letter_queue, claim_table, group_table
         The resources whose URLs and names the runtime is told (a table may be absent).
     timeout, memory_size, reserved_concurrency
-        The function's own settings.
+        The function's own settings; ``reserved_concurrency=None`` sets no
+        ``ReservedConcurrentExecutions`` (the function draws on the account's unreserved pool).
     """
     log_group = logs.LogGroup(scope, "LogGroup", retention=defaults.LOG_RETENTION)
     role = iam.Role(

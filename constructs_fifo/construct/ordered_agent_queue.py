@@ -98,10 +98,15 @@ class OrderedAgentQueue(Construct):
         Default 6 x ``timeout``.
     reserved_concurrency
         The function's reserved concurrency, at least 1 and at least ``max_concurrency``. Default 10.
+        A reservation is a floor and a ceiling taken from the account's concurrency quota. ``None``
+        reserves nothing: the mapping's ``max_concurrency`` is then the only ceiling (AWS's advice for
+        SQS), with no floor (other functions of the account can use up the unreserved pool). Use it on
+        accounts whose quota cannot hold a reservation (new accounts start at 10 or 50).
     max_concurrency
         The event source's maximum concurrency, 2 to 1000. Default ``reserved_concurrency`` (when it
         is 2 or more; at most 1000), so the mapping never invokes more functions than may run:
-        throttled batches return to the queue with raised receive counts.
+        throttled batches return to the queue with raised receive counts. With
+        ``reserved_concurrency=None``, default 10.
     claim_ttl
         How long a claim item lives before DynamoDB's TTL may delete it. Default 7 days.
     age_alarm_threshold
@@ -192,7 +197,7 @@ class OrderedAgentQueue(Construct):
         max_receive_count: int | None = None,
         timeout: Duration = defaults.TIMEOUT,
         visibility_timeout: Duration | None = None,
-        reserved_concurrency: int = defaults.RESERVED_CONCURRENCY,
+        reserved_concurrency: int | None = defaults.RESERVED_CONCURRENCY,
         max_concurrency: int | None = None,
         claim_ttl: Duration = defaults.CLAIM_TTL,
         age_alarm_threshold: Duration = defaults.AGE_ALARM_THRESHOLD,

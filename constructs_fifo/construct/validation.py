@@ -60,7 +60,7 @@ class Props:
     max_receive_count: int | float
     timeout: Duration
     visibility_timeout: Duration
-    reserved_concurrency: int | float
+    reserved_concurrency: int | float | None
     max_concurrency: int | float | None
     claim_ttl: Duration
     age_alarm_threshold: Duration
@@ -205,7 +205,8 @@ def check_props(props: Props) -> list[str]:
         problems.append(
             f"reserved_concurrency={reserved:g} is less than 1: with 0 the function never runs and "
             "every message ends in the dead-letter queue; pass reserved_concurrency >= 1 "
-            f"(default {defaults.RESERVED_CONCURRENCY})."
+            f"(default {defaults.RESERVED_CONCURRENCY}), or None to reserve nothing and let "
+            "max_concurrency alone cap the function."
         )
     maximum = props.max_concurrency
     problems += _check_range(

@@ -27,6 +27,7 @@ __all__ = [
     "LocalError",
     "MappingNotFoundError",
     "MissingExtraError",
+    "PreflightError",
     "QueueNotFoundError",
     "RunnerError",
     "StackError",
@@ -125,6 +126,10 @@ class CdkCommandError(DeployError):
             "fix the cause shown in its output (below)",
             details=output.strip().splitlines()[-25:],
         )
+
+
+class PreflightError(DeployError):
+    """The preflight found what the account would refuse; nothing was deployed."""
 
 
 class StackError(LocalError):

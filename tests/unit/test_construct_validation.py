@@ -109,7 +109,8 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     "reserved_concurrency_below_1": (
         {"reserved_concurrency": 0},
         "reserved_concurrency=0 is less than 1: with 0 the function never runs and every message ends "
-        "in the dead-letter queue; pass reserved_concurrency >= 1 (default 10).",
+        "in the dead-letter queue; pass reserved_concurrency >= 1 (default 10), or None to reserve "
+        "nothing and let max_concurrency alone cap the function.",
     ),
     "reserved_concurrency_below_max_concurrency": (
         {"reserved_concurrency": 5, "max_concurrency": 10},
@@ -300,6 +301,12 @@ def test_default_max_concurrency_follows_reserved_within_the_api_range(
     # WHEN the mapping's default MaximumConcurrency is derived
     # THEN it equals the reserved concurrency, within ScalingConfig's 2 to 1000 (none below 2)
     assert defaults.max_concurrency_for(reserved) == expected
+
+
+def test_default_max_concurrency_without_reservation_is_the_default_reservation() -> None:
+    # GIVEN no reservation (reserved_concurrency=None) and no max_concurrency
+    # WHEN the default is derived THEN the mapping is capped at what the default reservation would give
+    assert defaults.max_concurrency_for(None) == defaults.RESERVED_CONCURRENCY == 10
 
 
 def test_default_max_concurrency_of_an_unresolved_reserved_concurrency_is_none() -> None:
