@@ -1,4 +1,4 @@
-"""``constructs-fifo``: serve the local emulator, deploy, drain, and run the demo.
+"""``constructs-fifo``: serve the local emulator, check an account, deploy, drain, and run the demo.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
@@ -8,15 +8,18 @@ line.
 Exit codes
 ----------
 0
-    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown).
+    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown;
+    for ``doctor``: every check passed).
 1
-    ``demo`` ran and found violations (each is printed), or the divergence did not show.
+    ``demo`` ran and found violations (each is printed), or the divergence did not show; ``doctor``
+    found a problem (each printed with its fix).
 2
     Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``).
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
-    start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
-    connection, throttled, access denied. One line with what failed and the fix; no traceback.
+    start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
+    missing or ambiguous, no credentials, no connection, throttled, access denied. One line with what
+    failed and the fix; no traceback.
 130
     Interrupted (Ctrl-C).
 """
@@ -33,7 +36,7 @@ from typing import Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
-from constructs_fifo.cli import render
+from constructs_fifo.cli import doctor, render
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
@@ -45,6 +48,7 @@ from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
@@ -126,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``constructs-fifo``."""
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
-        description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo.",
+        description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, "
+        "demo.",
         epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -145,10 +150,29 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
+    deploy_command.add_argument(
+        ALLOW_UNRESERVED_FLAG,
+        action="store_true",
+        help="if the preflight finds that the account's Lambda concurrency quota cannot hold the stack's "
+        "reserved concurrency, synthesize again with --context constructs-fifo:unreserved=true and deploy "
+        "without reservation (each queue's MaximumConcurrency stays its ceiling; the app must read the "
+        "context, as the sample app does). Without it, such an account stops the deploy before "
+        "CloudFormation",
+    )
+    deploy_command.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_false",
+        help="skip the preflight (identity, region, CDK CLI, bootstrap, reserved concurrency; see `doctor`)",
+    )
     deploy_command.epilog = (
-        "Prints the stack's outputs as JSON; with --queue, that queue's resources instead "
+        "Runs the preflight first (the checks of `constructs-fifo doctor`) and stops before `cdk deploy` "
+        "on a problem, printing each check with its fix. Prints the stack's outputs as JSON; with --queue, "
+        "that queue's resources instead "
         "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, groupTableName, functionName)."
     )
+
+    doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -235,6 +259,9 @@ def _deploy(args: argparse.Namespace) -> int:
         target=target,
         stack=args.stack,
         echo=lambda line: console.print(line, markup=False, style="dim"),
+        check=args.preflight,
+        allow_unreserved=args.allow_unreserved,
+        report=lambda check: doctor.print_checks([check], sys.stderr),
     )
     if args.queue is None:
         print(json.dumps(outputs, indent=2, sort_keys=True))
@@ -309,7 +336,7 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo}
+_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, "doctor": doctor.run}
 
 
 def _print_error(error: LocalError) -> None:

@@ -63,6 +63,7 @@ __all__ = [
     "is_missing_stack",
     "run_preflight",
     "stack_outputs",
+    "synth",
 ]
 
 
@@ -162,7 +163,7 @@ def _run(
         raise CdkCommandError(command, returncode, "".join(lines))
 
 
-def _synth(
+def synth(
     executable: str,
     stack: str,
     *,
@@ -172,6 +173,13 @@ def _synth(
     echo: Callable[[str], None] | None,
     context: Mapping[str, str] | None = None,
 ) -> None:
+    """``cdk synth STACK --quiet --output ASSEMBLY`` (with ``--context KEY=VALUE`` for each of ``context``).
+
+    Raises
+    ------
+    CdkCommandError
+        The synth failed; its output is in the error's details.
+    """
     extra = [arg for key, value in (context or {}).items() for arg in ("--context", f"{key}={value}")]
     _run(
         [executable, "synth", stack, "--quiet", "--output", str(assembly), *extra],
@@ -316,7 +324,7 @@ def deploy(
             child_env["CDK_HOME"] = scope.enter_context(
                 tempfile.TemporaryDirectory(prefix="constructs-fifo-cdk-home-")
             )
-        _synth(executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo)
+        synth(executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo)
         bootstrapped: bool | None = None
         if check:
             facts = run_preflight(
@@ -334,7 +342,7 @@ def deploy(
             if allow_unreserved and _can_drop_reservation(facts, checks):
                 if echo is not None:
                     echo("the account cannot hold the reserved concurrency: synthesizing without it")
-                _synth(
+                synth(
                     executable,
                     stack,
                     app_path=app_path,

@@ -52,6 +52,7 @@ from typing import Any, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.stack_status import BOOTSTRAP_STACK, COMPLETE_STATES, is_missing_stack
 
 __all__ = [
@@ -101,9 +102,10 @@ class Status(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Unavailable:
-    """A fact that could not be read, with the reason (e.g. the AWS error)."""
+    """A fact that could not be read, with the reason (e.g. the AWS error) and, when known, the fix."""
 
     reason: str
+    fix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +249,8 @@ def _check_identity(facts: Facts) -> Check:
             "identity",
             Status.PROBLEM,
             f"no caller identity on {facts.target}: {facts.identity.reason}",
-            "configure credentials (`aws configure`, `aws sso login`, or AWS_PROFILE) for the account "
+            facts.identity.fix
+            or "configure credentials (`aws configure`, `aws sso login`, or AWS_PROFILE) for the account "
             "to deploy to",
         )
     return Check("identity", Status.OK, f"account {facts.identity.account} as {facts.identity.arn}")
@@ -288,7 +291,8 @@ def _check_bootstrap(facts: Facts) -> Check:
             "bootstrap",
             Status.PROBLEM,
             f"the {BOOTSTRAP_STACK} stack could not be read: {bootstrap.reason}",
-            "allow cloudformation:DescribeStacks and ssm:GetParameter on the bootstrap resources",
+            bootstrap.fix
+            or "allow cloudformation:DescribeStacks and ssm:GetParameter on the bootstrap resources",
         )
     required = facts.stack.requires_bootstrap if isinstance(facts.stack, StackConcurrency) else None
     if bootstrap.status is None:
@@ -333,7 +337,8 @@ def _check_concurrency(facts: Facts) -> Check:
             "concurrency",
             Status.PROBLEM,
             f"Lambda GetAccountSettings failed: {account.reason}",
-            "allow lambda:GetAccountSettings to the deploying identity, so the reservation can be checked",
+            account.fix
+            or "allow lambda:GetAccountSettings to the deploying identity, so the reservation can be checked",
         )
     limits = f"limit {account.limit}, unreserved {account.unreserved}"
     deployed = stack.deployed_reserved if isinstance(stack, StackConcurrency) else 0
@@ -415,6 +420,13 @@ def _reason(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
+def _unavailable(error: BotoCoreError | ClientError, *, doing: str, endpoint_url: str | None) -> Unavailable:
+    explained = explain_aws_error(error, doing=doing, endpoint_url=endpoint_url)
+    if explained is None:
+        return Unavailable(_reason(error))
+    return Unavailable(" ".join(explained.message.split()), explained.fix)
+
+
 def _not_implemented(error: ClientError) -> bool:
     details = error.response.get("Error", {})
     status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -423,11 +435,11 @@ def _not_implemented(error: ClientError) -> bool:
     )
 
 
-def _observe_identity(sts_client: Any) -> Identity | Unavailable:
+def _observe_identity(sts_client: Any, endpoint_url: str | None) -> Identity | Unavailable:
     try:
         found = sts_client.get_caller_identity()
     except (BotoCoreError, ClientError) as error:
-        return Unavailable(_reason(error))
+        return _unavailable(error, doing="sts:GetCallerIdentity", endpoint_url=endpoint_url)
     return Identity(account=str(found["Account"]), arn=str(found["Arn"]))
 
 
@@ -453,15 +465,18 @@ def _observe_cdk(
     return CdkCli(path=cdk, version=words[0])
 
 
-def _observe_bootstrap(cloudformation_client: Any, ssm_client: Any) -> Bootstrap | Unavailable:
+def _observe_bootstrap(
+    cloudformation_client: Any, ssm_client: Any, endpoint_url: str | None
+) -> Bootstrap | Unavailable:
+    doing = f"cloudformation:DescribeStacks {BOOTSTRAP_STACK}"
     try:
         stacks = cloudformation_client.describe_stacks(StackName=BOOTSTRAP_STACK)["Stacks"]
     except ClientError as error:
         if is_missing_stack(error):
             return Bootstrap(version=None, status=None)
-        return Unavailable(_reason(error))
+        return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     except BotoCoreError as error:
-        return Unavailable(_reason(error))
+        return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     [stack] = stacks
     outputs = {o.get("OutputKey"): o.get("OutputValue") for o in stack.get("Outputs", [])}
     version_text = outputs.get("BootstrapVersion")
@@ -474,13 +489,16 @@ def _observe_bootstrap(cloudformation_client: Any, ssm_client: Any) -> Bootstrap
     return Bootstrap(version=version, status=str(stack["StackStatus"]))
 
 
-def _observe_account(lambda_client: Any) -> AccountConcurrency | Unavailable | None:
+def _observe_account(lambda_client: Any, endpoint_url: str | None) -> AccountConcurrency | Unavailable | None:
+    doing = "lambda:GetAccountSettings"
     try:
         limit = lambda_client.get_account_settings()["AccountLimit"]
     except ClientError as error:
-        return None if _not_implemented(error) else Unavailable(_reason(error))
+        if _not_implemented(error):
+            return None
+        return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     except BotoCoreError as error:
-        return Unavailable(_reason(error))
+        return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     return AccountConcurrency(
         limit=int(limit["ConcurrentExecutions"]), unreserved=int(limit["UnreservedConcurrentExecutions"])
     )
@@ -608,10 +626,10 @@ def observe(
         region=region,
         endpoint_url=endpoint_url,
         stack_name=stack,
-        identity=_observe_identity(sts_client),
+        identity=_observe_identity(sts_client, endpoint_url),
         cdk=cdk_facts,
-        bootstrap=_observe_bootstrap(cloudformation_client, ssm_client),
-        account=_observe_account(lambda_client),
+        bootstrap=_observe_bootstrap(cloudformation_client, ssm_client, endpoint_url),
+        account=_observe_account(lambda_client, endpoint_url),
         stack=stack_facts,
         known_regions=frozenset(known_regions),
     )
