@@ -31,9 +31,13 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# actionlint and zizmor check .github/workflows; zizmor --offline runs every audit that needs no network
+# (no GitHub API calls, no token), which is all this machine and a pull request from a fork can do.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/actionlint
+	$(BIN)/zizmor --offline --quiet .github/workflows
 
 typecheck: setup
 	$(BIN)/mypy
