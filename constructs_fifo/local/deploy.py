@@ -324,8 +324,10 @@ def deploy(
             child_env["CDK_HOME"] = scope.enter_context(
                 tempfile.TemporaryDirectory(prefix="constructs-fifo-cdk-home-")
             )
+        # The first AWS call, before a synth that takes tens of seconds: an endpoint that is down, a
+        # missing credential, throttling or a denial stops the deploy here, as one line.
+        bootstrapped = is_bootstrapped(cloudformation_client=cloudformation)
         synth(executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo)
-        bootstrapped: bool | None = None
         if check:
             facts = run_preflight(
                 target=target,
@@ -358,10 +360,6 @@ def deploy(
                     report(line)
             if not all(line.ok for line in checks):
                 raise _refuse(checks)
-            if isinstance(facts.bootstrap, preflight.Bootstrap):
-                bootstrapped = facts.bootstrap.status is not None
-        if bootstrapped is None:
-            bootstrapped = is_bootstrapped(cloudformation_client=cloudformation)
         if not bootstrapped:
             sts = sts_client or target.client("sts")
             account = sts.get_caller_identity()["Account"]
