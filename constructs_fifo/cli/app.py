@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="constructs-fifo",
         description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, "
         "demo.",
-        epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
+        epilog="Exit codes: 0 ok; 1 violations (demo) or problems (doctor) found; 2 bad arguments; "
+        "3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -144,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=_count(0), default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
 
-    deploy_command = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
+    deploy_command = commands.add_parser(
+        "deploy", help="synth, preflight, then cdk deploy the sample app (bootstraps if needed)"
+    )
     _add_aws_options(deploy_command)
     _add_stack_options(deploy_command, stack_help="stack to deploy")
     deploy_command.add_argument(
