@@ -1,7 +1,10 @@
-"""``constructs-fifo``: serve the local emulator, check an account, deploy, drain, and run the demo.
+"""``constructs-fifo``: serve the local emulator, check an account, deploy, drain, run the demo, and
+operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
-:mod:`constructs_fifo.local`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
+:mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
+``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
 
@@ -12,9 +15,11 @@ Exit codes
     for ``doctor``: every check passed).
 1
     ``demo`` ran and found violations (each is printed), or the divergence did not show; ``doctor``
-    found a problem (each printed with its fix).
+    found a problem (each printed with its fix); an operations command refused (the tables say no,
+    e.g. a live lease) or was not confirmed: nothing was changed.
 2
-    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``).
+    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
+    operations command that does not apply to the queue's mode.
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
@@ -37,6 +42,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
+from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
@@ -46,7 +52,7 @@ from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
-from constructs_fifo.local.errors import LocalError, WorkloadError
+from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
@@ -130,10 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``constructs-fifo``."""
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
-        description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, "
-        "demo.",
-        epilog="Exit codes: 0 ok; 1 violations (demo) or problems (doctor) found; 2 bad arguments; "
-        "3 environment error; 130 interrupted.",
+        description=(
+            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, demo, "
+            "and operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+        ),
+        epilog="Exit codes: 0 ok; 1 violations (demo), problems (doctor) or a refused operation; 2 bad "
+        "arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -168,11 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip the preflight (identity, region, CDK CLI, bootstrap, reserved concurrency; see `doctor`)",
     )
+    deploy_command.add_argument(
+        "--json", action="store_true", help="accepted for symmetry: deploy always prints one JSON document"
+    )
     deploy_command.epilog = (
         "Runs the preflight first (the checks of `constructs-fifo doctor`) and stops before `cdk deploy` "
-        "on a problem, printing each check with its fix. Prints the stack's outputs as JSON; with --queue, "
-        "that queue's resources instead "
-        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, groupTableName, functionName)."
+        "on a problem, printing each check with its fix (on stderr). Prints the stack's outputs as JSON "
+        "({} for a stack without outputs); with --queue, that queue's resources instead (constructPath, "
+        "queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, claimTableName, groupTableName, "
+        "functionName)."
     )
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
@@ -239,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with no --endpoint-url, talk to real AWS instead of starting the embedded emulator",
     )
+    add_ops_commands(commands, add_aws=_add_aws_options, add_stack=_add_stack_options)
     return parser
 
 
@@ -339,7 +352,14 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, "doctor": doctor.run}
+_COMMANDS: Final = {
+    "local": _serve,
+    "deploy": _deploy,
+    "drain": _drain,
+    "demo": _demo,
+    "doctor": doctor.run,
+    **OPS_COMMANDS,
+}
 
 
 def _print_error(error: LocalError) -> None:
@@ -357,7 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except WorkloadError as error:
+    except OperationRefusedError as error:
+        _print_error(error)
+        return EXIT_VIOLATIONS
+    except (WorkloadError, OperationError) as error:
         _print_error(error)
         return EXIT_USAGE
     except LocalError as error:
