@@ -32,7 +32,7 @@ from moto.server import ThreadedMotoServer
 
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, free_port
 from constructs_fifo.local.emulator import patches
-from constructs_fifo.local.emulator.launch import DEFAULT_PORT, ready_line
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, ready_line
 from constructs_fifo.local.errors import EmulatorError, LocalError
 
 __all__ = ["LocalEmulator", "main", "serve_forever"]
@@ -65,8 +65,10 @@ class LocalEmulator:
     """
 
     def __init__(self, port: int = DEFAULT_PORT, host: str = "localhost", *, fidelity_patches: bool = True):
-        if not 0 <= port <= 65535:
-            raise EmulatorError(f"port {port} is outside 0-65535", "pass a TCP port, or 0 for a free one")
+        if not 0 <= port <= MAX_PORT:
+            raise EmulatorError(
+                f"port {port} is outside 0-{MAX_PORT}", "pass a TCP port, or 0 for a free one"
+            )
         self._requested_port = port
         self._host = host
         self._fidelity = fidelity_patches

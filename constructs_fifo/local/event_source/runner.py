@@ -15,6 +15,18 @@
 - a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
   :attr:`DrainStats.skipped`.
 
+Stopping: a drain that ends by itself (empty queue, ``for_seconds``, :meth:`EventSourceRunner.stop`)
+lets the batches in flight finish. One that is interrupted (Ctrl-C in the thread running it, or its
+``cancel`` event, set by a command whose main thread waits for drains on other threads) stops at
+once: no new batch, the workers running one are killed, and their records, like any received but not
+run, are made visible again (ChangeMessageVisibility 0), so the next drain takes them at once instead
+of after the visibility timeout (12 minutes for the construct's defaults). The workers never see the
+terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
+
+The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
+emptied when a runner starts and whenever it grows past :data:`LOG_LIMIT_BYTES`; it stays after the
+drain, for reading (:attr:`EventSourceRunner.log_path`).
+
 Examples
 --------
 >>> from constructs_fifo.local.aws import AwsTarget
@@ -27,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -38,7 +51,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import RunnerError
@@ -59,10 +72,30 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-__all__ = ["DEFAULT_CONCURRENCY", "BatchReport", "DrainStats", "EventSourceRunner"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "LOG_DIR_NAME",
+    "LOG_LIMIT_BYTES",
+    "WAIT_REPORT_SECONDS",
+    "BatchReport",
+    "DrainStats",
+    "EventSourceRunner",
+    "default_log_path",
+]
 
 #: Concurrency when the mapping has no MaximumConcurrency and the function no reserved concurrency.
 DEFAULT_CONCURRENCY: Final = 5
+#: The directory under the system's temporary directory that holds the function logs.
+LOG_DIR_NAME: Final = "constructs-fifo"
+#: A function log that grows past this is emptied (with a line saying so): logs stay bounded.
+LOG_LIMIT_BYTES: Final = 16 * 1024 * 1024
+#: How often a drain waiting only on in-flight messages says so (the first time after this long too).
+WAIT_REPORT_SECONDS: Final = 10.0
+
+
+def default_log_path(function_name: str) -> Path:
+    """``<temp dir>/constructs-fifo/<function>.log``: one log per function, reused by every drain."""
+    return Path(tempfile.gettempdir()) / LOG_DIR_NAME / f"{function_name}.log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +202,36 @@ class DrainStats:
         }
 
 
+class _WaitReport:
+    """Says, now and then, that a drain is waiting only on in-flight (or delayed) messages."""
+
+    def __init__(self, say: Callable[[str], None] | None, queue_url: str, visibility_seconds: int) -> None:
+        self._say = say
+        self._queue = queue_url.rsplit("/", 1)[-1]
+        self._visibility_seconds = visibility_seconds
+        self._since: float | None = None
+        self._said: float | None = None
+
+    def update(self, counts: QueueCounts | None, now: float) -> None:
+        """``counts`` of the queue when no batch runs (``None`` while one does)."""
+        if counts is None or counts.visible or not (counts.in_flight or counts.delayed):
+            self._since = self._said = None
+            return
+        if self._since is None:
+            self._since = now
+        last = self._said if self._said is not None else self._since
+        if self._say is None or now - last < WAIT_REPORT_SECONDS:
+            return
+        self._said = now
+        delayed = f" and {counts.delayed} delayed" if counts.delayed else ""
+        self._say(
+            f"waiting {now - self._since:.0f} s on {self._queue}: {counts.in_flight} message(s) in flight"
+            f"{delayed}, none visible. They come back when their visibility timeout ends: a job's retry "
+            f"backoff, a batch cut off, or another consumer's batch (at most {self._visibility_seconds} s "
+            "after it was received)"
+        )
+
+
 class EventSourceRunner:
     """Poll an SQS FIFO queue as Lambda's event source mapping does and run the deployed handler.
 
@@ -186,8 +249,9 @@ class EventSourceRunner:
     concurrency:
         Overrides the concurrency read from the deployment.
     log_path:
-        Where the workers' stderr (the function log) goes; by default a new temporary file, kept
-        after :meth:`close` so it can be read.
+        Where the workers' stderr (the function log) goes, emptied first; by default
+        :func:`default_log_path`. Kept after :meth:`close` so it can be read; emptied whenever it
+        grows past :data:`LOG_LIMIT_BYTES`.
     """
 
     def __init__(
@@ -210,14 +274,15 @@ class EventSourceRunner:
             raise RunnerError(
                 f"concurrency {self.concurrency!r} must be at least 1", "pass concurrency=1 or more"
             )
-        if log_path is None:
-            handle, name = tempfile.mkstemp(prefix=f"{self.function.name}-", suffix=".log")
-            os.close(handle)  # reopened below for appending; the file outlives the runner for reading
-            log_path = Path(name)
-        self.log_path = log_path
+        self.log_path = log_path if log_path is not None else default_log_path(self.function.name)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        # Emptied, then appended to: the workers write with O_APPEND, so emptying it again when it
+        # grows too large (_bound_log) lets them go on writing at its new end.
+        self.log_path.write_bytes(b"")
         self._log = self.log_path.open("ab")
         self._pool: WorkerPool | None = None
         self._stop = threading.Event()
+        self._abandon = threading.Event()
 
     # -- construction ---------------------------------------------------------------------------------
 
@@ -346,6 +411,8 @@ class EventSourceRunner:
         on_batch: Callable[[BatchReport], None] | None = None,
         quiet_seconds: float = 1.0,
         poll_wait_seconds: int = 1,
+        cancel: threading.Event | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> DrainStats:
         """Poll and invoke until the queue is empty (and stays so), ``for_seconds`` pass, or :meth:`stop`.
 
@@ -363,6 +430,12 @@ class EventSourceRunner:
             How long the queue must stay empty.
         poll_wait_seconds:
             ReceiveMessage long-poll wait of each slot.
+        cancel:
+            Set from another thread to stop the drain at once (see the module docstring); a Ctrl-C
+            in the thread running the drain does the same.
+        say:
+            Receives a line when the drain has only in-flight messages left to wait for (every
+            :data:`WAIT_REPORT_SECONDS`), and when it stops at once.
 
         Returns
         -------
@@ -374,10 +447,11 @@ class EventSourceRunner:
             stats.skipped = (
                 f"the event source mapping {self.mapping.uuid} of function {self.function.name} is "
                 f"{self.mapping.state}, so Lambda would not poll {self.queue.url} and neither does drain; "
-                "enable it (aws lambda update-event-source-mapping --enabled) to drain the queue"
+                f"enable it (`{self.enable_mapping_command()}`) to drain the queue"
             )
             return stats
         self._stop.clear()
+        self._abandon.clear()
         if self._pool is None:
             self._pool = WorkerPool(self.function, self.worker_environment(), self._log)
         pool = self._pool
@@ -395,17 +469,23 @@ class EventSourceRunner:
                         MessageSystemAttributeNames=["All"],
                         MessageAttributeNames=["All"],
                     ).get("Messages", [])
-                except ClientError:
+                except (ClientError, BotoCoreError):  # as Lambda's pollers: wait, poll again
                     if self._stop.wait(0.5):
                         return
                     continue
                 if not messages:
                     continue
+                if self._abandon.is_set():  # received as the drain stopped at once: not run
+                    self._release(messages)
+                    return
                 busy[slot] = True
                 try:
                     report = self._invoke(pool, slot, messages, stats)
                 finally:
                     busy[slot] = False
+                if report.error is not None and self._abandon.is_set():
+                    self._release(messages)  # its worker was killed by the stop, not by the job
+                self._bound_log()
                 if on_batch is not None:
                     with callback_lock:
                         on_batch(report)
@@ -417,25 +497,70 @@ class EventSourceRunner:
         for thread in threads:
             thread.start()
         quiet_since: float | None = None
+        waiting = _WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds)
         try:
             while not self._stop.is_set():
+                if cancel is not None and cancel.is_set():
+                    self._abandon.set()
+                    break
                 now = time.monotonic()
                 if for_seconds is not None and now - started >= for_seconds:
                     break
                 if until_empty:
-                    if any(busy) or self.queue_counts().total > 0:
+                    counts = None if any(busy) else self.queue_counts()
+                    if counts is None or counts.total > 0:
                         quiet_since = None
                     elif quiet_since is None:
                         quiet_since = now
                     elif now - quiet_since >= quiet_seconds:
                         break
+                    waiting.update(counts, now)
                 self._stop.wait(0.1)
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) or a failed queue read: stop at once
+            self._abandon.set()
+            raise
         finally:
             self._stop.set()
+            if self._abandon.is_set():
+                if say is not None:
+                    say(
+                        f"stopping the drain of {self.queue.url} now: batches in flight are cut off and "
+                        "their messages made visible again"
+                    )
+                pool.abort()
             for thread in threads:
                 thread.join()
             stats.elapsed_seconds = time.monotonic() - started
         return stats
+
+    def enable_mapping_command(self) -> str:
+        """The ``aws`` command that enables this runner's event source mapping, for this target."""
+        command = f"aws lambda update-event-source-mapping --uuid {self.mapping.uuid} --enabled"
+        command += f" --region {self.target.region}"
+        if self.target.endpoint_url is not None:
+            command += f" --endpoint-url {self.target.endpoint_url}"
+        return command
+
+    def _release(self, messages: Sequence[MessageTypeDef]) -> None:
+        """Make received messages visible again at once (best effort: they come back anyway)."""
+        for start in range(0, len(messages), 10):
+            entries = [
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                for i, m in enumerate(messages[start : start + 10])
+            ]
+            with contextlib.suppress(ClientError, BotoCoreError):
+                self._sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
+
+    def _bound_log(self) -> None:
+        """Empty the function log when it has grown past :data:`LOG_LIMIT_BYTES` (saying so in it)."""
+        with contextlib.suppress(OSError):
+            if self.log_path.stat().st_size > LOG_LIMIT_BYTES:
+                os.truncate(self.log_path, 0)
+                self._log.write(
+                    f"[constructs-fifo: log emptied at {LOG_LIMIT_BYTES} bytes; it keeps the "
+                    "latest lines only]\n".encode()
+                )
+                self._log.flush()
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats

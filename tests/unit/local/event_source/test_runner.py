@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,11 @@ from constructs_fifo.local.event_source.deployment import (
     MappingSettings,
     QueueSettings,
 )
-from constructs_fifo.local.event_source.runner import DEFAULT_CONCURRENCY, EventSourceRunner
+from constructs_fifo.local.event_source.runner import (
+    DEFAULT_CONCURRENCY,
+    EventSourceRunner,
+    default_log_path,
+)
 
 ARN = "arn:aws:sqs:eu-west-1:123456789012:jobs.fifo"
 TARGET = AwsTarget("http://localhost:1", "eu-west-1", fake_credentials=True)
@@ -57,8 +62,31 @@ def test_a_disabled_mapping_is_not_polled_and_the_stats_say_why(tmp_path: Path) 
     assert (stats.batches, stats.records) == (0, 0)
     assert stats.skipped is not None
     assert "event source mapping u of function fn is Disabled" in stats.skipped
-    assert "update-event-source-mapping --enabled" in stats.skipped
+    assert (
+        "enable it (`aws lambda update-event-source-mapping --uuid u --enabled --region eu-west-1 "
+        "--endpoint-url http://localhost:1`)" in stats.skipped
+    )
     assert stats.as_dict()["skipped"] == stats.skipped
+
+
+def test_the_function_log_is_named_per_function_emptied_at_start_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the temporary directory here, and a log of an earlier drain of the same function
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    log = default_log_path("fn")
+    log.parent.mkdir()
+    log.write_text("an earlier drain's lines\n")
+    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
+    mapping = MappingSettings("u", ARN, 10, None, True, True, "Enabled")
+    queue = QueueSettings("http://q/jobs.fifo", ARN, 18, 5, None)
+    # WHEN a runner starts without a log path, then closes
+    with EventSourceRunner(Deployment(function, mapping, queue), target=TARGET) as runner:
+        path = runner.log_path
+    # THEN its log is <temp>/constructs-fifo/<function>.log, one per function, emptied, and kept
+    assert path == tmp_path / "constructs-fifo" / "fn.log"
+    assert path.read_text() == ""
+    assert [p.name for p in path.parent.iterdir()] == ["fn.log"]
 
 
 def test_workers_act_as_the_target_with_its_credentials(tmp_path: Path) -> None:
