@@ -319,8 +319,7 @@ def _dashboard(
     )
     dashboard = cloudwatch.Dashboard(scope, "Dashboard")
     dashboard.add_widgets(
-        cloudwatch.TextWidget(markdown=f"## {scope.node.path}\n\n{commands}", width=12, height=4),
-        cloudwatch.AlarmStatusWidget(alarms=list(alarms), title="Alarms", width=12, height=4),
+        cloudwatch.TextWidget(markdown=f"## {scope.node.path}\n\n{commands}", width=24, height=4)
     )
     dashboard.add_widgets(
         graph(

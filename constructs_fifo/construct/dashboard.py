@@ -4,16 +4,17 @@ One dashboard per queue (construct id ``Dashboard``, unless ``dashboard=False``)
 
 1. the first commands to run, with the stack and queue filled in
    (:func:`~constructs_fifo.construct.alarms.first_command`);
-2. the state of every alarm;
-3. the queue: visible and in-flight messages, age of the oldest message, DLQ depth;
-4. the function: invocations, errors and throttles, duration p50/p99, concurrency against the
+2. the queue: visible and in-flight messages, age of the oldest message, DLQ depth;
+3. the function: invocations, errors and throttles, duration p50/p99, concurrency against the
    reserved concurrency;
-5. the runtime's metrics (:mod:`constructs_fifo.runtime.observability`): jobs succeeded, failed and
+4. the runtime's metrics (:mod:`constructs_fifo.runtime.observability`): jobs succeeded, failed and
    dead-lettered; duplicates skipped and (claim mode) claim conflicts; (PARK) parked groups and kept
    jobs; (state mode) the age of the oldest open sequence gap.
 
 A graph of a metric an alarm watches draws the alarm's own metric with its threshold as a horizontal
-annotation, so the line and the threshold are the ones the alarm compares. Every graph uses the
+annotation, so the line and the threshold are the ones the alarm compares. There is no alarm status
+widget: it names alarms by ARN (``Fn::GetAtt``), which the local emulator cannot resolve (moto
+creates no ``AWS::CloudWatch::Alarm``), so a stack with one would not deploy there. Every graph uses the
 alarms' period. Building it costs a few dozen jsii calls (no lookups, no custom resources): the
 dashboard body is one ``Fn::Join`` rendered at synth.
 """
@@ -156,14 +157,7 @@ def build_dashboard(
     errors, throttles = alarms[errors_id], alarms[throttles_id]
     period = defaults.ALARM_PERIOD
     rows: list[list[cloudwatch.IWidget]] = [
-        [
-            cloudwatch.TextWidget(
-                markdown=_commands_text(scope, metrics), width=_FULL_WIDTH - _QUARTER * 2, height=4
-            ),
-            cloudwatch.AlarmStatusWidget(
-                alarms=list(alarms.values()), title="Alarms", width=_QUARTER * 2, height=4
-            ),
-        ],
+        [cloudwatch.TextWidget(markdown=_commands_text(scope, metrics), width=_FULL_WIDTH, height=4)],
         [
             _graph(
                 "Queue: messages visible and in flight",
