@@ -93,6 +93,11 @@ LOG_LIMIT_BYTES: Final = 16 * 1024 * 1024
 WAIT_REPORT_SECONDS: Final = 10.0
 
 
+def _queue_name(queue_url: str) -> str:
+    """The queue's name: the last part of its URL."""
+    return queue_url.rstrip("/").rsplit("/", 1)[-1]
+
+
 def default_log_path(function_name: str) -> Path:
     """``<temp dir>/constructs-fifo/<function>.log``: one log per function, reused by every drain."""
     return Path(tempfile.gettempdir()) / LOG_DIR_NAME / f"{function_name}.log"
@@ -207,7 +212,7 @@ class _WaitReport:
 
     def __init__(self, say: Callable[[str], None] | None, queue_url: str, visibility_seconds: int) -> None:
         self._say = say
-        self._queue = queue_url.rsplit("/", 1)[-1]
+        self._queue = _queue_name(queue_url)
         self._visibility_seconds = visibility_seconds
         self._since: float | None = None
         self._said: float | None = None
@@ -524,8 +529,8 @@ class EventSourceRunner:
             if self._abandon.is_set():
                 if say is not None:
                     say(
-                        f"stopping the drain of {self.queue.url} now: batches in flight are cut off and "
-                        "their messages made visible again"
+                        f"stopping the drain of {_queue_name(self.queue.url)} now: batches in flight "
+                        "are cut off and their messages made visible again"
                     )
                 pool.abort()
             for thread in threads:
