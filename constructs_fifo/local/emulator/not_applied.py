@@ -25,15 +25,15 @@ import warnings
 from typing import Final
 
 __all__ = [
-    "MOTO_CLOUDFORMATION_LOGGER",
+    "MOTO_LOGGER",
     "NOT_APPLIED",
     "NOT_ENFORCED",
     "notice",
     "quiet_cloudformation_warnings",
 ]
 
-#: The logger of moto's CloudFormation template parser.
-MOTO_CLOUDFORMATION_LOGGER: Final = "moto.cloudformation.parsing"
+#: The logger moto's CloudFormation template parser logs to (moto's own, not the module's).
+MOTO_LOGGER: Final = "moto"
 #: Resource types moto's CloudFormation skips that constructs-fifo stacks hold, and what that means.
 NOT_APPLIED: Final = {
     "AWS::SQS::QueuePolicy": (
@@ -91,7 +91,7 @@ def quiet_cloudformation_warnings() -> None:
 
     Process-wide: call it in a process that serves the emulator (``local serve``, the demo's child).
     """
-    logger = logging.getLogger(MOTO_CLOUDFORMATION_LOGGER)
+    logger = logging.getLogger(MOTO_LOGGER)
     if not any(isinstance(f, _UnsupportedOnce) for f in logger.filters):
         logger.addFilter(_UnsupportedOnce())
     for message in _WARNINGS:

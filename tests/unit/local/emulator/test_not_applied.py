@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
+from moto.cloudformation import parsing
 
 from constructs_fifo.local.emulator import not_applied
 from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
@@ -16,8 +17,8 @@ from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
 
 @pytest.fixture
 def moto_logger() -> Iterator[logging.Logger]:
-    """moto's CloudFormation logger, its filters restored afterwards."""
-    logger = logging.getLogger(not_applied.MOTO_CLOUDFORMATION_LOGGER)
+    """The logger moto's CloudFormation parser logs to, its filters restored afterwards."""
+    logger = parsing.logger
     filters = list(logger.filters)
     yield logger
     logger.filters[:] = filters
@@ -28,13 +29,14 @@ def test_moto_lines_about_known_gaps_are_dropped_and_others_shown_once(
 ) -> None:
     # GIVEN the emulator's quieting
     not_applied.quiet_cloudformation_warnings()
-    # WHEN moto's parser warns about alarms and queue policies (many times), and twice about a new type
-    with caplog.at_level(logging.WARNING, logger=not_applied.MOTO_CLOUDFORMATION_LOGGER):
+    # WHEN moto's parser meets alarms and queue policies (many times), twice a type new to us, and
+    # moto logs something else
+    with caplog.at_level(logging.WARNING, logger=moto_logger.name):
         for _ in range(11):
-            moto_logger.warning("No Moto CloudFormation support for %s", "AWS::CloudWatch::Alarm")
-            moto_logger.warning("No Moto CloudFormation support for %s", "AWS::SQS::QueuePolicy")
+            assert parsing.resource_class_from_type("AWS::CloudWatch::Alarm") is None
+            assert parsing.resource_class_from_type("AWS::SQS::QueuePolicy") is None
         for _ in range(2):
-            moto_logger.warning("No Moto CloudFormation support for %s", "AWS::Pipes::Pipe")
+            assert parsing.resource_class_from_type("AWS::Pipes::Pipe") is None
         moto_logger.warning("something else moto says")
     # THEN only the new type is shown, once, and any other line as it was
     assert [r.getMessage() for r in caplog.records] == [
