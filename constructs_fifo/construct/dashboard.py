@@ -232,7 +232,5 @@ def build_dashboard(
             )
         )
     rows.append(runtime)
-    dashboard = cloudwatch.Dashboard(scope, DASHBOARD_ID)
-    for row in rows:
-        dashboard.add_widgets(*row)
-    return dashboard
+    # Every row in the one constructor call (one jsii call, not one per row).
+    return cloudwatch.Dashboard(scope, DASHBOARD_ID, widgets=rows)
