@@ -25,7 +25,9 @@ terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
 
 The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
 emptied when a runner starts and whenever it grows past :data:`LOG_LIMIT_BYTES`; it stays after the
-drain, for reading (:attr:`EventSourceRunner.log_path`).
+drain, for reading (:attr:`EventSourceRunner.log_path`). The directory keeps the newest
+:data:`LOG_FILES_KEPT` logs (each fresh emulator deploys functions with new names), so it stays
+bounded too.
 
 Examples
 --------
@@ -75,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "LOG_DIR_NAME",
+    "LOG_FILES_KEPT",
     "LOG_LIMIT_BYTES",
     "WAIT_REPORT_SECONDS",
     "BatchReport",
@@ -89,6 +92,8 @@ DEFAULT_CONCURRENCY: Final = 5
 LOG_DIR_NAME: Final = "constructs-fifo"
 #: A function log that grows past this is emptied (with a line saying so): logs stay bounded.
 LOG_LIMIT_BYTES: Final = 16 * 1024 * 1024
+#: The function logs the log directory keeps: the newest, by modification time.
+LOG_FILES_KEPT: Final = 10
 #: How often a drain waiting only on in-flight messages says so (the first time after this long too).
 WAIT_REPORT_SECONDS: Final = 10.0
 
@@ -96,6 +101,14 @@ WAIT_REPORT_SECONDS: Final = 10.0
 def _queue_name(queue_url: str) -> str:
     """The queue's name: the last part of its URL."""
     return queue_url.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _prune_logs(directory: Path, *, keep: int) -> None:
+    """Remove all but the newest ``keep`` ``*.log`` files of ``directory`` (best effort)."""
+    with contextlib.suppress(OSError):
+        logs = sorted(directory.glob("*.log"), key=lambda path: path.stat().st_mtime, reverse=True)
+        for old in logs[keep:]:
+            old.unlink(missing_ok=True)
 
 
 def default_log_path(function_name: str) -> Path:
@@ -281,6 +294,8 @@ class EventSourceRunner:
             )
         self.log_path = log_path if log_path is not None else default_log_path(self.function.name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if log_path is None:
+            _prune_logs(self.log_path.parent, keep=LOG_FILES_KEPT - 1)
         # Emptied, then appended to: the workers write with O_APPEND, so emptying it again when it
         # grows too large (_bound_log) lets them go on writing at its new end.
         self.log_path.write_bytes(b"")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from constructs_fifo.local.event_source.deployment import (
 )
 from constructs_fifo.local.event_source.runner import (
     DEFAULT_CONCURRENCY,
+    LOG_FILES_KEPT,
     EventSourceRunner,
     default_log_path,
 )
@@ -87,6 +89,30 @@ def test_the_function_log_is_named_per_function_emptied_at_start_and_kept(
     assert path == tmp_path / "constructs-fifo" / "fn.log"
     assert path.read_text() == ""
     assert [p.name for p in path.parent.iterdir()] == ["fn.log"]
+
+
+def test_the_log_directory_keeps_the_newest_logs_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the logs of as many earlier functions as the directory keeps, the oldest first
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    directory = default_log_path("x").parent
+    directory.mkdir()
+    for age in range(LOG_FILES_KEPT):
+        old = directory / f"old-{age}.log"
+        old.write_text("x")
+        os.utime(old, (1_000_000 - age, 1_000_000 - age))
+    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
+    mapping = MappingSettings("u", ARN, 10, None, True, True, "Enabled")
+    queue = QueueSettings("http://q/jobs.fifo", ARN, 18, 5, None)
+    # WHEN a runner for a new function starts
+    with EventSourceRunner(Deployment(function, mapping, queue), target=TARGET):
+        pass
+    # THEN the directory holds its log and the newest others: never more than it keeps
+    names = sorted(p.name for p in directory.iterdir())
+    assert len(names) == LOG_FILES_KEPT
+    assert "fn.log" in names
+    assert f"old-{LOG_FILES_KEPT - 1}.log" not in names
 
 
 def test_workers_act_as_the_target_with_its_credentials(tmp_path: Path) -> None:
