@@ -9,6 +9,7 @@ import pytest
 from aws_cdk import CfnElement, Stack
 
 from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.cli import build_parser
 from constructs_fifo.local.stack import DeployedQueue, select_queue
 
 from .stacks import Synthesized
@@ -93,3 +94,29 @@ def test_the_queue_the_descriptions_name_is_the_one_the_cli_resolves(synthesized
         # THEN it is this construct's queue, in this stack
         assert stack == Stack.of(jobs).stack_name
         assert select_queue(stack, queues, wanted) == expected
+
+
+@pytest.mark.parametrize("queue", ["sample_workspaces", "sample_jobs"])
+def test_every_command_an_alarm_names_is_one_the_cli_takes(synthesized: Synthesized, queue: str) -> None:
+    # GIVEN every constructs-fifo line of the queue's alarm descriptions (GROUP and JOB filled in)
+    jobs: OrderedAgentQueue = getattr(synthesized, queue)
+    commands = [
+        line.split(": ", 1)[1]
+        for alarm in jobs.alarms
+        for part in _texts(_description(synthesized.sample, alarm))
+        for line in part.splitlines()
+        if line.startswith(("First run: constructs-fifo ", "Then: constructs-fifo "))
+    ]
+    assert len(commands) >= len(jobs.alarms)
+    for command in commands:
+        argv = command.replace("GROUP", "ws#1").replace("JOB", "j1").split()[1:]
+        # WHEN the CLI parses it THEN it is a command with these options (a renamed flag fails here)
+        args = build_parser().parse_args(argv)
+        assert (args.stack, args.queue) == ("AgentJobs", jobs.node.path)
+
+
+def _texts(description: Any) -> list[str]:
+    """The literal parts of a description (a Fn::Join's strings, or the string itself)."""
+    if isinstance(description, str):
+        return [description]
+    return [part for part in description["Fn::Join"][1] if isinstance(part, str)]
