@@ -24,10 +24,8 @@ of after the visibility timeout (12 minutes for the construct's defaults). The w
 terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
 
 The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
-emptied when a runner starts and whenever it grows past :data:`LOG_LIMIT_BYTES`; it stays after the
-drain, for reading (:attr:`EventSourceRunner.log_path`). The directory keeps the newest
-:data:`LOG_FILES_KEPT` logs (each fresh emulator deploys functions with new names), so it stays
-bounded too.
+bounded (:mod:`~constructs_fifo.local.event_source.function_log`), and a drain waiting only on
+in-flight messages says so (:mod:`~constructs_fifo.local.event_source.waiting`).
 
 Examples
 --------
@@ -44,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -65,7 +62,9 @@ from constructs_fifo.local.event_source.deployment import (
     read_deployment,
 )
 from constructs_fifo.local.event_source.events import build_event, parse_batch_response
+from constructs_fifo.local.event_source.function_log import FunctionLog
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
+from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue
 
@@ -74,46 +73,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-__all__ = [
-    "DEFAULT_CONCURRENCY",
-    "LOG_DIR_NAME",
-    "LOG_FILES_KEPT",
-    "LOG_LIMIT_BYTES",
-    "WAIT_REPORT_SECONDS",
-    "BatchReport",
-    "DrainStats",
-    "EventSourceRunner",
-    "default_log_path",
-]
+__all__ = ["DEFAULT_CONCURRENCY", "BatchReport", "DrainStats", "EventSourceRunner"]
 
 #: Concurrency when the mapping has no MaximumConcurrency and the function no reserved concurrency.
 DEFAULT_CONCURRENCY: Final = 5
-#: The directory under the system's temporary directory that holds the function logs.
-LOG_DIR_NAME: Final = "constructs-fifo"
-#: A function log that grows past this is emptied (with a line saying so): logs stay bounded.
-LOG_LIMIT_BYTES: Final = 16 * 1024 * 1024
-#: The function logs the log directory keeps: the newest, by modification time.
-LOG_FILES_KEPT: Final = 10
-#: How often a drain waiting only on in-flight messages says so (the first time after this long too).
-WAIT_REPORT_SECONDS: Final = 10.0
-
-
-def _queue_name(queue_url: str) -> str:
-    """The queue's name: the last part of its URL."""
-    return queue_url.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _prune_logs(directory: Path, *, keep: int) -> None:
-    """Remove all but the newest ``keep`` ``*.log`` files of ``directory`` (best effort)."""
-    with contextlib.suppress(OSError):
-        logs = sorted(directory.glob("*.log"), key=lambda path: path.stat().st_mtime, reverse=True)
-        for old in logs[keep:]:
-            old.unlink(missing_ok=True)
-
-
-def default_log_path(function_name: str) -> Path:
-    """``<temp dir>/constructs-fifo/<function>.log``: one log per function, reused by every drain."""
-    return Path(tempfile.gettempdir()) / LOG_DIR_NAME / f"{function_name}.log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,36 +183,6 @@ class DrainStats:
         }
 
 
-class _WaitReport:
-    """Says, now and then, that a drain is waiting only on in-flight (or delayed) messages."""
-
-    def __init__(self, say: Callable[[str], None] | None, queue_url: str, visibility_seconds: int) -> None:
-        self._say = say
-        self._queue = _queue_name(queue_url)
-        self._visibility_seconds = visibility_seconds
-        self._since: float | None = None
-        self._said: float | None = None
-
-    def update(self, counts: QueueCounts | None, now: float) -> None:
-        """``counts`` of the queue when no batch runs (``None`` while one does)."""
-        if counts is None or counts.visible or not (counts.in_flight or counts.delayed):
-            self._since = self._said = None
-            return
-        if self._since is None:
-            self._since = now
-        last = self._said if self._said is not None else self._since
-        if self._say is None or now - last < WAIT_REPORT_SECONDS:
-            return
-        self._said = now
-        delayed = f" and {counts.delayed} delayed" if counts.delayed else ""
-        self._say(
-            f"waiting {now - self._since:.0f} s on {self._queue}: {counts.in_flight} message(s) in flight"
-            f"{delayed}, none visible. They come back when their visibility timeout ends: a job's retry "
-            f"backoff, a batch cut off, or another consumer's batch (at most {self._visibility_seconds} s "
-            "after it was received)"
-        )
-
-
 class EventSourceRunner:
     """Poll an SQS FIFO queue as Lambda's event source mapping does and run the deployed handler.
 
@@ -268,8 +201,8 @@ class EventSourceRunner:
         Overrides the concurrency read from the deployment.
     log_path:
         Where the workers' stderr (the function log) goes, emptied first; by default
-        :func:`default_log_path`. Kept after :meth:`close` so it can be read; emptied whenever it
-        grows past :data:`LOG_LIMIT_BYTES`.
+        :func:`~constructs_fifo.local.event_source.function_log.default_log_path`. Kept after
+        :meth:`close` so it can be read; bounded (see that module).
     """
 
     def __init__(
@@ -292,14 +225,9 @@ class EventSourceRunner:
             raise RunnerError(
                 f"concurrency {self.concurrency!r} must be at least 1", "pass concurrency=1 or more"
             )
-        self.log_path = log_path if log_path is not None else default_log_path(self.function.name)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        if log_path is None:
-            _prune_logs(self.log_path.parent, keep=LOG_FILES_KEPT - 1)
-        # Emptied, then appended to: the workers write with O_APPEND, so emptying it again when it
-        # grows too large (_bound_log) lets them go on writing at its new end.
-        self.log_path.write_bytes(b"")
-        self._log = self.log_path.open("ab")
+        self._function_log = FunctionLog(self.function.name, log_path)
+        self.log_path = self._function_log.path
+        self._log = self._function_log.file
         self._pool: WorkerPool | None = None
         self._stop = threading.Event()
         self._abandon = threading.Event()
@@ -400,7 +328,7 @@ class EventSourceRunner:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        self._log.close()
+        self._function_log.close()
         for path in self._cleanup:
             shutil.rmtree(path, ignore_errors=True)
 
@@ -455,7 +383,8 @@ class EventSourceRunner:
             in the thread running the drain does the same.
         say:
             Receives a line when the drain has only in-flight messages left to wait for (every
-            :data:`WAIT_REPORT_SECONDS`), and when it stops at once.
+            :data:`~constructs_fifo.local.event_source.waiting.WAIT_REPORT_SECONDS`), and when it
+            stops at once.
 
         Returns
         -------
@@ -505,7 +434,7 @@ class EventSourceRunner:
                     busy[slot] = False
                 if report.error is not None and self._abandon.is_set():
                     self._release(messages)  # its worker was killed by the stop, not by the job
-                self._bound_log()
+                self._function_log.bound()
                 if on_batch is not None:
                     with callback_lock:
                         on_batch(report)
@@ -517,7 +446,7 @@ class EventSourceRunner:
         for thread in threads:
             thread.start()
         quiet_since: float | None = None
-        waiting = _WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds)
+        waiting = WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds)
         try:
             while not self._stop.is_set():
                 if cancel is not None and cancel.is_set():
@@ -544,7 +473,7 @@ class EventSourceRunner:
             if self._abandon.is_set():
                 if say is not None:
                     say(
-                        f"stopping the drain of {_queue_name(self.queue.url)} now: batches in flight "
+                        f"stopping the drain of {queue_name(self.queue.url)} now: batches in flight "
                         "are cut off and their messages made visible again"
                     )
                 pool.abort()
@@ -570,17 +499,6 @@ class EventSourceRunner:
             ]
             with contextlib.suppress(ClientError, BotoCoreError):
                 self._sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
-
-    def _bound_log(self) -> None:
-        """Empty the function log when it has grown past :data:`LOG_LIMIT_BYTES` (saying so in it)."""
-        with contextlib.suppress(OSError):
-            if self.log_path.stat().st_size > LOG_LIMIT_BYTES:
-                os.truncate(self.log_path, 0)
-                self._log.write(
-                    f"[constructs-fifo: log emptied at {LOG_LIMIT_BYTES} bytes; it keeps the "
-                    "latest lines only]\n".encode()
-                )
-                self._log.flush()
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats

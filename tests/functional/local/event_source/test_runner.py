@@ -23,7 +23,7 @@ import pytest
 
 from constructs_fifo.local.emulator.server import LocalEmulator
 from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
-from constructs_fifo.local.event_source import runner as runner_module
+from constructs_fifo.local.event_source import function_log, waiting
 from constructs_fifo.local.event_source.runner import BatchReport, EventSourceRunner
 
 REGION = "us-east-1"
@@ -703,8 +703,8 @@ def test_a_drain_says_what_it_waits_for_and_where_the_log_is(
 ) -> None:
     # GIVEN a job reported failed once (back after a 3 s visibility timeout), a wait report every 1 s,
     # and a function log limited to 100 bytes (each run prints 60)
-    monkeypatch.setattr(runner_module, "WAIT_REPORT_SECONDS", 1.0)
-    monkeypatch.setattr(runner_module, "LOG_LIMIT_BYTES", 100)
+    monkeypatch.setattr(waiting, "WAIT_REPORT_SECONDS", 1.0)
+    monkeypatch.setattr(function_log, "LOG_LIMIT_BYTES", 100)
     deployed = deploy(emulator, tmp_path, [("f", "g1", "fail_once")], visibility=3)
     said: list[str] = []
 
