@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth demo bench chaos clean
+.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos clean
 
 # uv installs into the project's .venv in ~35 s where pip needs ~2 min on 2 cores (its resolver is
 # the cost), which keeps `make demo` from a fresh clone under 3 minutes. Bytecode is compiled at
@@ -50,12 +50,20 @@ test-fast: setup
 synth: setup
 	cdk synth --quiet
 
+# docs/security.md's checkov rows, checked too: checkov cannot share the dev venv (it requires
+# packaging<24, pytest packaging>=24), so uv runs it from an environment of its own (PyPI, once).
+CHECKOV_VERSION := 3.3.30
+scan: setup
+	CHECKOV="$(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov" \
+		$(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
+
 # The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
-# One run of every figure of issue 8 (~3-4 minutes on 2 cores): prints the table and writes
-# reports/bench/BENCHMARKS.md and its chart. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
+# job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;
+# `BENCH_ARGS="--only 9"` runs figure 9 alone. `make bench BENCH_ARGS="--out ."` refreshes the committed
 # BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)

@@ -2,32 +2,44 @@
 the environment its runtime reads, and the function itself.
 
 The function runs ``constructs_fifo.runtime.entrypoint.handler`` from an asset holding the user's job
-code and the runtime (:mod:`constructs_fifo.construct.packaging`); the user's ``module.function`` goes
+code, its dependencies (:mod:`constructs_fifo.construct.bundling`) and the runtime
+(:mod:`constructs_fifo.construct.packaging`); the user's ``module.function`` goes
 in its environment, with every setting the runtime reads, under the names of
 :mod:`constructs_fifo.runtime.constants` (one module for both sides). The role starts empty: what it
-may do is granted by :mod:`constructs_fifo.construct.permissions`.
+may do is granted by :mod:`constructs_fifo.construct.permissions`. With an ``encryption_key`` the
+log group and the environment are encrypted with it too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct import defaults, tokens
+from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
 
-__all__ = ["RUNTIME_ENVIRONMENT", "JobFunction", "RuntimeSettings", "StateSettings", "build_function"]
+__all__ = [
+    "RUNTIME_ENVIRONMENT",
+    "FunctionSettings",
+    "JobFunction",
+    "RuntimeSettings",
+    "StateSettings",
+    "build_function",
+]
 
 #: The environment variables the construct writes for its runtime, and where each value comes from
 #: (named in the error when a user's ``environment`` tries to set one).
@@ -73,6 +85,23 @@ class RuntimeSettings:
     metrics_namespace: str
     #: State mode only; ``None`` in claim mode.
     state: StateSettings | None
+
+
+@dataclass(frozen=True)
+class FunctionSettings:
+    """The function's own settings (the props they come from), checked by
+    :func:`~constructs_fifo.construct.validation.check_function_props`."""
+
+    timeout: Duration
+    memory_size: int | float
+    reserved_concurrency: int | float
+    architecture: lambda_.Architecture = defaults.ARCHITECTURE
+    tracing: lambda_.Tracing | None = None
+    layers: Sequence[lambda_.ILayerVersion] | None = None
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+    bundling: CodeBundling | None = None
 
 
 @dataclass(frozen=True)
@@ -144,9 +173,8 @@ def build_function(
     dead_letter_queue: sqs.IQueue,
     claim_table: dynamodb.ITable | None,
     group_table: dynamodb.ITable | None,
-    timeout: Duration,
-    memory_size: int | float,
-    reserved_concurrency: int | float,
+    function_settings: FunctionSettings,
+    encryption_key: kms.IKey | None,
 ) -> JobFunction:
     """Create the log group (``LogGroup``), the role (``FunctionRole``) and the function (``Function``).
 
@@ -163,10 +191,23 @@ def build_function(
         The user's extra variables (checked not to use the runtime's names).
     queue, dead_letter_queue, claim_table, group_table
         The resources whose URLs and names the runtime is told (a table may be absent).
-    timeout, memory_size, reserved_concurrency
+    function_settings
         The function's own settings.
+    encryption_key
+        Encrypts the log group and the environment too, when given (its key policy must let
+        CloudWatch Logs use it: :func:`~constructs_fifo.construct.permissions.allow_log_encryption`).
+
+    Raises
+    ------
+    DependencyBundlingError
+        The job code's dependencies have no wheel for the function's platform (or could not be installed).
     """
-    log_group = logs.LogGroup(scope, "LogGroup", retention=defaults.LOG_RETENTION)
+    own = function_settings
+    bundling = own.bundling or CodeBundling()
+    dependencies_dir = bundle_dependencies(code_dir, architecture=own.architecture.name, bundling=bundling)
+    log_group = logs.LogGroup(
+        scope, "LogGroup", retention=defaults.LOG_RETENTION, encryption_key=encryption_key
+    )
     role = iam.Role(
         scope,
         "FunctionRole",
@@ -185,13 +226,22 @@ def build_function(
         scope,
         "Function",
         runtime=defaults.FUNCTION_RUNTIME,
-        code=build_function_code(code_dir),
+        code=build_function_code(
+            code_dir, exclude=bundling.exclude, dependencies_dir=dependencies_dir, docker=bundling.docker
+        ),
         handler=constants.ENTRYPOINT,
         role=role,
-        timeout=timeout,
-        memory_size=memory_size,
-        reserved_concurrent_executions=reserved_concurrency,
+        timeout=own.timeout,
+        memory_size=own.memory_size,
+        reserved_concurrent_executions=own.reserved_concurrency,
+        architecture=own.architecture,
+        tracing=own.tracing,
+        layers=list(own.layers) if own.layers else None,
+        vpc=own.vpc,
+        vpc_subnets=own.vpc_subnets,
+        security_groups=list(own.security_groups) if own.security_groups is not None else None,
         environment=environment,
+        environment_encryption=encryption_key,
         log_group=log_group,
         description=f"constructs-fifo job function ({settings.handler})",
     )

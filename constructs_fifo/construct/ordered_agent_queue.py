@@ -16,11 +16,12 @@ expose them. Each part is a module of its own:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -32,13 +33,14 @@ from constructs import Construct
 
 from constructs_fifo.construct import defaults, permissions
 from constructs_fifo.construct.alarms import PARKED_GROUPS_ALARM_ID, SEQUENCE_GAP_ALARM_ID, build_alarms
+from constructs_fifo.construct.bundling import CodeBundling
 from constructs_fifo.construct.dashboard import (
     DASHBOARD,
     DashboardMetrics,
     build_dashboard,
     check_dashboard,
 )
-from constructs_fifo.construct.function import RuntimeSettings, build_function
+from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
 from constructs_fifo.construct.permissions import (
     CLAIM_TABLE_ACTIONS,
     ENQUEUE_ACTIONS,
@@ -49,7 +51,7 @@ from constructs_fifo.construct.permissions import (
 from constructs_fifo.construct.props import check_all
 from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import InvalidPropsError, raise_if_any
+from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
 
@@ -117,8 +119,11 @@ class OrderedAgentQueue(Construct):
     alarm_topic
         SNS topic notified when an alarm fires and when it returns to OK. Default none.
     encryption_key
-        KMS key for both queues and the claim table. Default SQS-managed SSE and the AWS managed
-        DynamoDB key.
+        KMS key for both queues, the tables, the function's log group and its environment variables.
+        The construct adds to the key's policy the statement CloudWatch Logs needs (for an imported
+        key it cannot, and warns ``constructs-fifo:encryptionKeyPolicyNotManaged``). Default
+        SQS-managed SSE, the AWS managed DynamoDB key, and the services' default encryption of logs and
+        environment.
     content_based_deduplication
         Let SQS derive deduplication ids from the body. Default off: producers send the jobId as
         ``MessageDeduplicationId``.
@@ -133,6 +138,27 @@ class OrderedAgentQueue(Construct):
         at least 1 second. Default 2 seconds.
     metrics_namespace
         CloudWatch namespace of the runtime's metrics. Default ``ConstructsFifo``.
+    architecture
+        ``lambda_.Architecture.X86_64`` (default) or ``ARM_64`` (about 20% less per GB-second; the
+        runtime is pure Python); bundled dependencies are installed for it.
+    tracing
+        ``lambda_.Tracing``; default none (no ``TracingConfig``). ``ACTIVE`` makes CDK add X-Ray's
+        statements on ``Resource: "*"`` to the role (acknowledged for cdk-nag's AwsSolutions-IAM5).
+    layers
+        Lambda layers, at most 5, each compatible with the function's runtime. Default none.
+    vpc
+        Run the function in this VPC. Its subnets must reach SQS, DynamoDB, CloudWatch and KMS (a NAT
+        gateway or VPC endpoints). The role gets the network-interface actions of AWS's
+        ``AWSLambdaVPCAccessExecutionRole``, inline. Default none (Lambda's own network).
+    vpc_subnets
+        Which subnets of ``vpc`` (never public ones). Default the VPC's private subnets. Needs ``vpc``.
+    security_groups
+        1 to 5 security groups. Default one the function creates (all outbound, no inbound). Needs ``vpc``.
+    bundling
+        :class:`~constructs_fifo.construct.bundling.CodeBundling`: ``exclude`` patterns, the
+        dependencies to install (default the code directory's ``requirements.txt`` or
+        ``pyproject.toml``), index options, cache, or Docker bundling. Default: install what the code
+        directory declares, from the installer's configured index, into the user cache.
     reorder_limit
         State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds,
         1 to 1000. Default 100.
@@ -221,6 +247,13 @@ class OrderedAgentQueue(Construct):
         reorder_limit: int | None = None,
         gap_timeout: Duration | None = None,
         gap_policy: GapPolicy | None = None,
+        architecture: lambda_.Architecture = defaults.ARCHITECTURE,
+        tracing: lambda_.Tracing | None = None,
+        layers: Sequence[lambda_.ILayerVersion] | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        bundling: CodeBundling | None = None,
         dashboard: bool = DASHBOARD,
     ) -> None:
         super().__init__(scope, id)
@@ -249,6 +282,13 @@ class OrderedAgentQueue(Construct):
                 reorder_limit=reorder_limit,
                 gap_timeout=gap_timeout,
                 gap_policy=gap_policy,
+                vpc=vpc,
+                vpc_subnets=vpc_subnets,
+                security_groups=security_groups,
+                architecture=architecture,
+                tracing=tracing,
+                layers=layers,
+                bundling=bundling,
             )
         except InvalidPropsError as error:  # one error for every invalid prop of the call
             raise InvalidPropsError([*error.problems, *dashboard_problems]) from None
@@ -296,11 +336,32 @@ class OrderedAgentQueue(Construct):
             dead_letter_queue=self.dead_letter_queue,
             claim_table=self.claim_table,
             group_table=self.group_table,
-            timeout=timeout,
-            memory_size=memory_size,
-            reserved_concurrency=reserved_concurrency,
+            function_settings=FunctionSettings(
+                timeout=timeout,
+                memory_size=memory_size,
+                reserved_concurrency=reserved_concurrency,
+                architecture=architecture,
+                tracing=tracing,
+                layers=layers,
+                vpc=vpc,
+                vpc_subnets=vpc_subnets,
+                security_groups=security_groups,
+                bundling=bundling,
+            ),
+            encryption_key=encryption_key,
         )
         self.function, self.log_group = job_function.function, job_function.log_group
+        if encryption_key is not None and not permissions.allow_log_encryption(
+            encryption_key, Stack.of(self)
+        ):
+            Annotations.of(self).add_warning_v2(
+                WARNING_LOG_KEY_POLICY,
+                "encryption_key is imported, so this stack cannot add to its key policy the statement "
+                "CloudWatch Logs needs to encrypt the function's log group (log group creation fails "
+                "without it); allow the service principal logs.<region>.amazonaws.com "
+                f"{', '.join(permissions.LOG_KEY_ACTIONS)} on the key, with the condition "
+                "ArnLike kms:EncryptionContext:aws:logs:arn = arn:aws:logs:<region>:<account>:log-group:*.",
+            )
 
         # --- wire: least privilege, then the event source ------------------------------------------
         permissions.grant_function_access(
@@ -312,6 +373,10 @@ class OrderedAgentQueue(Construct):
             group_table=self.group_table,
             parks=parks,
             encryption_key=encryption_key,
+            in_vpc=vpc is not None,
+        )
+        permissions.acknowledge_wildcards(
+            job_function.role, in_vpc=vpc is not None, traced=tracing == lambda_.Tracing.ACTIVE
         )
         # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
         self.event_source = event_sources.SqsEventSource(
