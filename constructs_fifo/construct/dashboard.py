@@ -38,7 +38,6 @@ from constructs_fifo.construct.alarms import (
 )
 
 __all__ = [
-    "DASHBOARD",
     "DASHBOARD_ID",
     "DashboardMetrics",
     "build_dashboard",
@@ -47,8 +46,6 @@ __all__ = [
 
 #: The construct id of the dashboard.
 DASHBOARD_ID: Final = "Dashboard"
-#: Default of the ``dashboard`` prop: a dashboard is built.
-DASHBOARD: Final = True
 
 _FULL_WIDTH: Final = 24
 _THIRD: Final = 8

@@ -34,12 +34,7 @@ from constructs import Construct
 from constructs_fifo.construct import defaults, permissions
 from constructs_fifo.construct.alarms import PARKED_GROUPS_ALARM_ID, SEQUENCE_GAP_ALARM_ID, build_alarms
 from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.dashboard import (
-    DASHBOARD,
-    DashboardMetrics,
-    build_dashboard,
-    check_dashboard,
-)
+from constructs_fifo.construct.dashboard import DashboardMetrics, build_dashboard, check_dashboard
 from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
 from constructs_fifo.construct.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -69,9 +64,14 @@ class OrderedAgentQueue(Construct):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
     Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
-    queue, a DynamoDB claim table, a Lambda function running the constructs-fifo runtime, which calls
-    ``handler`` once per job, the SQS event source with ReportBatchItemFailures, its alarms (each
-    description names the first command to run) and a CloudWatch dashboard.
+    queue, a DynamoDB claim table (claim mode) and group table (PARK policy or state mode), a Lambda
+    function running the constructs-fifo runtime, which calls ``handler`` once per job, the SQS event
+    source with ReportBatchItemFailures, its alarms (each description names the first command to run)
+    and a CloudWatch dashboard.
+
+    Each prop's default, limits and doc line are its row of the settings spec
+    (:data:`constructs_fifo.runtime.settings.SETTINGS`); the tables of README.md and docs/construct.md
+    are generated from it.
 
     Parameters
     ----------
@@ -91,7 +91,8 @@ class OrderedAgentQueue(Construct):
         Records per invocation, 1 to 10. Default 10.
     max_attempts
         Runs of one job (a crash inside it included) before the runtime declares it dead, 1 to 100.
-        Default 5. The runtime counts them in the claim table, not from ``ApproximateReceiveCount``.
+        Default 5. The runtime counts them itself, in the claim table (claim mode) or in the group's
+        state bookkeeping (state mode), not from ``ApproximateReceiveCount``.
     on_dead_job
         What happens to a group after one of its jobs died. ``DeadJobPolicy.PARK`` (default): the
         group stops at its dead job, which is kept with every later job of the group in the group
@@ -99,8 +100,9 @@ class OrderedAgentQueue(Construct):
         to the dead-letter queue and the group goes on (its order is broken).
     max_receive_count
         SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
-        least ``(2 x batch_size - 1) x max_attempts + 1`` (below that, healthy jobs could follow a failing
-        one into the dead-letter queue), at most 1000. Default twice that, at most 1000 (192).
+        least ``(2 x batch_size - 1) x max_attempts + 1`` (state mode: ``(2 x batch_size - 1) x
+        (max_attempts + 2) + 1``; below that, healthy jobs could follow a failing one into the
+        dead-letter queue), at most 1000. Default twice that, at most 1000 (192; 268 in state mode).
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout
@@ -128,7 +130,7 @@ class OrderedAgentQueue(Construct):
         Let SQS derive deduplication ids from the body. Default off: producers send the jobId as
         ``MessageDeduplicationId``.
     table_removal_policy
-        What happens to the claim table when it leaves the stack. Default RETAIN.
+        What happens to the claim table and the group table when they leave the stack. Default RETAIN.
     environment
         Extra environment variables for the job code; the construct's own names may not be used.
     memory_size
@@ -205,12 +207,12 @@ class OrderedAgentQueue(Construct):
     log_group: logs.LogGroup
     #: The SQS event source of the function.
     event_source: event_sources.SqsEventSource
-    #: Queue age, dead-letter queue depth, function errors, function throttles (and parked groups, and
-    #: in state mode the sequence gap).
+    #: Queue age, dead-letter queue depth, function errors, function throttles, then parked groups
+    #: (PARK) and the sequence gap (state mode).
     alarms: list[cloudwatch.Alarm]
     #: The CloudWatch dashboard (construct id ``Dashboard``); ``None`` with ``dashboard=False``.
     dashboard: cloudwatch.Dashboard | None
-    #: The KMS key of the queues and table, if any.
+    #: The KMS key of the queues and tables, if any.
     encryption_key: kms.IKey | None
     #: The physical names of the two queues (fixed at synth time).
     queue_name: str
@@ -254,7 +256,7 @@ class OrderedAgentQueue(Construct):
         vpc_subnets: ec2.SubnetSelection | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         bundling: CodeBundling | None = None,
-        dashboard: bool = DASHBOARD,
+        dashboard: bool = defaults.DASHBOARD,
     ) -> None:
         super().__init__(scope, id)
         self.mode = constants.JobMode(mode)

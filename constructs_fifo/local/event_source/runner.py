@@ -407,64 +407,35 @@ class EventSourceRunner:
         callback_lock = threading.Lock()
         busy = [False] * self.concurrency
         started = time.monotonic()
-
-        def slot_loop(slot: int) -> None:
-            while not self._stop.is_set():
-                try:
-                    messages = self._sqs.receive_message(
-                        QueueUrl=self.queue.url,
-                        MaxNumberOfMessages=self.mapping.batch_size,
-                        WaitTimeSeconds=poll_wait_seconds,
-                        MessageSystemAttributeNames=["All"],
-                        MessageAttributeNames=["All"],
-                    ).get("Messages", [])
-                except (ClientError, BotoCoreError):  # as Lambda's pollers: wait, poll again
-                    if self._stop.wait(0.5):
-                        return
-                    continue
-                if not messages:
-                    continue
-                if self._abandon.is_set():  # received as the drain stopped at once: not run
-                    self._release(messages)
-                    return
-                busy[slot] = True
-                try:
-                    report = self._invoke(pool, slot, messages, stats)
-                finally:
-                    busy[slot] = False
-                if report.error is not None and self._abandon.is_set():
-                    self._release(messages)  # its worker was killed by the stop, not by the job
-                self._function_log.bound()
-                if on_batch is not None:
-                    with callback_lock:
-                        on_batch(report)
-
         threads = [
-            threading.Thread(target=slot_loop, args=(slot,), name=f"esm-slot-{slot}", daemon=True)
+            threading.Thread(
+                target=self._poll_slot,
+                args=(slot,),
+                kwargs={
+                    "pool": pool,
+                    "busy": busy,
+                    "stats": stats,
+                    "on_batch": on_batch,
+                    "callback_lock": callback_lock,
+                    "wait_seconds": poll_wait_seconds,
+                },
+                name=f"esm-slot-{slot}",
+                daemon=True,
+            )
             for slot in range(self.concurrency)
         ]
         for thread in threads:
             thread.start()
-        quiet_since: float | None = None
-        waiting = WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds)
         try:
-            while not self._stop.is_set():
-                if cancel is not None and cancel.is_set():
-                    self._abandon.set()
-                    break
-                now = time.monotonic()
-                if for_seconds is not None and now - started >= for_seconds:
-                    break
-                if until_empty:
-                    counts = None if any(busy) else self.queue_counts()
-                    if counts is None or counts.total > 0:
-                        quiet_since = None
-                    elif quiet_since is None:
-                        quiet_since = now
-                    elif now - quiet_since >= quiet_seconds:
-                        break
-                    waiting.update(counts, now)
-                self._stop.wait(0.1)
+            self._wait_until_done(
+                busy,
+                started=started,
+                until_empty=until_empty,
+                for_seconds=for_seconds,
+                quiet_seconds=quiet_seconds,
+                cancel=cancel,
+                waiting=WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds),
+            )
         except BaseException:  # Ctrl-C (KeyboardInterrupt) or a failed queue read: stop at once
             self._abandon.set()
             raise
@@ -499,6 +470,80 @@ class EventSourceRunner:
             ]
             with contextlib.suppress(ClientError, BotoCoreError):
                 self._sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
+
+    def _poll_slot(
+        self,
+        slot: int,
+        *,
+        pool: WorkerPool,
+        busy: list[bool],
+        stats: DrainStats,
+        on_batch: Callable[[BatchReport], None] | None,
+        callback_lock: threading.Lock,
+        wait_seconds: int,
+    ) -> None:
+        """One concurrency slot of :meth:`drain`: receive a batch, invoke, report, until stopped."""
+        while not self._stop.is_set():
+            try:
+                messages = self._sqs.receive_message(
+                    QueueUrl=self.queue.url,
+                    MaxNumberOfMessages=self.mapping.batch_size,
+                    WaitTimeSeconds=wait_seconds,
+                    MessageSystemAttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                ).get("Messages", [])
+            except (ClientError, BotoCoreError):  # as Lambda's pollers: wait, poll again
+                if self._stop.wait(0.5):
+                    return
+                continue
+            if not messages:
+                continue
+            if self._abandon.is_set():  # received as the drain stopped at once: not run
+                self._release(messages)
+                return
+            busy[slot] = True
+            try:
+                report = self._invoke(pool, slot, messages, stats)
+            finally:
+                busy[slot] = False
+            if report.error is not None and self._abandon.is_set():
+                self._release(messages)  # its worker was killed by the stop, not by the job
+            self._function_log.bound()
+            if on_batch is not None:
+                with callback_lock:
+                    on_batch(report)
+
+    def _wait_until_done(
+        self,
+        busy: list[bool],
+        *,
+        started: float,
+        until_empty: bool,
+        for_seconds: float | None,
+        quiet_seconds: float,
+        cancel: threading.Event | None,
+        waiting: WaitReport,
+    ) -> None:
+        """Return when :meth:`drain` should stop: stopped, cancelled (at once), out of time, or the
+        queue stayed empty; say now and then what an in-flight-only wait waits for."""
+        quiet_since: float | None = None
+        while not self._stop.is_set():
+            if cancel is not None and cancel.is_set():
+                self._abandon.set()
+                return
+            now = time.monotonic()
+            if for_seconds is not None and now - started >= for_seconds:
+                return
+            if until_empty:
+                counts = None if any(busy) else self.queue_counts()
+                if counts is None or counts.total > 0:
+                    quiet_since = None
+                elif quiet_since is None:
+                    quiet_since = now
+                elif now - quiet_since >= quiet_seconds:
+                    return
+                waiting.update(counts, now)
+            self._stop.wait(0.1)
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats
