@@ -8,9 +8,12 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 
 export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii's end-of-life warning is silenced per Node major version (Node 20 reached it on 2026-10-30); its
+# Python runtime prints it as bytes (b'!!...', aws/jsii#4065). `constructs-fifo deploy` shows it as text.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos clean
+.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean
 
 # uv installs into the project's .venv in ~35 s where pip needs ~2 min on 2 cores (its resolver is
 # the cost), which keeps `make demo` from a fresh clone under 3 minutes. Bytecode is compiled at
@@ -78,6 +81,11 @@ chaos: setup
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
 		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
 		tests/unit/test_runtime_transitions.py tests/chaos
+
+# The props tables of README.md and docs/construct.md, written from the settings spec
+# (constructs_fifo/runtime/settings.py); tests/unit/test_construct_props_table.py fails when one drifts.
+docs: setup
+	$(PY) -m constructs_fifo.construct.props_table
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

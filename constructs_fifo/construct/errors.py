@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConstructsFifoError", "DependencyBundlingError", "InvalidPropsError"]
+__all__ = ["ConstructsFifoError", "DependencyBundlingError", "InvalidPropsError", "PropsTableMissingError"]
 
 
 class ConstructsFifoError(Exception):
@@ -26,3 +26,7 @@ class DependencyBundlingError(ConstructsFifoError):
 
     The message names the package, the platform and the fixes (vendor it, a layer, Docker bundling).
     """
+
+
+class PropsTableMissingError(ConstructsFifoError, ValueError):
+    """A doc has no generated props table to rewrite (its marker lines are missing)."""

@@ -7,6 +7,11 @@ Three levels, as in the AWS CDK's own constructs:
   rule and the fix;
 - valid but risky input: a CDK warning with an id (``Annotations.add_warning_v2``);
 - unresolved tokens (values only known at deploy time) are not validated.
+
+A prop's limits, with the reason and an example stated in its error, are its row of the settings spec
+(:data:`constructs_fifo.runtime.settings.SETTINGS`), which the runtime checks its environment
+against too; the rules that join props (``visibility_timeout >= timeout``, the least safe
+``max_receive_count``) are written here.
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ from constructs import IConstruct
 from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.bundling import CodeBundling
 from constructs_fifo.construct.errors import InvalidPropsError
-from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import JobMode
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting, human_seconds
 
 __all__ = [
     "RESERVED_PACKAGE",
@@ -51,9 +56,6 @@ RESERVED_PACKAGE = "constructs_fifo"
 WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
 WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
 WARNING_LOG_KEY_POLICY = "constructs-fifo:encryptionKeyPolicyNotManaged"
-
-#: Lambda's function timeout limit, in seconds (SQS's visibility timeout limit is the runtime's).
-_MAX_FUNCTION_TIMEOUT_SECONDS = 900
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,52 @@ def _fmt(seconds: float) -> str:
     return f"{seconds:g}s"
 
 
-def _check_range(name: str, value: int | float | None, low: int, high: int, why: str) -> list[str]:
-    if not _resolved_number(value) or low <= value <= high:
+def _duration_expression(seconds: int) -> str:
+    """The ``Duration`` of ``seconds`` as a user writes it: ``Duration.hours(12)``."""
+    for size, unit in ((86_400, "days"), (3_600, "hours"), (60, "minutes")):
+        if seconds >= size and seconds % size == 0:
+            return f"Duration.{unit}({seconds // size})"
+    return f"Duration.seconds({seconds})"
+
+
+def _check_number(row: Setting, value: int | float | None) -> list[str]:
+    """A number prop against its row's limits."""
+    name, low, high = row.prop, row.low, row.high
+    if not _resolved_number(value) or ((low is None or value >= low) and (high is None or value <= high)):
         return []
+    if low is not None and high is not None:
+        return [
+            f"{name}={value:g} is out of range: {row.why} it must be between {low} and {high} inclusive; "
+            f"pass {name} from {low} to {high}."
+        ]
+    if low is not None:
+        return [
+            f"{name}={value:g} is less than {low}: {row.why}; pass {name} >= {low} (default {row.default})."
+        ]
     return [
-        f"{name}={value:g} is out of range: {why} it must be between {low} and {high} inclusive; "
-        f"pass {name} from {low} to {high}."
+        f"{name}={value:g} is more than {high}, {row.why}; pass {name} up to {high}, or omit it for the "
+        "default."
     ]
+
+
+def _check_duration(row: Setting, value: Duration) -> list[str]:
+    """A duration prop against its row's limits (in whole seconds)."""
+    assert row.unit == SECONDS, row
+    seconds = _seconds(value)
+    if seconds is None:
+        return []
+    if row.low is not None and seconds < row.low:
+        least = human_seconds(row.low)
+        return [
+            f"{row.prop}={_fmt(seconds)} is shorter than {least}: it must be positive and is used in whole "
+            f"seconds; pass a Duration of at least {least}, e.g. {row.example}."
+        ]
+    if row.high is not None and seconds > row.high:
+        return [
+            f"{row.prop}={_fmt(seconds)} is longer than {human_seconds(row.high)}, {row.why}; pass "
+            f"{row.prop} <= {_duration_expression(row.high)}."
+        ]
+    return []
 
 
 def _check_receive_count(props: Props) -> list[str]:
@@ -146,16 +187,6 @@ def _check_handler(handler: str) -> list[str]:
     ]
 
 
-def _check_positive(name: str, value: Duration, example: str) -> list[str]:
-    seconds = _seconds(value)
-    if seconds is None or seconds >= 1:
-        return []
-    return [
-        f"{name}={_fmt(seconds)} is shorter than 1 second: it must be positive and is used in whole "
-        f"seconds; pass a Duration of at least 1 second, e.g. {example}."
-    ]
-
-
 def check_props(props: Props) -> list[str]:
     """Collect every problem of ``props``.
 
@@ -172,28 +203,12 @@ def check_props(props: Props) -> list[str]:
     """
     problems: list[str] = []
     problems += _check_handler(props.handler)
-    problems += _check_range(
-        "batch_size",
-        props.batch_size,
-        defaults.BATCH_SIZE_MIN,
-        defaults.BATCH_SIZE_MAX,
-        "an SQS FIFO event source takes at most 10 records per batch, so",
-    )
-    problems += _check_range(
-        "max_attempts",
-        props.max_attempts,
-        defaults.MAX_ATTEMPTS_MIN,
-        defaults.MAX_ATTEMPTS_MAX,
-        "the runtime counts a job's runs and declares it dead after max_attempts, so",
-    )
+    problems += _check_number(SETTINGS["batch_size"], props.batch_size)
+    problems += _check_number(SETTINGS["max_attempts"], props.max_attempts)
     problems += _check_receive_count(props)
+    problems += _check_duration(SETTINGS["timeout"], props.timeout)
     timeout = _seconds(props.timeout)
     visibility = _seconds(props.visibility_timeout)
-    if timeout is not None and not 1 <= timeout <= _MAX_FUNCTION_TIMEOUT_SECONDS:
-        problems.append(
-            f"timeout={_fmt(timeout)} is out of range: a Lambda function timeout must be between 1 second "
-            "and 15 minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15)."
-        )
     if timeout is not None and visibility is not None and visibility < timeout:
         problems.append(
             f"visibility_timeout={_fmt(visibility)} is shorter than timeout={_fmt(timeout)}: Lambda "
@@ -201,43 +216,20 @@ def check_props(props: Props) -> list[str]:
             f"pass visibility_timeout >= timeout (AWS recommends 6 x timeout = "
             f"{_fmt(timeout * defaults.VISIBILITY_TIMEOUT_FACTOR)}), or omit it for that default."
         )
-    if visibility is not None and visibility > MAX_VISIBILITY_TIMEOUT_SECONDS:
-        problems.append(
-            f"visibility_timeout={_fmt(visibility)} is longer than 12 hours, the SQS maximum; pass "
-            "visibility_timeout <= Duration.hours(12) (a shorter timeout gives a shorter default)."
-        )
-    reserved = props.reserved_concurrency
-    if _resolved_number(reserved) and reserved < 1:
-        problems.append(
-            f"reserved_concurrency={reserved:g} is less than 1: with 0 the function never runs and "
-            "every message ends in the dead-letter queue; pass reserved_concurrency >= 1 "
-            f"(default {defaults.RESERVED_CONCURRENCY}), or None to reserve nothing and let "
-            "max_concurrency alone cap the function."
-        )
-    maximum = props.max_concurrency
-    problems += _check_range(
-        "max_concurrency",
-        maximum,
-        defaults.MAX_CONCURRENCY_MIN,
-        defaults.MAX_CONCURRENCY_MAX,
-        "Lambda's ScalingConfig.MaximumConcurrency is limited, so",
-    )
+    problems += _check_duration(SETTINGS["visibility_timeout"], props.visibility_timeout)
+    reserved, maximum = props.reserved_concurrency, props.max_concurrency
+    problems += _check_number(SETTINGS["reserved_concurrency"], reserved)
+    problems += _check_number(SETTINGS["max_concurrency"], maximum)
     if _resolved_number(reserved) and _resolved_number(maximum) and reserved >= 1 and reserved < maximum:
         problems.append(
             f"reserved_concurrency={reserved:g} is less than max_concurrency={maximum:g}: the event "
             "source would be throttled, and throttled receives push messages toward the dead-letter "
             f"queue; pass reserved_concurrency >= {maximum:g} or lower max_concurrency."
         )
-    problems += _check_positive("claim_ttl", props.claim_ttl, "Duration.days(7)")
-    problems += _check_positive("age_alarm_threshold", props.age_alarm_threshold, "Duration.minutes(5)")
-    problems += _check_positive("backoff_base", props.backoff_base, "Duration.seconds(2)")
-    problems += _check_range(
-        "memory_size",
-        props.memory_size,
-        defaults.MEMORY_SIZE_MIN,
-        defaults.MEMORY_SIZE_MAX,
-        "Lambda memory is given in MB and",
-    )
+    problems += _check_duration(SETTINGS["claim_ttl"], props.claim_ttl)
+    problems += _check_duration(SETTINGS["age_alarm_threshold"], props.age_alarm_threshold)
+    problems += _check_duration(SETTINGS["backoff_base"], props.backoff_base)
+    problems += _check_number(SETTINGS["memory_size"], props.memory_size)
     return problems
 
 
@@ -264,15 +256,9 @@ def check_state_props(
             "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
             for name in given
         ]
-    problems = _check_range(
-        "reorder_limit",
-        reorder_limit,
-        1,
-        defaults.REORDER_LIMIT_MAX,
-        "the reorder buffer is committed with the group's state in one DynamoDB item, so",
-    )
+    problems = _check_number(SETTINGS["reorder_limit"], reorder_limit)
     if gap_timeout is not None:
-        problems += _check_positive("gap_timeout", gap_timeout, "Duration.minutes(5)")
+        problems += _check_duration(SETTINGS["gap_timeout"], gap_timeout)
     return problems
 
 

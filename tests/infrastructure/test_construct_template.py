@@ -19,6 +19,7 @@ from constructs_fifo.construct import (
 )
 from constructs_fifo.construct.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SETTINGS
 
 from .stacks import REPO, Synthesized
 
@@ -314,6 +315,15 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
         "NOTIFICATION_TABLE_NAME": {"Ref": notification_table_id},
     }
+
+
+def test_the_function_environment_is_the_settings_specs_variables(synthesized: Synthesized) -> None:
+    # GIVEN a claim-mode queue under PARK and a state-mode queue
+    written = set()
+    for name in (SAMPLE_CLAIM_QUEUE, "State"):
+        written |= set(_function(synthesized.templates[name])["Environment"]["Variables"])
+    # THEN between them they write every variable of the spec's rows, and nothing else of their own
+    assert written - {"NOTIFICATION_TABLE_NAME"} == {row.env for row in SETTINGS.values() if row.env}
 
 
 def test_function_variant_props(synthesized: Synthesized) -> None:

@@ -14,6 +14,7 @@ from aws_cdk.assertions import Match, Template
 from constructs_fifo import CodeBundling, OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,18 +101,17 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     "visibility_timeout_above_12_hours": (
         {"visibility_timeout": Duration.hours(13)},
         "visibility_timeout=46800s is longer than 12 hours, the SQS maximum; pass visibility_timeout <= "
-        "Duration.hours(12) (a shorter timeout gives a shorter default).",
+        "Duration.hours(12).",
     ),
     "timeout_above_15_minutes": (
         {"timeout": Duration.minutes(16)},
-        "timeout=960s is out of range: a Lambda function timeout must be between 1 second and 15 "
-        "minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15).",
+        "timeout=960s is longer than 15 minutes, the Lambda maximum of a function timeout; pass "
+        "timeout <= Duration.minutes(15).",
     ),
     "reserved_concurrency_below_1": (
         {"reserved_concurrency": 0},
         "reserved_concurrency=0 is less than 1: with 0 the function never runs and every message ends "
-        "in the dead-letter queue; pass reserved_concurrency >= 1 (default 10), or None to reserve "
-        "nothing and let max_concurrency alone cap the function.",
+        "in the dead-letter queue; pass reserved_concurrency >= 1 (default 10).",
     ),
     "reserved_concurrency_below_max_concurrency": (
         {"reserved_concurrency": 5, "max_concurrency": 10},
@@ -143,6 +143,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         {"backoff_base": Duration.millis(500)},
         "backoff_base=0.5s is shorter than 1 second: it must be positive and is used in whole seconds; "
         "pass a Duration of at least 1 second, e.g. Duration.seconds(2).",
+    ),
+    "backoff_base_above_12_hours": (
+        {"backoff_base": Duration.hours(13)},
+        "backoff_base=46800s is longer than 12 hours, the cap of every retry delay (the SQS maximum of a "
+        "visibility timeout); pass backoff_base <= Duration.hours(12).",
     ),
     "memory_size_below_128": (
         {"memory_size": 64},
@@ -346,6 +351,31 @@ def test_state_mode_reorder_limit_is_range_checked(code: lambda_.Code) -> None:
         "reorder_limit=0 is out of range: the reorder buffer is committed with the group's state in one "
         "DynamoDB item, so it must be between 1 and 1000 inclusive; pass reorder_limit from 1 to 1000."
     ]
+
+
+#: Number and duration props whose row has a limit of its own (the counts of ``layers`` and
+#: ``security_groups`` are pinned with real objects below).
+BOUNDED_PROPS = [
+    row
+    for row in SETTINGS.values()
+    if row.prop is not None
+    and (row.low is not None or row.high is not None)
+    and not row.type.startswith("Sequence")
+]
+
+
+@pytest.mark.parametrize("row", BOUNDED_PROPS, ids=lambda row: row.name)
+def test_the_construct_refuses_one_past_each_limit_of_a_props_row(code: lambda_.Code, row: Setting) -> None:
+    # GIVEN a prop one past a limit of its row of the settings spec (the limits RuntimeConfig reads)
+    mode = constants.JobMode.STATE if row.state_only else constants.JobMode.CLAIM
+    outside = ([row.low - 1] if row.low else []) + ([row.high + 1] if row.high is not None else [])
+    assert outside, row.name
+    for number in outside:
+        value = Duration.seconds(number) if row.unit == SECONDS else number
+        # WHEN building / THEN the problem names that prop with that value
+        problems = _problems(code, mode=mode, **{str(row.prop): value})
+        shown = f"{number}s" if row.unit == SECONDS else str(number)
+        assert any(problem.startswith(f"{row.prop}={shown} ") for problem in problems), problems
 
 
 # --- placement and platform props: vpc, vpc_subnets, security_groups, architecture, tracing, layers ---
