@@ -45,8 +45,9 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# CI's command. checkov (docs/security.md's scanner rows) runs inside it from uv's own environment.
 test: lint typecheck
-	$(BIN)/pytest
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest
 
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
@@ -57,9 +58,9 @@ synth: setup
 # docs/security.md's checkov rows, checked too: checkov cannot share the dev venv (it requires
 # packaging<24, pytest packaging>=24), so uv runs it from an environment of its own (PyPI, once).
 CHECKOV_VERSION := 3.3.30
+CHECKOV := $(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov
 scan: setup
-	CHECKOV="$(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov" \
-		$(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
 
 # The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
 demo: setup
