@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
-from constructs_fifo.runtime.group_state import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct import OrderedAgentQueue

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.client.errors import ProducerError
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
 from constructs_fifo.runtime.parking import (

@@ -2,7 +2,7 @@
 
 Other services (a dashboard, a verifier, an API) read what state mode committed: the user's state,
 its version, and whether the group waits on a sequence gap or is parked. One ``GetItem`` per call;
-the layout is decoded by the runtime's own codec (:mod:`constructs_fifo.runtime.state`), so the two
+the layout is decoded by the runtime's own codec (:mod:`constructs_fifo.runtime.state.store`), so the two
 cannot drift apart. The reader needs ``dynamodb:GetItem`` on the table (the construct's
 ``grant_read_state``).
 
@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.constants import STATE_ATTR_GROUP, STATE_ATTR_SK, STATE_ATTR_UPDATED_AT, STATE_SK
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.state import decode_item
+from constructs_fifo.runtime.state.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient

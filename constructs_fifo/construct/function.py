@@ -25,7 +25,7 @@ from constructs import Construct
 from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = ["RUNTIME_ENVIRONMENT", "JobFunction", "RuntimeSettings", "StateSettings", "build_function"]
 

@@ -14,7 +14,7 @@ Examples
 
 from __future__ import annotations
 
-from constructs_fifo.runtime.claims import Claim, ClaimOutcome, ClaimStore
+from constructs_fifo.runtime.claim.store import Claim, ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.exceptions import (
     ConfigurationError,
@@ -24,7 +24,7 @@ from constructs_fifo.runtime.exceptions import (
 )
 from constructs_fifo.runtime.job import Job, parse_record
 from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus
-from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
+from constructs_fifo.runtime.claim.processor import JobHandler, OrderedBatchProcessor
 
 __all__ = [
     "Claim",

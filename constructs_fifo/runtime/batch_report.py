@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.dead_letter import DeadJob
-    from constructs_fifo.runtime.job_runner import Step
+    from constructs_fifo.runtime.claim.runner import Step
     from constructs_fifo.runtime.parking import ParkHeader
     from constructs_fifo.runtime.types import SQSRecord
 

@@ -1,7 +1,7 @@
 """Sending a dead job to the FIFO dead-letter queue, with attributes that make triage possible.
 
 The runtime, not SQS's ``maxReceiveCount``, decides when a job is dead (see
-:mod:`constructs_fifo.runtime.processor`). A dead job's message is sent to the dead-letter queue in
+:mod:`constructs_fifo.runtime.claim.processor`). A dead job's message is sent to the dead-letter queue in
 its own message group with its body unchanged and these message attributes, so an operator can sort
 the queue without parsing bodies: ``jobId``, ``jobType``, ``reason`` (a
 :class:`~constructs_fifo.runtime.constants.DeadReason`), ``errorType``, ``error`` (cut to 1024
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.claims import truncate_error
+from constructs_fifo.runtime.claim.store import truncate_error
 from constructs_fifo.runtime.constants import DeadReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -13,17 +13,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.group_state import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
-from constructs_fifo.runtime.state import StateStore
-from constructs_fifo.runtime.state_processor import StateBatchProcessor
+from constructs_fifo.runtime.claim.processor import JobHandler, OrderedBatchProcessor
+from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.processor import StateBatchProcessor
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import BatchResponse
@@ -68,7 +68,7 @@ def build_processor(
     """Build the processor of the configured mode; every part can be injected.
 
     Claim mode builds an :class:`OrderedBatchProcessor` (the job function is ``handle(job, context)``),
-    state mode a :class:`~constructs_fifo.runtime.state_processor.StateBatchProcessor` (the job function
+    state mode a :class:`~constructs_fifo.runtime.state.processor.StateBatchProcessor` (the job function
     is the transition ``apply(job, state) -> next_state``).
 
     Parameters

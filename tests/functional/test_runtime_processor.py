@@ -507,7 +507,7 @@ def test_a_claim_write_error_on_a_malformed_body_is_logged_and_the_record_still_
     harness: Harness,
 ) -> None:
     # GIVEN a processor whose claim table does not exist
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
 
     broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
     bad = make_record('{"jobId": "j9"}', group="ws#1")
@@ -549,7 +549,7 @@ def test_no_job_starts_when_the_invocation_is_nearly_out_of_time(harness: Harnes
 
 def test_a_claim_store_error_reports_the_record_and_blocks_its_group(harness: Harness) -> None:
     # GIVEN a processor whose claim table does not exist
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
 
     broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
     records = [

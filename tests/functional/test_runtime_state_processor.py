@@ -15,7 +15,7 @@ import pytest
 from constructs_fifo.runtime.constants import STATE_ATTR_RUN, DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 from .fifo_model import Crash
 from .runtime_harness import (

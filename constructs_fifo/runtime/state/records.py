@@ -1,8 +1,8 @@
 """The records of state mode: a group's committed state, its bookkeeping, and what a batch did.
 
 Also the two rules on values: what a ``seq`` may be (:func:`job_seq`) and what a state may hold
-(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.transitions.apply_batch`
-computes these records and :class:`constructs_fifo.runtime.state.StateStore` stores them (its module
+(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.state.core.apply_batch`
+computes these records and :class:`constructs_fifo.runtime.state.store.StateStore` stores them (its module
 docstring gives the item layout). Every class here is frozen; a batch returns new ones.
 """
 
@@ -63,7 +63,7 @@ class GapPolicy(enum.Enum):
 
 
 class Outcome(enum.Enum):
-    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` decided for one job."""
+    """What :func:`~constructs_fifo.runtime.state.core.apply_batch` decided for one job."""
 
     #: Applied in this batch (directly, or out of the buffer once its gap closed): delete the record.
     APPLIED = "APPLIED"
@@ -335,7 +335,7 @@ class JobResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` returns.
+    """What :func:`~constructs_fifo.runtime.state.core.apply_batch` returns.
 
     Attributes
     ----------

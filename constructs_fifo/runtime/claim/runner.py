@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import backoff_seconds, lease_delay_seconds
-from constructs_fifo.runtime.claims import ClaimOutcome
+from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.constants import (
     ATTR_DEAD_REASON,
     ATTR_ERROR,
@@ -29,7 +29,7 @@ from constructs_fifo.runtime.job import Job, record_attempt, record_group, recor
 from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.runtime.claims import Claim, ClaimStore
+    from constructs_fifo.runtime.claim.store import Claim, ClaimStore
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.types import SQSRecord
 
@@ -140,7 +140,7 @@ class OutcomeWriter:
 
 
 class JobRunner:
-    """Claims and runs one job; see :mod:`constructs_fifo.runtime.claims` for the claim rules.
+    """Claims and runs one job; see :mod:`constructs_fifo.runtime.claim.store` for the claim rules.
 
     Parameters
     ----------

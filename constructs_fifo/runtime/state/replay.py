@@ -7,13 +7,13 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
 ``Query`` each):
 
 1. **Unpark the state first.** When the state is parked at a dead job (``book.parked``), the first
-   page starts with :func:`~constructs_fifo.runtime.transitions.resume_group`, skipping or retrying
+   page starts with :func:`~constructs_fifo.runtime.state.core.resume_group`, skipping or retrying
    the dead job as the header says. The operator's skip already sent a kept dead job to the
    dead-letter queue; a dead job that died waiting in the reorder buffer has no kept record, so the
    replay sends it from the buffer, before the commit (it is dead in the committed state already). A
    group parked at a malformed record has no death in its state: retrying replays the record (which
    parks the group again), skipping dropped it.
-2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state_group.run_group`) and one
+2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state.run.run_group`) and one
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
@@ -26,12 +26,12 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
    message id). Sending a job before the commit of its death would let a crash leave it
    dead-lettered yet not dead, and a later page apply it. A buffered job that dies in a page is
-   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state_owed`); a page sends what
+   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state.owed`); a page sends what
    is owed before anything else, and a group left live still owing one has its wake-up message
    reported, to come back.
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
-4. **A crash counts** (:mod:`constructs_fifo.runtime.crash_watch`). Every page is watched: a run
+4. **A crash counts** (:mod:`constructs_fifo.runtime.state.crash_watch`). Every page is watched: a run
    marker is written before its first transition (replays are rare: the write is cheap insurance),
    and a marker found at the read isolates the first page, whose transitions are then marked one by
    one; the job that stops the worker again is counted, and dead at ``max_attempts`` (the group parks
@@ -44,21 +44,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
-from constructs_fifo.runtime.job_runner import remaining_ms
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
+from constructs_fifo.runtime.claim.runner import remaining_ms
 from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
-from constructs_fifo.runtime.state_outcomes import buffered_record
-from constructs_fifo.runtime.state_owed import OwedLetters, OwedSend, owing
-from constructs_fifo.runtime.transitions import Outcome, resume_group
+from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state.outcomes import buffered_record
+from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
+from constructs_fifo.runtime.state.records import Outcome
+from constructs_fifo.runtime.state.core import resume_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.crash_watch import RunMarker, RunWriter
+    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.dead_letter import DeadJob
     from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
-    from constructs_fifo.runtime.state_outcomes import StateOutcomes
-    from constructs_fifo.runtime.transitions import BatchSettings, DeadEntry, GroupState, Transition
+    from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.records import BatchSettings, DeadEntry, GroupState
+    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateReplay"]
@@ -84,7 +86,7 @@ class StateReplay:
     outcomes : StateOutcomes
         The write, the dead-letter messages and the outcome lines.
     markers : RunWriter
-        Writes a page's run markers (the :class:`~constructs_fifo.runtime.state.StateStore`).
+        Writes a page's run markers (the :class:`~constructs_fifo.runtime.state.store.StateStore`).
     clock_ms : Callable[[], int]
         The time of a page (epoch ms).
     safety_margin_ms : int

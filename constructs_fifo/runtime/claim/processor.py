@@ -14,7 +14,7 @@ Rules, per record and in batch order:
    record is reported failed (``DEADLINE``, visibility 0).
 4. **Parse.** A body that is not a job envelope is dead at once: parsing is deterministic. When it
    carries a usable ``jobId`` its claim is marked DEAD, so copies of it follow it.
-5. **Claim and run** (:mod:`constructs_fifo.runtime.job_runner`). A duplicate of a SUCCEEDED job is
+5. **Claim and run** (:mod:`constructs_fifo.runtime.claim.runner`). A duplicate of a SUCCEEDED job is
    deleted; a conflict with another worker's live lease, a transient failure with attempts left and
    a fenced write are retried with backoff and block the group; a job that raised
    :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed on its last attempt, or
@@ -57,21 +57,14 @@ from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_group, record_message_id
-from constructs_fifo.runtime.job_runner import (
-    JobHandler,
-    JobRunner,
-    OutcomeWriter,
-    Step,
-    StepKind,
-    remaining_ms,
-)
+from constructs_fifo.runtime.claim.runner import JobHandler, JobRunner, OutcomeWriter, Step, StepKind, remaining_ms
 from constructs_fifo.runtime.observability import OutcomeStatus
 from constructs_fifo.runtime.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore

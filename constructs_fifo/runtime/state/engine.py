@@ -1,6 +1,6 @@
 """The working copy of one group's batch in state mode: the engine behind ``apply_batch``.
 
-The rules it implements are stated once, in :mod:`constructs_fifo.runtime.transitions`; this module
+The rules it implements are stated once, in :mod:`constructs_fifo.runtime.state.core`; this module
 is its mechanics (pure, no I/O), kept apart so that each module stays readable.
 """
 
@@ -19,22 +19,7 @@ from constructs_fifo.runtime.exceptions import (
     StateTooLargeError,
     TransitionResultError,
 )
-from constructs_fifo.runtime.group_state import (
-    BatchResult,
-    BatchSettings,
-    Bookkeeping,
-    BufferedJob,
-    DeadEntry,
-    GapPolicy,
-    GroupState,
-    JobResult,
-    Outcome,
-    RetryReason,
-    SkippedRange,
-    encode_state,
-    job_seq,
-    remember_dead_entry,
-)
+from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, Bookkeeping, BufferedJob, DeadEntry, GapPolicy, GroupState, JobResult, Outcome, RetryReason, SkippedRange, encode_state, job_seq, remember_dead_entry
 from constructs_fifo.runtime.job import Job
 
 __all__ = [

@@ -1,14 +1,14 @@
 """One group's records through state mode's core: malformed records split out, one result per record.
 
-Pure, without I/O: :class:`~constructs_fifo.runtime.state_processor.StateBatchProcessor` reads the
+Pure, without I/O: :class:`~constructs_fifo.runtime.state.processor.StateBatchProcessor` reads the
 group, calls :func:`run_group` (for a batch's records, or a page of a resuming group's kept records)
 and commits what it returns in one write.
 
-Rules (the core's are in :mod:`constructs_fifo.runtime.transitions`):
+Rules (the core's are in :mod:`constructs_fifo.runtime.state.core`):
 
 1. **Malformed records never reach the core.** A body that is not a job envelope is dead at once
    (parsing is deterministic). The group's records are split at malformed ones into segments, and
-   :func:`~constructs_fifo.runtime.transitions.apply_batch_with` runs on each non-empty segment in
+   :func:`~constructs_fifo.runtime.state.core.apply_batch_with` runs on each non-empty segment in
    order, carrying the state from one to the next (the caller commits once, at the end).
 2. **A malformed record in its place.** Behind a job that stopped the group (``FAILED``, ``BLOCKED``,
    ``CARRIER``, or a buffered job that failed and waits at the head of the buffer) it is ``RETRY``
@@ -16,7 +16,7 @@ Rules (the core's are in :mod:`constructs_fifo.runtime.transitions`):
    would run the failed buffered job a second time in one invocation. In a parked group it is
    ``KEEP``. Otherwise it is ``DEAD`` (go-on policy) or, with ``park_on_dead``, parks the group at
    itself: ``KEEP`` with its dead entry, and every later record ``KEEP``.
-3. **One result per record**, as the core's :class:`~constructs_fifo.runtime.transitions.JobResult`;
+3. **One result per record**, as the core's :class:`~constructs_fifo.runtime.state.records.JobResult`;
    a malformed record's dead entry has reason ``MALFORMED``, no type, and its ``jobId`` when usable.
 4. **A tick.** Without records the core runs once with no jobs: it drains what the buffer can apply
    and applies the gap policy (the processor ticks a live group when its wake-up message comes).
@@ -34,20 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, DeadReason
 from constructs_fifo.runtime.exceptions import MalformedJobError
-from constructs_fifo.runtime.group_batch import next_seq
+from constructs_fifo.runtime.state.engine import next_seq
 from constructs_fifo.runtime.job import Job, parse_record, record_message_id
-from constructs_fifo.runtime.transitions import (
-    BatchSettings,
-    BufferedJob,
-    DeadEntry,
-    GroupState,
-    JobResult,
-    Outcome,
-    RetryReason,
-    SkippedRange,
-    Transition,
-    apply_batch_with,
-)
+from constructs_fifo.runtime.state.records import BatchSettings, BufferedJob, DeadEntry, GroupState, JobResult, Outcome, RetryReason, SkippedRange
+from constructs_fifo.runtime.state.engine import Transition
+from constructs_fifo.runtime.state.core import apply_batch_with
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord

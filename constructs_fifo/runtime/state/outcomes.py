@@ -1,7 +1,7 @@
 """State mode's side of a group's results: the one write, dead-letter messages and outcome lines.
 
-Shared by the batch processor (:mod:`constructs_fifo.runtime.state_processor`) and the replay of a
-resuming group (:mod:`constructs_fifo.runtime.state_replay`); the rules are in their docstrings.
+Shared by the batch processor (:mod:`constructs_fifo.runtime.state.processor`) and the replay of a
+resuming group (:mod:`constructs_fifo.runtime.state.replay`); the rules are in their docstrings.
 Every record gets one outcome line; a job applied out of the reorder buffer (its record was deleted
 when it was buffered) gets its ``SUCCEEDED`` line when it is applied, so every counter is exact.
 """
@@ -23,16 +23,16 @@ from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
-from constructs_fifo.runtime.transitions import DeadEntry, Outcome, RetryReason
+from constructs_fifo.runtime.state.records import DeadEntry, Outcome, RetryReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.job import Job
-    from constructs_fifo.runtime.job_runner import OutcomeWriter
+    from constructs_fifo.runtime.claim.runner import OutcomeWriter
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state import StateStore
-    from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition
-    from constructs_fifo.runtime.transitions import BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition
+    from constructs_fifo.runtime.state.records import BufferedJob, GroupState, JobResult
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateOutcomes", "buffered_record"]

@@ -12,7 +12,7 @@ attribute      type  meaning
 ``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 1``)
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
-``run``        S     a run marker (:mod:`~constructs_fifo.runtime.crash_watch`); absent after a commit
+``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -65,17 +65,9 @@ from constructs_fifo.runtime.constants import (
     STATE_SK,
     DeadReason,
 )
-from constructs_fifo.runtime.crash_watch import RunMarker
+from constructs_fifo.runtime.state.crash_watch import RunMarker
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
-from constructs_fifo.runtime.group_state import (
-    Bookkeeping,
-    BufferedJob,
-    DeadEntry,
-    GroupState,
-    SkippedRange,
-    dead_entry_fields,
-    dead_entry_of_fields,
-)
+from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, DeadEntry, GroupState, SkippedRange, dead_entry_fields, dead_entry_of_fields
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -309,7 +301,7 @@ class StateStore:
             group's header and kept records). Without them the write is one ``PutItem``; with them,
             one ``TransactWriteItems`` whose first item is the state's ``Put``.
         run : RunMarker, optional
-            The run marker the item keeps (:mod:`~constructs_fifo.runtime.crash_watch`); none by default.
+            The run marker the item keeps (:mod:`~constructs_fifo.runtime.state.crash_watch`); none by default.
 
         Returns
         -------

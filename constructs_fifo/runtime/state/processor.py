@@ -1,16 +1,16 @@
 """The state-mode batch processor: each group's jobs applied to its state once, in order, one write.
 
 In state mode the job function is a transition ``apply(job, state) -> next_state`` of its group's
-state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rules, per batch:
+state (:mod:`constructs_fifo.runtime.state.core` states the core's rules). Rules, per batch:
 
 1. **One read.** The state items (``sk = "state"``) and park headers (``sk = "park"``) of every group
    of the batch come in one consistent ``BatchGetItem``
-   (:meth:`~constructs_fifo.runtime.state.StateStore.load_with_park_headers`).
+   (:meth:`~constructs_fifo.runtime.state.store.StateStore.load_with_park_headers`).
 2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left; the
    records of the groups not started are reported (``DEADLINE``, visibility 0). A group is applied
    and committed whole or not at all.
 3. **A live group** (no park header): its records run through the core
-   (:func:`~constructs_fifo.runtime.state_group.run_group`: malformed records are split out, dead at
+   (:func:`~constructs_fifo.runtime.state.run.run_group`: malformed records are split out, dead at
    once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
    batch, one ``TransactWriteItems`` of the state, the park header and the kept records. Nothing is
    written when nothing changed.
@@ -24,7 +24,7 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
      entry and is sent again as it died (its reason, error and attempts; a copy in another message
      says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is committed
-     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state_owed`): if that send fails, a
+     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state.owed`): if that send fails, a
      record of the group is reported, and its next run sends what is owed before anything else.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
      group's park header records the dead job; when that job died waiting in the reorder buffer it
@@ -42,10 +42,10 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      that is not stalled is deleted.
 4. **A parked group** (a header): ``PARKED``, its records are kept behind the dead job (one
    transaction), as in claim mode. ``RESUMING``: its records are kept, then its kept records are
-   replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
+   replayed, in order, through the core (:mod:`constructs_fifo.runtime.state.replay`). Wake-up
    messages follow claim mode's rule (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
 
-5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.crash_watch`). A live group whose
+5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.state.crash_watch`). A live group whose
    records were received before writes a run marker before its first transition; a marker found at
    the read means that run did not commit, and the group's next run marks each transition before it
    runs, so the next crash names its job: that job's attempt is counted, and at ``max_attempts`` it is
@@ -86,29 +86,29 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
-from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.job_runner import OutcomeWriter, remaining_ms
+from constructs_fifo.runtime.claim.runner import OutcomeWriter, remaining_ms
 from constructs_fifo.runtime.observability import OutcomeStatus
 from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
-from constructs_fifo.runtime.processor import DEFAULT_SAFETY_MARGIN_MS
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group, stalled_on
-from constructs_fifo.runtime.state_outcomes import StateOutcomes
-from constructs_fifo.runtime.state_owed import OwedLetters, owing
-from constructs_fifo.runtime.state_replay import StateReplay
-from constructs_fifo.runtime.transitions import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.claim.processor import DEFAULT_SAFETY_MARGIN_MS
+from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group, stalled_on
+from constructs_fifo.runtime.state.outcomes import StateOutcomes
+from constructs_fifo.runtime.state.owed import OwedLetters, owing
+from constructs_fifo.runtime.state.replay import StateReplay
+from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
-    from constructs_fifo.runtime.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state import StateStore
-    from constructs_fifo.runtime.transitions import Transition
+    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["StateBatchProcessor"]
@@ -140,7 +140,7 @@ class StateBatchProcessor:
     policy : DeadJobPolicy
         What a dead job does to its group: PARK (the default of the construct) or CONTINUE.
     max_attempts, reorder_limit, gap_policy, gap_timeout_seconds, first_seq, remember_job_ids
-        The state-mode settings (see :func:`~constructs_fifo.runtime.transitions.apply_batch`).
+        The state-mode settings (see :func:`~constructs_fifo.runtime.state.core.apply_batch`).
     backoff_base_seconds : int
         First retry delay; doubles with every attempt.
     visibility_timeout_seconds : int
