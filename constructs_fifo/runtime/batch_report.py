@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChange
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES
+from constructs_fifo.runtime.error_text import cut_error
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
 from constructs_fifo.runtime.parking import RESUMING, is_wake_up, wake_up_message
@@ -23,12 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.dead_letter import DeadJob
-    from constructs_fifo.runtime.claim.runner import Step
     from constructs_fifo.runtime.parking import ParkHeader
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
-    "RETRY_ACTION",
     "BatchReport",
     "job_id_of",
     "park_fields",
@@ -36,13 +35,10 @@ __all__ = [
     "settle_wake_ups",
 ]
 
-#: The ``action`` of an outcome line whose record is reported failed.
-RETRY_ACTION = "reported failed; retried after the visibility delay"
-
 
 @dataclass
 class BatchReport:
-    """What one batch decided so far: reported ids, visibility changes, blocked and kept groups.
+    """What one batch decided so far: reported ids, visibility changes, blocked groups, wake-ups.
 
     Attributes
     ----------
@@ -52,10 +48,6 @@ class BatchReport:
         The visibility of the reported records that have one.
     blocked : dict
         Group -> the visibility delay its later records get (the group stopped in this batch).
-    keep : dict
-        Claim mode: group -> records to keep in its parked group.
-    parking : dict
-        Claim mode: group -> the step of the dead job that parks it in this batch.
     wake_ups : dict
         Group -> its wake-up messages in this batch.
     refreshed : set of str
@@ -65,8 +57,6 @@ class BatchReport:
     failures: list[str] = field(default_factory=list)
     changes: list[VisibilityChange] = field(default_factory=list)
     blocked: dict[str, int] = field(default_factory=dict)
-    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
-    parking: dict[str, Step] = field(default_factory=dict)
     wake_ups: dict[str, list[SQSRecord]] = field(default_factory=dict)
     refreshed: set[str] = field(default_factory=set)
 
@@ -162,7 +152,7 @@ def park_fields(dead: DeadJob) -> dict[str, Any]:
         "jobType": dead.job_type,
         "reason": dead.reason.value,
         "errorType": dead.error_type,
-        "error": dead.error[:1024],
+        "error": cut_error(dead.error),
         "attempts": dead.attempts,
         "messageId": dead.message_id,
         "parkedAt": dead.dead_at_ms,

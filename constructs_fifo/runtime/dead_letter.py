@@ -13,14 +13,13 @@ The deduplication id is derived from the original message id, so sending the sam
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.claim.store import truncate_error
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.error_text import truncate_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -107,14 +106,14 @@ class DeadLetterSender:
         Epoch seconds, for ``deadAt``.
     """
 
-    def __init__(self, client: SQSClient, queue_url: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: SQSClient, queue_url: str, *, clock: Clock = system_clock) -> None:
         self.queue_url = queue_url
         self._client = client
         self._clock = clock
 
     def now_ms(self) -> int:
         """The sender's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def send(self, dead: DeadJob) -> str:
         """Send one dead job; return the DLQ's message id.

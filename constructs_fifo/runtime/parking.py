@@ -34,13 +34,13 @@ The rules
 from __future__ import annotations
 
 import json
-import time
 import uuid
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     CONTROL_ATTRIBUTE,
     CONTROL_RESUME,
@@ -170,14 +170,14 @@ class ParkStore:
         Epoch seconds (default :func:`time.time`).
     """
 
-    def __init__(self, table_name: str, client: DynamoDBClient, *, clock: Callable[[], float] = time.time):
+    def __init__(self, table_name: str, client: DynamoDBClient, *, clock: Clock = system_clock):
         self.table_name = table_name
         self._client = client
         self._clock = clock
 
     def now_ms(self) -> int:
         """The store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     # --- reads -------------------------------------------------------------------------------------
 

@@ -16,9 +16,9 @@ from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkHeader, ParkStore
-from constructs_fifo.runtime.state.store import StateStore
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
 from constructs_fifo.runtime.state.records import GroupState
+from constructs_fifo.runtime.state.store import StateStore
 
 from .fifo_model import Crash
 from .runtime_harness import (

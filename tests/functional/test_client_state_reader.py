@@ -11,9 +11,9 @@ from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.client.state_reader import GroupSnapshot, GroupStateReader, StateReadError
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.store import StateStore
-from constructs_fifo.runtime.state.records import GroupState
 from constructs_fifo.runtime.state.core import apply_batch
+from constructs_fifo.runtime.state.records import GroupState
+from constructs_fifo.runtime.state.store import StateStore
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table

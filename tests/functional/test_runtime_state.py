@@ -10,18 +10,24 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
-from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
 from constructs_fifo.runtime.exceptions import (
     ConstructsFifoRuntimeError,
     PermanentJobError,
     StateTooLargeError,
 )
-from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, DeadEntry
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state.store import StateStore, decode_book, decode_item, encode_book, item_size
-from constructs_fifo.runtime.state.records import BatchResult, GroupState, Outcome
 from constructs_fifo.runtime.state.core import apply_batch
+from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.state.records import (
+    BatchResult,
+    Bookkeeping,
+    BufferedJob,
+    DeadEntry,
+    GroupState,
+    Outcome,
+)
+from constructs_fifo.runtime.state.store import StateStore, decode_book, decode_item, encode_book, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table

@@ -47,8 +47,8 @@ from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state.store import StateStore
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
+from constructs_fifo.runtime.state.store import StateStore
 
 from .fifo_model import Crash, FifoModel, ModelSqs, play
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, FakeClock, create_tables

@@ -15,9 +15,23 @@ from hypothesis import strategies as st
 from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_LENGTH, DeadReason
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.store import encode_book
-from constructs_fifo.runtime.state.records import BOOKKEEPING_RESERVE_BYTES, BatchResult, Bookkeeping, DeadEntry, GapPolicy, GroupState, Outcome, RetryReason, SkippedRange, dead_entry_fields, encode_state, job_seq, remember_dead_entry
 from constructs_fifo.runtime.state.core import apply_batch, resume_group
+from constructs_fifo.runtime.state.records import (
+    BOOKKEEPING_RESERVE_BYTES,
+    BatchResult,
+    Bookkeeping,
+    DeadEntry,
+    GapPolicy,
+    GroupState,
+    Outcome,
+    RetryReason,
+    SkippedRange,
+    dead_entry_fields,
+    encode_state,
+    job_seq,
+    remember_dead_entry,
+)
+from constructs_fifo.runtime.state.store import encode_book
 
 GROUP = "ws#1"
 State = dict[str, Any] | None

@@ -41,24 +41,25 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityApplier
 from constructs_fifo.runtime.batch_report import (
-    RETRY_ACTION,
     BatchReport,
     job_id_of,
     park_fields,
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
-from constructs_fifo.runtime.job import parse_record, record_group, record_message_id
-from constructs_fifo.runtime.claim.runner import JobHandler, JobRunner, OutcomeWriter, Step, StepKind, remaining_ms
-from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
 from constructs_fifo.runtime.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -70,10 +71,23 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
-__all__ = ["DEFAULT_SAFETY_MARGIN_MS", "JobHandler", "OrderedBatchProcessor"]
+__all__ = ["ClaimBatchReport", "OrderedBatchProcessor"]
 
-#: No job starts with less than this much invocation time left.
-DEFAULT_SAFETY_MARGIN_MS = 1000
+
+@dataclass
+class ClaimBatchReport(BatchReport):
+    """A batch's report with claim mode's parking: records to keep, and the dead job that parks a group.
+
+    Attributes
+    ----------
+    keep : dict
+        Group -> records to keep in its parked group.
+    parking : dict
+        Group -> the step of the dead job that parks it in this batch.
+    """
+
+    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
+    parking: dict[str, Step] = field(default_factory=dict)
 
 
 class OrderedBatchProcessor:
@@ -173,7 +187,7 @@ class OrderedBatchProcessor:
             ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
         """
         records: list[SQSRecord] = list(event.get("Records") or [])
-        batch = BatchReport()
+        batch = ClaimBatchReport()
         headers = self._read_headers(records, batch)
         if headers is not None:
             refresh_worn_wake_ups(
@@ -200,7 +214,9 @@ class OrderedBatchProcessor:
 
     # --- rule 1: parked groups ----------------------------------------------------------------------
 
-    def _read_headers(self, records: list[SQSRecord], batch: BatchReport) -> dict[str, ParkHeader] | None:
+    def _read_headers(
+        self, records: list[SQSRecord], batch: ClaimBatchReport
+    ) -> dict[str, ParkHeader] | None:
         """The park headers of the batch's groups; ``None`` (every record reported) when unreadable."""
         if self._parking is None:
             return {}
@@ -212,7 +228,7 @@ class OrderedBatchProcessor:
             return None
 
     def _keep_and_replay(
-        self, headers: dict[str, ParkHeader], context: Any, batch: BatchReport
+        self, headers: dict[str, ParkHeader], context: Any, batch: ClaimBatchReport
     ) -> dict[str, ParkHeader | None]:
         """Keep the records of parked groups, then replay resuming groups; return their last headers."""
         latest: dict[str, ParkHeader | None] = dict(headers)
@@ -225,7 +241,7 @@ class OrderedBatchProcessor:
         return latest
 
     def _keep(
-        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: BatchReport
+        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: ClaimBatchReport
     ) -> ParkHeader | None:
         parking = self._parking
         assert parking is not None  # the PARK policy is the only way records are kept
@@ -257,7 +273,7 @@ class OrderedBatchProcessor:
             )
         return updated
 
-    def _replay_group(self, header: ParkHeader, context: Any, batch: BatchReport) -> ParkHeader | None:
+    def _replay_group(self, header: ParkHeader, context: Any, batch: ClaimBatchReport) -> ParkHeader | None:
         """Replay a resuming group's kept records in order; return its header (``None``: live again)."""
         parking = self._parking
         assert parking is not None
@@ -307,7 +323,7 @@ class OrderedBatchProcessor:
     # --- rules 2 to 6: records of live groups -------------------------------------------------------
 
     def _process_records(
-        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: BatchReport
+        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: ClaimBatchReport
     ) -> None:
         out_of_time = False
         for record in records:
@@ -379,7 +395,7 @@ class OrderedBatchProcessor:
             return Step(StepKind.DEAD, dead=dead, attempt_failed=True)
         return self._runner.run(job, record, context, **fields)
 
-    def _settle(self, record: SQSRecord, step: Step, batch: BatchReport) -> None:
+    def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
         group = record_group(record)
         if step.kind is StepKind.RETRY:
             batch.report(record, step.delay_seconds)
@@ -422,7 +438,7 @@ class OrderedBatchProcessor:
 
     # --- outcome lines ------------------------------------------------------------------------------
 
-    def _skip(self, record: SQSRecord, delay: int, batch: BatchReport) -> None:
+    def _skip(self, record: SQSRecord, delay: int, batch: ClaimBatchReport) -> None:
         group = record_group(record)
         self._out.write(
             OutcomeStatus.SKIPPED,
@@ -451,7 +467,7 @@ class OrderedBatchProcessor:
         )
 
     def _internal_error(
-        self, record: SQSRecord, exc: Exception, batch: BatchReport, *, note: str = ""
+        self, record: SQSRecord, exc: Exception, batch: ClaimBatchReport, *, note: str = ""
     ) -> None:
         group = record_group(record)
         delay = batch.blocked.get(group, self._runner.backoff(1))

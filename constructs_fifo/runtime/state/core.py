@@ -83,36 +83,17 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     MAX_ITEM_BYTES,
 )
-from constructs_fifo.runtime.state.engine import MAX_ATTEMPT_ENTRIES, MAX_DEAD_IDS, MAX_SKIPPED_RANGES, GroupBatch, Transition, gap_since, next_seq
-from constructs_fifo.runtime.state.records import BOOKKEEPING_RESERVE_BYTES, BatchResult, BatchSettings, Bookkeeping, BufferedJob, DeadEntry, GapPolicy, GroupState, JobResult, Outcome, RetryReason, SizeFunction, SkippedRange, dead_entry_fields, encode_state, job_seq, remember_dead_entry
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.engine import GroupBatch, Transition, gap_since, next_seq
+from constructs_fifo.runtime.state.records import (
+    BatchResult,
+    BatchSettings,
+    GapPolicy,
+    GroupState,
+    SizeFunction,
+)
 
-__all__ = [
-    "BOOKKEEPING_RESERVE_BYTES",
-    "MAX_ATTEMPT_ENTRIES",
-    "MAX_DEAD_IDS",
-    "MAX_SKIPPED_RANGES",
-    "BatchResult",
-    "BatchSettings",
-    "Bookkeeping",
-    "BufferedJob",
-    "DeadEntry",
-    "GapPolicy",
-    "GroupState",
-    "JobResult",
-    "Outcome",
-    "RetryReason",
-    "SizeFunction",
-    "SkippedRange",
-    "Transition",
-    "apply_batch",
-    "apply_batch_with",
-    "dead_entry_fields",
-    "encode_state",
-    "job_seq",
-    "remember_dead_entry",
-    "resume_group",
-]
+__all__ = ["apply_batch", "apply_batch_with", "resume_group"]
 
 
 def apply_batch(

@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.records import GroupState
-    from constructs_fifo.runtime.job import Job
 
 __all__ = ["GROUP_RUN", "CrashWatch", "RunInterrupted", "RunMarker", "RunPlan", "RunWriter", "plan_run"]
 

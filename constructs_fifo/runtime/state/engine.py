@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, DeadReason
+from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.error_text import cut_error, error_text
 from constructs_fifo.runtime.exceptions import (
     MalformedJobError,
     PermanentJobError,
@@ -19,8 +20,23 @@ from constructs_fifo.runtime.exceptions import (
     StateTooLargeError,
     TransitionResultError,
 )
-from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, Bookkeeping, BufferedJob, DeadEntry, GapPolicy, GroupState, JobResult, Outcome, RetryReason, SkippedRange, encode_state, job_seq, remember_dead_entry
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.records import (
+    BatchResult,
+    BatchSettings,
+    Bookkeeping,
+    BufferedJob,
+    DeadEntry,
+    GapPolicy,
+    GroupState,
+    JobResult,
+    Outcome,
+    RetryReason,
+    SkippedRange,
+    encode_state,
+    job_seq,
+    remember_dead_entry,
+)
 
 __all__ = [
     "MAX_ATTEMPT_ENTRIES",
@@ -270,9 +286,7 @@ class GroupBatch:
         attempts: int,
         entry: BufferedJob | None = None,
     ) -> None:
-        text = str(exc) or repr(exc)
-        if len(text) > MAX_ERROR_LENGTH:
-            text = text[: MAX_ERROR_LENGTH - 3] + "..."
+        text = cut_error(error_text(exc))
         kind, reason = type(exc).__name__, _reason(exc)
         info = DeadEntry(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
         self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]

@@ -13,8 +13,8 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import backoff_seconds
-from constructs_fifo.runtime.batch_report import RETRY_ACTION, job_id_of, park_fields
+from constructs_fifo.runtime.backoff import Backoff
+from constructs_fifo.runtime.batch_report import job_id_of, park_fields
 from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
@@ -22,17 +22,17 @@ from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SK
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
 from constructs_fifo.runtime.state.records import DeadEntry, Outcome, RetryReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.job import Job
-    from constructs_fifo.runtime.claim.runner import OutcomeWriter
+    from constructs_fifo.runtime.observability import OutcomeWriter
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state.store import StateStore
-    from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition
     from constructs_fifo.runtime.state.records import BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition
+    from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateOutcomes", "buffered_record"]
@@ -92,13 +92,9 @@ class StateOutcomes:
         self._parking = parking
         self._dead_letters = dead_letters
         self._max_attempts = max_attempts
-        self._base = backoff_base_seconds
-        self._cap = cap_seconds
         self._queue_name = queue_name
-
-    def backoff(self, attempt: int) -> int:
-        """The retry delay after ``attempt`` runs."""
-        return backoff_seconds(attempt, base_seconds=self._base, cap_seconds=self._cap)
+        #: The retry delay after ``attempt`` runs: ``backoff(attempt)``.
+        self.backoff = Backoff(backoff_base_seconds, cap_seconds)
 
     # --- the write -------------------------------------------------------------------------------------
 

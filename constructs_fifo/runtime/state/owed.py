@@ -31,10 +31,10 @@ from constructs_fifo.runtime.state.outcomes import buffered_record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.dead_letter import DeadJob
-    from constructs_fifo.runtime.state.records import BufferedJob, DeadEntry, GroupState
+    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.records import BufferedJob, DeadEntry, GroupState
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["OwedLetters", "OwedSend", "owing"]

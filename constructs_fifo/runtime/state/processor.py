@@ -70,12 +70,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_report import (
-    RETRY_ACTION,
     BatchReport,
     job_id_of,
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
@@ -86,34 +86,30 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
-from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.claim.runner import OutcomeWriter, remaining_ms
-from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
 from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
-from constructs_fifo.runtime.claim.processor import DEFAULT_SAFETY_MARGIN_MS
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group, stalled_on
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.state.outcomes import StateOutcomes
 from constructs_fifo.runtime.state.owed import OwedLetters, owing
+from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome
 from constructs_fifo.runtime.state.replay import StateReplay
-from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group, stalled_on
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["StateBatchProcessor"]
-
-_STOPS = (RetryReason.FAILED, RetryReason.BLOCKED, RetryReason.CARRIER)
 
 
 class StateBatchProcessor:
@@ -330,9 +326,7 @@ class StateBatchProcessor:
             header, items = self._park_items(group, records, run)
             # a buffered job that died has no record: committed dead and owed, sent after the commit
             final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
-            clean = run.stalled_on is None and not any(
-                result.outcome is Outcome.RETRY and result.reason in _STOPS for result in run.results
-            )
+            clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
             carried = plan.carried(clean=clean)
             expected = watch.version
             if watch.opened or carried is not None:  # the commit removes the marker or keeps a new one
@@ -456,7 +450,7 @@ class StateBatchProcessor:
             if result.outcome is Outcome.RETRY:
                 delay = outcomes.delay(record, result)
                 report.report(record, delay)
-                if result.reason in _STOPS:
+                if result.stops_group:
                     report.blocked.setdefault(group, delay)
         buffered_parker = run.parked_by is not None and not any(
             r.outcome is Outcome.KEEP and r.dead is not None for r in run.results

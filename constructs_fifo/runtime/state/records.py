@@ -95,6 +95,17 @@ class RetryReason(enum.Enum):
     #: batch would bring the group back: this one is kept to do it, and is a duplicate when it returns.
     CARRIER = "CARRIER"
 
+    @property
+    def stops_group(self) -> bool:
+        """Whether a RETRY for this reason means the group stopped (``BUFFER_FULL`` does not stop it).
+
+        Examples
+        --------
+        >>> [reason.value for reason in RetryReason if reason.stops_group]
+        ['FAILED', 'BLOCKED', 'CARRIER']
+        """
+        return self is not RetryReason.BUFFER_FULL
+
 
 #: The item size of a group state as DynamoDB counts it (the store's ``item_size``).
 SizeFunction = Callable[["GroupState"], int]
@@ -331,6 +342,11 @@ class JobResult:
     attempt: int | None = None
     blocked_by: str | None = None
     dead: DeadEntry | None = None
+
+    @property
+    def stops_group(self) -> bool:
+        """Whether this is a RETRY that stopped its group (see :attr:`RetryReason.stops_group`)."""
+        return self.outcome is Outcome.RETRY and self.reason is not None and self.reason.stops_group
 
 
 @dataclass(frozen=True)

@@ -44,23 +44,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
-from constructs_fifo.runtime.claim.runner import remaining_ms
+from constructs_fifo.runtime.clock import remaining_ms
 from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state.core import resume_group
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.state.outcomes import buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
 from constructs_fifo.runtime.state.records import Outcome
-from constructs_fifo.runtime.state.core import resume_group
+from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.dead_letter import DeadJob
     from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
+    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
+    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.records import BatchSettings, DeadEntry, GroupState
-    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateReplay"]

@@ -32,21 +32,27 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, DeadReason
+from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.error_text import cut_error
 from constructs_fifo.runtime.exceptions import MalformedJobError
-from constructs_fifo.runtime.state.engine import next_seq
 from constructs_fifo.runtime.job import Job, parse_record, record_message_id
-from constructs_fifo.runtime.state.records import BatchSettings, BufferedJob, DeadEntry, GroupState, JobResult, Outcome, RetryReason, SkippedRange
-from constructs_fifo.runtime.state.engine import Transition
 from constructs_fifo.runtime.state.core import apply_batch_with
+from constructs_fifo.runtime.state.engine import Transition, next_seq
+from constructs_fifo.runtime.state.records import (
+    BatchSettings,
+    BufferedJob,
+    DeadEntry,
+    GroupState,
+    JobResult,
+    Outcome,
+    RetryReason,
+    SkippedRange,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["GroupRun", "RecordingTransition", "run_group", "stalled_on"]
-
-#: The reasons of a RETRY that mean the group stopped (``BUFFER_FULL`` does not stop it).
-_STOPS = (RetryReason.FAILED, RetryReason.BLOCKED, RetryReason.CARRIER)
 
 
 class RecordingTransition:
@@ -238,7 +244,7 @@ def _segment(
     result = apply_batch_with(run.state, segment, transition, run.settings, now_ms=run.now_ms)
     for index, job_result in zip(indexes, result.results, strict=True):
         run.results[index] = job_result
-        if job_result.outcome is Outcome.RETRY and job_result.reason in _STOPS:
+        if job_result.stops_group:
             run.stop = run.stop or (job_result.blocked_by or job_result.job_id, job_result.attempt or 1)
     run.state = result.group_state
     run.changed = run.changed or result.changed
@@ -259,9 +265,7 @@ def _malformed(run: _Run, index: int, record: SQSRecord, exc: MalformedJobError)
     if run.parked:
         run.results[index] = JobResult(job_id, message_id, Outcome.KEEP)
         return
-    text = str(exc)
-    if len(text) > MAX_ERROR_LENGTH:
-        text = text[: MAX_ERROR_LENGTH - 3] + "..."
+    text = cut_error(str(exc))
     dead = DeadEntry(
         job_id, "", type(exc).__name__, text, 0, message_id, run.now_ms, None, DeadReason.MALFORMED
     )

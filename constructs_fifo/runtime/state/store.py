@@ -51,6 +51,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
     SK_PARK,
@@ -65,10 +66,18 @@ from constructs_fifo.runtime.constants import (
     STATE_SK,
     DeadReason,
 )
-from constructs_fifo.runtime.state.crash_watch import RunMarker
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
-from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, DeadEntry, GroupState, SkippedRange, dead_entry_fields, dead_entry_of_fields
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
+from constructs_fifo.runtime.state.crash_watch import RunMarker
+from constructs_fifo.runtime.state.records import (
+    Bookkeeping,
+    BufferedJob,
+    DeadEntry,
+    GroupState,
+    SkippedRange,
+    dead_entry_fields,
+    dead_entry_of_fields,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -123,7 +132,7 @@ class StateStore:
         table_name: str,
         client: DynamoDBClient,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
         sleep: Callable[[float], None] = time.sleep,
         max_read_retries: int = 8,
     ) -> None:
@@ -135,7 +144,7 @@ class StateStore:
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def load(self, groups: Iterable[str]) -> dict[str, GroupState]:
         """Read the groups' states consistently: one ``BatchGetItem`` per 100 groups.
@@ -301,7 +310,8 @@ class StateStore:
             group's header and kept records). Without them the write is one ``PutItem``; with them,
             one ``TransactWriteItems`` whose first item is the state's ``Put``.
         run : RunMarker, optional
-            The run marker the item keeps (:mod:`~constructs_fifo.runtime.state.crash_watch`); none by default.
+            The run marker the item keeps (:mod:`~constructs_fifo.runtime.state.crash_watch`); none by
+            default.
 
         Returns
         -------
