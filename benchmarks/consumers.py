@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.consumer_env import BatchFn, ConsumerEnv
 from benchmarks.powertools_baseline import (
     IDEMPOTENCY_TABLE,
     INSTALL_HINT,
@@ -25,14 +26,11 @@ from benchmarks.powertools_baseline import (
     build_powertools,
 )
 from benchmarks.responder import TableSpec
-from benchmarks.workload import Batch, BenchContext
 
 __all__ = [
     "CLAIM_TABLE",
     "CONSUMERS",
     "GROUP_TABLE",
-    "BatchFn",
-    "ConsumerEnv",
     "ConsumerFactory",
     "ConsumerSpec",
     "build_claim",
@@ -45,37 +43,6 @@ __all__ = [
 CLAIM_TABLE = "claims"
 #: The group table of the PARK policy and of state mode (partition key ``group``, sort key ``sk``).
 GROUP_TABLE = "groups"
-
-#: One Lambda invocation: the batch's records in, ``{"batchItemFailures": [...]}`` out.
-BatchFn = Callable[[Batch], Mapping[str, Any]]
-
-
-@dataclass
-class ConsumerEnv:
-    """What a factory wires its consumer to.
-
-    Attributes
-    ----------
-    dynamodb, sqs
-        boto3 clients; the harness answers and counts their calls.
-    queue_url
-        The FIFO queue the records come from.
-    context
-        The Lambda context to pass to each invocation.
-    ran
-        How many times a job ran; the consumer's job function calls :meth:`job_ran` once per run.
-    """
-
-    dynamodb: Any
-    sqs: Any
-    queue_url: str
-    context: BenchContext = field(default_factory=BenchContext)
-    ran: int = 0
-
-    def job_ran(self) -> None:
-        """Count one run of the job function (or one applied transition, in state mode)."""
-        self.ran += 1
-
 
 #: A consumer's factory: wire it to the environment, return its batch function.
 ConsumerFactory = Callable[[ConsumerEnv], BatchFn]
