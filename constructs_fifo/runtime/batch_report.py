@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChange
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES
-from constructs_fifo.runtime.error_text import cut_error
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
 from constructs_fifo.runtime.parking import RESUMING, is_wake_up, wake_up_message
@@ -23,14 +22,12 @@ from constructs_fifo.runtime.parking import RESUMING, is_wake_up, wake_up_messag
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.dead_letter import DeadJob
     from constructs_fifo.runtime.parking import ParkHeader
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
     "BatchReport",
     "job_id_of",
-    "park_fields",
     "refresh_worn_wake_ups",
     "settle_wake_ups",
 ]
@@ -143,20 +140,6 @@ def settle_wake_ups(
             on_error({"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"})
             if wake_ups:
                 report.report(wake_ups[0], delay)
-
-
-def park_fields(dead: DeadJob) -> dict[str, Any]:
-    """The park header's record of the dead job that parked its group."""
-    return {
-        "jobId": dead.job_id,
-        "jobType": dead.job_type,
-        "reason": dead.reason.value,
-        "errorType": dead.error_type,
-        "error": cut_error(dead.error),
-        "attempts": dead.attempts,
-        "messageId": dead.message_id,
-        "parkedAt": dead.dead_at_ms,
-    }
 
 
 def job_id_of(record: SQSRecord) -> str | None:

@@ -37,7 +37,7 @@ import json
 import uuid
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
@@ -49,6 +49,7 @@ from constructs_fifo.runtime.constants import (
     SK_KEPT_PREFIX,
     SK_PARK,
 )
+from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
 from constructs_fifo.runtime.exceptions import ParkConflictError, RecordTooLargeToKeepError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -94,9 +95,9 @@ class ParkHeader:
         Raised by every write; every write is conditioned on the version read.
     next_seq : int
         Sequence number the next kept record gets.
-    dead : dict
-        The dead job that parked the group: ``jobId``, ``jobType``, ``reason``, ``errorType``,
-        ``error``, ``attempts``, ``messageId``, ``parkedAt`` (epoch ms).
+    dead : DeadJob
+        The dead job that parked the group (stored as
+        :func:`~constructs_fifo.runtime.dead_job.encode_dead_job` gives it).
     retry_at_ms : int
         While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
     skip_dead : bool
@@ -109,7 +110,7 @@ class ParkHeader:
     status: str
     version: int
     next_seq: int
-    dead: Mapping[str, Any] = field(default_factory=dict)
+    dead: DeadJob
     retry_at_ms: int = 0
     skip_dead: bool = False
 
@@ -237,7 +238,7 @@ class ParkStore:
     # Each write is one transaction. The ``*_items`` methods return its items without writing, so
     # that state mode can put them in the same transaction as its state item.
 
-    def park(self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]) -> ParkHeader:
+    def park(self, group: str, records: Sequence[SQSRecord], *, dead: DeadJob) -> ParkHeader:
         """Rule 2: park ``group`` at ``records[0]`` (its dead job) and keep ``records`` in order.
 
         Raises
@@ -252,10 +253,10 @@ class ParkStore:
         return header
 
     def park_items(
-        self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]
+        self, group: str, records: Sequence[SQSRecord], *, dead: DeadJob
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """:meth:`park`'s header and transaction items (the header on condition that none exists)."""
-        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dict(dead))
+        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dead)
         puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
         return header, [self._put_header(header, expected_version=None), *puts]
 
@@ -293,7 +294,7 @@ class ParkStore:
         done: Sequence[KeptRecord],
         status: str | None = None,
         retry_at_ms: int | None = None,
-        dead: Mapping[str, Any] | None = None,
+        dead: DeadJob | None = None,
         skip_dead: bool | None = None,
     ) -> ParkHeader:
         """Delete the replayed records ``done`` and update the header, in one transaction.
@@ -319,7 +320,7 @@ class ParkStore:
         done: Sequence[KeptRecord],
         status: str | None = None,
         retry_at_ms: int | None = None,
-        dead: Mapping[str, Any] | None = None,
+        dead: DeadJob | None = None,
         skip_dead: bool | None = None,
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """:meth:`advance`'s new header and transaction items (on condition of ``header.version``)."""
@@ -330,7 +331,7 @@ class ParkStore:
             version=header.version + 1,
             status=status or header.status,
             retry_at_ms=header.retry_at_ms if retry_at_ms is None else retry_at_ms,
-            dead=header.dead if dead is None else dict(dead),
+            dead=header.dead if dead is None else dead,
             skip_dead=skip_dead,
         )
         return updated, [self._put_header(updated, expected_version=header.version), *self._deletes(done)]
@@ -387,7 +388,7 @@ class ParkStore:
             "version": {"N": str(header.version)},
             "next_seq": {"N": str(header.next_seq)},
             "retry_at_ms": {"N": str(header.retry_at_ms)},
-            "dead": {"S": json.dumps(dict(header.dead), separators=(",", ":"))},
+            "dead": {"S": json.dumps(encode_dead_job(header.dead), separators=(",", ":"))},
             "skip_dead": {"BOOL": header.skip_dead},
             "updated_at": {"N": str(self.now_ms())},
         }
@@ -462,7 +463,7 @@ def decode_header(item: Mapping[str, Any]) -> ParkHeader:
         status=item["status"]["S"],
         version=int(item["version"]["N"]),
         next_seq=int(item["next_seq"]["N"]),
-        dead=json.loads(item.get("dead", {}).get("S", "{}")),
+        dead=decode_dead_job(json.loads(item.get("dead", {}).get("S", "{}"))),
         retry_at_ms=int(item.get("retry_at_ms", {}).get("N", "0")),
         skip_dead=bool(item.get("skip_dead", {}).get("BOOL", False)),
     )

@@ -10,6 +10,7 @@ from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
 from .runtime_harness import (
+    TABLE_NAME,
     DynamoCallCounter,
     FakeContext,
     Harness,
@@ -691,3 +692,35 @@ def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
     }
     assert line["receiveCount"] == 3
     assert "error" not in line
+
+
+#: A DEAD claim as the runtime before the dead-job codec stored it: job p died (PERMANENT) in message m-p.
+DEAD_CLAIM_BEFORE_THE_CODEC = {
+    "id": {"S": "p"},
+    "status": {"S": "DEAD"},
+    "group": {"S": "ws#1"},
+    "type": {"S": "apply_patch"},
+    "owner": {"S": "0b7c3c1e-0000-4000-8000-000000000000"},
+    "lease_expires_at": {"N": "1700000060000"},
+    "attempts": {"N": "2"},
+    "updated_at": {"N": "1700000001000"},
+    "message_id": {"S": "m-p"},
+    "error": {"S": "p can never apply"},
+    "error_type": {"S": "PermanentJobError"},
+    "dead_reason": {"S": "PERMANENT"},
+}
+
+
+def test_a_dead_claim_written_before_the_dead_job_codec_is_read_as_it_died(harness: Harness) -> None:
+    # GIVEN job p's DEAD claim exactly as the runtime before the codec wrote it
+    harness.dynamodb.put_item(TableName=TABLE_NAME, Item=dict(DEAD_CLAIM_BEFORE_THE_CODEC))
+    # WHEN the message it died in comes back, then a copy of it in another message
+    harness.run(make_record(body("p"), group="ws#1", message_id="m-p"))
+    harness.run(make_record(body("p"), group="ws#1", message_id="m-copy"))
+    # THEN neither runs; the first is dead-lettered as it died, the copy follows it
+    assert harness.ran == []
+    letters = [dlq_attributes(m) for m in harness.dead_letters()]
+    assert [(a["reason"], a["errorType"], a["error"], a["attempts"]) for a in letters] == [
+        ("PERMANENT", "PermanentJobError", "p can never apply", "2"),
+        ("COPY_OF_DEAD_JOB", "PermanentJobError", "p can never apply", "2"),
+    ]

@@ -177,7 +177,7 @@ def test_handler_processes_real_messages_and_parks_the_group_at_a_poison_job_by_
     parking = ParkStore(GROUP_TABLE_NAME, boto3.client("dynamodb", region_name=REGION))
     header = parking.header("ws#1")
     assert header is not None
-    assert (header.status, header.dead["jobId"], header.dead["reason"]) == ("PARKED", "j2", "PERMANENT")
+    assert (header.status, header.dead.job_id, header.dead.reason) == ("PARKED", "j2", "PERMANENT")
     assert [json.loads(kept.record["body"])["jobId"] for kept in parking.kept("ws#1")] == ["j2", "j3"]
 
 

@@ -313,9 +313,9 @@ def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequen
             if not headers:
                 break
             for header in headers:
-                skip = header.dead.get("reason") == "MALFORMED"
+                skip = header.dead.reason == "MALFORMED"
                 if not skip:
-                    world.healed.add(str(header.dead["jobId"]))
+                    world.healed.add(str(header.dead.job_id))
                 operators.resume(header.group, skip_dead=skip)
             world.model.run_until_quiet(world.processor)
         # THEN no group is parked; each group's state is the fold of every reachable job but the

@@ -10,8 +10,9 @@ import pytest
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.engine import stalled_on
 from constructs_fifo.runtime.state.records import BatchSettings, GroupState, Outcome, RetryReason
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group, stalled_on
+from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"

@@ -48,7 +48,6 @@ from constructs_fifo.runtime.backoff import VisibilityApplier
 from constructs_fifo.runtime.batch_report import (
     BatchReport,
     job_id_of,
-    park_fields,
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
@@ -56,7 +55,8 @@ from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
-from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_letter import DeadLetter
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
@@ -250,7 +250,7 @@ class OrderedBatchProcessor:
             if header is None:
                 dead = step.dead if step is not None else None
                 assert dead is not None  # a group without a header is kept only when it parks now
-                updated = parking.park(group, records, dead=park_fields(dead))
+                updated = parking.park(group, records, dead=dead)
             else:
                 updated = parking.keep(header, records)
         except Exception as exc:  # nothing was written: every record comes back, in order
@@ -310,9 +310,7 @@ class OrderedBatchProcessor:
                     self._log_dead(
                         OutcomeStatus.PARKED, kept.record, step, action="group parked again", replayed=True
                     )
-                    return parking.advance(
-                        current, done=done, status=PARKED, retry_at_ms=0, dead=park_fields(dead)
-                    )
+                    return parking.advance(current, done=done, status=PARKED, retry_at_ms=0, dead=dead)
                 if dead is not None and self._send_dead(kept.record, step):
                     done.append(kept)  # a copy of a dead job follows it to the dead-letter queue
                     continue
@@ -381,18 +379,17 @@ class OrderedBatchProcessor:
                         }
                     )
             dead = DeadJob(
-                body=str(record.get("body", "")),
-                group=record_group(record),
-                message_id=record_message_id(record),
-                reason=DeadReason.MALFORMED,
+                job_id=exc.job_id or "",
+                job_type="",
                 error_type=type(exc).__name__,
                 error=str(exc),
                 attempts=0,
-                job_id=exc.job_id,
-                job_type=None,
-                dead_at_ms=self._claims.now_ms(),
+                message_id=record_message_id(record),
+                at_ms=self._claims.now_ms(),
+                reason=DeadReason.MALFORMED,
             )
-            return Step(StepKind.DEAD, dead=dead, attempt_failed=True)
+            letter = DeadLetter(body=str(record.get("body", "")), group=record_group(record), dead=dead)
+            return Step(StepKind.DEAD, letter=letter, attempt_failed=True)
         return self._runner.run(job, record, context, **fields)
 
     def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
@@ -414,17 +411,17 @@ class OrderedBatchProcessor:
 
     def _send_dead(self, record: SQSRecord, step: Step) -> bool:
         """Send a dead job to the dead-letter queue; ``False`` (logged) when the send failed."""
-        assert step.dead is not None
+        assert step.letter is not None
         try:
-            dlq_message_id = self._dead_letters.send(step.dead)
+            dlq_message_id = self._dead_letters.send(step.letter)
         except Exception as exc:
             self._out.write(
                 OutcomeStatus.ERROR,
                 record,
-                job_id=step.dead.job_id,
+                job_id=step.letter.dead.job_id or None,
                 error=f"{type(exc).__name__}: {exc}",
                 action=f"the dead job could not be sent to the dead-letter queue; {RETRY_ACTION}",
-                reason=step.dead.reason.value,
+                reason=step.letter.dead.reason.value,
             )
             return False
         self._log_dead(
@@ -455,8 +452,8 @@ class OrderedBatchProcessor:
         self._out.write(
             status,
             record,
-            job_id=dead.job_id,
-            job_type=dead.job_type,
+            job_id=dead.job_id or None,
+            job_type=dead.job_type or None,
             attempt=dead.attempts,
             duration_ms=step.duration_ms,
             error=f"{dead.error_type}: {dead.error}",

@@ -22,7 +22,8 @@ from constructs_fifo.runtime.constants import (
     ATTR_MESSAGE_ID,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.dead_job import DeadJob, stored_reason
+from constructs_fifo.runtime.dead_letter import DeadLetter
 from constructs_fifo.runtime.error_text import describe, error_text
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job, JobHandler
@@ -66,8 +67,8 @@ class Step:
         Done, retry or dead.
     delay_seconds : int
         RETRY: how long the record (and its group) waits.
-    dead : DeadJob or None
-        DEAD: the dead job to forward.
+    letter : DeadLetter or None
+        DEAD: the dead job's letter to forward (or to park its group at).
     attempt_failed : bool
         DEAD: the job's own run failed in this invocation (counts on JobsFailed).
     duration_ms : float or None
@@ -76,9 +77,14 @@ class Step:
 
     kind: StepKind
     delay_seconds: int = 0
-    dead: DeadJob | None = None
+    letter: DeadLetter | None = None
     attempt_failed: bool = False
     duration_ms: float | None = None
+
+    @property
+    def dead(self) -> DeadJob | None:
+        """DEAD: why the job died (the letter's record)."""
+        return None if self.letter is None else self.letter.dead
 
 
 DONE = Step(StepKind.DONE)
@@ -128,7 +134,7 @@ class JobRunner:
             )
             return DONE
         if claim.outcome is ClaimOutcome.DEAD:
-            return Step(StepKind.DEAD, dead=self._dead_of_existing(job, record, claim))
+            return Step(StepKind.DEAD, letter=self._dead_of_existing(job, record, claim))
         if claim.outcome is ClaimOutcome.CONFLICT:
             delay = max(
                 self.backoff(claim.attempt),
@@ -253,13 +259,15 @@ class JobRunner:
         dead = _dead_job(
             job, record, reason, error_type, error, attempts=job.attempt, now_ms=self.claims.now_ms()
         )
-        return Step(StepKind.DEAD, dead=dead, attempt_failed=ran)
+        return Step(StepKind.DEAD, letter=dead, attempt_failed=ran)
 
-    def _dead_of_existing(self, job: Job, record: SQSRecord, claim: Claim) -> DeadJob:
+    def _dead_of_existing(self, job: Job, record: SQSRecord, claim: Claim) -> DeadLetter:
         """A record whose claim is already DEAD: the same message again, or a copy that follows it."""
         existing = claim.existing or {}
         same_message = existing.get(ATTR_MESSAGE_ID) == job.message_id
-        reason = _stored_reason(existing) if same_message else DeadReason.COPY_OF_DEAD_JOB
+        reason = (
+            stored_reason(existing.get(ATTR_DEAD_REASON)) if same_message else DeadReason.COPY_OF_DEAD_JOB
+        )
         return _dead_job(
             job,
             record,
@@ -283,14 +291,6 @@ def _cause(reason: DeadReason, exc: Exception) -> tuple[DeadReason, str, str]:
     return reason, type(exc).__name__, error_text(exc)
 
 
-def _stored_reason(existing: dict[str, Any]) -> DeadReason:
-    """The reason a DEAD claim stores (PERMANENT for an item of runtime 0.1, which had none)."""
-    try:
-        return DeadReason(str(existing.get(ATTR_DEAD_REASON) or DeadReason.PERMANENT.value))
-    except ValueError:
-        return DeadReason.PERMANENT
-
-
 def _dead_job(
     job: Job,
     record: SQSRecord,
@@ -300,16 +300,6 @@ def _dead_job(
     *,
     attempts: int,
     now_ms: int,
-) -> DeadJob:
-    return DeadJob(
-        body=str(record.get("body", "")),
-        group=job.group,
-        message_id=job.message_id,
-        reason=reason,
-        error_type=error_type,
-        error=error,
-        attempts=attempts,
-        job_id=job.id,
-        job_type=job.type,
-        dead_at_ms=now_ms,
-    )
+) -> DeadLetter:
+    dead = DeadJob(job.id, job.type, error_type, error, attempts, job.message_id, now_ms, reason=reason)
+    return DeadLetter(body=str(record.get("body", "")), group=job.group, dead=dead)

@@ -90,12 +90,14 @@ from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
 from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
-from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
+from constructs_fifo.runtime.state.commit import GroupCommit
+from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.engine import stalled_on
 from constructs_fifo.runtime.state.outcomes import StateOutcomes
-from constructs_fifo.runtime.state.owed import OwedLetters, owing
+from constructs_fifo.runtime.state.owed import OwedLetters
 from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome
 from constructs_fifo.runtime.state.replay import StateReplay
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group, stalled_on
+from constructs_fifo.runtime.state.run import GroupRun
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -219,6 +221,14 @@ class StateBatchProcessor:
             queue_name=queue_name,
         )
         self._owed = OwedLetters(self._outcomes, states)
+        self._commit = GroupCommit(
+            transition=transition,
+            settings=self._settings,
+            states=states,
+            outcomes=self._outcomes,
+            owed=self._owed,
+            keep_marker=True,
+        )
         self._replay = StateReplay(
             transition=transition,
             settings=self._settings,
@@ -313,55 +323,53 @@ class StateBatchProcessor:
             return None
         answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
         redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
-        plan = plan_run(read, marker, redelivered=redelivered, max_attempts=self._settings.max_attempts)
         if marker is not None and marker.job_id is not None:
             self._outcomes.out.logger.event(marker.counted_event(group))
-        watch = CrashWatch(self._transition, plan, self._states, group, self._settings.max_attempts)
-        recorder = RecordingTransition(watch)
-        outcomes = self._outcomes
         like = records[0] if records else None
         try:
-            paid = self._owed.pay(read, like)  # what an earlier run owes goes first (state_owed.py)
-            run = run_group(plan.start, records, recorder, self._settings, now_ms=self._states.now_ms())
-            header, items = self._park_items(group, records, run)
-            # a buffered job that died has no record: committed dead and owed, sent after the commit
-            final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
-            clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
-            carried = plan.carried(clean=clean)
-            expected = watch.version
-            if watch.opened or carried is not None:  # the commit removes the marker or keeps a new one
-                committed = self._states.commit(group, final, expected, with_items=items, run=carried)
-            else:
-                changed = run.changed or bool(read.book.owed)
-                committed = outcomes.write(group, final, expected, changed=changed, items=items)
+            done = self._commit.run(
+                read,
+                records,
+                marker=marker,
+                redelivered=redelivered,
+                now_ms=self._states.now_ms(),
+                items_of=lambda run: self._park_items(group, records, run),
+                like=like,
+            )
         except RunInterrupted as stop:  # a marker could not be written: nothing of the run is committed
-            if stop.cause is not None:
-                for record in answerable:
-                    self._error(record, stop.cause, report, note=f"group {group!r} could not be committed")
+            if stop.cause is None:
+                self._lost_race(group, answerable, report)
                 return None
-            committed = False
+            for record in answerable:
+                self._error(record, stop.cause, report, note=f"group {group!r} could not be committed")
+            return None
         except Exception as exc:  # nothing (known to be) committed: every record comes back, in order
             for record in answerable:
                 self._error(record, exc, report, note=f"group {group!r} could not be committed")
             return None
-        if not committed:
-            delay = outcomes.backoff(1)
-            for record in answerable:
-                outcomes.lost_race(record, delay)
-                report.report(record, delay)
-            report.blocked[group] = delay
+        if not done.committed:
+            self._lost_race(group, answerable, report)
             return None
-        for send in paid:
+        run = done.run
+        for send in done.paid:
             self._owed.line(send, paid=True)
-        sends, _ = self._owed.send_new(final, expected + 1, like, run=carried)
+        sends, _ = self._owed.send_new(done.final, done.version + 1, like, run=done.carried)
         for send in sends:
             self._owed.line(send)
-        self._settle(group, records, run, recorder, report)
+        self._outcomes.settle(group, records, run, done.recorder, report)
         if any(send.failed for send in sends):  # still owed: a record comes back (else a wake-up)
             self._owed.come_back(answerable[0], report)
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
-        return header
+        return done.header
+
+    def _lost_race(self, group: str, answerable: list[SQSRecord], report: BatchReport) -> None:
+        """Another worker committed the group first: nothing of this run stands; its records come back."""
+        delay = self._outcomes.backoff(1)
+        for record in answerable:
+            self._outcomes.lost_race(record, delay)
+            report.report(record, delay)
+        report.blocked[group] = delay
 
     def _tick_due(self, read: GroupState, wake_ups: list[SQSRecord], report: BatchReport) -> bool:
         """Whether a live group's wake-up message runs a tick now.
@@ -416,46 +424,7 @@ class StateBatchProcessor:
         parker = run.parked_by or run.group_state.book.parked  # or parked before, with no header
         if parker is None:  # never: KEEP comes only from a parked group; lose nothing all the same
             raise ConstructsFifoRuntimeError(f"group {group!r} keeps records but is not parked")
-        return self._parking.park_items(group, kept, dead=self._outcomes.park_fields(parker, group))
-
-    def _settle(
-        self,
-        group: str,
-        records: list[SQSRecord],
-        run: GroupRun,
-        recorder: RecordingTransition,
-        report: BatchReport,
-    ) -> None:
-        """After the commit: the lines, the dead-letter sends, the reported records, the metrics."""
-        outcomes = self._outcomes
-        like = records[0] if records else None
-        outcomes.buffer_lines(run, recorder, group, like)
-        for record, job, result in zip(records, run.jobs, run.results, strict=True):
-            if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
-                dead = outcomes.dead_job(
-                    outcomes.entry_of(result, job),
-                    group=group,
-                    body=str(record.get("body", "")),
-                    message_id=result.message_id,
-                    copy=result.dead is None,
-                )
-                sent = outcomes.send(dead)
-                outcomes.dead_line(
-                    record, dead, sent, ran=result.outcome is Outcome.DEAD, action=RETRY_ACTION
-                )
-                if isinstance(sent, Exception):
-                    report.report(record, outcomes.backoff(1))
-                continue
-            outcomes.line(record, job, result, run, recorder)
-            if result.outcome is Outcome.RETRY:
-                delay = outcomes.delay(record, result)
-                report.report(record, delay)
-                if result.stops_group:
-                    report.blocked.setdefault(group, delay)
-        buffered_parker = run.parked_by is not None and not any(
-            r.outcome is Outcome.KEEP and r.dead is not None for r in run.results
-        )
-        outcomes.group_metrics(run, group, like, parked_without_record=buffered_parker)
+        return self._parking.park_items(group, kept, dead=parker)
 
     # --- rule 4: parked groups -----------------------------------------------------------------------
 
