@@ -14,7 +14,7 @@ from typing import Any
 
 from constructs_fifo.runtime.constants import STATE_BOOK_FORMAT
 from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
-from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, SkippedRange
+from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, SkippedRange, compact_json
 
 __all__ = ["decode_book", "encode_book"]
 
@@ -30,7 +30,9 @@ def encode_book(book: Bookkeeping) -> str:
     of :func:`~constructs_fifo.runtime.dead_job.encode_dead_job`, and an owed letter is an object too
     (``seq``, ``messageId``, ``bufferedAt``, ``body``, ``dead``): format 2. Format 1 (positional
     lists) is still read, see :func:`decode_book`. A book without ``deadWhy`` reads as dead ids
-    without entries, one without ``owed`` as nothing owed.
+    without entries, one without ``owed`` as nothing owed. ``text`` maps the message id of a
+    buffered or owed job to its body exactly as sent, when that is not the compact encoding of its
+    decoded body, so it reaches the dead-letter queue unchanged.
     """
     data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
     if book.applied:
@@ -57,7 +59,14 @@ def encode_book(book: Bookkeeping) -> str:
             | {"dead": encode_dead_job(dead)}
             for e, dead in book.owed
         ]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    texts = {
+        e.message_id: e.body_text
+        for e in [*book.buffer, *(entry for entry, _ in book.owed)]
+        if e.body_text is not None and e.body_text != compact_json(e.body)
+    }
+    if texts:
+        data["text"] = texts
+    return compact_json(data)
 
 
 def decode_book(text: str) -> Bookkeeping:
@@ -80,26 +89,31 @@ def decode_book(text: str) -> Bookkeeping:
         raise ValueError(
             f"bookkeeping format {fmt!r}; this runtime reads formats {list(_READABLE_BOOK_FORMATS)}"
         )
+    texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
     park = data.get("park")
     return Bookkeeping(
         applied=tuple(data.get("ids", ())),
         last_seq=data.get("seq"),
-        buffer=tuple(BufferedJob(int(s), str(m), int(t), dict(b)) for s, m, t, b in data.get("buf", ())),
+        buffer=tuple(
+            BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
+            for s, m, t, b in data.get("buf", ())
+        ),
         attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
         dead=tuple(data.get("dead", ())),
         dead_entries=tuple(decode_dead_job(entry) for entry in data.get("deadWhy", ())),
         parked=None if park is None else decode_dead_job(park),
         skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
         gap_since_ms=data.get("gap"),
-        owed=tuple(_owed_letter(letter) for letter in data.get("owed", ())),
+        owed=tuple(_owed_letter(letter, texts) for letter in data.get("owed", ())),
     )
 
 
-def _owed_letter(letter: dict[str, Any] | list[Any]) -> tuple[BufferedJob, DeadJob]:
+def _owed_letter(letter: dict[str, Any] | list[Any], texts: dict[str, str]) -> tuple[BufferedJob, DeadJob]:
     """One owed letter of the bookkeeping: an object (format 2) or a positional list (format 1)."""
     if isinstance(letter, list):
         seq, message_id, buffered_at, body, dead = letter
     else:
         seq, message_id, buffered_at = letter["seq"], letter["messageId"], letter["bufferedAt"]
         body, dead = letter["body"], letter["dead"]
-    return BufferedJob(int(seq), str(message_id), int(buffered_at), dict(body)), decode_dead_job(dead)
+    entry = BufferedJob(int(seq), str(message_id), int(buffered_at), dict(body), texts.get(str(message_id)))
+    return entry, decode_dead_job(dead)

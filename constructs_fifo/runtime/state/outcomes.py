@@ -8,7 +8,6 @@ when it was buffered) gets its ``SUCCEEDED`` line when it is applied, so every c
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -50,10 +49,11 @@ def buffered_record(entry: BufferedJob, group: str, like: SQSRecord | None = Non
     """A record standing for a buffered job (its own was deleted when it was buffered).
 
     ``like`` (a record of the batch) lends its ``eventSourceARN`` for the outcome line's queue name.
+    Its body is the job's body as it was sent, byte for byte (:attr:`BufferedJob.text`).
     """
     record: SQSRecord = {
         "messageId": entry.message_id,
-        "body": json.dumps(entry.body, separators=(",", ":")),
+        "body": entry.text,
         "attributes": {"MessageGroupId": group},
     }
     if like is not None and like.get("eventSourceARN"):

@@ -44,6 +44,7 @@ __all__ = [
     "RetryReason",
     "SizeFunction",
     "SkippedRange",
+    "compact_json",
     "encode_state",
     "job_seq",
     "remember_dead_entry",
@@ -163,12 +164,22 @@ class BufferedJob:
         When it was buffered (epoch ms): the open gap's age is measured from the oldest entry.
     body : dict
         The job's whole body, from which the job is rebuilt when it is applied.
+    body_text : str or None
+        The body exactly as it was sent, when that differs from :func:`compact_json` of ``body``
+        (``None`` otherwise, and for a job buffered by a runtime that kept the decoded body only).
+        :attr:`text` is what goes to the dead-letter queue.
     """
 
     seq: int
     message_id: str
     buffered_at_ms: int
     body: dict[str, Any]
+    body_text: str | None = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The body as it was sent, byte for byte (the compact encoding when only that is known)."""
+        return self.body_text if self.body_text is not None else compact_json(self.body)
 
     @property
     def job_id(self) -> str:
@@ -397,7 +408,12 @@ def remember_dead_entry(
 
 
 def _encoded_bytes(value: object) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return len(compact_json(value).encode("utf-8"))
+
+
+def compact_json(value: object) -> str:
+    """``value`` as compact JSON (no spaces, non-ASCII kept): the bookkeeping's encoding."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def job_seq(job: Job) -> int | None:

@@ -1,8 +1,8 @@
 """Fidelity patches: make moto 5.2.5 behave like AWS where constructs-fifo depends on it.
 
 This package is the one place that changes moto, split as moto splits: :mod:`.sqs_models` (state and
-behaviour), :mod:`.sqs_responses` (request parsing), :mod:`.cloudformation`, :mod:`.server_dispatch`
-(moto's server); :mod:`.registry`
+behaviour), :mod:`.sqs_move_tasks` (dead-letter queue redrive), :mod:`.sqs_responses` (request
+parsing), :mod:`.cloudformation`, :mod:`.server_dispatch` (moto's server); :mod:`.registry`
 remembers what was replaced. Every patch restores one documented AWS behaviour and names the AWS
 page it comes from. :func:`apply` is idempotent and refuses any moto version other than
 :data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
@@ -20,7 +20,9 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 5. Moves to a FIFO dead-letter queue bypass the DLQ's deduplication and keep the message as it was.
 6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters;
    ``RedriveAllowPolicy`` is returned by GetQueueAttributes.
-7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` (DLQ redrive), done synchronously.
+7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` / ``CancelMessageMoveTask`` (DLQ redrive): a
+   background task at ``MaxNumberOfMessagesPerSecond``, cancellable, each message back to its own
+   source queue, with AWS's statuses, errors and task handle.
 8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; a table's
    ``TimeToLiveSpecification`` is applied; a stack created or updated by executing a change set
    (what ``cdk deploy`` does) has its ``Outputs`` and its template.
@@ -47,6 +49,7 @@ from constructs_fifo.local.emulator.patches import (
     registry,
     server_dispatch,
     sqs_models,
+    sqs_move_tasks,
     sqs_responses,
 )
 from constructs_fifo.local.emulator.patches.sqs_models import DEDUPLICATION_INTERVAL_SECONDS
@@ -105,6 +108,7 @@ def apply() -> None:
         if registry.is_applied():
             return
         sqs_models.patch()
+        sqs_move_tasks.patch()
         sqs_responses.patch()
         cloudformation.patch()
         server_dispatch.patch()
