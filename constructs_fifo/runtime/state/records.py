@@ -263,8 +263,9 @@ class GroupState:
     state : dict or None
         The user's state; ``None`` until a transition was applied.
     version : int
-        The version this was read at; 0 when the group has no item yet. A commit writes
-        ``version + 1`` on condition that the item is still at ``version``.
+        The version this was read at; 0 when the group has no item yet. Every write of the item
+        (a commit, a run marker, the clearing of dead letters owed) writes ``version + 1`` on
+        condition that the item is still at ``version``: a redelivered batch adds two.
     book : Bookkeeping
         The runtime's record.
     """
