@@ -1,4 +1,4 @@
-"""State mode's batch processor on moto: each rule of ``state_processor``, seen from outside.
+"""State mode's batch processor on moto: each rule of ``state.processor``, seen from outside.
 
 What is observed: the response, the committed state and bookkeeping, the park header and kept
 records, the dead-letter queue, the outcome and metric lines, and the DynamoDB calls made.

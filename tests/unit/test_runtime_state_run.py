@@ -11,8 +11,9 @@ from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.state.engine import stalled_on
-from constructs_fifo.runtime.state.records import BatchSettings, GroupState, Outcome, RetryReason
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state.outcomes import RecordingTransition
+from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.run import run_group
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"
@@ -48,12 +49,12 @@ class Log:
 
 def run(
     records: list[SQSRecord], transition: Log, start: GroupState | None = None, **options: Any
-) -> GroupRun:
+) -> BatchResult:
     settings = BatchSettings(**{"max_attempts": 3, "park_on_dead": False, **options})
     return run_group(start or GroupState(GROUP), records, transition, settings, now_ms=1_000)
 
 
-def outcomes(result: GroupRun) -> list[tuple[str, str]]:
+def outcomes(result: BatchResult) -> list[tuple[str, str]]:
     return [(r.job_id, r.outcome.value if r.reason is None else r.reason.value) for r in result.results]
 
 

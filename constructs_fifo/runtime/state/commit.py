@@ -41,8 +41,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
+from constructs_fifo.runtime.state.outcomes import RecordingTransition
 from constructs_fifo.runtime.state.owed import owing
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition, run_group
+from constructs_fifo.runtime.state.records import BatchResult
+from constructs_fifo.runtime.state.run import run_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.parking import ParkHeader
@@ -57,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = ["Committed", "GroupCommit", "ItemsOf"]
 
 #: Step 5: the park header after the run (``None``: none, or deleted) and the transaction's other items.
-ItemsOf = Callable[[GroupRun], "tuple[ParkHeader | None, Sequence[Mapping[str, Any]]]"]
+ItemsOf = Callable[[BatchResult], "tuple[ParkHeader | None, Sequence[Mapping[str, Any]]]"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Committed:
     ----------
     committed : bool
         Whether the write went through (``False``: another worker committed first; nothing written).
-    run : GroupRun
+    run : BatchResult
         The run's results, one per record.
     recorder : RecordingTransition
         The transitions' errors, attempts and durations.
@@ -87,7 +89,7 @@ class Committed:
     """
 
     committed: bool
-    run: GroupRun
+    run: BatchResult
     recorder: RecordingTransition
     final: GroupState
     version: int

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import Backoff
 from constructs_fifo.runtime.batch_report import job_id_of
+from constructs_fifo.runtime.clock import elapsed_ms, started
 from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
@@ -32,12 +33,12 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import OutcomeWriter
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state.records import BufferedJob, GroupState, JobResult
-    from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition
+    from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.records import BatchResult, BufferedJob, GroupState, JobResult
     from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["StateOutcomes", "buffered_record"]
+__all__ = ["RecordingTransition", "StateOutcomes", "buffered_record"]
 
 _LOST_RACE = (
     "the group's state changed since this batch read it (another worker committed first, and its state "
@@ -59,6 +60,31 @@ def buffered_record(entry: BufferedJob, group: str, like: SQSRecord | None = Non
     if like is not None and like.get("eventSourceARN"):
         record["eventSourceARN"] = like["eventSourceARN"]
     return record
+
+
+class RecordingTransition:
+    """The user's transition, recording each job's last error, attempt and time (for outcome lines).
+
+    Only ``Exception`` is recorded and re-raised; anything else (a ``BaseException`` such as a
+    ``SystemExit``) passes through untouched, as a crash of the worker should.
+    """
+
+    def __init__(self, transition: Transition) -> None:
+        self._transition = transition
+        self.errors: dict[str, Exception] = {}
+        self.attempts: dict[str, int] = {}
+        self.durations_ms: dict[str, float] = {}
+
+    def __call__(self, job: Job, state: dict[str, Any] | None) -> Any:
+        self.attempts[job.id] = job.attempt
+        mark = started()
+        try:
+            return self._transition(job, state)
+        except Exception as exc:
+            self.errors[job.id] = exc
+            raise
+        finally:
+            self.durations_ms[job.id] = elapsed_ms(mark)
 
 
 class StateOutcomes:
@@ -207,7 +233,7 @@ class StateOutcomes:
         self,
         group: str,
         records: list[SQSRecord],
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         report: BatchReport,
     ) -> None:
@@ -253,7 +279,7 @@ class StateOutcomes:
         record: SQSRecord,
         job: Job | None,
         result: JobResult,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         *,
         retry_action: str = RETRY_ACTION,
@@ -302,7 +328,7 @@ class StateOutcomes:
         record: SQSRecord,
         result: JobResult,
         *,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         ids: dict[str, Any],
         retry_action: str,
@@ -388,7 +414,7 @@ class StateOutcomes:
 
     def buffer_lines(
         self,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         group: str,
         like: SQSRecord | None,
@@ -435,7 +461,7 @@ class StateOutcomes:
             )
 
     def group_metrics(
-        self, run: GroupRun, group: str, like: SQSRecord | None, *, parked_without_record: bool = False
+        self, run: BatchResult, group: str, like: SQSRecord | None, *, parked_without_record: bool = False
     ) -> None:
         """The group's metric line: the open gap, the ranges skipped, a group parked at a buffered job."""
         values: dict[str, tuple[float, str]] = {}

@@ -97,7 +97,6 @@ from constructs_fifo.runtime.state.outcomes import StateOutcomes
 from constructs_fifo.runtime.state.owed import OwedLetters
 from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome
 from constructs_fifo.runtime.state.replay import StateReplay
-from constructs_fifo.runtime.state.run import GroupRun
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -108,6 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.records import BatchResult
     from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
@@ -411,7 +411,7 @@ class StateBatchProcessor:
             )
 
     def _park_items(
-        self, group: str, records: list[SQSRecord], run: GroupRun
+        self, group: str, records: list[SQSRecord], run: BatchResult
     ) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
         """The header and kept records of a group that parks in this batch (else nothing to write).
 

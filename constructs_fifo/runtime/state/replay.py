@@ -50,10 +50,9 @@ from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core import resume_group
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
-from constructs_fifo.runtime.state.outcomes import buffered_record
+from constructs_fifo.runtime.state.outcomes import RecordingTransition, buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
 from constructs_fifo.runtime.state.records import Outcome
-from constructs_fifo.runtime.state.run import GroupRun, RecordingTransition
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
@@ -62,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
-    from constructs_fifo.runtime.state.records import BatchSettings, GroupState
+    from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState
     from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
@@ -174,7 +173,7 @@ class StateReplay:
         died: set[str] = set()
         delay: list[int | None] = [None]
 
-        def items_of(run: GroupRun) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
+        def items_of(run: BatchResult) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
             for _, _, sent in skipped:  # dead in the committed state already: sent before the commit
                 if isinstance(sent, Exception):
                     raise sent
@@ -215,7 +214,7 @@ class StateReplay:
         self,
         group: str,
         page: list[KeptRecord],
-        run: GroupRun,
+        run: BatchResult,
         sent_kept: dict[int, _Sent],
         died: set[str],
     ) -> tuple[list[KeptRecord], int | None]:
@@ -265,7 +264,7 @@ class StateReplay:
     def _header_after(
         self,
         header: ParkHeader,
-        run: GroupRun,
+        run: BatchResult,
         done: list[KeptRecord],
         delay: int | None,
         *,
@@ -288,7 +287,7 @@ class StateReplay:
         group: str,
         page: list[KeptRecord],
         *,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         sends: tuple[list[_Sent], list[OwedSend], dict[int, _Sent]],
     ) -> None:

@@ -31,9 +31,8 @@ Rules (the core's are in :mod:`constructs_fifo.runtime.state.core`):
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.dead_job import DeadJob
@@ -54,36 +53,7 @@ from constructs_fifo.runtime.state.records import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["GroupRun", "RecordingTransition", "run_group"]
-
-
-class RecordingTransition:
-    """The user's transition, recording each job's last error, attempt and time (for outcome lines).
-
-    Only ``Exception`` is recorded and re-raised; anything else (a ``BaseException`` such as a
-    ``SystemExit``) passes through untouched, as a crash of the worker should.
-    """
-
-    def __init__(self, transition: Transition) -> None:
-        self._transition = transition
-        self.errors: dict[str, Exception] = {}
-        self.attempts: dict[str, int] = {}
-        self.durations_ms: dict[str, float] = {}
-
-    def __call__(self, job: Job, state: dict[str, Any] | None) -> Any:
-        self.attempts[job.id] = job.attempt
-        started = time.perf_counter()
-        try:
-            return self._transition(job, state)
-        except Exception as exc:
-            self.errors[job.id] = exc
-            raise
-        finally:
-            self.durations_ms[job.id] = (time.perf_counter() - started) * 1000
-
-
-#: What :func:`run_group` returns: the core's result, one per record.
-GroupRun = BatchResult
+__all__ = ["run_group"]
 
 
 def run_group(
@@ -93,7 +63,7 @@ def run_group(
     settings: BatchSettings,
     *,
     now_ms: int,
-) -> GroupRun:
+) -> BatchResult:
     """Run one group's records (in queue order) against its state; see the module docstring.
 
     Raises
