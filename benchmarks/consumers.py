@@ -12,12 +12,11 @@ Adding a consumer is one factory and one entry in :data:`CONSUMERS`.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.consumer_env import BatchFn, ConsumerEnv
+from benchmarks.consumer_env import BatchFn, ConsumerEnv, LogCounter
 from benchmarks.powertools_baseline import (
     IDEMPOTENCY_TABLE,
     INSTALL_HINT,
@@ -89,18 +88,11 @@ class ConsumerSpec:
         return "not written yet" if self.build is None else (self.unavailable() or "")
 
 
-class _Discard(io.StringIO):
-    """A text stream that drops what is written (the lines are still formatted)."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-def quiet_logger() -> Any:
-    """Our runtime's logger, formatting every outcome line as in Lambda and dropping it."""
+def quiet_logger(stream: LogCounter | None = None) -> Any:
+    """Our runtime's logger, formatting every outcome line as in Lambda and counting it into ``stream``."""
     from constructs_fifo.runtime.observability import JobLogger  # noqa: PLC0415
 
-    return JobLogger("Bench", stream=_Discard())
+    return JobLogger("Bench", stream=stream if stream is not None else LogCounter())
 
 
 def build_claim(env: ConsumerEnv) -> BatchFn:
@@ -132,20 +124,26 @@ def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=handle,
-        logger=quiet_logger(),
+        logger=quiet_logger(env.log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
 
 
-def build_state(env: ConsumerEnv) -> BatchFn:
-    """State mode (PARK, the default policy): each job is a transition of its group's state."""
+def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
+    """State mode (PARK, the default policy): each job is a transition of its group's state.
+
+    ``state_bytes``: the state's JSON is padded to about that many bytes (figure 9's state sizes);
+    0 keeps it a few dozen bytes.
+    """
+    pad = "x" * max(0, state_bytes - _STATE_JSON_BYTES)
     from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
     from constructs_fifo.runtime.constants import JobMode  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
 
     def apply(job: Any, state: dict[str, Any] | None) -> dict[str, Any]:
         env.job_ran()
-        return {"jobs": int((state or {}).get("jobs", 0)) + 1, "last": job.id}
+        new = {"jobs": int((state or {}).get("jobs", 0)) + 1, "last": job.id}
+        return {**new, "pad": pad} if pad else new
 
     processor = build_processor(
         RuntimeConfig(
@@ -158,9 +156,13 @@ def build_state(env: ConsumerEnv) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=apply,
-        logger=quiet_logger(),
+        logger=quiet_logger(env.log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
+
+
+#: About the JSON of the padded state without its pad (counter, last job id, the pad's key).
+_STATE_JSON_BYTES = 48
 
 
 def _powertools_missing() -> str | None:

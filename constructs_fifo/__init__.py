@@ -20,20 +20,20 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.construct import OrderedAgentQueue
+    from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
     from constructs_fifo.runtime.state.records import GapPolicy
 
-__all__ = ["DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "__version__"]
+__all__ = ["CodeBundling", "DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "__version__"]
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "OrderedAgentQueue":
+    if name in {"OrderedAgentQueue", "CodeBundling"}:
         # Lazy on purpose: the runtime ships this file into Lambda, where aws_cdk is absent.
-        from constructs_fifo.construct import OrderedAgentQueue  # noqa: PLC0415
+        import constructs_fifo.construct  # noqa: PLC0415
 
-        return OrderedAgentQueue
+        return getattr(constructs_fifo.construct, name)
     if name == "GapPolicy":
         # Lazy too: state mode's records load only where state mode runs (a claim-mode container
         # imports this package, and must load claim mode alone).

@@ -11,9 +11,8 @@ from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.state.engine import stalled_on
-from constructs_fifo.runtime.state.outcomes import RecordingTransition
 from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState, Outcome, RetryReason
-from constructs_fifo.runtime.state.run import run_group
+from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"

@@ -41,10 +41,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
-from constructs_fifo.runtime.state.outcomes import RecordingTransition
 from constructs_fifo.runtime.state.owed import owing
 from constructs_fifo.runtime.state.records import BatchResult
-from constructs_fifo.runtime.state.run import run_group
+from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.parking import ParkHeader

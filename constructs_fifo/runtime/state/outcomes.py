@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import Backoff
 from constructs_fifo.runtime.batch_report import job_id_of
-from constructs_fifo.runtime.clock import elapsed_ms, started
-from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
+from constructs_fifo.runtime.constants import (
+    DEFAULT_FIRST_SEQ,
+    METRIC_GROUPS_PARKED,
+    METRIC_JOBS_FAILED,
+    DeadReason,
+)
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
@@ -33,12 +37,12 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import OutcomeWriter
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.records import BatchResult, BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.run import RecordingTransition
     from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["RecordingTransition", "StateOutcomes", "buffered_record"]
+__all__ = ["StateOutcomes", "buffered_record"]
 
 _LOST_RACE = (
     "the group's state changed since this batch read it (another worker committed first, and its state "
@@ -60,31 +64,6 @@ def buffered_record(entry: BufferedJob, group: str, like: SQSRecord | None = Non
     if like is not None and like.get("eventSourceARN"):
         record["eventSourceARN"] = like["eventSourceARN"]
     return record
-
-
-class RecordingTransition:
-    """The user's transition, recording each job's last error, attempt and time (for outcome lines).
-
-    Only ``Exception`` is recorded and re-raised; anything else (a ``BaseException`` such as a
-    ``SystemExit``) passes through untouched, as a crash of the worker should.
-    """
-
-    def __init__(self, transition: Transition) -> None:
-        self._transition = transition
-        self.errors: dict[str, Exception] = {}
-        self.attempts: dict[str, int] = {}
-        self.durations_ms: dict[str, float] = {}
-
-    def __call__(self, job: Job, state: dict[str, Any] | None) -> Any:
-        self.attempts[job.id] = job.attempt
-        mark = started()
-        try:
-            return self._transition(job, state)
-        except Exception as exc:
-            self.errors[job.id] = exc
-            raise
-        finally:
-            self.durations_ms[job.id] = elapsed_ms(mark)
 
 
 class StateOutcomes:
@@ -291,6 +270,8 @@ class StateOutcomes:
             "job_type": job.type if job is not None else None,
             "attempt": recorder.attempts.get(result.job_id, 0),
         }
+        if result.outcome is Outcome.BUFFERED and run.group_state.book.last_seq is None:
+            fields = {**fields, **_waits_for_first_seq(record_group(record))}
         if result.outcome is Outcome.RETRY:
             self._retry_line(
                 record, result, run=run, recorder=recorder, ids=ids, retry_action=retry_action, fields=fields
@@ -483,3 +464,16 @@ class StateOutcomes:
         arn = str((like or {}).get("eventSourceARN", ""))
         queue_name = queue_name_from_arn(arn) if arn else self._queue_name
         self.out.logger.metrics(queue_name=queue_name, values=values, **fields)
+
+
+def _waits_for_first_seq(group: str) -> dict[str, Any]:
+    """The warning on a job buffered while its group has applied no ``seq``: it waits for the first."""
+    return {
+        "level": "WARNING",
+        "firstSeq": (
+            f"group {group!r} has applied no seq yet, so it waits for seq {DEFAULT_FIRST_SEQ}: a group's "
+            f"sequence starts at {DEFAULT_FIRST_SEQ}. A producer that starts elsewhere stalls the group "
+            "under WAIT until an operator acts, and under SKIP_GAP gives the seqs below its first up after "
+            f"gap_timeout; send the group's first job with seq={DEFAULT_FIRST_SEQ}"
+        ),
+    }

@@ -50,9 +50,10 @@ from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core import resume_group
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
-from constructs_fifo.runtime.state.outcomes import RecordingTransition, buffered_record
+from constructs_fifo.runtime.state.outcomes import buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
 from constructs_fifo.runtime.state.records import Outcome
+from constructs_fifo.runtime.state.run import RecordingTransition
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport

@@ -32,8 +32,9 @@ Rules (the core's are in :mod:`constructs_fifo.runtime.state.core`):
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.clock import elapsed_ms, started
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.dead_job import DeadJob
 from constructs_fifo.runtime.error_text import cut_error
@@ -53,7 +54,32 @@ from constructs_fifo.runtime.state.records import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["run_group"]
+__all__ = ["RecordingTransition", "run_group"]
+
+
+class RecordingTransition:
+    """The user's transition, recording each job's last error, attempt and time (for outcome lines).
+
+    Only ``Exception`` is recorded and re-raised; anything else (a ``BaseException`` such as a
+    ``SystemExit``) passes through untouched, as a crash of the worker should.
+    """
+
+    def __init__(self, transition: Transition) -> None:
+        self._transition = transition
+        self.errors: dict[str, Exception] = {}
+        self.attempts: dict[str, int] = {}
+        self.durations_ms: dict[str, float] = {}
+
+    def __call__(self, job: Job, state: dict[str, Any] | None) -> Any:
+        self.attempts[job.id] = job.attempt
+        mark = started()
+        try:
+            return self._transition(job, state)
+        except Exception as exc:
+            self.errors[job.id] = exc
+            raise
+        finally:
+            self.durations_ms[job.id] = elapsed_ms(mark)
 
 
 def run_group(
