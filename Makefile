@@ -8,6 +8,9 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 
 export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii's end-of-life warning is silenced per Node major version (Node 20 reached it on 2026-10-30); its
+# Python runtime prints it as bytes (b'!!...', aws/jsii#4065). `constructs-fifo deploy` shows it as text.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
 .PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean
@@ -31,9 +34,13 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# actionlint and zizmor check .github/workflows; zizmor --offline runs every audit that needs no network
+# (no GitHub API calls, no token), which is all this machine and a pull request from a fork can do.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/actionlint
+	$(BIN)/zizmor --offline --quiet .github/workflows
 
 typecheck: setup
 	$(BIN)/mypy
