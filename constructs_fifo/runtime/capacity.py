@@ -56,8 +56,13 @@ class CapacityTally:
         self._units = 0.0
 
     def attach(self, client: Any) -> None:
-        """Hook ``client`` (a boto3 DynamoDB client): rules 1 and 2. Attaching twice changes nothing."""
-        events = client.meta.events
+        """Hook ``client`` (a boto3 DynamoDB client): rules 1 and 2. Attaching twice changes nothing.
+
+        A client without botocore's event system (a test double) is left as it is: nothing is counted.
+        """
+        events = getattr(getattr(client, "meta", None), "events", None)
+        if events is None:
+            return
         events.register("provide-client-params.dynamodb", self._ask, unique_id=f"capacity-ask-{id(self)}")
         events.register("after-call.dynamodb", self._add, unique_id=f"capacity-add-{id(self)}")
 

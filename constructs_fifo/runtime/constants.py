@@ -300,7 +300,6 @@ __all__ += [
     "STATE_ATTR_UPDATED_AT",
     "STATE_ATTR_VERSION",
     "STATE_BOOK_FORMAT",
-    "STATE_BOOK_FORMATS_READ",
     "STATE_SK",
 ]
 
@@ -345,15 +344,13 @@ STATE_ATTR_VERSION: Final = "version"
 STATE_ATTR_UPDATED_AT: Final = "updated_at"
 #: A run marker as compact JSON: written before a redelivered group's transitions run, removed by the
 #: commit that follows them; found at a read, it means that run did not commit (a crash, a timeout, a
-#: stale worker). See :mod:`constructs_fifo.runtime.crash_watch`.
+#: stale worker). See :mod:`constructs_fifo.runtime.state.crash_watch`.
 STATE_ATTR_RUN: Final = "run"
-#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change. Format 2
-#: moved the remembered job ids out of the bookkeeping (``ids`` as plain ids) into ``STATE_ATTR_IDS``
-#: (keys); format 1 is still read. A runtime that reads only format 1 refuses a format-2 item loudly
-#: instead of forgetting the ids it does not see.
-STATE_BOOK_FORMAT: Final = 2
-#: The formats this runtime reads.
-STATE_BOOK_FORMATS_READ: Final = (1, 2)
+#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change. 2: every
+#: dead job is a named object. 3: the remembered job ids left the bookkeeping (``ids``, plain ids) for
+#: ``STATE_ATTR_IDS`` (keys). Formats 1 and 2 are still read (their ids turned into keys); a runtime
+#: that reads only up to 2 refuses a format-3 item loudly instead of forgetting the ids it does not see.
+STATE_BOOK_FORMAT: Final = 3
 
 METRIC_JOBS_BUFFERED: Final = "JobsBuffered"
 METRIC_SEQ_GAP_OPEN_SECONDS: Final = "SequenceGapOpenSeconds"

@@ -201,8 +201,9 @@ _ROWS: Final = (
     ),
     Setting(
         "reserved_concurrency",
-        "the function's reserved concurrency",
-        "int",
+        "the function's reserved concurrency: a floor and a ceiling taken from the account's quota; `None` "
+        "reserves nothing, and `max_concurrency` is then the only ceiling (no floor)",
+        "int | None",
         default=10,
         default_doc="`10`",
         prop="reserved_concurrency",
@@ -217,7 +218,7 @@ _ROWS: Final = (
         "the event source's `ScalingConfig.MaximumConcurrency`; the default keeps the mapping from invoking "
         "more functions than may run (throttled batches return with raised receive counts)",
         "int | None",
-        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000)",
+        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000); `10` when `reserved_concurrency=None`",
         prop="max_concurrency",
         low=2,
         high=1000,
@@ -433,6 +434,15 @@ _ROWS: Final = (
         "CodeBundling | None",
         default_doc="install what the code directory declares",
         prop="bundling",
+    ),
+    Setting(
+        "dashboard",
+        "build a CloudWatch dashboard: the queue, its DLQ, the function, the runtime's metrics, each alarm "
+        'with its threshold, and the first commands to run (see "The dashboard" in docs/construct.md)',
+        "bool",
+        default=True,
+        default_doc="`True`",
+        prop="dashboard",
     ),
     Setting(
         "outcome_lines",

@@ -9,11 +9,11 @@ attribute      type  meaning
 ``group``      S     the ``MessageGroupId``
 ``sk``         S     ``"state"``
 ``state``      S     the user's state as JSON; absent until a transition was applied
-``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 2``)
+``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 3``)
 ``ids``        B     the keys of the remembered job ids (:func:`encode_ids`); absent when none
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
-``run``        S     a run marker (:mod:`~constructs_fifo.runtime.crash_watch`); absent after a commit
+``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -40,15 +40,16 @@ Rules:
    item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
    the marker alone (``UpdateItem``), conditioned on the version, which it leaves as it is.
 3. **Bounded bookkeeping.** Jobs without ``seq`` are remembered by key (8 bytes of SHA-256,
-   :func:`~constructs_fifo.runtime.group_state.job_key`), at most 100: ``ids`` takes at most 800
+   :func:`~constructs_fifo.runtime.state.records.job_key`), at most 100: ``ids`` takes at most 800
    bytes, whatever the ids. Every other part of the bookkeeping is left out while it is empty (the
    reorder buffer, attempts, dead ids and their entries, the parked entry, skipped ranges, what is
    owed). So a group in its steady state (no failure, no gap) carries the keys, about 70 bytes of
-   keys and numbers, and ``{"f":2}``: under 900 bytes besides its state. An item written in format 1
-   (ids as plain strings in the bookkeeping) is read as written, its ids turned into keys.
+   keys and numbers, and ``{"f":3}``: under 900 bytes besides its state. An item written in format 1
+   or 2 (ids as plain strings in the bookkeeping) is read as written, its ids turned into keys.
 4. **Size.** :meth:`StateStore.item_size` counts the item as DynamoDB does (the UTF-8 bytes of every
-   attribute name and string; a number is 1 byte per two digits, plus 1). Give it to ``apply_batch``
-   as ``size_of`` so a transition that would outgrow the item dies instead of being applied;
+   attribute name and string, a binary's bytes; a number is 1 byte per two digits, plus 1). Give it
+   to ``apply_batch`` as ``size_of`` so a transition that would outgrow the item dies instead of
+   being applied;
    ``put_request`` refuses an item over 400 KB with :class:`StateTooLargeError` all the same.
 """
 
@@ -60,8 +61,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
-    JOB_KEY_BYTES,
     MAX_ITEM_BYTES,
     SK_PARK,
     STATE_ATTR_BOOK,
@@ -72,25 +73,13 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_STATE,
     STATE_ATTR_UPDATED_AT,
     STATE_ATTR_VERSION,
-    STATE_BOOK_FORMAT,
-    STATE_BOOK_FORMATS_READ,
     STATE_SK,
-    DeadReason,
 )
-from constructs_fifo.runtime.crash_watch import RunMarker
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
-from constructs_fifo.runtime.group_state import (
-    Bookkeeping,
-    BufferedJob,
-    DeadEntry,
-    GroupState,
-    SkippedRange,
-    compact_json,
-    dead_entry_fields,
-    dead_entry_of_fields,
-    job_key,
-)
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
+from constructs_fifo.runtime.state.book import decode_book, encode_book, encode_ids
+from constructs_fifo.runtime.state.crash_watch import RunMarker
+from constructs_fifo.runtime.state.records import GroupState
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -98,12 +87,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "BATCH_GET_LIMIT",
     "StateStore",
-    "decode_book",
-    "decode_ids",
     "decode_item",
     "decode_marker",
-    "encode_book",
-    "encode_ids",
     "encode_item",
     "item_size",
 ]
@@ -147,7 +132,7 @@ class StateStore:
         table_name: str,
         client: DynamoDBClient,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
         sleep: Callable[[float], None] = time.sleep,
         max_read_retries: int = 8,
     ) -> None:
@@ -159,7 +144,7 @@ class StateStore:
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def load(self, groups: Iterable[str]) -> dict[str, GroupState]:
         """Read the groups' states consistently: one ``BatchGetItem`` per 100 groups.
@@ -325,7 +310,8 @@ class StateStore:
             group's header and kept records). Without them the write is one ``PutItem``; with them,
             one ``TransactWriteItems`` whose first item is the state's ``Put``.
         run : RunMarker, optional
-            The run marker the item keeps (:mod:`~constructs_fifo.runtime.crash_watch`); none by default.
+            The run marker the item keeps (:mod:`~constructs_fifo.runtime.state.crash_watch`); none by
+            default.
 
         Returns
         -------
@@ -439,134 +425,8 @@ def decode_marker(item: dict[str, Any]) -> RunMarker | None:
         ) from exc
 
 
-def encode_ids(keys: Sequence[str]) -> bytes:
-    """The remembered keys (:func:`job_key`'s hex) as one binary value: ``JOB_KEY_BYTES`` bytes each."""
-    return b"".join(bytes.fromhex(key) for key in keys)
-
-
-def decode_ids(blob: bytes) -> tuple[str, ...]:
-    """The keys of :func:`encode_ids`' value, oldest first.
-
-    Raises
-    ------
-    ValueError
-        The value's length is not a multiple of ``JOB_KEY_BYTES``.
-    """
-    if len(blob) % JOB_KEY_BYTES:
-        raise ValueError(f"the remembered ids are {len(blob)} bytes, not a multiple of {JOB_KEY_BYTES}")
-    return tuple(blob[start : start + JOB_KEY_BYTES].hex() for start in range(0, len(blob), JOB_KEY_BYTES))
-
-
-def encode_book(book: Bookkeeping) -> str:
-    """The bookkeeping as compact JSON; empty parts are left out.
-
-    The remembered ids (``book.applied``) are not in it: :func:`encode_item` writes them in the item's
-    binary ``ids`` attribute (:func:`encode_ids`), where a key takes 8 bytes, not 11 in base64 JSON.
-
-    ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
-    does not know it, and a book without it (written by one) reads as dead ids without entries.
-    ``owed`` (dead letters owed, added the same way) is left out when empty, so a book without it
-    reads as nothing owed. ``text`` (added the same way) maps the message id of a buffered or owed job
-    to its body exactly as sent, when that is not the compact encoding of its decoded body, so it
-    reaches the dead-letter queue unchanged; a runtime that does not know it forwards the compact
-    encoding.
-    """
-    data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
-    if book.last_seq is not None:
-        data["seq"] = book.last_seq
-    if book.buffer:
-        data["buf"] = [[e.seq, e.message_id, e.buffered_at_ms, e.body] for e in book.buffer]
-    if book.attempts:
-        data["att"] = dict(book.attempts)
-    if book.dead:
-        data["dead"] = list(book.dead)
-    if book.dead_entries:
-        data["deadWhy"] = [dead_entry_fields(entry) for entry in book.dead_entries]
-    if book.parked is not None:
-        p = book.parked
-        data["park"] = {
-            "jobId": p.job_id,
-            "type": p.job_type,
-            "errorType": p.error_type,
-            "error": p.error,
-            "attempts": p.attempts,
-            "messageId": p.message_id,
-            "at": p.at_ms,
-            "seq": p.seq,
-            "reason": p.reason.value,
-        }
-    if book.skipped:
-        data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
-    if book.gap_since_ms is not None:
-        data["gap"] = book.gap_since_ms
-    if book.owed:
-        data["owed"] = [
-            [e.seq, e.message_id, e.buffered_at_ms, e.body, dead_entry_fields(dead)] for e, dead in book.owed
-        ]
-    texts = {
-        e.message_id: e.body_text
-        for e in [*book.buffer, *(entry for entry, _ in book.owed)]
-        if e.body_text is not None and e.body_text != compact_json(e.body)
-    }
-    if texts:
-        data["text"] = texts
-    return compact_json(data)
-
-
-def decode_book(text: str, *, ids: bytes = b"") -> Bookkeeping:
-    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON and the item's ``ids`` (:func:`encode_ids`).
-
-    A format-1 bookkeeping holds its remembered ids as plain strings (``"ids"``): they are read as
-    their keys, so an item written before format 2 keeps recognising its duplicates.
-
-    Raises
-    ------
-    ValueError
-        Not JSON, or a format this runtime does not know (a newer runtime wrote it).
-    """
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"the bookkeeping is a JSON {type(data).__name__}, not an object")
-    fmt = data.get("f", 1)
-    if fmt not in STATE_BOOK_FORMATS_READ:
-        raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads formats {STATE_BOOK_FORMATS_READ}")
-    texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
-    park = data.get("park")
-    parked = None
-    if park is not None:
-        parked = DeadEntry(
-            job_id=park["jobId"],
-            job_type=park["type"],
-            error_type=park["errorType"],
-            error=park["error"],
-            attempts=int(park["attempts"]),
-            message_id=park["messageId"],
-            at_ms=int(park["at"]),
-            seq=park.get("seq"),
-            reason=DeadReason(park.get("reason", DeadReason.PERMANENT.value)),
-        )
-    return Bookkeeping(
-        applied=tuple(job_key(str(job_id)) for job_id in data.get("ids", ())) + decode_ids(ids),
-        last_seq=data.get("seq"),
-        buffer=tuple(
-            BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
-            for s, m, t, b in data.get("buf", ())
-        ),
-        attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
-        dead=tuple(data.get("dead", ())),
-        dead_entries=tuple(dead_entry_of_fields(list(fields)) for fields in data.get("deadWhy", ())),
-        parked=parked,
-        skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
-        gap_since_ms=data.get("gap"),
-        owed=tuple(
-            (BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m))), dead_entry_of_fields(list(d)))
-            for s, m, t, b, d in data.get("owed", ())
-        ),
-    )
-
-
 def item_size(item: dict[str, Any]) -> int:
-    """The size DynamoDB counts for a low-level item of S and N attributes.
+    """The size DynamoDB counts for a low-level item of S, N and B attributes.
 
     Every attribute name's and string's UTF-8 bytes, a binary's bytes; a number
     ``(significant digits + 1) // 2 + 1`` (DynamoDB: about one byte per two significant digits, plus one).
@@ -584,6 +444,10 @@ def item_size(item: dict[str, Any]) -> int:
     return total
 
 
+def _key(group: str, sort_key: str = STATE_SK) -> dict[str, Any]:
+    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}}
+
+
 def _binary(value: object) -> bytes:
     """A Binary attribute's bytes (boto3 gives ``bytes``; a JSON client gives base64 text)."""
     if value is None:
@@ -591,7 +455,3 @@ def _binary(value: object) -> bytes:
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     return base64.b64decode(str(value))
-
-
-def _key(group: str, sort_key: str = STATE_SK) -> dict[str, Any]:
-    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}}

@@ -10,17 +10,25 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
-from constructs_fifo.runtime.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.dead_job import DeadJob
 from constructs_fifo.runtime.exceptions import (
     ConstructsFifoRuntimeError,
     PermanentJobError,
     StateTooLargeError,
 )
-from constructs_fifo.runtime.group_state import Bookkeeping, BufferedJob, DeadEntry
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore, decode_book, decode_item, encode_book, item_size
-from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
+from constructs_fifo.runtime.state.book import decode_book, encode_book
+from constructs_fifo.runtime.state.core import apply_batch
+from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.state.records import (
+    BatchResult,
+    Bookkeeping,
+    BufferedJob,
+    GroupState,
+    Outcome,
+)
+from constructs_fifo.runtime.state.store import StateStore, decode_item, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table
@@ -69,6 +77,9 @@ def calls(groups_table: DynamoDBClient) -> Iterator[Calls]:
     counter = Calls(groups_table)
     yield counter
     counter.close()
+
+
+DEAD_P = DeadJob("p", "apply_patch", "PermanentJobError", "no diff", 1, "m-p", 0)
 
 
 def job(job_id: str, seq: int | None = None, group: str = "ws#1", **payload: Any) -> Job:
@@ -319,7 +330,7 @@ def test_dead_entries_round_trip_and_a_book_with_dead_ids_only_reads_as_before(s
 
 def test_dead_letters_owed_round_trip_and_a_book_without_them_owes_nothing(store: StateStore) -> None:
     # GIVEN a committed book owing s2's dead letter (its buffered body and why it died)
-    dead = DeadEntry("s2", "t", "PermanentJobError", "never", 1, "m-s2", 5, seq=2)
+    dead = DeadJob("s2", "t", "PermanentJobError", "never", 1, "m-s2", 5, seq=2)
     owed = ((BufferedJob(2, "m-s2", 4, {"jobId": "s2", "type": "t", "seq": 2}), dead),)
     assert store.commit("ws#1", GroupState("ws#1", {"n": 1}, book=Bookkeeping(owed=owed, dead=("s2",))), 0)
     # WHEN loaded back
@@ -342,14 +353,14 @@ def test_states_and_park_headers_of_a_batch_come_in_one_consistent_batch_get(
         assert store.commit(
             group, batch(store, GroupState(group), [job("a", group=group)], Counting()).group_state, 0
         )
-    parking.park("ws#2", [], dead={"jobId": "p"})
+    parking.park("ws#2", [], dead=DEAD_P)
     calls.names.clear()
     # WHEN the three groups are read
     states, headers = store.load_with_park_headers(["ws#1", "ws#2", "ws#3"])
     # THEN one BatchGetItem returned both kinds of item
     assert calls.names == ["BatchGetItem"]
     assert {group: state.version for group, state in states.items()} == {"ws#1": 1, "ws#2": 1, "ws#3": 0}
-    assert list(headers) == ["ws#2"] and headers["ws#2"].dead == {"jobId": "p"}
+    assert list(headers) == ["ws#2"] and headers["ws#2"].dead == DEAD_P
 
 
 def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
@@ -357,7 +368,7 @@ def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
 ) -> None:
     parking = ParkStore(GROUP_TABLE, groups_table, clock=clock)
     result = batch(store, GroupState("ws#1"), [job("a")], Counting())
-    header, items = parking.park_items("ws#1", [], dead={"jobId": "p"})
+    header, items = parking.park_items("ws#1", [], dead=DEAD_P)
     calls.names.clear()
     # WHEN the state is committed with a park header
     assert store.commit("ws#1", result.group_state, 0, with_items=items)
@@ -408,13 +419,14 @@ def test_a_run_marker_this_runtime_did_not_write_is_refused_with_the_fix(
         store.load_for_batch(["ws#1"])
 
 
-def test_an_item_written_in_format_1_still_recognises_its_duplicates_and_is_rewritten_smaller(
-    store: StateStore, groups_table: DynamoDBClient
+@pytest.mark.parametrize("old_format", [1, 2])
+def test_an_item_of_an_older_format_still_recognises_its_duplicates_and_is_rewritten_smaller(
+    store: StateStore, groups_table: DynamoDBClient, old_format: int
 ) -> None:
     # GIVEN an item as the runtime wrote it before remembered ids became keys: uuid-long ids, in the
-    # bookkeeping's JSON, format 1
+    # bookkeeping's JSON, format 1 or 2
     ids = [f"{n:08d}-0000-4000-8000-000000000000" for n in range(100)]
-    old_book = json.dumps({"f": 1, "ids": ids}, separators=(",", ":"))
+    old_book = json.dumps({"f": old_format, "ids": ids}, separators=(",", ":"))
     old_item = {
         "group": {"S": "ws#1"},
         "sk": {"S": "state"},
@@ -436,9 +448,9 @@ def test_an_item_written_in_format_1_still_recognises_its_duplicates_and_is_rewr
     assert store.commit("ws#1", result.group_state, read.version)
     written = groups_table.get_item(TableName=GROUP_TABLE, Key={"group": {"S": "ws#1"}, "sk": {"S": "state"}})
     item = cast("dict[str, Any]", written["Item"])
-    # THEN the item is in format 2: 100 keys of 8 bytes in the binary ids attribute (800 bytes, the bound),
+    # THEN the item is in format 3: 100 keys of 8 bytes in the binary ids attribute (800 bytes, the bound),
     # nothing else in the bookkeeping, under 900 bytes besides the state where it was over 3.9 KB
-    assert json.loads(item["book"]["S"]) == {"f": 2}
+    assert json.loads(item["book"]["S"]) == {"f": 3}
     assert len(item["ids"]["B"]) == 800
     assert item_size(old_item) - len(old_item["state"]["S"]) > 3900
     assert item_size(item) - len(item["state"]["S"]) < 900
@@ -457,5 +469,5 @@ def test_an_item_written_in_format_1_still_recognises_its_duplicates_and_is_rewr
 def test_a_bookkeeping_of_a_newer_format_is_refused_not_half_read() -> None:
     # GIVEN / WHEN a bookkeeping written by a runtime of a later format
     # THEN it is refused with the formats this runtime reads (so no remembered id is silently lost)
-    with pytest.raises(ValueError, match=r"bookkeeping format 3; this runtime reads formats \(1, 2\)"):
-        decode_book('{"f": 3}')
+    with pytest.raises(ValueError, match=r"bookkeeping format 4; this runtime reads formats \[1, 2, 3\]"):
+        decode_book('{"f": 4}')
