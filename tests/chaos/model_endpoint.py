@@ -70,7 +70,8 @@ class ModelEndpoint:
                     failed.append(_stale_receipt(str(entry["Id"])))
             return _ok({"Successful": successful, "Failed": failed})
         if operation == "DeleteMessage":
-            self.model.delete(str(params["ReceiptHandle"]))
+            if not self.model.delete(str(params["ReceiptHandle"])):
+                return _error(400, "InvalidParameterValue", "The receipt handle has expired.")
             return _ok({})
         if operation == "ChangeMessageVisibility":
             if not self._change(str(params["ReceiptHandle"]), int(params["VisibilityTimeout"])):

@@ -57,7 +57,9 @@ def test_concurrent_transactions_and_puts_neither_fail_nor_lose_writes(
                     "ConditionCheck": {
                         "TableName": table,
                         "Key": {"id": {"S": "guard"}},
-                        "ConditionExpression": "attribute_not_exists(id)" if cancel else "attribute_exists(id)",
+                        "ConditionExpression": "attribute_not_exists(id)"
+                        if cancel
+                        else "attribute_exists(id)",
                     }
                 },
                 {"Put": {"TableName": table, "Item": {"id": {"S": key}}}},

@@ -15,11 +15,14 @@ import pytest
 from .support import QueueFactory, receive, send
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 
-def _bodies(messages: list[dict[str, object]] | list[object]) -> list[str]:
-    return [str(m["Body"]) for m in messages]  # type: ignore[index]
+def _bodies(messages: Sequence[MessageTypeDef]) -> list[str]:
+    return [m["Body"] for m in messages]
 
 
 def test_a_groups_front_made_visible_again_is_returned_while_a_later_message_is_in_flight(
@@ -36,12 +39,16 @@ def test_a_groups_front_made_visible_again_is_returned_while_a_later_message_is_
     assert _bodies(first) == ["g1-m1", "g1-m2"]
     send(sqs, queue, "g2-m1", "g2")
     # WHEN g1-m1 is made visible again while g1-m2 stays in flight
-    sqs.change_message_visibility(QueueUrl=queue.url, ReceiptHandle=first[0]["ReceiptHandle"], VisibilityTimeout=0)
+    sqs.change_message_visibility(
+        QueueUrl=queue.url, ReceiptHandle=first[0]["ReceiptHandle"], VisibilityTimeout=0
+    )
     # THEN the next receive returns g2-m1 and g1-m1 (the group's front), and never g1-m2
     assert _bodies(receive(sqs, queue, visibility=30)) == ["g2-m1", "g1-m1"]
 
 
-def test_a_group_is_served_up_to_its_first_message_in_flight(sqs: SQSClient, fifo_queue: QueueFactory) -> None:
+def test_a_group_is_served_up_to_its_first_message_in_flight(
+    sqs: SQSClient, fifo_queue: QueueFactory
+) -> None:
     """AWS: FIFO-queues-understanding-logic (strict order within a group) and the observation on
     AWS: with one message's visibility extended, the group's visible front is returned."""
     # GIVEN m1 m2 m3 of one group received with a 1-second visibility timeout
@@ -71,7 +78,14 @@ def test_a_group_received_again_comes_after_the_groups_that_waited(
     that waited all along (``fifo_rule``, rule 3)."""
     # GIVEN g1 (4 messages), g2 and g3 sent in that order, and a receive that got g1 and g2 only
     queue = fifo_queue(f"rank{visibility}")
-    sent = [("g1", "g1-m1"), ("g1", "g1-m2"), ("g1", "g1-m3"), ("g1", "g1-m4"), ("g2", "g2-m1"), ("g3", "g3-m1")]
+    sent = [
+        ("g1", "g1-m1"),
+        ("g1", "g1-m2"),
+        ("g1", "g1-m3"),
+        ("g1", "g1-m4"),
+        ("g2", "g2-m1"),
+        ("g3", "g3-m1"),
+    ]
     for group, body in sent:
         send(sqs, queue, body, group)
     first = receive(sqs, queue, max_messages=5, visibility=visibility)

@@ -4,8 +4,9 @@ This package is the one place that changes moto, split as moto splits: :mod:`.sq
 behaviour; its FIFO receive asks :mod:`constructs_fifo.local.emulator.fifo_rule`, the project's one
 statement of the FIFO rule), :mod:`.sqs_requests` (what SQS refuses or ignores in a request),
 :mod:`.sqs_responses` (request parsing), :mod:`.dynamodb_models`, :mod:`.cloudformation`,
-:mod:`.server_dispatch` (moto's server); :mod:`.registry` remembers what was replaced. Every patch restores one documented AWS behaviour and names the AWS
-page it comes from. :func:`apply` is idempotent and refuses any moto version other than
+:mod:`.server_dispatch` (moto's server); :mod:`.registry` remembers what was replaced. Every patch
+restores one documented AWS behaviour and names the AWS page it comes from (and, where no page
+states it, the observation on AWS). :func:`apply` is idempotent and refuses any moto version other than
 :data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
 moved, and a silently half-applied patch is worse than none). :func:`revert` undoes every patch
 (tests use it to compare with moto as shipped).

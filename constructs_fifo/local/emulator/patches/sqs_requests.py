@@ -29,10 +29,17 @@ __all__ = ["EXPIRED_RECEIPT_MESSAGE", "FIFO_ONLY_ATTRIBUTES", "patch"]
 EXPIRED_RECEIPT_MESSAGE: Final = "The receipt handle has expired."
 """AWS's text for a FIFO DeleteMessage whose receipt handle's visibility timeout ended (observed)."""
 
-FIFO_ONLY_ATTRIBUTES: Final = ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit")
+FIFO_ONLY_ATTRIBUTES: Final = (
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+)
 """Queue attributes a standard queue does not have (API_CreateQueue, "FIFO queue attributes")."""
 
-_QUEUE_NAME_RULE: Final = "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+_QUEUE_NAME_RULE: Final = (
+    "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+)
 
 
 def _delete_message(self: Any, queue_name: str, receipt_handle: str) -> None:
@@ -77,17 +84,16 @@ def _delete_message_batch(
                     "Id": entry["Id"],
                     "SenderFault": True,
                     "Code": "ReceiptHandleIsInvalid",
-                    "Message": f'The input receipt handle "{entry["ReceiptHandle"]}" is not a valid receipt handle.',
+                    "Message": f'The input receipt handle "{entry["ReceiptHandle"]}" is not a valid '
+                    "receipt handle.",
                 }
             )
         except InvalidParameterValue as err:
-            failed.append(
-                {"Id": entry["Id"], "SenderFault": True, "Code": err.code, "Message": err.message}
-            )
+            failed.append({"Id": entry["Id"], "SenderFault": True, "Code": err.code, "Message": err.message})
     return successful, failed
 
 
-def _send_message(  # noqa: PLR0917 - moto's positional signature
+def _send_message(
     self: Any,
     queue_name: str,
     message_body: str,
