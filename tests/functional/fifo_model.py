@@ -102,6 +102,7 @@ class FifoModel:
     messages: list[Message] = field(default_factory=list)
     sqs_dead: list[Message] = field(default_factory=list)
     refused_deletes: int = 0
+    timeouts: int = 0
     _deleted: set[str] = field(default_factory=set)
     _dedup: dict[tuple[str, str], float] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
@@ -165,6 +166,12 @@ class FifoModel:
                 if message.receipt and message.receipt == change.receipt_handle:
                     message.visible_at = now + change.seconds
 
+    @property
+    def redelivered(self) -> bool:
+        """Whether SQS delivered a record again that the runtime had finished with (a delete refused
+        for an expired receipt handle, or Lambda's timeout after the runtime returned)."""
+        return self.refused_deletes + self.timeouts > 0
+
     def next_visible_at(self) -> float | None:
         """When the next in-flight message becomes visible again (``None``: nothing is in flight)."""
         now = self.clock()
@@ -216,6 +223,7 @@ class FifoModel:
         except Crash:
             return True  # a function error: the whole batch comes back after its visibility timeout
         if poller_delay_s is not None and self.clock() >= context.deadline:
+            self.timeouts += 1
             return True  # Lambda's timeout: the response is lost, nothing is deleted
         failed = {failure["itemIdentifier"] for failure in response["batchItemFailures"]}
         for message in batch:
@@ -290,6 +298,18 @@ class Slow:
 #: The slow invocations a schedule draws from: a late start past the 120-second visibility timeout,
 #: jobs slow enough for the deadline path, and both.
 SLOW_STEPS = (Slow(110, 0), Slow(0, 6), Slow(0, 15), Slow(105, 4))
+
+
+def assert_skipped_every_delivery(skipped: list[str], malformed: list[str], *, redelivered: bool) -> None:
+    """Operators skipped (or the DLQ holds) each delivery of a malformed job once; more often only
+    after SQS delivered a record again that had been kept (a refused delete, Lambda's timeout): a body
+    with no job id has no claim to tell that delivery from a new one, so it is kept twice and skipped
+    twice (``tests/chaos/test_found.py``, finding 7; the DLQ's deduplication may drop the second)."""
+    if not redelivered:
+        assert sorted(skipped) == sorted(malformed)
+        return
+    assert set(skipped) == set(malformed)
+    assert all(skipped.count(job_id) >= malformed.count(job_id) for job_id in set(malformed))
 
 
 def run_steps() -> st.SearchStrategy[Step]:
