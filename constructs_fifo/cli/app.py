@@ -1,7 +1,9 @@
-"""``constructs-fifo``: serve the local emulator, deploy, drain, and run the demo.
+"""``constructs-fifo``: serve the local emulator, deploy, drain, run the demo, and operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
-:mod:`constructs_fifo.local`. Works on a plain ``pip install constructs-fifo``: only ``local serve``
+:mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
+``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
 
@@ -10,9 +12,12 @@ Exit codes
 0
     Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown).
 1
-    ``demo`` ran and found violations (each is printed), or the divergence did not show.
+    ``demo`` ran and found violations (each is printed), or the divergence did not show; an
+    operations command refused (the tables say no, e.g. a live lease) or was not confirmed: nothing
+    was changed.
 2
-    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``).
+    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
+    operations command that does not apply to the queue's mode.
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
@@ -34,6 +39,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import render
+from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
@@ -43,7 +49,7 @@ from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
-from constructs_fifo.local.errors import LocalError, WorkloadError
+from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
@@ -126,7 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``constructs-fifo``."""
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
-        description="Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo.",
+        description=(
+            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo, and "
+            "operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+        ),
         epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -145,9 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
+    deploy_command.add_argument(
+        "--json", action="store_true", help="accepted for symmetry: deploy always prints one JSON document"
+    )
     deploy_command.epilog = (
-        "Prints the stack's outputs as JSON; with --queue, that queue's resources instead "
-        "(constructPath, queueUrl, deadLetterQueueUrl, claimTableName, groupTableName, functionName)."
+        "Prints the stack's outputs as JSON ({} for a stack without outputs); with --queue, that queue's "
+        "resources instead (constructPath, queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, "
+        "claimTableName, groupTableName, functionName)."
     )
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
@@ -212,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with no --endpoint-url, talk to real AWS instead of starting the embedded emulator",
     )
+    add_ops_commands(commands, add_aws=_add_aws_options, add_stack=_add_stack_options)
     return parser
 
 
@@ -309,7 +323,7 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo}
+_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, **OPS_COMMANDS}
 
 
 def _print_error(error: LocalError) -> None:
@@ -327,7 +341,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except WorkloadError as error:
+    except OperationRefusedError as error:
+        _print_error(error)
+        return EXIT_VIOLATIONS
+    except (WorkloadError, OperationError) as error:
         _print_error(error)
         return EXIT_USAGE
     except LocalError as error:

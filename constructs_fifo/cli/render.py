@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -19,7 +20,7 @@ from rich.table import Table
 from constructs_fifo.local.demo.scenario_divergence import DivergenceResult
 from constructs_fifo.local.demo.scenario_verify import DemoResult
 
-__all__ = ["DrainProgress", "console", "drain_progress", "print_demo", "print_divergence"]
+__all__ = ["DrainProgress", "console", "drain_progress", "print_demo", "print_divergence", "print_status"]
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -124,6 +125,37 @@ def print_demo(out: Console, result: DemoResult) -> None:
             "[green]verified[/green]: each workspace applied its jobs once and in order, every notification "
             "recorded once, only the poison jobs in the DLQ, no group parked, queues empty"
         )
+    print_status(out, result.status)
+
+
+def print_status(out: Console, statuses: list[dict[str, Any]]) -> None:
+    """``constructs-fifo status`` of the demo's queues, as it left them (its ``--json`` documents)."""
+    if not statuses:
+        return
+    table = Table(title="constructs-fifo status")
+    for column in (
+        "queue",
+        "mode",
+        "visible / in flight",
+        "DLQ",
+        "parked",
+        "gaps",
+        "expired claims",
+        "alarms",
+    ):
+        table.add_column(column)
+    for status in statuses:
+        table.add_row(
+            str(status["queue"]),
+            str(status["mode"]),
+            f"{status['visible']} / {status['inFlight']}",
+            str(status["deadLetterQueueDepth"]),
+            ", ".join(status["parkedGroups"]) or "none",
+            ", ".join(status["openSequenceGaps"]) or "none",
+            ", ".join(status["expiredInFlightClaims"]) or "none",
+            ", ".join(status["alarmsInAlarm"]) or "none",
+        )
+    out.print(table)
 
 
 def print_divergence(out: Console, result: DivergenceResult) -> None:

@@ -69,20 +69,25 @@ class ResumeResult:
     group : str
         The group.
     skipped_job_id : str or None
-        The dead job skipped (``skip_dead=True``): sent to the dead-letter queue by this call, by an
-        earlier call that failed after the send, or (state mode, a dead job in the reorder buffer) by
-        the runtime when it replays the group. ``None`` when retried.
+        The ``jobId`` of the dead job skipped (``skip_dead=True``): sent to the dead-letter queue by
+        this call, by an earlier call that failed after the send, or (state mode, a dead job in the
+        reorder buffer) by the runtime when it replays the group. ``None`` when retried, and also when
+        the skipped message had no usable ``jobId`` (a malformed body): ``skipped_message_id`` tells.
     claim_reset : bool
         Whether the dead job's DEAD claim was reset so it runs again (always ``False`` without a claim
         table: in state mode the runtime forgets the death when it replays the group).
     wake_up_message_id : str
         The wake-up message sent to the source queue.
+    skipped_message_id : str or None
+        The ``messageId`` of the message skipped: set exactly when this call skipped the dead job
+        (``None`` when retried, or when the group was already resuming and nothing was decided).
     """
 
     group: str
     skipped_job_id: str | None
     claim_reset: bool
     wake_up_message_id: str
+    skipped_message_id: str | None = None
 
 
 class ParkedGroups:
@@ -158,18 +163,19 @@ class ParkedGroups:
                 "with ParkedGroups.list_groups() and resume one of those"
             )
         skipped: str | None = None
+        skipped_message: str | None = None
         reset = False
         if header.status == PARKED:
-            job_id = str(header.dead.get("jobId") or "") or None
+            job_id = header.dead_job_id
             if skip_dead:
                 done = self._skip_head(header)
-                skipped = job_id
+                skipped, skipped_message = job_id, header.dead_message_id
             else:
                 done = []
                 reset = job_id is not None and self._claims is not None and self._claims.reset(job_id)
             self._store.advance(header, done=done, status=RESUMING, retry_at_ms=0, skip_dead=skip_dead)
         response = self._sqs.send_message(**wake_up_message(self._queue_url, group))
-        return ResumeResult(group, skipped, reset, str(response.get("MessageId", "")))
+        return ResumeResult(group, skipped, reset, str(response.get("MessageId", "")), skipped_message)
 
     def _skip_head(self, header: ParkHeader) -> list[KeptRecord]:
         """Send the dead job (the first kept record) to the dead-letter queue; return it to delete."""

@@ -1,10 +1,15 @@
 """Read a group's state from an ``OrderedAgentQueue``'s group table without knowing the item layout.
 
 Other services (a dashboard, a verifier, an API) read what state mode committed: the user's state,
-its version, and whether the group waits on a sequence gap or is parked. One ``GetItem`` per call;
-the layout is decoded by the runtime's own codec (:mod:`constructs_fifo.runtime.state`), so the two
-cannot drift apart. The reader needs ``dynamodb:GetItem`` on the table (the construct's
-``grant_read_state``).
+its version, and whether the group waits on a sequence gap or is parked. ``get`` and ``version``
+make one ``GetItem`` (the state item); ``snapshot`` two (the state item and the group's park
+header). The layout is decoded by the runtime's own codecs (:mod:`constructs_fifo.runtime.state`,
+:mod:`constructs_fifo.runtime.parking`), so the two cannot drift apart. The reader needs
+``dynamodb:GetItem`` on the table (the construct's ``grant_read_state``).
+
+Parked or not is read from the park header, as the runtime and ``ParkedGroups`` read it: the one
+answer for every reader (a group parked at a malformed record, or at its very first message, has no
+death in its state item, or no state item at all).
 
 Examples
 --------
@@ -18,19 +23,28 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import boto3
 from botocore.exceptions import ClientError
 
 from constructs_fifo.client.errors import ProducerError
-from constructs_fifo.runtime.constants import STATE_ATTR_GROUP, STATE_ATTR_SK, STATE_ATTR_UPDATED_AT, STATE_SK
+from constructs_fifo.runtime.constants import (
+    SK_PARK,
+    STATE_ATTR_GROUP,
+    STATE_ATTR_SK,
+    STATE_ATTR_UPDATED_AT,
+    STATE_SK,
+)
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
+from constructs_fifo.runtime.parking import decode_header
 from constructs_fifo.runtime.state import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
+
+    from constructs_fifo.runtime.group_state import GroupState
 
 __all__ = ["GroupSnapshot", "GroupStateReader", "StateReadError"]
 
@@ -65,7 +79,16 @@ class GroupSnapshot:
     gap_open_since_ms:
         When the open sequence gap opened (``None`` without a gap).
     parked_job_id:
-        The dead job the group is parked at (``None`` when it is not parked).
+        The ``jobId`` of the dead job the group is parked at; ``None`` when it is not parked, and
+        also when the message it is parked at has no usable ``jobId`` (a malformed body): read
+        ``parked`` for whether it is parked.
+    parked:
+        Whether the group is parked: it has a park header (``park_status`` ``PARKED``, or
+        ``RESUMING`` while an operator's resume replays it). Its jobs are kept, not run, meanwhile.
+    park_status:
+        ``"PARKED"``, ``"RESUMING"`` or ``None`` (not parked).
+    parked_message_id:
+        The ``messageId`` of the message the group is parked at (``None`` when it is not parked).
     """
 
     group: str
@@ -76,6 +99,9 @@ class GroupSnapshot:
     buffered: int
     gap_open_since_ms: int | None
     parked_job_id: str | None
+    parked: bool = False
+    park_status: str | None = None
+    parked_message_id: str | None = None
 
 
 class GroupStateReader:
@@ -107,7 +133,8 @@ class GroupStateReader:
         StateReadError
             The read failed (the message names the table, the group, the error and the fix).
         """
-        return self.snapshot(group, consistent_read=consistent_read).state
+        item = self._item(group, STATE_SK, consistent_read)
+        return None if item is None else self._decode(item).state
 
     def version(self, group: str, *, consistent_read: bool | None = None) -> int:
         """Return the group's state version (0 when the group has no item).
@@ -117,21 +144,64 @@ class GroupStateReader:
         StateReadError
             The read failed.
         """
-        return self.snapshot(group, consistent_read=consistent_read).version
+        item = self._item(group, STATE_SK, consistent_read)
+        return 0 if item is None else self._decode(item).version
 
     def snapshot(self, group: str, *, consistent_read: bool | None = None) -> GroupSnapshot:
-        """Return everything the table holds for the group, decoded.
+        """Return everything the table holds for the group, decoded (two ``GetItem`` calls).
 
         Raises
         ------
         StateReadError
-            The read failed, or the item cannot be decoded.
+            A read failed, or an item cannot be decoded.
         """
+        item = self._item(group, STATE_SK, consistent_read)
+        header_item = self._item(group, SK_PARK, consistent_read)
+        header = None
+        if header_item is not None:
+            try:
+                header = decode_header(header_item)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise StateReadError(
+                    f"table {self.table_name!r}: the park header of group {group!r} cannot be read "
+                    f"({type(exc).__name__}: {exc}); it was not written by this library's runtime"
+                ) from exc
+        snapshot = GroupSnapshot(
+            group,
+            None,
+            0,
+            None,
+            None,
+            0,
+            None,
+            parked_job_id=None if header is None else header.dead_job_id,
+            parked=header is not None,
+            park_status=None if header is None else header.status,
+            parked_message_id=None if header is None else header.dead_message_id,
+        )
+        if item is None:
+            return snapshot
+        decoded = self._decode(item)
+        book = decoded.book
+        updated = item.get(STATE_ATTR_UPDATED_AT, {}).get("N")
+        return replace(
+            snapshot,
+            group=decoded.group,
+            state=decoded.state,
+            version=decoded.version,
+            updated_at_ms=None if updated is None else int(updated),
+            last_seq=book.last_seq,
+            buffered=len(book.buffer),
+            gap_open_since_ms=book.gap_since_ms,
+        )
+
+    def _item(self, group: str, sort_key: str, consistent_read: bool | None) -> dict[str, Any] | None:
+        """One item of the group (``None`` when there is none)."""
         consistent = self._consistent_read if consistent_read is None else consistent_read
         try:
             response = self._client.get_item(
                 TableName=self.table_name,
-                Key={STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": STATE_SK}},
+                Key={STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}},
                 ConsistentRead=consistent,
             )
         except ClientError as exc:
@@ -143,21 +213,10 @@ class GroupStateReader:
                 f"{error.get('Message', '')}; {fix}"
             ) from exc
         item = cast("dict[str, Any] | None", response.get("Item"))
-        if not item:
-            return GroupSnapshot(group, None, 0, None, None, 0, None, None)
+        return item or None
+
+    def _decode(self, item: dict[str, Any]) -> GroupState:
         try:
-            decoded = decode_item(item)
+            return decode_item(item)
         except ConstructsFifoRuntimeError as exc:
             raise StateReadError(f"table {self.table_name!r}: {exc}") from exc
-        book = decoded.book
-        updated = item.get(STATE_ATTR_UPDATED_AT, {}).get("N")
-        return GroupSnapshot(
-            group=decoded.group,
-            state=decoded.state,
-            version=decoded.version,
-            updated_at_ms=None if updated is None else int(updated),
-            last_seq=book.last_seq,
-            buffered=len(book.buffer),
-            gap_open_since_ms=book.gap_since_ms,
-            parked_job_id=None if book.parked is None else book.parked.job_id,
-        )

@@ -97,7 +97,9 @@ def is_bootstrapped(*, cloudformation_client: CloudFormationClient) -> bool:
     return any(s["StackStatus"] in COMPLETE_STATES for s in stacks)
 
 
-def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) -> dict[str, str]:
+def stack_outputs(
+    stack: str, *, cloudformation_client: CloudFormationClient, required: bool = True
+) -> dict[str, str]:
     """Return the outputs of a deployed stack (DescribeStacks) as ``{OutputKey: OutputValue}``.
 
     On the local emulator this relies on the fidelity patch that gives a stack created or updated
@@ -108,7 +110,8 @@ def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) ->
     StackNotFoundError
         The stack does not exist or is not in a complete state.
     StackOutputsError
-        The stack has no outputs.
+        The stack has no outputs and ``required`` (a caller that reads named outputs); with
+        ``required=False`` a stack without outputs, which is normal, gives ``{}``.
     """
     try:
         stacks = cloudformation_client.describe_stacks(StackName=stack)["Stacks"]
@@ -126,7 +129,7 @@ def stack_outputs(stack: str, *, cloudformation_client: CloudFormationClient) ->
             "look at its events (describe-stack-events) and deploy again",
         )
     outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", []) if "OutputKey" in o}
-    if not outputs:
+    if not outputs and required:
         raise StackOutputsError(
             f"stack {stack!r} ({found['StackStatus']}) has no outputs in DescribeStacks; its outputs "
             "(QueueUrl, ...) are needed",
@@ -198,7 +201,7 @@ def deploy(
     Returns
     -------
     dict[str, str]
-        The stack's outputs.
+        The stack's outputs (``{}`` for a stack without outputs: the README's quickstart app has none).
 
     Raises
     ------
@@ -247,4 +250,4 @@ def deploy(
             written: dict[str, dict[str, str]] = json.loads(outputs_file.read_text())
             if written.get(stack):
                 return dict(written[stack])
-    return stack_outputs(stack, cloudformation_client=cloudformation)
+    return stack_outputs(stack, cloudformation_client=cloudformation, required=False)

@@ -27,6 +27,8 @@ __all__ = [
     "LocalError",
     "MappingNotFoundError",
     "MissingExtraError",
+    "OperationError",
+    "OperationRefusedError",
     "QueueNotFoundError",
     "RunnerError",
     "StackError",
@@ -164,6 +166,21 @@ class CodeNotFoundError(RunnerError):
 
 class WorkerError(RunnerError):
     """A worker process died or broke the protocol."""
+
+
+# --- operating a deployed queue (the ``status``, ``groups``, ``dlq``, ``claims``, ``state`` commands) ---
+
+
+class OperationError(LocalError):
+    """An operations command cannot run against this queue (e.g. a claim-mode command in state mode)."""
+
+
+class OperationRefusedError(OperationError):
+    """The queue's state does not allow the change asked for; nothing was changed.
+
+    E.g. releasing a claim whose lease is still live, redriving a job whose claim SUCCEEDED, resuming
+    a group that is not parked. The CLI exits 1 for it: the command ran and said no.
+    """
 
 
 # --- the demo -----------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ class DeployedQueue:
         The function the mapping invokes.
     function_environment
         The function's environment variables.
-    dead_letter_queue_url
+    dead_letter_queue_url, dead_letter_queue_arn
         The queue's redrive target, if any.
     """
 
@@ -81,6 +81,7 @@ class DeployedQueue:
     function_name: str
     function_environment: Mapping[str, str] = field(default_factory=dict)
     dead_letter_queue_url: str | None = None
+    dead_letter_queue_arn: str | None = None
 
     @property
     def claim_table(self) -> str | None:
@@ -124,7 +125,9 @@ class DeployedQueue:
             "constructPath": self.construct_path,
             "queueName": self.queue_name,
             "queueUrl": self.queue_url,
+            "queueArn": self.queue_arn,
             "deadLetterQueueUrl": self.dead_letter_queue_url,
+            "deadLetterQueueArn": self.dead_letter_queue_arn,
             "claimTableName": self.claim_table,
             "groupTableName": self.group_table,
             "functionName": self.function_name,
@@ -187,11 +190,12 @@ def _queue_url(arn: str, sqs: SQSClient) -> str:
     return sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
 
 
-def _dead_letter_queue_url(queue_url: str, sqs: SQSClient) -> str | None:
+def _dead_letter_queue(queue_url: str, sqs: SQSClient) -> tuple[str | None, str | None]:
+    """The (URL, ARN) of the queue's redrive target, ``(None, None)`` without one."""
     attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["RedrivePolicy"])
     policy = attributes.get("Attributes", {}).get("RedrivePolicy")
     target = json.loads(policy).get("deadLetterTargetArn") if policy else None
-    return _queue_url(target, sqs) if target else None
+    return (_queue_url(target, sqs), str(target)) if target else (None, None)
 
 
 def is_sqs_arn(arn: str) -> bool:
@@ -246,6 +250,7 @@ def find_queues(
             url = _queue_url(arn, sqs)
             name = arn.rsplit(":", 1)[1]
             queue_logical = queue_logical_by_name.get(name)
+            dead_letter_url, dead_letter_arn = _dead_letter_queue(url, sqs)
             found.append(
                 DeployedQueue(
                     stack=stack,
@@ -258,7 +263,8 @@ def find_queues(
                     queue_arn=arn,
                     function_name=function,
                     function_environment=environment,
-                    dead_letter_queue_url=_dead_letter_queue_url(url, sqs),
+                    dead_letter_queue_url=dead_letter_url,
+                    dead_letter_queue_arn=dead_letter_arn,
                 )
             )
     return sorted(found, key=lambda queue: queue.label)

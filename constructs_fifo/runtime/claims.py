@@ -60,6 +60,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
+    DEFAULT_CLAIM_TTL_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     MAX_ERROR_LENGTH,
     STATUS_DEAD,
@@ -148,10 +149,13 @@ class ClaimStore:
     ----------
     table_name : str
         The claim table (partition key ``id``, string).
-    client : DynamoDBClient
-        A boto3 DynamoDB client (injected; tests pass a moto-backed one).
+    client : DynamoDBClient or None
+        A boto3 DynamoDB client (injected; tests pass a moto-backed one). ``None``: one from boto3's
+        default session, so an operator can write ``ClaimStore(claim_table).reset(job_id)``.
     ttl_seconds : int
-        Lifetime of an item: ``expiration`` = now + ``ttl_seconds`` (DEAD items do not expire).
+        Lifetime of an item: ``expiration`` = now + ``ttl_seconds`` (DEAD items do not expire). The
+        runtime passes the queue's ``claim_ttl``; the default is the construct's default,
+        ``DEFAULT_CLAIM_TTL_SECONDS`` (``reset`` and ``get`` do not use it).
     max_attempts : int
         Runs a job may start; past them a failed or crashed job is ``EXHAUSTED``.
     clock : Callable[[], float]
@@ -162,6 +166,8 @@ class ClaimStore:
     Examples
     --------
     >>> store = ClaimStore("claims", boto3.client("dynamodb"), ttl_seconds=604800)  # doctest: +SKIP
+    >>> ClaimStore("claims").reset("job-17")  # an operator: run a DEAD job again  # doctest: +SKIP
+    True
     >>> claim = store.claim(job, lease_ms=30_000)  # doctest: +SKIP
     >>> if claim.outcome is ClaimOutcome.ACQUIRED:  # doctest: +SKIP
     ...     run(job)
@@ -171,13 +177,17 @@ class ClaimStore:
     def __init__(
         self,
         table_name: str,
-        client: DynamoDBClient,
+        client: DynamoDBClient | None = None,
         *,
-        ttl_seconds: int,
+        ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Callable[[], float] = time.time,
         owner_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
+        if client is None:
+            import boto3  # noqa: PLC0415 - only when no client was injected
+
+            client = boto3.client("dynamodb")
         self.table_name = table_name
         self.max_attempts = max_attempts
         self._client = client

@@ -258,7 +258,7 @@ class GroupBatch:
                 return
             index = self.overflow[seq]
             job = self.jobs[index]
-            self.buffer[seq] = BufferedJob(seq, job.message_id, self.now_ms, job.body)
+            self.buffer[seq] = BufferedJob(seq, job.message_id, self.now_ms, job.body, job.body_text)
             size = self._size()
             if size is not None and size > self.settings.size_limit:
                 del self.buffer[seq]
@@ -388,7 +388,8 @@ def gap_since(buffer: dict[int, BufferedJob], next_value: int) -> int | None:
 
 def _job_of(entry: BufferedJob, group: str) -> Job:
     body = entry.body
-    return Job(entry.job_id, group, entry.job_type, body.get("payload", {}), 1, entry.message_id, body)
+    payload = body.get("payload", {})
+    return Job(entry.job_id, group, entry.job_type, payload, 1, entry.message_id, body, entry.text)
 
 
 def _reason(exc: BaseException) -> DeadReason:

@@ -27,6 +27,7 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
+from constructs_fifo.runtime.settings import SETTINGS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -45,6 +46,7 @@ __all__ = [
     "RetryReason",
     "SizeFunction",
     "SkippedRange",
+    "compact_json",
     "dead_entry_fields",
     "dead_entry_of_fields",
     "encode_state",
@@ -120,18 +122,27 @@ class BatchSettings:
     max_item_bytes: int = MAX_ITEM_BYTES
 
     def __post_init__(self) -> None:
-        problems = [
-            f"{name}={value} must be at least {low}"
-            for name, value, low in (
-                ("max_attempts", self.max_attempts, 1),
-                ("remember_job_ids", self.remember_job_ids, 1),
-                ("reorder_limit", self.reorder_limit, 0),
-                ("gap_timeout_ms", self.gap_timeout_ms, 0),
-                ("first_seq", self.first_seq, 0),
-                ("max_item_bytes", self.max_item_bytes, BOOKKEEPING_RESERVE_BYTES + 1),
-            )
-            if value < low
-        ]
+        # The limits are the settings spec's rows: the ones the construct and RuntimeConfig check.
+        gap_rule = SETTINGS["gap_timeout"].violation(self.gap_timeout_ms / 1000)
+        checks: tuple[tuple[str, int, str | None], ...] = (
+            ("max_attempts", self.max_attempts, SETTINGS["max_attempts"].violation(self.max_attempts)),
+            (
+                "remember_job_ids",
+                self.remember_job_ids,
+                SETTINGS["remember_job_ids"].violation(self.remember_job_ids),
+            ),
+            ("reorder_limit", self.reorder_limit, SETTINGS["reorder_limit"].violation(self.reorder_limit)),
+            ("gap_timeout_ms", self.gap_timeout_ms, f"{gap_rule} of seconds, x 1000" if gap_rule else None),
+            ("first_seq", self.first_seq, SETTINGS["first_seq"].violation(self.first_seq)),
+            (
+                "max_item_bytes",
+                self.max_item_bytes,
+                None
+                if self.max_item_bytes > BOOKKEEPING_RESERVE_BYTES
+                else f"above {BOOKKEEPING_RESERVE_BYTES}",
+            ),
+        )
+        problems = [f"{name}={value} must be {rule}" for name, value, rule in checks if rule is not None]
         if problems:
             raise ValueError("invalid state-mode settings: " + "; ".join(problems))
 
@@ -155,12 +166,22 @@ class BufferedJob:
         When it was buffered (epoch ms): the open gap's age is measured from the oldest entry.
     body : dict
         The job's whole body, from which the job is rebuilt when it is applied.
+    body_text : str or None
+        The body exactly as it was sent, when that differs from :func:`compact_json` of ``body``
+        (``None`` otherwise, and for a job buffered by a runtime that kept the decoded body only).
+        :attr:`text` is what goes to the dead-letter queue.
     """
 
     seq: int
     message_id: str
     buffered_at_ms: int
     body: dict[str, Any]
+    body_text: str | None = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The body as it was sent, byte for byte (the compact encoding when only that is known)."""
+        return self.body_text if self.body_text is not None else compact_json(self.body)
 
     @property
     def job_id(self) -> str:
@@ -429,7 +450,12 @@ def remember_dead_entry(
 
 
 def _encoded_bytes(value: object) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    return len(compact_json(value).encode("utf-8"))
+
+
+def compact_json(value: object) -> str:
+    """``value`` as compact JSON (no spaces, non-ASCII kept): the bookkeeping's encoding."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def job_seq(job: Job) -> int | None:

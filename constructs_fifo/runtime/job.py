@@ -38,6 +38,9 @@ class Job:
         The SQS ``messageId`` of this delivery.
     body : dict
         The whole decoded body, for fields beyond the envelope.
+    body_text : str or None
+        The body exactly as it was sent (``None`` for a job not parsed from a record): what the
+        runtime forwards when the job goes to the dead-letter queue, byte for byte.
 
     Examples
     --------
@@ -53,6 +56,7 @@ class Job:
     attempt: int
     message_id: str
     body: dict[str, Any] = field(repr=False)
+    body_text: str | None = field(default=None, repr=False, compare=False)
 
 
 def record_message_id(record: SQSRecord) -> str:
@@ -140,4 +144,5 @@ def parse_record(record: SQSRecord) -> Job:
         attempt=record_attempt(record),
         message_id=message_id,
         body=body,
+        body_text=raw,
     )

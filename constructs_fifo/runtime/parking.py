@@ -12,7 +12,13 @@ same reasons. Kept records do not burn receive counts and cannot be dead-lettere
 The rules
 ---------
 1. **One read per batch.** The runtime reads the park headers of every group in a batch with one
-   consistent ``BatchGetItem``; a group without a header is not parked (the happy path).
+   consistent ``BatchGetItem``; a group without a header is not parked (the happy path). The header
+   is the one answer to "is this group parked, and at what", in both modes and for every reader
+   (``ParkedGroups``, ``GroupStateReader``): it exists while the group is ``PARKED`` or ``RESUMING``,
+   and names the message it stopped at (``dead.messageId``, always set) and that message's
+   ``jobId`` (``None`` for a body without a usable one). A state-mode group's state item records
+   only deaths of jobs that ran (a malformed record parks its group in the header alone, and a
+   group whose first message was malformed has no state item at all).
 2. **Park.** When a job of group G dies under the PARK policy, one ``TransactWriteItems`` puts G's
    header (``PARKED``, with the dead job's triage fields) on condition that none exists, and keeps the
    dead record and every later record of G in the batch. Then the records are deleted from the queue.
@@ -112,6 +118,18 @@ class ParkHeader:
     dead: Mapping[str, Any] = field(default_factory=dict)
     retry_at_ms: int = 0
     skip_dead: bool = False
+
+    @property
+    def dead_job_id(self) -> str | None:
+        """The dead job's ``jobId``; ``None`` when its body had no usable one (a malformed body)."""
+        job_id = self.dead.get("jobId")
+        return str(job_id) if job_id else None
+
+    @property
+    def dead_message_id(self) -> str | None:
+        """The ``messageId`` of the message the group is parked at (set by every runtime that parks)."""
+        message_id = self.dead.get("messageId")
+        return str(message_id) if message_id else None
 
 
 @dataclass(frozen=True)

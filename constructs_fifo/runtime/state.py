@@ -73,6 +73,7 @@ from constructs_fifo.runtime.group_state import (
     DeadEntry,
     GroupState,
     SkippedRange,
+    compact_json,
     dead_entry_fields,
     dead_entry_of_fields,
 )
@@ -425,7 +426,10 @@ def encode_book(book: Bookkeeping) -> str:
     ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
     does not know it, and a book without it (written by one) reads as dead ids without entries.
     ``owed`` (dead letters owed, added the same way) is left out when empty, so a book without it
-    reads as nothing owed.
+    reads as nothing owed. ``text`` (added the same way) maps the message id of a buffered or owed job
+    to its body exactly as sent, when that is not the compact encoding of its decoded body, so it
+    reaches the dead-letter queue unchanged; a runtime that does not know it forwards the compact
+    encoding.
     """
     data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
     if book.applied:
@@ -461,7 +465,14 @@ def encode_book(book: Bookkeeping) -> str:
         data["owed"] = [
             [e.seq, e.message_id, e.buffered_at_ms, e.body, dead_entry_fields(dead)] for e, dead in book.owed
         ]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    texts = {
+        e.message_id: e.body_text
+        for e in [*book.buffer, *(entry for entry, _ in book.owed)]
+        if e.body_text is not None and e.body_text != compact_json(e.body)
+    }
+    if texts:
+        data["text"] = texts
+    return compact_json(data)
 
 
 def decode_book(text: str) -> Bookkeeping:
@@ -478,6 +489,7 @@ def decode_book(text: str) -> Bookkeeping:
     fmt = data.get("f", STATE_BOOK_FORMAT)
     if fmt != STATE_BOOK_FORMAT:
         raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads format {STATE_BOOK_FORMAT}")
+    texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
     park = data.get("park")
     parked = None
     if park is not None:
@@ -495,7 +507,10 @@ def decode_book(text: str) -> Bookkeeping:
     return Bookkeeping(
         applied=tuple(data.get("ids", ())),
         last_seq=data.get("seq"),
-        buffer=tuple(BufferedJob(int(s), str(m), int(t), dict(b)) for s, m, t, b in data.get("buf", ())),
+        buffer=tuple(
+            BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
+            for s, m, t, b in data.get("buf", ())
+        ),
         attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
         dead=tuple(data.get("dead", ())),
         dead_entries=tuple(dead_entry_of_fields(list(fields)) for fields in data.get("deadWhy", ())),
@@ -503,7 +518,7 @@ def decode_book(text: str) -> Bookkeeping:
         skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
         gap_since_ms=data.get("gap"),
         owed=tuple(
-            (BufferedJob(int(s), str(m), int(t), dict(b)), dead_entry_of_fields(list(d)))
+            (BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m))), dead_entry_of_fields(list(d)))
             for s, m, t, b, d in data.get("owed", ())
         ),
     )

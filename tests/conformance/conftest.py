@@ -9,6 +9,7 @@ Every queue and table gets a unique name (``cfconf-<run>-...``) and is deleted a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -86,7 +87,8 @@ def fifo_queue(target: Target, sqs: SQSClient, request: pytest.FixtureRequest) -
 
     yield create
     for url in created:
-        sqs.delete_queue(QueueUrl=url)
+        with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):  # the test may have deleted it
+            sqs.delete_queue(QueueUrl=url)
 
 
 @pytest.fixture

@@ -20,10 +20,12 @@ __all__ = [
     "QueueFactory",
     "Target",
     "Timing",
+    "dead_letter",
     "drain_bodies",
     "receive",
     "redrive_policy",
     "send",
+    "visible_count",
 ]
 
 
@@ -103,3 +105,23 @@ def drain_bodies(
             bodies.append(message["Body"])
             sqs.delete_message(QueueUrl=queue.url, ReceiptHandle=message["ReceiptHandle"])
     return bodies
+
+
+def visible_count(sqs: SQSClient, queue: FifoQueue) -> int:
+    """The queue's ApproximateNumberOfMessages (exact on the emulator, approximate on AWS)."""
+    attributes = sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=["ApproximateNumberOfMessages"])
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
+def dead_letter(sqs: SQSClient, source: FifoQueue, dlq: FifoQueue, count: int, timeout: float = 30.0) -> None:
+    """Receive ``source`` (visibility 0, never deleting) until its DLQ holds ``count`` messages.
+
+    ``source``'s redrive policy must name ``dlq`` with ``maxReceiveCount`` 1: SQS moves a message on
+    the receive after its count passed it.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sqs.receive_message(QueueUrl=source.url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+        if visible_count(sqs, dlq) >= count:
+            return
+    raise AssertionError(f"the DLQ holds {visible_count(sqs, dlq)} messages after {timeout} s, not {count}")

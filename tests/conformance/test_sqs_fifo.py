@@ -272,32 +272,6 @@ def test_redrive_allow_policy_is_kept(sqs: SQSClient, fifo_queue: QueueFactory) 
     assert json.loads(attributes["RedriveAllowPolicy"]) == policy
 
 
-def test_start_message_move_task_redrives_a_fifo_dlq_keeping_groups(
-    sqs: SQSClient, fifo_queue: QueueFactory, timing: Timing
-) -> None:
-    """AWS: API_StartMessageMoveTask and sqs-dead-letter-queues (redrive FIFO to FIFO; the redriven
-    message gets a new MessageId and keeps its MessageGroupId)."""
-    # GIVEN a poison message moved to the DLQ
-    dlq = fifo_queue("dlq")
-    source = fifo_queue("src", RedrivePolicy=redrive_policy(dlq, 1))
-    original_id = send(sqs, source, "poison", "ws#3")["MessageId"]
-    _exhaust_receives(sqs, source.url, timing.empty_wait)
-    # WHEN the DLQ is redriven to its source and the task completes
-    sqs.start_message_move_task(SourceArn=dlq.arn)
-    deadline = time.monotonic() + 120
-    status = ""
-    while time.monotonic() < deadline:
-        status = sqs.list_message_move_tasks(SourceArn=dlq.arn)["Results"][0]["Status"]
-        if status == "COMPLETED":
-            break
-        time.sleep(2)
-    assert status == "COMPLETED"
-    # THEN the message is back in the source with its group and a new MessageId
-    back = receive(sqs, source, wait=2)
-    assert [(m["Body"], m["Attributes"]["MessageGroupId"]) for m in back] == [("poison", "ws#3")]
-    assert back[0]["MessageId"] != original_id
-
-
 def test_concurrent_receives_never_share_a_group(sqs: SQSClient, fifo_queue: QueueFactory) -> None:
     """AWS: FIFO-key-terms / knowledge-center sqs-fifo-messages-not-returned (while a group has a
     message in flight, no other receive gets that group), also for receives at the same moment."""

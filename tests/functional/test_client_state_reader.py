@@ -9,16 +9,19 @@ import pytest
 
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.client.state_reader import GroupSnapshot, GroupStateReader, StateReadError
+from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.state import StateStore
 from constructs_fifo.runtime.transitions import GroupState, apply_batch
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
-from .runtime_harness import REGION, FakeClock, create_group_table
+from .runtime_harness import REGION, FakeClock, create_group_table, make_record
+from .state_harness import StateHarness, job_record
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
 
 
 @pytest.fixture
@@ -67,10 +70,79 @@ def test_the_reader_returns_the_committed_state_exactly_as_the_transition_return
     assert snapshot.gap_open_since_ms == 1_700_000_000_000 == snapshot.updated_at_ms
 
 
-def test_the_snapshot_says_which_job_a_parked_group_waits_on(dynamodb: DynamoDBClient) -> None:
-    commit(dynamodb, [job("a"), job("poison"), job("b")], park=True)
-    snapshot = GroupStateReader(GROUP_TABLE, dynamodb).snapshot("ws#1")
-    assert snapshot.parked_job_id == "poison" and snapshot.state == {"applied": ["a"], "ratio": 0.1}
+@pytest.fixture
+def parking(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str) -> StateHarness:
+    """A state-mode runtime under PARK on the same table: groups parked as the runtime parks them."""
+    harness = StateHarness(dynamodb, sqs, queue_url, dlq_url, policy=DeadJobPolicy.PARK)
+    harness.behaviour["poison"] = _poison
+    return harness
+
+
+def _poison(job: Job) -> None:
+    raise PermanentJobError("poison")
+
+
+def _answers(parking: StateHarness) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """What the reader and ParkedGroups say of ws#1: (parked, job id, message id) each."""
+    snapshot = GroupStateReader(GROUP_TABLE, parking.dynamodb).snapshot("ws#1")
+    listed = {header.group: header for header in parking.operator().list_groups()}.get("ws#1")
+    from_list = (False, None, None) if listed is None else (True, listed.dead_job_id, listed.dead_message_id)
+    return (snapshot.parked, snapshot.parked_job_id, snapshot.parked_message_id), from_list
+
+
+def test_the_snapshot_says_which_job_a_parked_group_waits_on(parking: StateHarness) -> None:
+    # GIVEN ws#1 parked by the runtime at a job that died when it ran
+    records = [job_record("a"), job_record("poison"), job_record("b")]
+    parking.run(*records)
+    # WHEN it is read THEN it is parked at that job, with the state before it, as ParkedGroups says
+    reader, listed = _answers(parking)
+    assert reader == listed == (True, "poison", records[1]["messageId"])
+    snapshot = GroupStateReader(GROUP_TABLE, parking.dynamodb).snapshot("ws#1")
+    assert snapshot.park_status == "PARKED" and snapshot.state == {"log": ["a"], "blob": ""}
+
+
+def test_a_group_parked_at_a_malformed_body_with_a_job_id_reads_parked_at_that_job(
+    parking: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at a body with a usable jobId but a type that is not a string
+    bad = make_record('{"jobId": "b1", "type": 7}', group="ws#1")
+    parking.run(job_record("a"), bad)
+    # WHEN the reader and ParkedGroups are asked THEN both say parked at b1, at that message
+    reader, listed = _answers(parking)
+    assert reader == listed == (True, "b1", bad["messageId"])
+
+
+def test_a_group_parked_at_a_body_without_a_job_id_reads_parked_at_its_message(parking: StateHarness) -> None:
+    # GIVEN ws#1 parked at a body that is not JSON, after a job that applied
+    bad = make_record("not json", group="ws#1")
+    parking.run(job_record("a"), bad)
+    # WHEN it is read THEN it is parked, with no job id but the message id, as ParkedGroups says
+    reader, listed = _answers(parking)
+    assert reader == listed == (True, None, bad["messageId"])
+
+
+def test_a_group_whose_first_message_is_malformed_reads_parked_without_a_state_item(
+    parking: StateHarness,
+) -> None:
+    # GIVEN ws#1's very first message is malformed (no state item is ever written)
+    bad = make_record("[1, 2]", group="ws#1")
+    parking.run(bad, job_record("a"))
+    # WHEN it is read THEN it has no state (version 0) and is parked at that message
+    snapshot = GroupStateReader(GROUP_TABLE, parking.dynamodb).snapshot("ws#1")
+    assert (snapshot.version, snapshot.state) == (0, None)
+    reader, listed = _answers(parking)
+    assert reader == listed == (True, None, bad["messageId"])
+
+
+def test_a_resuming_group_still_reads_parked_until_its_replay_ends(parking: StateHarness) -> None:
+    # GIVEN ws#1 parked at poison, then resumed by an operator (its wake-up not processed yet)
+    parking.run(job_record("poison"))
+    parking.operator().resume("ws#1", skip_dead=True)
+    reader = GroupStateReader(GROUP_TABLE, parking.dynamodb)
+    # WHEN it is read THEN it is parked, RESUMING; once the replay ran it is live
+    assert (reader.snapshot("ws#1").parked, reader.snapshot("ws#1").park_status) == (True, "RESUMING")
+    parking.drain()
+    assert (reader.snapshot("ws#1").parked, reader.snapshot("ws#1").park_status) == (False, None)
 
 
 def test_a_missing_table_is_a_state_read_error_naming_table_group_and_fix(dynamodb: DynamoDBClient) -> None:

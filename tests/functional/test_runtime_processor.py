@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
+from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
 from .runtime_harness import (
+    TABLE_NAME,
     DynamoCallCounter,
     FakeContext,
     Harness,
@@ -369,6 +371,17 @@ def test_a_reset_claim_lets_a_dead_job_run_again(harness: Harness) -> None:
     assert harness.claim_item("p1")["status"]["S"] == "SUCCEEDED"
     # AND resetting a claim that is not DEAD does nothing
     assert harness.store.reset("p1") is False
+
+
+def test_the_runbooks_claim_reset_works_as_written(harness: Harness) -> None:
+    # GIVEN p1 died, and an operator with only the claim table's name and the default credentials
+    harness.behaviour["p1"] = poison
+    harness.run(make_record(body("p1")))
+    # WHEN they reset its claim as docs/runbook.md writes it
+    reset = ClaimStore(TABLE_NAME).reset("p1")
+    # THEN the DEAD claim is gone, so the job may run again
+    assert reset is True
+    assert "Item" not in harness.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": "p1"}})
 
 
 def test_a_dlq_send_failure_keeps_the_record_and_the_next_delivery_sends_it(harness: Harness) -> None:

@@ -251,9 +251,11 @@ def test_a_malformed_record_parks_its_group_at_itself_and_a_skip_drops_it(parked
     )
     assert parked.group_state().book.parked is None
     # WHEN an operator resumes it skipping the dead record
-    parked.operator().resume("ws#1", skip_dead=True)
+    result = parked.operator().resume("ws#1", skip_dead=True)
     parked.drain()
-    # THEN it is in the DLQ and b is applied
+    # THEN the result says which message was skipped (it has no job id)
+    assert (result.skipped_job_id, result.skipped_message_id) == (None, bad["messageId"])
+    # AND it is in the DLQ and b is applied
     assert [(j, a["reason"]) for j, a in parked.dead_letters()] == [("not json", "MALFORMED")]
     assert parked.log() == ["a", "b"] and parked.header() is None
 

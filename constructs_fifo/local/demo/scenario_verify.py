@@ -35,6 +35,8 @@ from constructs_fifo.local.demo.steps import DemoOptions, Phase, Prepared, Progr
 from constructs_fifo.local.demo.verify import Observed, Violation, expectations_of, observe, verify
 from constructs_fifo.local.demo.workload import QueueRole, Workload, generate_workload
 from constructs_fifo.local.errors import DemoError
+from constructs_fifo.local.ops import OpsQueue
+from constructs_fifo.local.ops.status import queue_status
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.local.stack import DeployedQueue
 
@@ -95,6 +97,7 @@ class DemoResult:
     drain_stats: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     resumed: list[Resumed] = field(default_factory=list)
     calls_per_job: dict[str, dict[str, float]] = field(default_factory=dict)
+    status: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -407,6 +410,11 @@ def run_demo(
                 dynamodb_client=clients.dynamodb,
             )
             result.violations = verify(expectations_of(workload), observed)
+        # What an operator sees next: `constructs-fifo status` of both queues, as the demo left them.
+        result.status = [
+            queue_status(OpsQueue(queue, clients.sqs, clients.dynamodb)).to_dict()
+            for queue in (prepared.workspaces, prepared.notifications)
+        ]
 
     result.counts = {
         **_counts(workload, observed, accepted, delivered),

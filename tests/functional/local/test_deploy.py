@@ -41,8 +41,9 @@ if os.environ.get("FAKE_CDK_FAIL") and args[0] == "deploy":
     sys.exit(3)
 if args[0] == "deploy":
     out = args[args.index("--outputs-file") + 1]
+    outputs = {{}} if os.environ.get("FAKE_CDK_NO_OUTPUTS") else {{"QueueUrl": "http://q.fifo"}}
     with open(out, "w") as f:
-        json.dump({{args[1]: {{"QueueUrl": "http://q.fifo"}}}}, f)
+        json.dump({{args[1]: outputs}}, f)
 """
 
 
@@ -279,3 +280,29 @@ def test_stack_outputs_of_a_stack_without_outputs_name_the_stack_and_the_fix(ses
     ) as caught:
         stack_outputs("Bare", cloudformation_client=cloudformation)
     assert "constructs-fifo local serve" in str(caught.value)
+
+
+def test_deploying_a_stack_without_outputs_succeeds_with_none(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN a bootstrapped environment and an app whose stack defines no outputs (the README's quickstart)
+    cloudformation = session.client("cloudformation")
+    cloudformation.create_stack(
+        StackName="CDKToolkit", TemplateBody=json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}})
+    )
+    cloudformation.create_stack(
+        StackName="Quickstart", TemplateBody=json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}})
+    )
+    log = tmp_path / "calls.jsonl"
+
+    # WHEN it is deployed THEN the deploy succeeds and reports no outputs (a stack without outputs is normal)
+    outputs = deploy(
+        app_dir,
+        stack="Quickstart",
+        target=AwsTarget(None, REGION),
+        env=_base_env(log, FAKE_CDK_NO_OUTPUTS="1"),
+        cdk=str(fake_cdk),
+        cloudformation_client=cloudformation,
+        sts_client=session.client("sts"),
+    )
+    assert outputs == {}

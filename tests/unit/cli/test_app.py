@@ -218,6 +218,7 @@ def test_deploy_with_queue_prints_that_queues_resources(
         function_name="second-fn",
         function_environment={"CONSTRUCTS_FIFO_CLAIM_TABLE": "claims-2"},
         dead_letter_queue_url="http://localhost:1/123456789012/S-second-dlq.fifo",
+        dead_letter_queue_arn="arn:aws:sqs:us-east-1:123456789012:S-second-dlq.fifo",
     )
     asked: list[str | None] = []
 
@@ -228,14 +229,18 @@ def test_deploy_with_queue_prints_that_queues_resources(
     monkeypatch.setattr(cli_app, "deploy", lambda *args, **kwargs: {"QueueUrl": "first"})
     monkeypatch.setattr(cli_app, "resolve_queue", fake_resolve)
     # WHEN deploy runs with --queue
-    code = main(["deploy", "--endpoint-url", "http://localhost:1", "--stack", "S", "--queue", "Second"])
-    # THEN stdout is that queue's resources, not the stack's outputs
+    code = main(
+        ["deploy", "--endpoint-url", "http://localhost:1", "--stack", "S", "--queue", "Second", "--json"]
+    )
+    # THEN stdout is that queue's resources, not the stack's outputs: URLs, ARNs and tables
     printed = json.loads(capsys.readouterr().out)
     assert code == 0
     assert asked == ["Second"]
     assert printed["constructPath"] == "S/Second"
     assert printed["claimTableName"] == "claims-2"
     assert printed["deadLetterQueueUrl"].endswith("S-second-dlq.fifo")
+    assert printed["queueArn"] == "arn:aws:sqs:us-east-1:123456789012:S-second.fifo"
+    assert printed["deadLetterQueueArn"] == "arn:aws:sqs:us-east-1:123456789012:S-second-dlq.fifo"
 
 
 @pytest.mark.parametrize("argv", [["local", "serve"], ["demo", "--no-deploy"]])

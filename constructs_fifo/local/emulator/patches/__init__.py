@@ -2,11 +2,12 @@
 
 This package is the one place that changes moto, split as moto splits: :mod:`.sqs_models` (state and
 behaviour; its FIFO receive asks :mod:`constructs_fifo.local.emulator.fifo_rule`, the project's one
-statement of the FIFO rule), :mod:`.sqs_requests` (what SQS refuses or ignores in a request),
-:mod:`.sqs_responses` (request parsing), :mod:`.dynamodb_models`, :mod:`.cloudformation`,
-:mod:`.server_dispatch` (moto's server); :mod:`.registry` remembers what was replaced. Every patch
-restores one documented AWS behaviour and names the AWS page it comes from (and, where no page
-states it, the observation on AWS). :func:`apply` is idempotent and refuses any moto version other than
+statement of the FIFO rule), :mod:`.sqs_move_tasks` (dead-letter queue redrive), :mod:`.sqs_requests`
+(what SQS refuses or ignores in a request), :mod:`.sqs_responses` (request parsing),
+:mod:`.dynamodb_models`, :mod:`.cloudformation`, :mod:`.server_dispatch` (moto's server);
+:mod:`.registry` remembers what was replaced. Every patch restores one documented AWS behaviour and
+names the AWS page it comes from (and, where no page states it, the observation on AWS). :func:`apply`
+is idempotent and refuses any moto version other than
 :data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
 moved, and a silently half-applied patch is worse than none). :func:`revert` undoes every patch
 (tests use it to compare with moto as shipped).
@@ -26,7 +27,9 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters, with
    AWS's error text;
    ``RedriveAllowPolicy`` is returned by GetQueueAttributes.
-7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` (DLQ redrive), done synchronously.
+7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` / ``CancelMessageMoveTask`` (DLQ redrive): a
+   background task at ``MaxNumberOfMessagesPerSecond``, cancellable, each message back to its own
+   source queue, with AWS's statuses, errors and task handle.
 8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; a table's
    ``TimeToLiveSpecification`` is applied; a stack created or updated by executing a change set
    (what ``cdk deploy`` does) has its ``Outputs`` and its template.
@@ -61,6 +64,7 @@ from constructs_fifo.local.emulator.patches import (
     registry,
     server_dispatch,
     sqs_models,
+    sqs_move_tasks,
     sqs_requests,
     sqs_responses,
 )
@@ -120,6 +124,7 @@ def apply() -> None:
         if registry.is_applied():
             return
         sqs_models.patch()
+        sqs_move_tasks.patch()
         sqs_requests.patch()
         sqs_responses.patch()
         cloudformation.patch()

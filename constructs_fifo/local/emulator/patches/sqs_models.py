@@ -11,26 +11,35 @@ import json
 import string
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, Final
 
 # moto is the optional "local" extra; these are the seams the patches replace (moto 5.2.5).
-from moto.sqs.exceptions import InvalidParameterValue, MissingParameter, QueueDoesNotExist
+from moto.sqs.exceptions import InvalidParameterValue, MissingParameter
 from moto.sqs.models import Message, Queue, SQSBackend, _filter_message_attributes
 
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_ID_LENGTH
 from constructs_fifo.local.emulator import fifo_rule
 from constructs_fifo.local.emulator.patches.registry import original, replace
 
-__all__ = ["DEDUPLICATION_INTERVAL_SECONDS", "SQS_LOCK", "patch"]
+__all__ = [
+    "DEDUPLICATION_INTERVAL_SECONDS",
+    "SQS_LOCK",
+    "dead_letter_source",
+    "next_sequence_number",
+    "patch",
+]
 
 DEDUPLICATION_INTERVAL_SECONDS: Final = 300
 """AWS: FIFO-key-terms, "the 5-minute deduplication interval"."""
 
 _ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + ID_PUNCTUATION)
+
+#: The attribute a message moved to a DLQ keeps its source queue's ARN in (AWS records it too: a
+#: redrive without DestinationArn returns each message to "its respective original source queue").
+_SOURCE_ARN: Final = "_constructs_fifo_source_arn"
 
 #: One lock for every SQS state change the patches make. moto's server answers each request on its
 #: own thread and moto's own receive is not atomic: two concurrent receives could hand out the same
@@ -51,7 +60,7 @@ def _queue_state(queue: Any) -> dict[str, Any]:
     if state is None:
         # AWS sequence numbers are 20 digits and grow; start from the clock so that a queue
         # recreated under the same name does not reuse numbers.
-        state = {"dedup": {}, "sequence": 10**19 + int(time.time() * 1000) * 1000, "tasks": []}
+        state = {"dedup": {}, "sequence": 10**19 + int(time.time() * 1000) * 1000}
         queue.__dict__["_constructs_fifo_state"] = state
     return state
 
@@ -213,9 +222,12 @@ def _move_to_dead_letter_queue(queue: Any, message: Any) -> None:
 
     AWS: sqs-dead-letter-queues. The message keeps its MessageId, body, attributes and
     MessageGroupId; the DLQ's deduplication does not apply to the move. moto 5.2.5 re-sent it
-    through the DLQ's add_message, where FIFO deduplication could drop it.
+    through the DLQ's add_message, where FIFO deduplication could drop it. The message remembers its
+    source queue (:func:`dead_letter_source`), for a redrive without DestinationArn
+    (:mod:`.sqs_move_tasks`).
     """
     dlq = queue.dead_letter_queue
+    message.__dict__[_SOURCE_ARN] = queue.queue_arn  # where a redrive without destination returns it
     queue._messages.remove(message)
     queue.pending_messages.discard(message)
     message.visible_at = 0.0
@@ -224,6 +236,17 @@ def _move_to_dead_letter_queue(queue: Any, message: Any) -> None:
     with dlq._messages_lock:
         dlq._messages.append(message)
         dlq._messages_lock.notify_all()
+
+
+def next_sequence_number(queue: Any) -> str:
+    """The next SequenceNumber of a FIFO queue (20 digits, increasing), for a message put into it."""
+    return _next_sequence_number(queue)
+
+
+def dead_letter_source(message: Any) -> str | None:
+    """The ARN of the queue whose redrive policy moved ``message`` to a DLQ (``None``: sent there)."""
+    source: str | None = message.__dict__.get(_SOURCE_ARN)
+    return source
 
 
 def _select_fifo(
@@ -335,85 +358,8 @@ def _queue_attributes(self: Any) -> dict[str, Any]:
     return result
 
 
-# --- StartMessageMoveTask: DLQ redrive (backend methods; sqs_responses parses the requests) -----
-
-
-def _start_message_move_task(
-    self: Any, source_arn: str, destination_arn: str | None, max_per_second: int | None
-) -> str:
-    """Move every message of a dead-letter queue back, at once.
-
-    AWS: API_StartMessageMoveTask. Moves messages from a DLQ to its source queue (or the given
-    destination). Redriven messages get a new MessageId; FIFO keeps MessageGroupId. The emulator
-    moves synchronously; :func:`_list_message_move_tasks` then reports the task COMPLETED. Not in
-    moto 5.2.5.
-    """
-    source = _queue_by_arn(self, source_arn)
-    if destination_arn is None:
-        sources = [q for q in self.queues.values() if q.dead_letter_queue is source]
-        if len(sources) != 1:
-            raise InvalidParameterValue(
-                f"Value {source_arn} for parameter SourceArn is invalid. Reason: without "
-                f"DestinationArn the source must be the dead-letter queue of exactly one queue "
-                f"(found {len(sources)}). Pass DestinationArn."
-            )
-        destination = sources[0]
-    else:
-        destination = _queue_by_arn(self, destination_arn)
-    if destination.fifo_queue != source.fifo_queue:
-        raise InvalidParameterValue(
-            f"Value {destination.queue_arn} for parameter DestinationArn is invalid. Reason: source "
-            "and destination must both be FIFO or both standard queues."
-        )
-    with SQS_LOCK:
-        moved = [m for m in source._messages if not _in_flight(m, _now_ms())]
-        for message in moved:
-            source._messages.remove(message)
-            source.pending_messages.discard(message)
-            message.id = str(uuid.uuid4())
-            message.visible_at = 0.0
-            message.approximate_receive_count = 0
-            message.approximate_first_receive_timestamp = None
-            if destination.fifo_queue:
-                message.sequence_number = _next_sequence_number(destination)
-            with destination._messages_lock:
-                destination._messages.append(message)
-                destination._messages_lock.notify_all()
-        handle = str(uuid.uuid4())
-        _queue_state(source)["tasks"].append(
-            {
-                "TaskHandle": handle,
-                "Status": "COMPLETED",
-                "SourceArn": source.queue_arn,
-                "DestinationArn": destination.queue_arn,
-                "MaxNumberOfMessagesPerSecond": max_per_second,
-                "ApproximateNumberOfMessagesMoved": len(moved),
-                "ApproximateNumberOfMessagesToMove": len(moved),
-                "StartedTimestamp": int(time.time() * 1000),
-            }
-        )
-    return handle
-
-
-def _queue_by_arn(backend: Any, arn: str) -> Any:
-    for queue in backend.queues.values():
-        if queue.queue_arn == arn:
-            return queue
-    raise QueueDoesNotExist()
-
-
-def _list_message_move_tasks(self: Any, source_arn: str, max_results: int) -> list[dict[str, Any]]:
-    """The move tasks of a dead-letter queue, newest first (AWS: API_ListMessageMoveTasks)."""
-    source = _queue_by_arn(self, source_arn)
-    tasks = [
-        {k: v for k, v in task.items() if k != "TaskHandle" and v is not None}
-        for task in reversed(_queue_state(source)["tasks"])
-    ]
-    return tasks[:max_results]
-
-
 def patch() -> None:
-    """Apply the SQS model patches (see the package docstring, items 1 to 7 and 9)."""
+    """Apply the SQS model patches (see the package docstring, items 1 to 6 and 9)."""
     replace(Message, "visible", property(_message_visible))
     replace(Message, "delayed", property(_message_delayed))
     replace(Queue, "add_message", _add_message)
@@ -422,5 +368,3 @@ def patch() -> None:
     replace(SQSBackend, "receive_message", _receive_message)
     replace(SQSBackend, "change_message_visibility", _locked(SQSBackend, "change_message_visibility"))
     replace(SQSBackend, "purge_queue", _purge_queue)
-    replace(SQSBackend, "start_message_move_task", _start_message_move_task)
-    replace(SQSBackend, "list_message_move_tasks", _list_message_move_tasks)

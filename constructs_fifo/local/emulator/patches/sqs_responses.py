@@ -1,10 +1,11 @@
 """Fidelity patches of moto's SQS responses: request parsing only (``moto/sqs/responses.py``).
 
-moto 5.2.5 answers ``StartMessageMoveTask`` and ``ListMessageMoveTasks`` with HTTP 500. These
-methods parse the request and call the backend methods :mod:`.sqs_models` adds, as moto's own
-responses do. :func:`_parse_parameters` and :func:`_determine_response_protocol` read a GET
-request (the query API: ``GET queue-url?Action=GetQueueAttributes&AttributeName.1=All``) as the
-query protocol it is; moto parsed it as JSON, found no parameters and answered ``{}``.
+moto 5.2.5 answers ``StartMessageMoveTask``, ``ListMessageMoveTasks`` and ``CancelMessageMoveTask``
+with HTTP 500. These methods parse the request and call the backend methods
+:mod:`.sqs_move_tasks` adds, as moto's own responses do. :func:`_parse_parameters` and
+:func:`_determine_response_protocol` read a GET request (the query API: ``GET
+queue-url?Action=GetQueueAttributes&AttributeName.1=All``) as the query protocol it is; moto parsed
+it as JSON, found no parameters and answered ``{}``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ __all__ = ["patch"]
 
 
 def _start_message_move_task(self: Any) -> Any:
+    rate = self._get_param("MaxNumberOfMessagesPerSecond")
     handle = self.sqs_backend.start_message_move_task(
         self._get_param("SourceArn"),
         self._get_param("DestinationArn"),
-        self._get_param("MaxNumberOfMessagesPerSecond"),
+        None if rate is None else int(rate),
     )
     return ActionResult({"TaskHandle": handle})
 
@@ -35,6 +37,11 @@ def _list_message_move_tasks(self: Any) -> Any:
     max_results = int(self._get_param("MaxResults") or 1)
     tasks = self.sqs_backend.list_message_move_tasks(self._get_param("SourceArn"), max_results)
     return ActionResult({"Results": tasks})
+
+
+def _cancel_message_move_task(self: Any) -> Any:
+    moved = self.sqs_backend.cancel_message_move_task(self._get_param("TaskHandle"))
+    return ActionResult({"ApproximateNumberOfMessagesMoved": moved})
 
 
 def _parse_parameters(self: Any, request: Any) -> None:
@@ -62,5 +69,6 @@ def patch() -> None:
     """Apply the SQS response patches (items 7 and 11 of the package docstring)."""
     replace(SQSResponse, "start_message_move_task", _start_message_move_task)
     replace(SQSResponse, "list_message_move_tasks", _list_message_move_tasks)
+    replace(SQSResponse, "cancel_message_move_task", _cancel_message_move_task)
     replace(SQSResponse, "parse_parameters", _parse_parameters)
     replace(SQSResponse, "determine_response_protocol", _determine_response_protocol)

@@ -23,4 +23,4 @@ def test_groups_round_trip_and_failure_payloads_follow_the_contract() -> None:
 
 
 def test_every_output_is_named_once() -> None:
-    assert len(set(OUTPUTS)) == len(OUTPUTS) == 8
+    assert len(set(OUTPUTS)) == len(OUTPUTS) == 12

@@ -1,0 +1,347 @@
+"""``groups list``, ``groups show``, ``groups resume``, ``groups skip-gap``, ``state show``.
+
+What a group is doing, from the tables that know it: its park header and kept records
+(:class:`~constructs_fifo.client.ParkedGroups`, both modes) and, in state mode, its state item
+(:class:`~constructs_fifo.client.state_reader.GroupStateReader` for the snapshot; the runtime's store
+for the bookkeeping's detail: buffered ``seq`` values, dead ids, skipped ranges). SQS knows nothing
+per group (it cannot even receive from a chosen one), so a group the tables do not mention is live.
+
+``groups list`` reads with Scans of the group table: an operator's command, never the runtime's path;
+on a large table it costs one read unit per 4 KB scanned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from constructs_fifo.client.parked import GroupNotParkedError
+from constructs_fifo.local.errors import OperationRefusedError
+from constructs_fifo.local.ops.dead_letters import decode_body
+from constructs_fifo.local.ops.plan import Plan
+from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
+from constructs_fifo.local.ops.target import STATE_MODE
+from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, STATE_SK
+from constructs_fifo.runtime.parking import PARKED, ParkHeader
+from constructs_fifo.runtime.state import decode_item
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.local.ops.target import OpsQueue
+    from constructs_fifo.runtime.group_state import GroupState
+    from constructs_fifo.runtime.parking import KeptRecord
+
+__all__ = [
+    "KEPT_SHOWN",
+    "GroupDetail",
+    "GroupRow",
+    "group_rows",
+    "kept_count",
+    "plan_resume",
+    "plan_skip_gap",
+    "show_group",
+    "show_state",
+]
+
+#: Kept jobs ``groups show`` lists (the first ones, in order).
+KEPT_SHOWN: Final = 10
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """One line of ``groups list``."""
+
+    group: str
+    status: str  # PARKED, RESUMING, GAP or LIVE
+    dead_job_id: str | None = None
+    reason: str | None = None
+    kept: int = 0
+    version: int | None = None
+    last_seq: int | None = None
+    buffered: int = 0
+    gap_open_since_ms: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "status": self.status,
+            "deadJobId": self.dead_job_id,
+            "reason": self.reason,
+            "kept": self.kept,
+            "version": self.version,
+            "lastSeq": self.last_seq,
+            "buffered": self.buffered,
+            "gapOpenSinceMs": self.gap_open_since_ms,
+        }
+
+
+def kept_count(ops: OpsQueue, group: str) -> int:
+    """How many kept records the group has (a COUNT Query: the items are not returned)."""
+    table = ops.deployed.group_table
+    if not table:
+        return 0
+    params: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": "#group = :group AND begins_with(#sk, :kept)",
+        "ExpressionAttributeNames": {"#group": GROUP_ATTR_GROUP, "#sk": GROUP_ATTR_SK},
+        "ExpressionAttributeValues": {":group": {"S": group}, ":kept": {"S": SK_KEPT_PREFIX}},
+        "Select": "COUNT",
+        "ConsistentRead": True,
+    }
+    total = 0
+    while True:
+        response = ops.dynamodb.query(**params)
+        total += int(response.get("Count", 0))
+        if "LastEvaluatedKey" not in response:
+            return total
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _state_items(ops: OpsQueue) -> list[GroupState]:
+    """Every state item of the group table (a Scan), decoded by the runtime's codec."""
+    table = ops.deployed.group_table
+    if ops.mode != STATE_MODE or not table:
+        return []
+    params: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": "#sk = :state",
+        "ExpressionAttributeNames": {"#sk": GROUP_ATTR_SK},
+        "ExpressionAttributeValues": {":state": {"S": STATE_SK}},
+        "ConsistentRead": True,
+    }
+    found: list[GroupState] = []
+    while True:
+        response = ops.dynamodb.scan(**params)
+        found += [decode_item(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
+        if "LastEvaluatedKey" not in response:
+            return found
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _gap(group_state: GroupState) -> bool:
+    return skip_gap_range(group_state) is not None
+
+
+def group_rows(ops: OpsQueue, *, parked: bool = False, gaps: bool = False) -> list[GroupRow]:
+    """The groups the tables know: parked or resuming (both modes) and, in state mode, every state item.
+
+    ``parked`` keeps the parked and resuming groups; ``gaps`` the groups waiting on a sequence gap;
+    both keep either.
+    """
+    operator = ops.parked
+    headers = {header.group: header for header in operator.list_groups()} if operator is not None else {}
+    states = {group_state.group: group_state for group_state in _state_items(ops)}
+    rows: list[GroupRow] = []
+    for group in sorted(set(headers) | set(states)):
+        header = headers.get(group)
+        group_state = states.get(group)
+        book = group_state.book if group_state is not None else None
+        status = (
+            header.status if header is not None else "GAP" if group_state and _gap(group_state) else "LIVE"
+        )
+        if (parked or gaps) and not (
+            (parked and header is not None) or (gaps and group_state is not None and _gap(group_state))
+        ):
+            continue
+        rows.append(
+            GroupRow(
+                group=group,
+                status=status,
+                dead_job_id=None if header is None else _str(header.dead.get("jobId")),
+                reason=None if header is None else _str(header.dead.get("reason")),
+                kept=kept_count(ops, group) if header is not None else 0,
+                version=None if group_state is None else group_state.version,
+                last_seq=None if book is None else book.last_seq,
+                buffered=0 if book is None else len(book.buffer),
+                gap_open_since_ms=None if book is None else book.gap_since_ms,
+            )
+        )
+    return rows
+
+
+def _str(value: object) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+@dataclass
+class GroupDetail:
+    """``groups show``: why the group stopped and what it keeps; its state's bookkeeping in state mode."""
+
+    group: str
+    mode: str
+    header: ParkHeader | None
+    kept: list[KeptRecord]
+    kept_total: int
+    state: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        header = self.header
+        return {
+            "group": self.group,
+            "mode": self.mode,
+            "status": "LIVE" if header is None else header.status,
+            "dead": None if header is None else dict(header.dead),
+            "keptTotal": self.kept_total,
+            "kept": [_kept_dict(kept) for kept in self.kept],
+            "state": self.state,
+            "notes": self.notes,
+        }
+
+
+def _kept_dict(kept: KeptRecord) -> dict[str, Any]:
+    body = decode_body(str(kept.record.get("body", "")))
+    return {
+        "seq": kept.seq,
+        "messageId": kept.record.get("messageId"),
+        "jobId": body.get("jobId"),
+        "jobType": body.get("type"),
+    }
+
+
+def _state_view(ops: OpsQueue, group: str) -> dict[str, Any]:
+    """The state item's snapshot (``GroupStateReader``) and its bookkeeping's detail."""
+    reader = ops.state_reader
+    states = ops.states
+    assert reader is not None and states is not None  # state mode, checked by the caller
+    snapshot = reader.snapshot(group)
+    book = states.load([group])[group].book
+    now_ms = ops.now_ms()
+    return {
+        "version": snapshot.version,
+        "updatedAtMs": snapshot.updated_at_ms,
+        "lastSeq": snapshot.last_seq,
+        "bufferedSeqs": [entry.seq for entry in book.buffer],
+        "bufferedJobs": [entry.job_id for entry in book.buffer],
+        "gapOpenSinceMs": snapshot.gap_open_since_ms,
+        "gapAgeSeconds": None
+        if snapshot.gap_open_since_ms is None
+        else round((now_ms - snapshot.gap_open_since_ms) / 1000, 1),
+        "parkedJobId": None if book.parked is None else book.parked.job_id,
+        "deadJobIds": list(book.dead),
+        "dead": [
+            {
+                "jobId": e.job_id,
+                "reason": e.reason.value,
+                "errorType": e.error_type,
+                "error": e.error,
+                "attempts": e.attempts,
+                "seq": e.seq,
+                "atMs": e.at_ms,
+            }
+            for e in book.dead_entries
+        ],
+        "attempts": dict(book.attempts),
+        "skipped": [{"first": r.first, "last": r.last, "atMs": r.at_ms} for r in book.skipped],
+        "rememberedJobIds": len(book.applied),
+        "deadLettersOwed": len(book.owed),
+        "state": snapshot.state,
+    }
+
+
+def show_group(ops: OpsQueue, group: str) -> GroupDetail:
+    """Why ``group`` stopped (dead job, reason, error, attempts, when), its first kept jobs, its state."""
+    operator = ops.parked
+    header = operator.get(group) if operator is not None else None
+    kept = operator.kept(group, limit=KEPT_SHOWN) if operator is not None and header is not None else []
+    detail = GroupDetail(group, ops.mode, header, kept, kept_count(ops, group) if header is not None else 0)
+    if ops.mode == STATE_MODE:
+        detail.state = _state_view(ops, group)
+    if header is None and (detail.state is None or not detail.state["bufferedSeqs"]):
+        detail.notes.append("the tables hold nothing that stops this group: it is live")
+    return detail
+
+
+def show_state(ops: OpsQueue, group: str) -> dict[str, Any]:
+    """``state show``: the group's state and bookkeeping (state mode only)."""
+    ops.require_state_mode("state show")
+    return {"group": group, **_state_view(ops, group)}
+
+
+def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
+    """The steps of ``groups resume``: :meth:`ParkedGroups.resume` (retry, or skip to the DLQ).
+
+    Raises
+    ------
+    OperationRefusedError
+        The group is not parked (no header), or the queue has no group table (the CONTINUE policy).
+    """
+    operator = ops.parked
+    header = operator.get(group) if operator is not None else None
+    if operator is None or header is None:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} is not parked (no park header in the group table)",
+            "list the parked groups: `constructs-fifo groups list --parked`",
+        )
+    dead = header.dead
+    job = _str(dead.get("jobId")) or "(no job id)"
+    plan = Plan(
+        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": dead.get("jobId")}
+    )
+    total = kept_count(ops, group)
+    if header.status != PARKED:
+        plan.notes.append(f"group {group} is already {header.status}: only a new wake-up message is sent")
+    elif skip_dead:
+        plan.notes.append(
+            f"job {job} goes to the DLQ and is not run; the group goes on without it (its "
+            "effect never happens)"
+        )
+    else:
+        plan.notes.append(f"job {job} runs again first: fix what killed it, or it parks the group again")
+    action = (
+        "send dead job " + job + " to the DLQ, then replay"
+        if skip_dead
+        else "retry dead job " + job + ", then"
+    )
+    describe = f"resume group {group}: {action} {total} kept job(s) in order, before anything sent later"
+
+    def resume() -> str:
+        try:
+            result = operator.resume(group, skip_dead=skip_dead)
+        except GroupNotParkedError as exc:
+            raise OperationRefusedError(
+                str(exc), "list the parked groups: `constructs-fifo groups list --parked`"
+            ) from exc
+        plan.details["wakeUpMessageId"] = result.wake_up_message_id
+        plan.details["claimReset"] = result.claim_reset
+        what = f"sent job {result.skipped_job_id} to the DLQ" if skip_dead else "retrying the dead job"
+        return f"resumed group {group} ({what}; wake-up message {result.wake_up_message_id})"
+
+    plan.add(describe, resume)
+    return plan
+
+
+def plan_skip_gap(ops: OpsQueue, group: str) -> Plan:
+    """The steps of ``groups skip-gap`` (state mode): see :func:`~.state_edits.skip_gap`.
+
+    Raises
+    ------
+    OperationError
+        Claim mode.
+    OperationRefusedError
+        The group waits on no gap.
+    """
+    states = ops.require_state_mode("groups skip-gap")
+    group_state = states.load([group])[group]
+    missing = skip_gap_range(group_state)
+    if missing is None:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} waits on no sequence gap "
+            f"(last seq {group_state.book.last_seq}, {len(group_state.book.buffer)} buffered)",
+            "list the groups with gaps: `constructs-fifo groups list --gaps`",
+        )
+    first, last = missing
+    plan = Plan("groups skip-gap", details={"group": group, "firstSkipped": first, "lastSkipped": last})
+    plan.notes.append(
+        f"seq {first}..{last} are given up for good: if they arrive later they are skipped as duplicates"
+    )
+
+    def run() -> str:
+        skipped = skip_gap(states, ops.sqs, ops.deployed.queue_url, group)
+        return (
+            f"gave up seq {skipped.first}..{skipped.last} of group {group} (recorded in its "
+            "bookkeeping) and sent "
+            "a wake-up message: the runtime applies the buffered jobs"
+        )
+
+    plan.add(f"give up seq {first}..{last} of group {group} and wake it (the buffered jobs then apply)", run)
+    return plan
