@@ -8,6 +8,9 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 
 export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii's end-of-life warning is silenced per Node major version (Node 20 reached it on 2026-10-30); its
+# Python runtime prints it as bytes (b'!!...', aws/jsii#4065). `constructs-fifo deploy` shows it as text.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
 .PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean
@@ -31,15 +34,20 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# actionlint and zizmor check .github/workflows; zizmor --offline runs every audit that needs no network
+# (no GitHub API calls, no token), which is all this machine and a pull request from a fork can do.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/actionlint
+	$(BIN)/zizmor --offline --quiet .github/workflows
 
 typecheck: setup
 	$(BIN)/mypy
 
+# CI's command. checkov (docs/security.md's scanner rows) runs inside it from uv's own environment.
 test: lint typecheck
-	$(BIN)/pytest
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest
 
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
@@ -50,9 +58,9 @@ synth: setup
 # docs/security.md's checkov rows, checked too: checkov cannot share the dev venv (it requires
 # packaging<24, pytest packaging>=24), so uv runs it from an environment of its own (PyPI, once).
 CHECKOV_VERSION := 3.3.30
+CHECKOV := $(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov
 scan: setup
-	CHECKOV="$(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov" \
-		$(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
 
 # The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
 demo: setup

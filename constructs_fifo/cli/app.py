@@ -1,4 +1,5 @@
-"""``constructs-fifo``: serve the local emulator, deploy, drain, run the demo, and operate a deployed queue.
+"""``constructs-fifo``: serve the local emulator, check an account, deploy, drain, run the demo, and
+operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
@@ -10,18 +11,20 @@ line.
 Exit codes
 ----------
 0
-    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown).
+    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown;
+    for ``doctor``: every check passed).
 1
-    ``demo`` ran and found violations (each is printed), or the divergence did not show; an
-    operations command refused (the tables say no, e.g. a live lease) or was not confirmed: nothing
-    was changed.
+    ``demo`` ran and found violations (each is printed), or the divergence did not show; ``doctor``
+    found a problem (each printed with its fix); an operations command refused (the tables say no,
+    e.g. a live lease) or was not confirmed: nothing was changed.
 2
     Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
     operations command that does not apply to the queue's mode.
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
-    start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
-    connection, throttled, access denied. One line with what failed and the fix; no traceback.
+    start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
+    missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
+    did not drain (its mapping is disabled). One line with what failed and the fix; no traceback.
 130
     Interrupted (Ctrl-C).
 """
@@ -38,7 +41,7 @@ from typing import Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
-from constructs_fifo.cli import render
+from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -48,9 +51,10 @@ from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
-from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
@@ -93,6 +97,15 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _port(text: str) -> int:
+    port = _count(0)(text)
+    if port > MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"{port} is above {MAX_PORT}, the highest TCP port; pass 0 to {MAX_PORT}"
+        )
+    return port
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -133,10 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
         description=(
-            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo, and "
-            "operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, demo, "
+            "and operations (status, groups, dlq, claims, state; see docs/runbook.md)."
         ),
-        epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
+        epilog="Exit codes: 0 ok; 1 violations (demo), problems (doctor) or a refused operation; 2 bad "
+        "arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -145,23 +159,44 @@ def build_parser() -> argparse.ArgumentParser:
     local_commands = local.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
     serve = local_commands.add_parser("serve", help="run the emulator in the foreground until interrupted")
     serve.add_argument(
-        "--port", type=_count(0), default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
+        "--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
 
-    deploy_command = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
+    deploy_command = commands.add_parser(
+        "deploy", help="synth, preflight, then cdk deploy the sample app (bootstraps if needed)"
+    )
     _add_aws_options(deploy_command)
     _add_stack_options(deploy_command, stack_help="stack to deploy")
     deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
     deploy_command.add_argument(
+        ALLOW_UNRESERVED_FLAG,
+        action="store_true",
+        help="if the preflight finds that the account's Lambda concurrency quota cannot hold the stack's "
+        "reserved concurrency, synthesize again with --context constructs-fifo:unreserved=true and deploy "
+        "without reservation (each queue's MaximumConcurrency stays its ceiling; the app must read the "
+        "context, as the sample app does). Without it, such an account stops the deploy before "
+        "CloudFormation",
+    )
+    deploy_command.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_false",
+        help="skip the preflight (identity, region, CDK CLI, bootstrap, reserved concurrency; see `doctor`)",
+    )
+    deploy_command.add_argument(
         "--json", action="store_true", help="accepted for symmetry: deploy always prints one JSON document"
     )
     deploy_command.epilog = (
-        "Prints the stack's outputs as JSON ({} for a stack without outputs); with --queue, that queue's "
-        "resources instead (constructPath, queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, "
-        "claimTableName, groupTableName, functionName)."
+        "Runs the preflight first (the checks of `constructs-fifo doctor`) and stops before `cdk deploy` "
+        "on a problem, printing each check with its fix (on stderr). Prints the stack's outputs as JSON "
+        "({} for a stack without outputs); with --queue, that queue's resources instead (constructPath, "
+        "queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, claimTableName, groupTableName, "
+        "functionName)."
     )
+
+    doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -176,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drain.epilog = (
         "Prints the drain statistics as JSON (the function's AWS calls included); with --all, one object "
-        "per queue, by construct path."
+        "per queue, by construct path. Says on stderr where the function's log is and what it waits for. "
+        "Exits 3 when a queue was not drained (its event source mapping is disabled). One Ctrl-C stops "
+        "at once: batches in flight are cut off and their messages made visible again."
     )
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
@@ -249,6 +286,9 @@ def _deploy(args: argparse.Namespace) -> int:
         target=target,
         stack=args.stack,
         echo=lambda line: console.print(line, markup=False, style="dim"),
+        check=args.preflight,
+        allow_unreserved=args.allow_unreserved,
+        report=lambda check: doctor.print_checks([check], sys.stderr),
     )
     if args.queue is None:
         print(json.dumps(outputs, indent=2, sort_keys=True))
@@ -259,12 +299,22 @@ def _deploy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _say(line: str) -> None:
+    print(f"constructs-fifo: {line}", file=sys.stderr, flush=True)
+
+
 def _drain_one(runner: EventSourceRunner, args: argparse.Namespace) -> dict[str, object]:
     with runner:
-        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds)
+        _say(f"draining {runner.queue.url}; the function's log: {runner.log_path}")
+        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds, say=_say)
     if stats.skipped:
-        print(f"constructs-fifo: not drained: {stats.skipped}", file=sys.stderr)
+        _say(f"not drained: {stats.skipped}")
     return dict(stats.as_dict())
+
+
+def _drained(stats: dict[str, object]) -> int:
+    """A queue left undrained (a disabled mapping) is not success: the environment stopped the drain."""
+    return EXIT_ENVIRONMENT if stats.get("skipped") else EXIT_OK
 
 
 def _drain(args: argparse.Namespace) -> int:
@@ -272,7 +322,7 @@ def _drain(args: argparse.Namespace) -> int:
     if not args.all_queues:
         stats = _drain_one(EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue), args)
         print(json.dumps(stats, indent=2, sort_keys=True))
-        return EXIT_OK
+        return _drained(stats)
     queues = find_queues(args.stack, target=target)
     if not queues:
         select_queue(args.stack, queues, None)  # raises QueueNotFoundError with its fix
@@ -284,7 +334,7 @@ def _drain(args: argparse.Namespace) -> int:
         for queue in queues
     }
     print(json.dumps(drained, indent=2, sort_keys=True))
-    return EXIT_OK
+    return max(_drained(stats) for stats in drained.values())
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -323,7 +373,14 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, **OPS_COMMANDS}
+_COMMANDS: Final = {
+    "local": _serve,
+    "deploy": _deploy,
+    "drain": _drain,
+    "demo": _demo,
+    "doctor": doctor.run,
+    **OPS_COMMANDS,
+}
 
 
 def _print_error(error: LocalError) -> None:

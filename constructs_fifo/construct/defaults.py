@@ -33,6 +33,7 @@ __all__ = [
     "BATCH_SIZE_MIN",
     "CLAIM_TTL",
     "CONTENT_BASED_DEDUPLICATION",
+    "DASHBOARD",
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
     "GAP_POLICY",
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_ATTEMPTS_MIN",
     "MAX_CONCURRENCY_MAX",
     "MAX_CONCURRENCY_MIN",
+    "MAX_CONCURRENCY_UNRESERVED",
     "MAX_QUEUE_NAME_LENGTH",
     "MAX_RECEIVE_COUNT_MAX",
     "MEMORY_SIZE",
@@ -91,14 +93,20 @@ MAX_CONCURRENCY_MIN: Final = _int(SETTINGS["max_concurrency"].low)
 MAX_CONCURRENCY_MAX: Final = _int(SETTINGS["max_concurrency"].high)
 
 
-def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
-    """The mapping's MaximumConcurrency when ``max_concurrency`` is not given: ``reserved_concurrency``.
+def max_concurrency_for(reserved_concurrency: int | float | None) -> int | None:
+    """The mapping's MaximumConcurrency when ``max_concurrency`` is not given.
 
-    Without a cap the mapping may invoke more functions than the reserved concurrency lets run; a
-    throttled FIFO batch goes back to the queue with the receive count of every record raised, and
-    sustained throttling pushes healthy jobs to the dead-letter queue. ``None`` (no cap) when the
-    reserved concurrency is below the API's minimum of 2 (a warning says so) or an unresolved token.
+    With a reservation: ``reserved_concurrency``. Without a cap the mapping may invoke more functions
+    than the reserved concurrency lets run; a throttled FIFO batch goes back to the queue with the
+    receive count of every record raised, and sustained throttling pushes healthy jobs to the
+    dead-letter queue. ``None`` (no cap) when the reserved concurrency is below the API's minimum of 2
+    (a warning says so) or an unresolved token.
+
+    Without a reservation (``None``): :data:`MAX_CONCURRENCY_UNRESERVED`, the mapping's cap being then
+    the only limit (AWS recommends MaximumConcurrency as the limiter for SQS).
     """
+    if reserved_concurrency is None:
+        return MAX_CONCURRENCY_UNRESERVED
     if tokens.is_unresolved(reserved_concurrency) or reserved_concurrency < MAX_CONCURRENCY_MIN:
         return None
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
@@ -199,6 +207,9 @@ MAX_QUEUE_NAME_LENGTH: Final = 80
 FUNCTION_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 TIMEOUT: Final = _duration(SETTINGS["timeout"])
 RESERVED_CONCURRENCY: Final = _int(SETTINGS["reserved_concurrency"].default)
+#: The mapping's MaximumConcurrency when ``reserved_concurrency=None`` and no ``max_concurrency`` is
+#: given: the same ceiling the default reservation gives, without taking it from the account.
+MAX_CONCURRENCY_UNRESERVED: Final = RESERVED_CONCURRENCY
 #: Megabytes; more than Lambda's 128 MB default (Serverless-LambdaDefaultMemorySize) for boto3's import.
 MEMORY_SIZE: Final = _int(SETTINGS["memory_size"].default)
 MEMORY_SIZE_MIN: Final = _int(SETTINGS["memory_size"].low)
@@ -235,5 +246,7 @@ TABLE_REMOVAL_POLICY: Final = getattr(RemovalPolicy, str(SETTINGS["table_removal
 
 # --- alarms -------------------------------------------------------------------------------------------
 AGE_ALARM_THRESHOLD: Final = _duration(SETTINGS["age_alarm_threshold"])
+#: A CloudWatch dashboard is built unless ``dashboard=False``.
+DASHBOARD: Final = bool(SETTINGS["dashboard"].default)
 ALARM_PERIOD: Final = Duration.minutes(1)
 ALARM_EVALUATION_PERIODS: Final = 1

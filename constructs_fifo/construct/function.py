@@ -84,7 +84,7 @@ class FunctionSettings:
 
     timeout: Duration
     memory_size: int | float
-    reserved_concurrency: int | float
+    reserved_concurrency: int | float | None
     architecture: lambda_.Architecture = defaults.ARCHITECTURE
     tracing: lambda_.Tracing | None = None
     layers: Sequence[lambda_.ILayerVersion] | None = None
@@ -198,7 +198,8 @@ def build_function(
     queue, dead_letter_queue, claim_table, group_table
         The resources whose URLs and names the runtime is told (a table may be absent).
     function_settings
-        The function's own settings.
+        The function's own settings; ``reserved_concurrency=None`` sets no
+        ``ReservedConcurrentExecutions`` (the function draws on the account's unreserved pool).
     encryption_key
         Encrypts the log group and the environment too, when given (its key policy must let
         CloudWatch Logs use it: :func:`~constructs_fifo.construct.permissions.allow_log_encryption`).

@@ -77,7 +77,7 @@ def check_all(
     max_receive_count: int | float | None,
     timeout: Duration,
     visibility_timeout: Duration | None,
-    reserved_concurrency: int | float,
+    reserved_concurrency: int | float | None,
     max_concurrency: int | float | None,
     claim_ttl: Duration,
     age_alarm_threshold: Duration,

@@ -309,6 +309,12 @@ def test_default_max_concurrency_follows_reserved_within_the_api_range(
     assert defaults.max_concurrency_for(reserved) == expected
 
 
+def test_default_max_concurrency_without_reservation_is_the_default_reservation() -> None:
+    # GIVEN no reservation (reserved_concurrency=None) and no max_concurrency
+    # WHEN the default is derived THEN the mapping is capped at what the default reservation would give
+    assert defaults.max_concurrency_for(None) == defaults.RESERVED_CONCURRENCY == 10
+
+
 def test_default_max_concurrency_of_an_unresolved_reserved_concurrency_is_none() -> None:
     # GIVEN a reserved concurrency known only at deploy time
     reserved = CfnParameter(Stack(App(), "S"), "Reserved", type="Number").value_as_number
