@@ -19,7 +19,7 @@ from aws_cdk import aws_logs as logs
 from constructs_fifo.construct import tokens
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.settings import SETTINGS, Setting
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
@@ -159,7 +159,7 @@ def min_receive_count_for(
     before it is refreshed).
 
     State mode counts a crash of the worker only from the third delivery that ran it (see
-    :mod:`constructs_fifo.runtime.crash_watch`): a job that crashes its worker every time has
+    :mod:`constructs_fifo.runtime.state.crash_watch`): a job that crashes its worker every time has
     ``max_attempts + 2`` runs that do not finish its batch-mates, plus the one in which it is dead,
     so ``(2 x batch_size - 1) x (max_attempts + 2) + 1`` (134 for the defaults).
     """

@@ -32,7 +32,7 @@ from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "RUNTIME_ENVIRONMENT",

@@ -48,7 +48,7 @@ from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
 from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",

@@ -31,7 +31,7 @@ from constructs_fifo.construct.validation import (
     warn_risky,
 )
 from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = ["CheckedProps", "check_all"]
 

@@ -34,7 +34,7 @@ Examples
 ...     cdk=CdkCli("/usr/bin/cdk", "2.1100.0"), bootstrap=Bootstrap(version=29, status="UPDATE_COMPLETE"),
 ...     account=AccountConcurrency(limit=10, unreserved=10),
 ...     stack=StackConcurrency(source="cdk.out", reserved={"Fn": 20}, requires_bootstrap=6))
->>> [check.status for check in verify(facts)]
+>>> [check.status.value for check in verify(facts)]
 ['ok', 'ok', 'ok', 'ok', 'problem']
 """
 

@@ -27,7 +27,7 @@
    SQS's ``maxReceiveCount`` dead-letters its whole batch, healthy jobs on both sides of it included.
    Fixed: a redelivered group writes a run marker before its transitions; a marker found means a
    crash, and the group's next runs mark each transition, so the crashing job's attempts are counted
-   and it dies of them alone (``runtime/crash_watch.py``). The chaos state world no longer treats a
+   and it dies of them alone (``runtime/state/crash_watch.py``). The chaos state world no longer treats a
    crash as a disturbance.
 5. **State mode: a buffered job dead-lettered before a commit that crashed is applied later** (found
    by ``make chaos``, 150 examples: CONTINUE, a ``seq`` job waiting in the
@@ -35,7 +35,7 @@
    before the commit, as it has no record to report, and the worker crashed before the commit; the
    next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Fixed:
    the commit records it dead and owed first, then it is sent, and what is owed is cleared once sent
-   (``runtime/state_owed.py``); a failed send or a crash leaves it owed, sent again by the group's
+   (``runtime/state/owed.py``); a failed send or a crash leaves it owed, sent again by the group's
    next run (same deduplication id). Kept as regular examples in
    ``tests/functional/test_runtime_state_processor.py``.
 6. **Claim mode: the least ``maxReceiveCount`` was one receive short** (found while fixing 4: the

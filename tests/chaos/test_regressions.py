@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
 from . import claim_invariants, state_invariants

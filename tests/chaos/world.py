@@ -302,9 +302,7 @@ class ChaosWorld(abc.ABC):
         if header is None or header.status != PARKED:
             return
         kept = operators.kept(group, limit=1)
-        dead_id = str(header.dead.get("jobId") or "") or (
-            _job_id(kept[0].record.get("body", "")) if kept else ""
-        )
+        dead_id = str(header.dead.job_id or "") or (_job_id(kept[0].record.get("body", "")) if kept else "")
         malformed = bool(dead_id) and self.workload.spec(dead_id).kind == "malformed"
         self.healed.add(dead_id)
         self._note(f"operator resumes {group} ({'skipping' if malformed else 'retrying'} {dead_id})")

@@ -18,7 +18,7 @@ which jobs were folded into it and in which order. Invariants, against an indepe
   or waiting in the reorder buffer behind a ``seq`` that never came (a malformed job's: its body, and
   so its ``seq``, cannot be read; the WAIT policy's gap metric is how one hears of it).
 
-A crash counts as an attempt only once a run marker names it (``runtime/crash_watch.py``: not on a
+A crash counts as an attempt only once a run marker names it (``runtime/state/crash_watch.py``: not on a
 group's first delivery, nor under the marker of a whole group's run), so a job that crashes fewer
 than ``MAX_ATTEMPTS`` times never dies of it: the schedule crashes at most twice, and SQS's rule is
 the least value the construct allows in state mode.
@@ -47,8 +47,8 @@ from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore
-from constructs_fifo.runtime.state_processor import StateBatchProcessor
+from constructs_fifo.runtime.state.processor import StateBatchProcessor
+from constructs_fifo.runtime.state.store import StateStore
 
 from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_delivery, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, FakeClock, create_tables
@@ -315,9 +315,9 @@ def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequen
             if not headers:
                 break
             for header in headers:
-                skip = header.dead.get("reason") == "MALFORMED"
+                skip = header.dead.reason == "MALFORMED"
                 if not skip:
-                    world.healed.add(str(header.dead["jobId"]))
+                    world.healed.add(str(header.dead.job_id))
                 operators.resume(header.group, skip_dead=skip)
             world.model.run_until_quiet(world.processor)
         # THEN no group is parked; each group's state is the fold of every reachable job but the

@@ -700,7 +700,7 @@ def test_state_mode_redrives_after_twice_its_own_least_receive_count(synthesized
     # GIVEN the state stack (batch 10, 5 attempts: the defaults)
     _, queue = _queue(synthesized.templates["State"], dlq=False)
     # THEN SQS's rule is twice state mode's least value, (2 x 10 - 1) x (5 + 2) + 1 = 134 (claim mode's
-    # is 96): a crash is counted only from its third run (runtime/crash_watch.py)
+    # is 96): a crash is counted only from its third run (runtime/state/crash_watch.py)
     assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 268
 
 

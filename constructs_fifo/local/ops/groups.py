@@ -22,13 +22,14 @@ from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, STATE_SK
+from constructs_fifo.runtime.dead_job import encode_dead_job
 from constructs_fifo.runtime.parking import PARKED, ParkHeader
-from constructs_fifo.runtime.state import decode_item
+from constructs_fifo.runtime.state.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.group_state import GroupState
     from constructs_fifo.runtime.parking import KeptRecord
+    from constructs_fifo.runtime.state.records import GroupState
 
 __all__ = [
     "KEPT_SHOWN",
@@ -146,8 +147,8 @@ def group_rows(ops: OpsQueue, *, parked: bool = False, gaps: bool = False) -> li
             GroupRow(
                 group=group,
                 status=status,
-                dead_job_id=None if header is None else _str(header.dead.get("jobId")),
-                reason=None if header is None else _str(header.dead.get("reason")),
+                dead_job_id=None if header is None else header.dead_job_id,
+                reason=None if header is None else header.dead.reason.value,
                 kept=kept_count(ops, group) if header is not None else 0,
                 version=None if group_state is None else group_state.version,
                 last_seq=None if book is None else book.last_seq,
@@ -180,7 +181,7 @@ class GroupDetail:
             "group": self.group,
             "mode": self.mode,
             "status": "LIVE" if header is None else header.status,
-            "dead": None if header is None else dict(header.dead),
+            "dead": None if header is None else encode_dead_job(header.dead),
             "keptTotal": self.kept_total,
             "kept": [_kept_dict(kept) for kept in self.kept],
             "state": self.state,
@@ -272,10 +273,9 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
             f"group {group!r} of {ops.label} is not parked (no park header in the group table)",
             "list the parked groups: `constructs-fifo groups list --parked`",
         )
-    dead = header.dead
-    job = _str(dead.get("jobId")) or "(no job id)"
+    job = header.dead_job_id or "(no job id)"
     plan = Plan(
-        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": dead.get("jobId")}
+        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": header.dead_job_id}
     )
     total = kept_count(ops, group)
     if header.status != PARKED:
