@@ -164,6 +164,7 @@ class HandWrittenStack(Stack):
                 constants.ENV_MAX_ATTEMPTS: "5",
                 constants.ENV_ON_DEAD_JOB: "PARK",
                 constants.ENV_DEAD_LETTER_QUEUE_URL: dead_letter_queue.queue_url,
+                constants.ENV_OUTCOME_LINES: "JOB",
                 constants.ENV_CLAIM_TABLE: claims.table_name,
                 constants.ENV_CLAIM_TTL_SECONDS: "604800",
                 constants.ENV_GROUP_TABLE: groups.table_name,
