@@ -13,18 +13,21 @@ import argparse
 import datetime as dt
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from constructs_fifo.cli import render
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.errors import OperationRefusedError
-from constructs_fifo.local.ops import OpsQueue, Plan
+from constructs_fifo.local.demo.sample_app import STACK_NAME
+from constructs_fifo.local.errors import LocalError, OperationRefusedError
+from constructs_fifo.local.ops import STATE_MODE, OpsQueue, Plan
 from constructs_fifo.local.ops.claims import plan_release, plan_reset, show_claim
 from constructs_fifo.local.ops.dlq import list_dead_letters, plan_drop, plan_redrive
-from constructs_fifo.local.ops.groups import group_rows, plan_resume, plan_skip_gap, show_group, show_state
-from constructs_fifo.local.ops.status import queue_status
+from constructs_fifo.local.ops.groups import plan_resume, plan_skip_gap, show_group, show_state
+from constructs_fifo.local.ops.listing import list_groups
+from constructs_fifo.local.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
 from constructs_fifo.local.stack import DeployedQueue, find_queues, select_queue
 
 __all__ = ["OPS_COMMANDS", "add_ops_commands"]
@@ -38,6 +41,20 @@ _PEEK_NOTE = (
     "group are seen. Where the "
     "claim table or the group's state knows the answer, it is shown beside the message."
 )
+
+
+_GROUP_HELP = "the message group id, e.g. ws#42 (`groups list` shows them)"
+_JOB_HELP = "the job id (the body's jobId; `dlq list` shows the dead ones)"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; pass e.g. 50") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; pass 1 or more")
+    return value
 
 
 def _common(
@@ -69,16 +86,30 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     listing.add_argument(
         "--gaps", action="store_true", help="only groups waiting on a sequence gap (state mode)"
     )
+    listing.add_argument(
+        "--max-items",
+        type=_positive,
+        metavar="N",
+        help="list at most N groups and print a nextToken for the rest (as the AWS CLI; default: all)",
+    )
+    listing.add_argument(
+        "--starting-token", metavar="TOKEN", help="go on where the nextToken of a previous listing ended"
+    )
+    listing.epilog = (
+        "Reads the group table with one Scan (state mode: one item per group, so a queue with 100,000 "
+        "groups lists 100,000 rows; page them with --max-items). Without --max-items the rows are sorted "
+        "by group; a page comes in the table's order."
+    )
     show = group_commands.add_parser(
         "show", help="why a group stopped, its kept jobs, its state (state mode)"
     )
     _common(show, add_aws, add_stack, mutates=False)
-    show.add_argument("group", metavar="GROUP")
+    show.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
     resume = group_commands.add_parser(
         "resume", help="resume a parked group: retry its dead job, or --skip-dead"
     )
     _common(resume, add_aws, add_stack, mutates=True)
-    resume.add_argument("group", metavar="GROUP")
+    resume.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
     resume.add_argument(
         "--skip-dead", action="store_true", help="send the dead job to the DLQ instead of running it again"
     )
@@ -86,7 +117,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "skip-gap", help="state mode: give up a group's missing seqs, as SKIP_GAP"
     )
     _common(skip, add_aws, add_stack, mutates=True)
-    skip.add_argument("group", metavar="GROUP")
+    skip.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
 
     dlq = commands.add_parser("dlq", help="list, show, redrive, drop dead-letter messages")
     dlq_commands = dlq.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -99,7 +130,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "show", help="one job's DLQ messages, body and claim or state", epilog=_PEEK_NOTE
     )
     _common(dlq_show, add_aws, add_stack, mutates=False)
-    dlq_show.add_argument("job", metavar="JOB")
+    dlq_show.add_argument("job", metavar="JOB", help=_JOB_HELP)
     redrive = dlq_commands.add_parser(
         "redrive",
         help="move dead jobs back to the queue, keeping each group's order",
@@ -121,7 +152,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     )
     drop = dlq_commands.add_parser("drop", help="delete a job's messages from the DLQ (it stays dead)")
     _common(drop, add_aws, add_stack, mutates=True)
-    drop.add_argument("job", metavar="JOB")
+    drop.add_argument("job", metavar="JOB", help=_JOB_HELP)
 
     claims = commands.add_parser("claims", help="claim mode: show, release, reset one job's claim")
     claim_commands = claims.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -129,16 +160,16 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "show", help="the job's claim: status, owner, lease, attempts, error"
     )
     _common(claim_show, add_aws, add_stack, mutates=False)
-    claim_show.add_argument("job", metavar="JOB")
+    claim_show.add_argument("job", metavar="JOB", help=_JOB_HELP)
     release = claim_commands.add_parser("release", help="end an IN_FLIGHT claim whose lease expired (FAILED)")
     _common(release, add_aws, add_stack, mutates=True)
-    release.add_argument("job", metavar="JOB")
+    release.add_argument("job", metavar="JOB", help=_JOB_HELP)
     release.add_argument(
         "--force", action="store_true", help="release a live lease too (its worker may run on)"
     )
     reset = claim_commands.add_parser("reset", help="delete a DEAD claim, so the job may run again")
     _common(reset, add_aws, add_stack, mutates=True)
-    reset.add_argument("job", metavar="JOB")
+    reset.add_argument("job", metavar="JOB", help=_JOB_HELP)
 
     state = commands.add_parser("state", help="state mode: a group's state and bookkeeping")
     state_commands = state.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -146,7 +177,40 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "show", help="the state, version, last seq, buffer, dead jobs, skips"
     )
     _common(state_show, add_aws, add_stack, mutates=False)
-    state_show.add_argument("group", metavar="GROUP")
+    state_show.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
+
+    untouched = " The DLQ is not touched."
+    read_only = " Read-only: nothing is received from the queue or the DLQ."
+    descriptions = {
+        status: "Each queue's depth, age of the oldest message, DLQ depth, parked groups, open sequence "
+        "gaps, expired IN_FLIGHT claims, alarms in ALARM and largest known backlogs." + read_only,
+        listing: "The groups the group table knows: parked, resuming, waiting on a gap, and (state mode) "
+        "every group with a state." + read_only,
+        show: "Why a group stopped: its dead job, reason, error, attempts and when; its first kept jobs in "
+        "order; in state mode its state and bookkeeping." + read_only,
+        resume: "Resume a parked group. Without --skip-dead its dead job runs again first (claim mode: its "
+        "DEAD claim is reset); the DLQ is not touched. With --skip-dead the dead job is sent to the DLQ "
+        "(its body as sent, with its triage attributes) and is never run; the kept jobs then run in order.",
+        skip: "State mode: give up the seqs a group waits on, as GapPolicy.SKIP_GAP would (recorded in its "
+        "bookkeeping), and wake it so its buffered jobs apply." + untouched,
+        dlq_list: "The DLQ's jobs: id, group, type, reason, error, attempts, dead at, and what the claim "
+        "table or the group's state says. Reading moves nothing, but see below.",
+        dlq_show: "One job's DLQ messages: attributes, body, and its claim or state. Reading moves "
+        "nothing, but see below.",
+        redrive: "Move dead jobs from the DLQ back to the queue, each group's in the DLQ's order; a "
+        "message leaves the DLQ only once it is in the queue.",
+        drop: "Delete a job's messages from the DLQ for good: they cannot be redriven afterwards. Its "
+        "claim or state stays dead, so a later copy of the job follows it to the DLQ (COPY_OF_DEAD_JOB).",
+        claim_show: "Claim mode: the job's claim item." + read_only,
+        release: "Claim mode: mark an IN_FLIGHT claim whose lease expired FAILED, so the next delivery "
+        "retakes it (a live lease only with --force)." + untouched,
+        reset: "Claim mode: delete a DEAD claim so the job's next copy runs; runs nothing by itself "
+        "(redrive the job or resume its group)." + untouched,
+        state_show: "State mode: the group's state, version, last seq, buffered seqs, dead jobs and skipped "
+        "ranges (GroupStateReader)." + read_only,
+    }
+    for parser, description in descriptions.items():
+        parser.description = description
 
 
 # --- output ---------------------------------------------------------------------------------------------
@@ -161,7 +225,11 @@ def _cell(value: object) -> str:
 
 
 class _Out:
-    """Prints tables and key/value blocks: rich on a terminal, plain lines otherwise."""
+    """Prints tables and key/value blocks: rich on a terminal, plain lines otherwise.
+
+    Nothing an operator types next (a job id, a group) is ever cut: values fold onto more lines, and a
+    table too wide for the terminal is printed as one key/value block per row instead.
+    """
 
     def __init__(self) -> None:
         self.tty = sys.stdout.isatty()
@@ -171,9 +239,9 @@ class _Out:
         if self.tty:
             from rich.table import Table  # noqa: PLC0415 - rich is a base dependency; local to the renderer
 
-            table = Table(title=title, show_header=False)
-            table.add_column("")
-            table.add_column("")
+            table = Table(title=title, show_header=False, min_width=min(len(title), self.console.width))
+            table.add_column("", no_wrap=True)
+            table.add_column("", overflow="fold")
             for key, value in values:
                 table.add_row(key, _cell(value))
             self.console.print(table)
@@ -184,14 +252,21 @@ class _Out:
 
     def rows(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
         if self.tty:
+            from rich.measure import Measurement  # noqa: PLC0415
             from rich.table import Table  # noqa: PLC0415
 
-            table = Table(title=title)
+            table = Table(title=title, min_width=min(len(title), self.console.width))
             for column in columns:
-                table.add_column(column)
+                table.add_column(column, no_wrap=True)
             for row in rows:
                 table.add_row(*(_cell(value) for value in row))
-            self.console.print(table)
+            needed = Measurement.get(self.console, self.console.options, table).maximum
+            if needed <= self.console.width or not rows:
+                self.console.print(table)
+                return
+            self.console.print(f"{title} (one block per row: too wide for {self.console.width} columns)")
+            for row in rows:
+                self.pairs(f"{columns[0]} {_cell(row[0])}", list(zip(columns[1:], row[1:], strict=True)))
             return
         print(f"# {title}")
         print("\t".join(columns))
@@ -270,7 +345,15 @@ def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
                 out.line("dry run: nothing was changed")
             return 0
         if sys.stdin.isatty() and sys.stdout.isatty() and not args.yes and not args.json:
-            answer = input(f"{plan.command}: go ahead? [y/N] ").strip().lower()
+            try:
+                answer = input(f"{plan.command}: go ahead? [y/N] ").strip().lower()
+            except EOFError:  # Ctrl-D: no answer is a no
+                answer = ""
+                print()
+            except KeyboardInterrupt:
+                print()
+                out.line("nothing was changed")
+                raise
             if answer not in {"y", "yes"}:
                 out.line("nothing was changed")
                 return 1
@@ -299,7 +382,6 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     out = _Out()
     for status in statuses:
-        age = status.oldest_age_seconds
         out.pairs(
             f"{status.queue} ({status.mode} mode)",
             [
@@ -307,7 +389,14 @@ def _status(args: argparse.Namespace) -> int:
                     "visible / in flight / delayed",
                     f"{status.visible} / {status.in_flight} / {status.delayed}",
                 ),
-                ("oldest message age", "n/a (no CloudWatch data)" if age is None else f"{age:.0f} s"),
+                ("oldest message age", _age(status)),
+                (
+                    "oldest parked job",
+                    "none"
+                    if status.oldest_parked is None
+                    else f"{status.oldest_parked[1]:.0f} s (group {status.oldest_parked[0]}; not in the "
+                    "queue's age)",
+                ),
                 ("DLQ depth", status.dead_letter_depth),
                 ("parked groups", ", ".join(status.parked_groups) or "none"),
                 (
@@ -325,18 +414,37 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _age(status: QueueStatus) -> str:
+    age = status.oldest_age_seconds
+    if age is None:
+        return f"unknown: {AGE_UNKNOWN}"
+    if status.oldest_age_source == AGE_FROM_EMPTY_QUEUE:
+        return "0 s (the queue is empty)"
+    return f"{age:.0f} s ({status.oldest_age_source})"
+
+
 def _groups(args: argparse.Namespace) -> int:
     ops = _queue(args)
     if args.ops_command == "list":
-        rows = group_rows(ops, parked=args.parked, gaps=args.gaps)
-        if args.json:
-            _json({"queue": ops.label, "groups": [row.to_dict() for row in rows]})
-            return 0
-        _Out().rows(
-            f"groups of {ops.label}",
-            ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"],
-            [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows],
+        page = list_groups(
+            ops,
+            parked=args.parked,
+            gaps=args.gaps,
+            max_items=args.max_items,
+            starting_token=args.starting_token,
         )
+        if args.json:
+            _json(page.to_dict())
+            return 0
+        out = _Out()
+        rows = page.rows
+        columns = ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+        cells = [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows]
+        if ops.mode != STATE_MODE:  # no seq bookkeeping in claim mode
+            columns, cells = columns[:5], [row[:5] for row in cells]
+        out.rows(f"groups of {ops.label}", columns, cells)
+        if page.next_token is not None:
+            out.line(f"more groups: pass --starting-token {page.next_token}")
         return 0
     if args.ops_command == "show":
         detail = show_group(ops, args.group)
@@ -417,9 +525,7 @@ def _dlq(args: argparse.Namespace) -> int:
                         letter.group,
                         letter.job_type,
                         letter.reason,
-                        f"{letter.attributes.get('errorType', '')}: {letter.attributes.get('error', '')}"[
-                            :80
-                        ],
+                        f"{letter.attributes.get('errorType', '')}: {letter.attributes.get('error', '')}",
                         letter.attributes.get("attempts"),
                         letter.attributes.get("deadAt"),
                         _table_says(listing.table_view(letter)),
@@ -483,10 +589,36 @@ def _state(args: argparse.Namespace) -> int:
     return 0
 
 
+_SUGGESTED: Final = re.compile(r"`(constructs-fifo [^`]*)`")
+
+
+def _same_target(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """Run ``command``; a command its error suggests gets the ``--stack``/``--queue`` of this one, so
+    it can be pasted as it is."""
+    try:
+        return command(args)
+    except LocalError as error:
+        words = ([f"--stack {args.stack}"] if args.stack != STACK_NAME else []) + (
+            [f"--queue {args.queue}"] if getattr(args, "queue", None) else []
+        )
+
+        def complete(match: re.Match[str]) -> str:
+            line = match.group(1)
+            extra = [word for word in words if word.split()[0] not in line.split()]
+            return f"`{' '.join([line, *extra])}`"
+
+        error.message = _SUGGESTED.sub(complete, error.message)
+        error.fix = _SUGGESTED.sub(complete, error.fix)
+        raise
+
+
 OPS_COMMANDS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
-    "status": _status,
-    "groups": _groups,
-    "dlq": _dlq,
-    "claims": _claims,
-    "state": _state,
+    name: functools.partial(_same_target, command=command)
+    for name, command in {
+        "status": _status,
+        "groups": _groups,
+        "dlq": _dlq,
+        "claims": _claims,
+        "state": _state,
+    }.items()
 }
