@@ -43,6 +43,9 @@ _PEEK_NOTE = (
 )
 
 
+#: A width no table reaches: what a table measures when nothing bounds it.
+_UNBOUNDED_COLUMNS: Final = 100_000
+
 _GROUP_HELP = "the message group id, e.g. ws#42 (`groups list` shows them)"
 _JOB_HELP = "the job id (the body's jobId; `dlq list` shows the dead ones)"
 
@@ -260,11 +263,14 @@ class _Out:
                 table.add_column(column, no_wrap=True)
             for row in rows:
                 table.add_row(*(_cell(value) for value in row))
-            needed = Measurement.get(self.console, self.console.options, table).maximum
+            unbounded = self.console.options.update_width(_UNBOUNDED_COLUMNS)
+            needed = Measurement.get(self.console, unbounded, table).maximum
             if needed <= self.console.width or not rows:
                 self.console.print(table)
                 return
-            self.console.print(f"{title} (one block per row: too wide for {self.console.width} columns)")
+            self.console.print(
+                f"{title}: one block per row (a table is too wide for {self.console.width} columns)"
+            )
             for row in rows:
                 self.pairs(f"{columns[0]} {_cell(row[0])}", list(zip(columns[1:], row[1:], strict=True)))
             return

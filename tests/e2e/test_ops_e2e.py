@@ -2,30 +2,34 @@
 
 The sample stack (``local serve`` + ``deploy`` with the real CDK CLI, the session's deployment) is
 driven through ``constructs_fifo.cli.main`` in-process, as an operator types it (``--endpoint-url``,
-``--yes``, ``--json``), with ``drain`` (the deployed function's code in Lambda-like workers) between
-the steps. In each mode one workspace gets a healthy job, a poison job and three healthy jobs behind
-it; a second workspace two healthy jobs. Then: the poison job parks its group; ``status`` and
-``groups list --parked`` show it; ``groups show`` shows its error; ``groups resume --skip-dead`` sends
-it to the DLQ and the kept jobs run in order; ``dlq list`` shows it with its reason; the cause is
-fixed and ``dlq redrive --job J --reset`` runs it again, and it succeeds; ``claims release`` refuses a
-live lease (claim mode); every ``--dry-run`` changes nothing; the queue ends empty.
+``--yes``, ``--json``), with a drain between the steps (what ``constructs-fifo drain`` runs: the
+deployed function's code in Lambda-like workers; both queues at once, each runner's workers warm from
+one drain to the next, to keep the test near a minute). In each mode one workspace gets a healthy job, a
+poison job and three healthy jobs behind it; a second workspace two healthy jobs. Then: the poison job
+parks its group; ``status`` and ``groups list --parked`` show it; ``groups show`` shows its error;
+``groups resume --skip-dead`` sends it to the DLQ and the kept jobs run in order; ``dlq list`` shows it
+with its reason; the cause is fixed and ``dlq redrive --job J --reset`` runs it again, and it succeeds;
+``claims release`` refuses a live lease (claim mode); every ``--dry-run`` changes nothing; the queue
+ends empty.
 
 The poison job's behaviour is flipped by its deployment, not its body (a redriven copy has the same
 body): it fails its first attempt (``simulate.fail_attempts = 1``), and the function first runs with
-``max_attempts`` 1, so it dies at once (``EXHAUSTED``). The fix is the function's configuration as
-deployed (five attempts): redriven, it fails once more, is retried after its backoff and succeeds on
-its second attempt, which the claim's or the state's attempt count shows.
+``max_attempts`` 1, so it dies at once (``ATTEMPTS_EXHAUSTED``). The fix is the function's configuration
+as deployed (five attempts): redriven, it fails once more, is retried after its backoff and succeeds on
+its second attempt (the claim's attempt count shows it in claim mode).
 
 What the jobs did is read from their effect, never from the runtime's bookkeeping: the workspace's
-``activity`` (state mode, through ``GroupStateReader``), the notification table (claim mode), with
-the order of the replayed notifications from their claims' ``updated_at`` (each run makes three
-DynamoDB calls, so two runs in one group never share a millisecond).
+``activity`` (state mode, through ``GroupStateReader``), the notification table (claim mode), with the
+order of the replayed notifications from their claims' ``updated_at`` (each run makes three DynamoDB
+calls, so two runs in one group never share a millisecond).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -49,6 +53,7 @@ from constructs_fifo.local.demo.sample_app import (
     group_of,
     transient_failure,
 )
+from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import DeployedQueue, resolve_queue
 from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.constants import ENV_MAX_ATTEMPTS, DeadReason
@@ -70,6 +75,7 @@ class Operator:
     queue_id: str
     deployed: DeployedQueue
     commands: list[str] = field(default_factory=list)
+    seconds: float = 0.0
 
     @property
     def claim_mode(self) -> bool:
@@ -82,18 +88,14 @@ class Operator:
         started = time.monotonic()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(words)
-        self.commands.append(f"{time.monotonic() - started:5.1f} s  {' '.join(argv)}")
+        self.commands.append(" ".join(argv))
+        self.seconds += time.monotonic() - started
         return code, out.getvalue() + err.getvalue()
 
     def json(self, *argv: str) -> Any:
         code, out = self.cli(*argv, "--json")
         assert code == EXIT_OK, (argv, code, out)
         return json.loads(out)
-
-    def drain(self) -> dict[str, Any]:
-        code, out = self.cli("drain")
-        assert code == EXIT_OK, out
-        return dict(json.loads(out[: out.rindex("}") + 1]))
 
     def snapshot(self) -> dict[str, Any]:
         """Every attribute of the queue and its DLQ, and every item of the queue's tables."""
@@ -171,123 +173,219 @@ def _attempts(operator: Operator, group: str, job_id: str) -> int:
     return int(operator.json("state", "show", group)["attempts"].get(job_id, 0))
 
 
-@pytest.mark.parametrize("queue_id", [WORKSPACE_QUEUE, NOTIFICATION_QUEUE])
-def test_an_operator_parks_resumes_and_redrives_a_poison_job(deployment: Deployment, queue_id: str) -> None:
+@dataclass
+class Scenario:
+    """One queue's share of the test: its operator, its two workspaces and its jobs."""
+
+    operator: Operator
+    run: str
+    sends: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
+
+    @property
+    def stuck(self) -> str:
+        return group_of(f"ops-{self.run}-p")
+
+    @property
+    def healthy(self) -> str:
+        return group_of(f"ops-{self.run}-h")
+
+    @property
+    def poison(self) -> str:
+        return f"ops-{self.run}-poison"
+
+    @property
+    def first(self) -> str:
+        return f"ops-{self.run}-p0"
+
+    @property
+    def behind(self) -> list[str]:
+        return [f"ops-{self.run}-p{i}" for i in range(1, BEHIND + 1)]
+
+    @property
+    def others(self) -> list[str]:
+        return [f"ops-{self.run}-h0", f"ops-{self.run}-h1"]
+
+    @property
+    def stuck_jobs(self) -> list[str]:
+        return [self.first, self.poison, *self.behind]
+
+    @classmethod
+    def make(cls, deployment: Deployment, queue_id: str) -> Scenario:
+        deployed = resolve_queue(STACK_NAME, target=deployment.target, queue=queue_id)
+        scenario = cls(Operator(deployment, queue_id, deployed), uuid.uuid4().hex[:8])
+        claim_mode = scenario.operator.claim_mode
+        for group, jobs in ((scenario.stuck, scenario.stuck_jobs), (scenario.healthy, scenario.others)):
+            for index, job_id in enumerate(jobs):
+                job_type = (
+                    NOTIFICATION_TYPE if claim_mode else ("apply_patch", "run_tests", "open_pr")[index % 3]
+                )
+                payload: dict[str, Any] = {"channel": "ops", "text": job_id} if claim_mode else {}
+                if job_id == scenario.poison:
+                    payload.update(transient_failure(1))  # fails its first attempt only
+                scenario.sends.append((job_id, job_type, payload, group))
+        return scenario
+
+
+DRAIN_SECONDS: list[float] = []
+
+
+def _drain(runners: list[EventSourceRunner]) -> None:
+    """Drain the queues at the same time (one runner per queue, its workers warm across drains)."""
     started = time.monotonic()
-    deployed = resolve_queue(STACK_NAME, target=deployment.target, queue=queue_id)
-    operator = Operator(deployment, queue_id, deployed)
-    claim_mode = operator.claim_mode
-    run = uuid.uuid4().hex[:8]
-    stuck, healthy = group_of(f"ops-{run}-p"), group_of(f"ops-{run}-h")
-    poison = f"ops-{run}-poison"
-    before_poison = f"ops-{run}-p0"
-    behind = [f"ops-{run}-p{i}" for i in range(1, BEHIND + 1)]
-    others = [f"ops-{run}-h0", f"ops-{run}-h1"]
-    dead_letters_before = operator.json("status")["queues"][0]["deadLetterQueueDepth"]
+    threads = [threading.Thread(target=runner.drain, kwargs={"until_empty": True}) for runner in runners]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    DRAIN_SECONDS.append(round(time.monotonic() - started, 1))
 
-    def job(job_id: str, group: str, index: int, failing: bool = False) -> tuple[str, str, dict[str, Any]]:
-        job_type = NOTIFICATION_TYPE if claim_mode else ("apply_patch", "run_tests", "open_pr")[index % 3]
-        payload: dict[str, Any] = {"channel": "ops", "text": job_id} if claim_mode else {}
-        return job_id, job_type, {**payload, **(transient_failure(1) if failing else {})}
 
-    # GIVEN a workspace with a healthy job, a job failing its first attempt and three healthy jobs
-    # behind it, and a healthy workspace, sent by the producer to a function deployed with one attempt
-    producer = JobProducer(deployed.queue_url, sqs_client=deployment.target.client("sqs"))
-    sends = [
-        (job(before_poison, stuck, 0), stuck),
-        (job(poison, stuck, 1, failing=True), stuck),
-        *((job(job_id, stuck, i + 2), stuck) for i, job_id in enumerate(behind)),
-        *((job(job_id, healthy, i), healthy) for i, job_id in enumerate(others)),
-    ]
-    with max_attempts(operator, 1):
-        for (job_id, job_type, payload), group in sends:
-            producer.send(job_id, job_type, payload, group=group)
-        # WHEN the queue drains
-        operator.drain()
-
-    # THEN the poison job parked its group: status and groups list --parked show it
-    status = operator.json("status")["queues"][0]
-    assert stuck in status["parkedGroups"] and healthy not in status["parkedGroups"]
-    assert {"group": stuck, "jobs": BEHIND + 1} in status["largestBacklogs"]
-    parked = {row["group"]: row for row in operator.json("groups", "list", "--parked")["groups"]}
-    assert (parked[stuck]["status"], parked[stuck]["deadJobId"], parked[stuck]["kept"]) == (
-        "PARKED",
-        poison,
-        BEHIND + 1,
-    )
-    # AND groups show gives the dead job's error and the kept jobs in order
-    shown = operator.json("groups", "show", stuck)
-    assert shown["dead"]["errorType"] == "SimulatedFailureError"
-    assert "fails on purpose" in shown["dead"]["error"]
-    assert [kept["jobId"] for kept in shown["kept"]] == [poison, *behind]
-    # AND only the jobs in front of it and the other workspace's had their effect
-    assert _effects(operator, stuck, [before_poison, poison, *behind]) == [before_poison]
-    assert _effects(operator, healthy, others) == others
-
-    # WHEN the group is resumed skipping the dead job (a dry run first changes nothing)
-    operator.unchanged_by_dry_run("groups", "resume", stuck, "--skip-dead")
-    code, out = operator.cli("groups", "resume", stuck, "--skip-dead", "--yes")
-    assert code == EXIT_OK, out
-    operator.drain()
-    # THEN the kept jobs had their effect, in order, and the group is no longer parked
-    assert _effects(operator, stuck, [before_poison, poison, *behind]) == [before_poison, *behind]
-    assert stuck not in [row["group"] for row in operator.json("groups", "list", "--parked")["groups"]]
-    # AND dlq list shows the dead job with its reason
-    dead = operator.json("dlq", "list", "--group", stuck)["messages"]
-    assert [(m["jobId"], m["reason"], m["errorType"]) for m in dead] == [
-        (poison, DeadReason.ATTEMPTS_EXHAUSTED.value, "SimulatedFailureError")
-    ]
-
-    # AND a dry run of every mutator changes nothing
-    operator.unchanged_by_dry_run("dlq", "redrive", "--job", poison, "--reset")
-    operator.unchanged_by_dry_run("dlq", "redrive", "--group", stuck, "--reset")
-    operator.unchanged_by_dry_run("dlq", "redrive", "--reset")
-    operator.unchanged_by_dry_run("dlq", "drop", poison)
-    if claim_mode:
-        operator.unchanged_by_dry_run("claims", "reset", poison)
-        # AND claims release refuses a live lease (nothing changes), releases it with --force
-        assert deployed.claim_table is not None
-        live = f"ops-{run}-live"
-        ClaimStore(deployed.claim_table, deployment.target.client("dynamodb")).claim(
-            Job(
-                id=live, group=healthy, type=NOTIFICATION_TYPE, payload={}, attempt=1, message_id="m", body={}
-            ),
-            lease_ms=600_000,
+def _runners(deployment: Deployment, scenarios: list[Scenario]) -> list[EventSourceRunner]:
+    return [
+        EventSourceRunner.from_function(
+            scenario.operator.deployed.function_name,
+            target=deployment.target,
+            queue_arn=scenario.operator.deployed.queue_arn,
         )
-        before = operator.snapshot()
-        code, out = operator.cli("claims", "release", live, "--yes")
-        assert code == EXIT_VIOLATIONS and "lease is live" in out, out
-        assert operator.snapshot() == before
-        operator.unchanged_by_dry_run("claims", "release", live, "--force")
-        code, out = operator.cli("claims", "release", live, "--force", "--yes")
+        for scenario in scenarios
+    ]
+
+
+def test_an_operator_parks_resumes_and_redrives_a_poison_job_in_both_modes(deployment: Deployment) -> None:
+    started = time.monotonic()
+    scenarios = [Scenario.make(deployment, WORKSPACE_QUEUE), Scenario.make(deployment, NOTIFICATION_QUEUE)]
+    dead_letters_before = {
+        s.operator.queue_id: s.operator.json("status")["queues"][0]["deadLetterQueueDepth"] for s in scenarios
+    }
+
+    # GIVEN per queue (state mode, claim mode) a workspace with a healthy job, a job failing its first
+    # attempt and three healthy jobs behind it, and a healthy workspace, sent by the producer to a
+    # function deployed with one attempt
+    with contextlib.ExitStack() as stack:
+        for scenario in scenarios:
+            stack.enter_context(max_attempts(scenario.operator, 1))
+            producer = JobProducer(
+                scenario.operator.deployed.queue_url, sqs_client=deployment.target.client("sqs")
+            )
+            for job_id, job_type, payload, group in scenario.sends:
+                producer.send(job_id, job_type, payload, group=group)
+        # WHEN the queues drain
+        first = _runners(deployment, scenarios)
+        try:
+            _drain(first)
+        finally:
+            for runner in first:
+                runner.close()
+
+    for scenario in scenarios:
+        operator, stuck = scenario.operator, scenario.stuck
+        # THEN the poison job parked its group: status and groups list --parked show it
+        status = operator.json("status")["queues"][0]
+        assert stuck in status["parkedGroups"] and scenario.healthy not in status["parkedGroups"]
+        assert {"group": stuck, "jobs": BEHIND + 1} in status["largestBacklogs"]
+        assert status["oldestParkedJob"] is not None
+        parked = {row["group"]: row for row in operator.json("groups", "list", "--parked")["groups"]}
+        assert (parked[stuck]["status"], parked[stuck]["deadJobId"], parked[stuck]["kept"]) == (
+            "PARKED",
+            scenario.poison,
+            BEHIND + 1,
+        )
+        # AND groups show gives the dead job's error and the kept jobs in order
+        shown = operator.json("groups", "show", stuck)
+        assert shown["dead"]["errorType"] == "SimulatedFailureError"
+        assert "fails on purpose" in shown["dead"]["error"]
+        assert [kept["jobId"] for kept in shown["kept"]] == [scenario.poison, *scenario.behind]
+        # AND only the job in front of it and the other workspace's had their effect
+        assert _effects(operator, stuck, scenario.stuck_jobs) == [scenario.first]
+        assert _effects(operator, scenario.healthy, scenario.others) == scenario.others
+
+        # WHEN the group is resumed skipping the dead job (a dry run first changes nothing)
+        operator.unchanged_by_dry_run("groups", "resume", stuck, "--skip-dead")
+        code, out = operator.cli("groups", "resume", stuck, "--skip-dead", "--yes")
         assert code == EXIT_OK, out
-        assert operator.json("claims", "show", live)["claim"]["status"] == "FAILED"
 
-    # WHEN the cause is fixed (the function as deployed: five attempts) and the job redriven with --reset
-    code, out = operator.cli("dlq", "redrive", "--job", poison, "--reset", "--yes")
-    assert code == EXIT_OK, out
-    operator.drain()
-    # THEN it ran again: failed its first attempt, succeeded on its second, after the kept jobs
-    assert _effects(operator, stuck, [before_poison, poison, *behind]) == [before_poison, *behind, poison]
-    if claim_mode:
-        assert _attempts(operator, stuck, poison) == 2
-    assert operator.json("dlq", "list", "--group", stuck)["messages"] == []
+    warm = _runners(deployment, scenarios)  # the function as deployed: five attempts
+    try:
+        _drain(warm)
+        for scenario in scenarios:
+            operator, stuck, poison = scenario.operator, scenario.stuck, scenario.poison
+            # THEN the kept jobs had their effect, in order, and the group is no longer parked
+            assert _effects(operator, stuck, scenario.stuck_jobs) == [scenario.first, *scenario.behind]
+            assert stuck not in [
+                row["group"] for row in operator.json("groups", "list", "--parked")["groups"]
+            ]
+            # AND dlq list shows the dead job with its reason
+            dead = operator.json("dlq", "list", "--group", stuck)["messages"]
+            assert [(m["jobId"], m["reason"], m["errorType"]) for m in dead] == [
+                (poison, DeadReason.ATTEMPTS_EXHAUSTED.value, "SimulatedFailureError")
+            ]
 
-    # THEN the queue ends empty, nothing of this run parked or dead
-    final = operator.json("status")["queues"][0]
-    assert (final["visible"], final["inFlight"], final["delayed"]) == (0, 0, 0)
-    assert stuck not in final["parkedGroups"]
-    assert final["deadLetterQueueDepth"] == dead_letters_before
+            # AND a dry run of every mutator changes nothing
+            operator.unchanged_by_dry_run("dlq", "redrive", "--job", poison, "--reset")
+            operator.unchanged_by_dry_run("dlq", "redrive", "--group", stuck, "--reset")
+            operator.unchanged_by_dry_run("dlq", "redrive", "--reset")
+            operator.unchanged_by_dry_run("dlq", "drop", poison)
+            if operator.claim_mode:
+                operator.unchanged_by_dry_run("claims", "reset", poison)
+                _live_lease_is_refused(scenario)
+
+            # WHEN the cause is fixed (the function as deployed) and the job redriven with --reset
+            code, out = operator.cli("dlq", "redrive", "--job", poison, "--reset", "--yes")
+            assert code == EXIT_OK, out
+        _drain(warm)
+    finally:
+        for runner in warm:
+            runner.close()
+
+    for scenario in scenarios:
+        operator, stuck, poison = scenario.operator, scenario.stuck, scenario.poison
+        # THEN it ran again, after the kept jobs, and succeeded: on its second attempt (claim mode)
+        assert _effects(operator, stuck, scenario.stuck_jobs) == [scenario.first, *scenario.behind, poison]
+        if operator.claim_mode:
+            assert _attempts(operator, stuck, poison) == 2
+        assert operator.json("dlq", "list", "--group", stuck)["messages"] == []
+        # THEN the queue ends empty, nothing of this run parked or dead
+        final = operator.json("status")["queues"][0]
+        assert (final["visible"], final["inFlight"], final["delayed"]) == (0, 0, 0)
+        assert stuck not in final["parkedGroups"]
+        assert final["deadLetterQueueDepth"] == dead_letters_before[operator.queue_id]
     figures = {
-        "queue": queue_id,
-        "mode": "claim" if claim_mode else "state",
-        "jobs": len(sends),
-        "groups": 2,
-        "parked": 1,
-        "resumed": 1,
-        "redriven": 1,
-        "commands": len(operator.commands),
+        "queues": [scenario.operator.queue_id for scenario in scenarios],
+        "jobs": sum(len(scenario.sends) for scenario in scenarios),
+        "groups": 2 * len(scenarios),
+        "parked": len(scenarios),
+        "resumed": len(scenarios),
+        "redriven": len(scenarios),
+        "commands": sum(len(scenario.operator.commands) for scenario in scenarios),
         "seconds": round(time.monotonic() - started, 1),
+        "drainSeconds": DRAIN_SECONDS,
+        "commandSeconds": round(sum(scenario.operator.seconds for scenario in scenarios), 1),
     }
     print(f"ops e2e figures: {figures}")
-    print("\n".join(operator.commands))
+
+
+def _live_lease_is_refused(scenario: Scenario) -> None:
+    """claims release refuses a live lease (nothing changes) and releases it with --force."""
+    operator = scenario.operator
+    assert operator.deployed.claim_table is not None
+    live = f"ops-{scenario.run}-live"
+    job = Job(
+        id=live,
+        group=scenario.healthy,
+        type=NOTIFICATION_TYPE,
+        payload={},
+        attempt=1,
+        message_id="m",
+        body={},
+    )
+    ClaimStore(operator.deployed.claim_table, operator.deployment.target.client("dynamodb")).claim(
+        job, lease_ms=600_000
+    )
+    before = operator.snapshot()
+    code, out = operator.cli("claims", "release", live, "--yes")
+    assert code == EXIT_VIOLATIONS and "lease is live" in out, out
+    assert operator.snapshot() == before
+    operator.unchanged_by_dry_run("claims", "release", live, "--force")
+    code, out = operator.cli("claims", "release", live, "--force", "--yes")
+    assert code == EXIT_OK, out
+    assert operator.json("claims", "show", live)["claim"]["status"] == "FAILED"
