@@ -10,7 +10,7 @@ export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth demo bench chaos clean
+.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean
 
 # uv installs into the project's .venv in ~35 s where pip needs ~2 min on 2 cores (its resolver is
 # the cost), which keeps `make demo` from a fresh clone under 3 minutes. Bytecode is compiled at
@@ -47,12 +47,20 @@ test-fast: setup
 synth: setup
 	cdk synth --quiet
 
+# docs/security.md's checkov rows, checked too: checkov cannot share the dev venv (it requires
+# packaging<24, pytest packaging>=24), so uv runs it from an environment of its own (PyPI, once).
+CHECKOV_VERSION := 3.3.30
+scan: setup
+	CHECKOV="$(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov" \
+		$(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
+
 # The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
 
-# One run of every figure of issue 8 (~3-4 minutes on 2 cores): prints the table and writes
-# reports/bench/BENCHMARKS.md and its chart. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
+# job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;
+# `BENCH_ARGS="--only 9"` runs figure 9 alone. `make bench BENCH_ARGS="--out ."` refreshes the committed
 # BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)
@@ -66,6 +74,11 @@ chaos: setup
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
 		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
 		tests/unit/test_runtime_transitions.py tests/chaos
+
+# The props tables of README.md and docs/construct.md, written from the settings spec
+# (constructs_fifo/runtime/settings.py); tests/unit/test_construct_props_table.py fails when one drifts.
+docs: setup
+	$(PY) -m constructs_fifo.construct.props_table
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

@@ -9,6 +9,12 @@
 Both keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
 and open a PR on the wrong code, and a reader of a workspace's notifications expects them in order.
 
+With ``-c encryption=kms`` (``cdk synth -c encryption=kms``) the stack adds a customer managed KMS key
+(rotation on) and passes it to both queues and the notification table: queues, tables, log groups and
+the functions' environments are then encrypted with it. Without it (the default, and what the demo
+deploys) each service keeps its own default encryption. docs/security.md lists what scanners say of
+each.
+
 Only composes: no AWS calls at synth, no account or region needed. cdk-nag's AwsSolutions and
 Serverless packs validate the app; every acknowledgement below carries its reason. The names the demo
 relies on (stack, construct ids, handlers, outputs, the notification table's key and variable) come
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from aws_cdk import Acknowledgment, App, CfnOutput, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
@@ -50,6 +57,8 @@ from constructs_fifo.local.demo.sample_app import (
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",
+    "ENCRYPTION_CONTEXT",
+    "ENCRYPTION_KMS",
     "FUNCTION_ACKNOWLEDGEMENTS",
     "LAMBDA_DIR",
     "STACK_NAME",
@@ -58,6 +67,9 @@ __all__ = [
 ]
 
 LAMBDA_DIR = Path(__file__).resolve().parent / "lambda"
+#: The context key choosing the sample's encryption, and its one value besides the default ("none").
+ENCRYPTION_CONTEXT = "encryption"
+ENCRYPTION_KMS = "kms"
 #: What the notifier does to its table: the conditional put, and counting a replay.
 NOTIFICATION_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 
@@ -67,8 +79,9 @@ NOTIFICATION_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 FUNCTION_ACKNOWLEDGEMENTS = (
     Acknowledgment(
         id="Serverless::Serverless-LambdaTracing",
-        reason="X-Ray tracing needs xray:PutTraceSegments on Resource '*'; the function's role has no "
-        "wildcard resource by design, and the runtime logs one structured line and EMF metrics per job.",
+        reason="X-Ray tracing is the construct's tracing prop, left off in the sample: it needs "
+        "xray:PutTraceSegments on Resource '*', and the runtime logs one structured line and EMF metrics "
+        "per job.",
     ),
     Acknowledgment(
         id="Serverless::Serverless-LambdaDLQ",
@@ -95,6 +108,24 @@ class AgentJobsStack(Stack):
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id, description="constructs-fifo sample: ordered agent jobs, both modes")
+        encryption = self.node.try_get_context(ENCRYPTION_CONTEXT) or "none"
+        if encryption not in ("none", ENCRYPTION_KMS):
+            raise ValueError(
+                f"-c {ENCRYPTION_CONTEXT}={encryption!r} is not a choice of the sample: pass "
+                f"-c {ENCRYPTION_CONTEXT}={ENCRYPTION_KMS} for a customer managed key, or leave it out."
+            )
+        key = (
+            kms.Key(
+                self,
+                "Key",
+                description="constructs-fifo sample: queues, tables, logs and function environments",
+                enable_key_rotation=True,
+                removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
+            )
+            if encryption == ENCRYPTION_KMS
+            else None
+        )
+        self.encryption_key = key
         code = lambda_.Code.from_asset(str(LAMBDA_DIR))
         workspaces = OrderedAgentQueue(
             self,
@@ -102,6 +133,7 @@ class AgentJobsStack(Stack):
             code=code,
             handler=WORKSPACE_HANDLER,
             mode=JobMode.STATE,
+            encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
         )
         notification_table = dynamodb.Table(
@@ -112,7 +144,10 @@ class AgentJobsStack(Stack):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            encryption=(
+                dynamodb.TableEncryption.CUSTOMER_MANAGED if key else dynamodb.TableEncryption.AWS_MANAGED
+            ),
+            encryption_key=key,
             removal_policy=RemovalPolicy.DESTROY,
         )
         notifications = OrderedAgentQueue(
@@ -121,6 +156,7 @@ class AgentJobsStack(Stack):
             code=code,
             handler=NOTIFICATION_HANDLER,
             environment={ENV_NOTIFICATION_TABLE: notification_table.table_name},
+            encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,
         )
         notification_table.grant(notifications.function, *NOTIFICATION_TABLE_ACTIONS)

@@ -1,4 +1,5 @@
-"""The chart of figures 1-3: one panel per figure, one bar per consumer and pass (matplotlib, PNG)."""
+"""The charts: figures 1-3, one panel per figure, one bar per consumer and pass; figure 9, write units
+per job against state size (matplotlib, PNG)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from benchmarks.consumers import BASELINE, CONSUMERS
 from benchmarks.passes import PASSES
 from benchmarks.results import FIGURES, Results
 
-__all__ = ["draw"]
+__all__ = ["draw", "draw_capacity"]
 
 
 def _values(results: Results, figure: int) -> dict[str, dict[str, float | None]]:
@@ -55,6 +56,66 @@ def draw(results: Results, path: Path) -> Path:
         axis.margins(y=0.15)
     if axes[0].get_legend_handles_labels()[0]:  # a run without any figure-1 value has nothing to name
         axes[0].legend(fontsize=7, loc="upper center")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png")
+    pyplot.close(figure)
+    return path
+
+
+def _state_kb(subject: str) -> float | None:
+    """``"state 10 KB"`` -> 10.0 (figure 9's state subjects), else ``None``."""
+    parts = subject.split()
+    if len(parts) == 3 and parts[0] == "state" and parts[2] == "KB":
+        return float(parts[1])
+    return None
+
+
+def draw_capacity(results: Results, path: Path) -> Path | None:
+    """Figure 9's write units per job against state size: one line per batch fill, claim mode flat.
+
+    Returns ``None`` (and draws nothing) when figure 9 has no state values.
+    """
+    rows = [
+        r for r in results.figure(9) if r.measure.startswith("DynamoDB write units") and r.value is not None
+    ]
+    lines: dict[str, list[tuple[float, float]]] = {}
+    claim: dict[str, float] = {}
+    for row in rows:
+        kb = _state_kb(row.subject)
+        if kb is not None and row.value is not None:
+            lines.setdefault(row.case, []).append((kb, row.value))
+        elif row.subject == "claim" and row.value is not None:
+            claim[row.case] = row.value
+    if not lines:
+        return None
+    import matplotlib  # noqa: PLC0415 - only the chart needs it
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot  # noqa: PLC0415
+
+    figure, axis = pyplot.subplots(figsize=(6.4, 3.6), dpi=90)
+    colours = ["#1f77b4", "#ff7f0e"]
+    same = len(set(claim.values())) == 1  # claim mode costs the same at both fills: one line
+    for colour, (fill, points) in zip(colours, sorted(lines.items()), strict=False):
+        points.sort()
+        axis.plot([kb for kb, _ in points], [units for _, units in points], marker="o", color=colour,
+                  label=f"state mode, {fill}")  # fmt: skip
+        if fill in claim and not same:
+            axis.axhline(claim[fill], color=colour, linestyle="--", linewidth=1,
+                         label=f"claim mode, {fill} ({claim[fill]:g})")  # fmt: skip
+    if same:
+        (units,) = set(claim.values())
+        axis.axhline(
+            units, color="grey", linestyle="--", linewidth=1.2, label=f"claim mode, both fills ({units:g})"
+        )
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("state size (KB of JSON)", fontsize=8)
+    axis.set_ylabel("DynamoDB write units per job", fontsize=8)
+    axis.set_title("9. write units per job against state size", fontsize=9)
+    axis.tick_params(labelsize=8)
+    axis.legend(fontsize=7)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, format="png")

@@ -35,6 +35,7 @@ __all__ = [
     "ConsumerEnv",
     "ConsumerFactory",
     "ConsumerSpec",
+    "LogCounter",
     "build_claim",
     "build_claim_park",
     "build_state",
@@ -64,6 +65,8 @@ class ConsumerEnv:
         The Lambda context to pass to each invocation.
     ran
         How many times a job ran; the consumer's job function calls :meth:`job_ran` once per run.
+    log
+        Where the consumer's log lines go: counted (bytes, figure 9), then dropped.
     """
 
     dynamodb: Any
@@ -71,6 +74,7 @@ class ConsumerEnv:
     queue_url: str
     context: BenchContext = field(default_factory=BenchContext)
     ran: int = 0
+    log: LogCounter = field(default_factory=lambda: LogCounter())  # noqa: PLW0108 - defined below
 
     def job_ran(self) -> None:
         """Count one run of the job function (or one applied transition, in state mode)."""
@@ -122,18 +126,23 @@ class ConsumerSpec:
         return "not written yet" if self.build is None else (self.unavailable() or "")
 
 
-class _Discard(io.StringIO):
-    """A text stream that drops what is written (the lines are still formatted)."""
+class LogCounter(io.StringIO):
+    """A text stream that counts the UTF-8 bytes written to it and drops them (lines still formatted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
 
     def write(self, text: str) -> int:
+        self.bytes += len(text.encode())
         return len(text)
 
 
-def quiet_logger() -> Any:
-    """Our runtime's logger, formatting every outcome line as in Lambda and dropping it."""
+def quiet_logger(stream: LogCounter | None = None) -> Any:
+    """Our runtime's logger, formatting every outcome line as in Lambda and counting it into ``stream``."""
     from constructs_fifo.runtime.observability import JobLogger  # noqa: PLC0415
 
-    return JobLogger("Bench", stream=_Discard())
+    return JobLogger("Bench", stream=stream if stream is not None else LogCounter())
 
 
 def build_claim(env: ConsumerEnv) -> BatchFn:
@@ -165,20 +174,26 @@ def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=handle,
-        logger=quiet_logger(),
+        logger=quiet_logger(env.log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
 
 
-def build_state(env: ConsumerEnv) -> BatchFn:
-    """State mode (PARK, the default policy): each job is a transition of its group's state."""
+def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
+    """State mode (PARK, the default policy): each job is a transition of its group's state.
+
+    ``state_bytes``: the state's JSON is padded to about that many bytes (figure 9's state sizes);
+    0 keeps it a few dozen bytes.
+    """
+    pad = "x" * max(0, state_bytes - _STATE_JSON_BYTES)
     from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
     from constructs_fifo.runtime.constants import JobMode  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
 
     def apply(job: Any, state: dict[str, Any] | None) -> dict[str, Any]:
         env.job_ran()
-        return {"jobs": int((state or {}).get("jobs", 0)) + 1, "last": job.id}
+        new = {"jobs": int((state or {}).get("jobs", 0)) + 1, "last": job.id}
+        return {**new, "pad": pad} if pad else new
 
     processor = build_processor(
         RuntimeConfig(
@@ -191,9 +206,13 @@ def build_state(env: ConsumerEnv) -> BatchFn:
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
         job_handler=apply,
-        logger=quiet_logger(),
+        logger=quiet_logger(env.log),
     )
     return lambda batch: processor.process({"Records": batch}, env.context)
+
+
+#: About the JSON of the padded state without its pad (counter, last job id, the pad's key).
+_STATE_JSON_BYTES = 48
 
 
 def _powertools_missing() -> str | None:

@@ -5,7 +5,8 @@ Figures 1-4 run every consumer of :data:`benchmarks.consumers.CONSUMERS` on the 
 median of ``cpu_repeats`` runs alternating between consumers) and against the responder with a delay
 per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
-to 8 come from their own modules. Progress goes to stderr, so ``--json`` output stays clean.
+to 9 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`). Progress
+goes to stderr, so ``--json`` output stays clean.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ from dataclasses import asdict, dataclass, field
 
 from benchmarks.cold_start import OURS_IMPORT, import_seconds
 from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerSpec
+from benchmarks.cost_per_job import (
+    FILLS,
+    LATENCY_MS_PER_CALL,
+    JobCost,
+    cost_cases,
+    crossover_state_bytes,
+    measure_cost,
+)
 from benchmarks.in_memory import run_in_memory
 from benchmarks.local_pipeline import GROUP_COUNTS, NOT_MEASURED, measure_local_pipeline
 from benchmarks.passes import PASSES, PassResult
@@ -46,6 +55,8 @@ class Settings:
     local_jobs: int = 240  # jobs per group count of figure 8; 0 skips it
     local_concurrency: int | None = None  # figure 8's batches in flight; None: the deployed concurrency
     producer_repeats: int = 3
+    cost_jobs: int = 200  # measured new jobs per case of figure 9; 0 skips it
+    cost_warmup: int = 110  # unmeasured jobs per group first (state mode remembers 100 job ids today)
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 
@@ -302,6 +313,72 @@ def _local_rows(settings: Settings) -> list[Row]:
     return rows
 
 
+#: Figure 9's measures: (measure, unit, digits, value of a case in total, per job).
+_COST_MEASURES: list[tuple[str, str, int, Callable[[JobCost], float]]] = [
+    ("DynamoDB write units per job", "WCU/job", 2, lambda c: c.per_job(c.write_units)),
+    ("DynamoDB read units per job", "RCU/job", 2, lambda c: c.per_job(c.read_units)),
+    ("SQS requests per job (producer, mapping, runtime)", "requests/job", 2,
+     lambda c: c.per_job(c.sqs_requests)),
+    (f"Lambda GB-seconds per job (CPU at the function's memory + {LATENCY_MS_PER_CALL:g} ms per call)",
+     "GB-s/job", 5, lambda c: c.per_job(c.gb_seconds)),
+    ("log bytes per job (the runtime's lines)", "B/job", 0, lambda c: c.per_job(c.log_bytes)),
+    ("dollars per million jobs (us-east-1 on-demand)", "$/M jobs", 2,
+     lambda c: c.dollars_per_million_jobs["total"]),
+]  # fmt: skip
+#: The goal of issue 17: state mode's write units per job for states up to 1 KB, by batch fill.
+COST_GOALS = {FILLS[0]: Target("<=", 2.0), FILLS[1]: Target("<=", 1.0)}
+CROSSOVER_MEASURE = "state size above which state mode's write units per job exceed claim mode's"
+
+
+def _cost_rows(settings: Settings, problems: list[str]) -> list[Row]:
+    first = _COST_MEASURES[0][0]
+    if settings.cost_jobs <= 0:
+        return [Row(9, first, "", "claim", None, "WCU/job", note="skipped (--cost-jobs 0)")]
+    measured: dict[tuple[str, str], JobCost] = {}
+    for case in cost_cases():
+        _progress(f"{case.subject}, {case.fill}: capacity, requests, logs (figure 9)")
+        cost = measure_cost(case, jobs=settings.cost_jobs, warmup_per_group=settings.cost_warmup)
+        measured[case.subject, case.fill] = cost
+        if cost.failures or cost.executed != cost.jobs:
+            problems.append(
+                f"figure 9 {case.subject} {case.fill}: {cost.failures} failed, job ran {cost.executed} "
+                f"times (expected {cost.jobs})"
+            )
+    rows = []
+    for measure, unit, digits, pick in _COST_MEASURES:
+        for fill in FILLS:
+            claim = measured.get(("claim", fill))
+            for (subject, case_fill), cost in measured.items():
+                if case_fill != fill:
+                    continue
+                small_state = cost.case.state_bytes is not None and cost.case.state_bytes <= 1024
+                dollars = cost.dollars_per_million_jobs
+                note = (
+                    "; ".join(f"{name} {value:.3f}" for name, value in dollars.items() if name != "total")
+                    if unit == "$/M jobs"
+                    else ""
+                )
+                rows.append(
+                    Row(9, measure, fill, subject, pick(cost), unit,
+                        baseline="" if subject == "claim" or claim is None else "claim",
+                        baseline_value=None if subject == "claim" or claim is None else pick(claim),
+                        target=COST_GOALS[fill] if measure == first and small_state else None,
+                        note=note, digits=digits)
+                )  # fmt: skip
+    for fill in FILLS:
+        claim = measured.get(("claim", fill))
+        state = [
+            cost for (_, case_fill), cost in measured.items() if case_fill == fill and cost.case.state_bytes
+        ]
+        crossover = crossover_state_bytes(state, claim.per_job(claim.write_units)) if claim else None
+        overhead = min((c.state_overhead_bytes or 0.0 for c in state), default=0.0)
+        rows.append(
+            Row(9, CROSSOVER_MEASURE, fill, "state", None if crossover is None else crossover / 1024, "KB",
+                note=f"each state write carries {overhead:,.0f} B of bookkeeping and keys", digits=1)
+        )  # fmt: skip
+    return rows
+
+
 def run(settings: Settings, command: str) -> Results:
     """Measure every figure once; see the module docstring."""
     started = time.perf_counter()
@@ -312,6 +389,8 @@ def run(settings: Settings, command: str) -> Results:
     for figure, rows in ((5, _cold_start_rows), (6, _producer_rows), (7, _synth_rows), (8, _local_rows)):
         if figure in wanted:
             results.rows += rows(settings)
+    if 9 in wanted:
+        results.rows += _cost_rows(settings, results.problems)
     skipped = [
         str(figure)
         for figure in FIGURES

@@ -5,8 +5,9 @@ with the table its job writes: the workspace table, a FIFO queue and FIFO dead-l
 names scheme, redrive allow policy, encryption and TLS policy, maxReceiveCount), the claim table, the
 group table, the log group, the role and its statements, the function (the same entry point, the same
 environment variables, descriptions and asset content), the SQS event source and the same five alarms,
-outputs and cdk-nag acknowledgements. The function's asset is the job code with the runtime vendored
-next to it, as a hand-writer's build step would leave it on disk before ``cdk synth``
+outputs and cdk-nag acknowledgements. The function's asset is the job code with the runtime and the job
+code's dependencies (``lambda/requirements.txt``) vendored next to it, as a hand-writer's build step
+would leave it on disk before ``cdk synth``
 (:func:`vendored_code_dir`, prepared once, outside the timed synths), so both stacks hash and copy
 the same files. No validation, no defaults module, no asset staging at synth: that is the construct's
 share of synth time, which figure 7 shows.
@@ -30,6 +31,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from constructs_fifo.construct import defaults
+from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import stage_asset
 from constructs_fifo.runtime import constants
 
@@ -41,9 +44,13 @@ _MISSING = cloudwatch.TreatMissingData.NOT_BREACHING
 
 @functools.cache
 def vendored_code_dir() -> Path:
-    """The job code (``lambda/``) with the constructs-fifo runtime vendored next to it: the directory a
-    hand-writer deploys, built once per process (a temporary directory, removed at exit)."""
-    return stage_asset(_LAMBDA_DIR)
+    """The job code (``lambda/``) with the constructs-fifo runtime and its dependencies vendored next to
+    it: the directory a hand-writer deploys, built once per process (a temporary directory, removed at
+    exit; the dependencies from the bundling cache)."""
+    dependencies = bundle_dependencies(
+        _LAMBDA_DIR, architecture=defaults.ARCHITECTURE.name, bundling=CodeBundling()
+    )
+    return stage_asset(_LAMBDA_DIR, dependencies_dir=dependencies)
 
 
 class HandWrittenStack(Stack):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 
 from benchmarks.consumers import BASELINE, CONSUMERS
+from benchmarks.cost_markdown import cost_section
 from benchmarks.results import FIGURES, Results, Row
 
 __all__ = ["CHART_NAME", "HOW_TO_READ", "render", "table_rows"]
@@ -171,6 +172,7 @@ def render(results: Results) -> str:
         "",
         "Figures: " + "; ".join(f"{number}. {title}" for number, title in FIGURES.items()) + ".",
         "",
+        *cost_section(results),
         "## How to read",
         "",
         HOW_TO_READ,

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.consumers import CONSUMERS
+from benchmarks.cost_markdown import CAPACITY_CHART_NAME
 from benchmarks.figures import Settings, run
 from benchmarks.in_memory import run_in_memory
 from benchmarks.markdown import CHART_NAME, HEADER, render, table_rows
@@ -82,13 +83,26 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 6 runs on moto (median; default %(default)s)",
     )
     add(
+        "--cost-jobs",
+        type=int,
+        default=defaults.cost_jobs,
+        help="figure 9: measured new jobs per case; 0 skips it (default %(default)s)",
+    )
+    add(
+        "--cost-warmup",
+        type=int,
+        default=defaults.cost_warmup,
+        help="figure 9: unmeasured jobs per group before the measured ones (default %(default)s)",
+    )
+    add(
         "--only",
         type=int,
         nargs="+",
         choices=sorted(FIGURES),
         default=[],
         metavar="FIGURE",
-        help="run only these figures (1-4 run together), e.g. --only 8 for the local pipeline",
+        help="run only these figures (1-4 run together), e.g. --only 8 for the local pipeline, --only 9 "
+        "for what a job costs",
     )
     add("--json", action="store_true", help="print the figures as JSON instead of the table")
     add(
@@ -148,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         local_jobs=args.local_jobs,
         local_concurrency=args.local_concurrency,
         producer_repeats=args.producer_repeats,
+        cost_jobs=args.cost_jobs,
+        cost_warmup=args.cost_warmup,
         only=tuple(args.only),
     )
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
@@ -156,9 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "BENCHMARKS.md").write_text(render(results), encoding="utf-8")
     try:
-        from benchmarks.chart import draw  # noqa: PLC0415
+        from benchmarks.chart import draw, draw_capacity  # noqa: PLC0415
 
         chart = str(draw(results, out / CHART_NAME))
+        capacity = draw_capacity(results, out / CAPACITY_CHART_NAME)
+        if capacity is not None:
+            chart += f", {capacity}"
     except ImportError as exc:  # matplotlib is in the bench extra; the figures do not need it
         chart = f"not drawn ({exc}; install the bench extra)"
     if args.json:

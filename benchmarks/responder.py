@@ -18,7 +18,10 @@ The model, and where it is simpler than DynamoDB:
   TransactWriteItems (all or nothing, ``TransactionCanceledException`` with cancellation reasons),
   TransactGetItems, and Query on the partition key (one optional sort-key comparison, no filter, no
   index, no paging). ``ReturnValues`` NONE, ALL_OLD and ALL_NEW.
-- Not modelled: capacity, throttling, TTL deletion (expired items stay, as they do for a while on
+- Capacity: every call's read and write units are computed by DynamoDB's rules
+  (:mod:`benchmarks.capacity`) from the items before and after it, added to :attr:`Responder.capacity`
+  and answered as ``ConsumedCapacity`` when the request asks ``ReturnConsumedCapacity``.
+- Not modelled: throttling, TTL deletion (expired items stay, as they do for a while on
   DynamoDB), projections (whole items are returned), nested attribute paths. The 400 KB item limit
   is checked approximately (the item's JSON length). A request outside the model is answered with an
   error *and* recorded in :attr:`Responder.errors`; the benchmark refuses a run with any.
@@ -39,6 +42,7 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 
+from benchmarks.capacity import CapacityMeter
 from benchmarks.ddb_expressions import (
     UnsupportedExpressionError,
     apply_update,
@@ -128,6 +132,9 @@ class Responder:
         self.errors: list[str] = []
         #: Process CPU spent inside the hook: the stand-in server's share, not the client's.
         self.cpu_seconds = 0.0
+        #: Read and write units of every DynamoDB call answered (figure 9).
+        self.capacity = CapacityMeter()
+        self._transactional = False  # inside TransactWriteItems / TransactGetItems: units count twice
         self._attached: list[Any] = []
         self._id = f"bench-responder-{uuid.uuid4()}"
 
@@ -197,11 +204,24 @@ class Responder:
                 "ValidationException", f"key attribute {exc} missing for {table.name}"
             ) from exc
 
+    def _consumed(self, params: dict[str, Any], table: str, units: float) -> dict[str, Any]:
+        """The ``ConsumedCapacity`` field of an answer, when the request asked for it."""
+        if params.get("ReturnConsumedCapacity", "NONE") == "NONE":
+            return {}
+        return {"ConsumedCapacity": {"TableName": table, "CapacityUnits": units}}
+
     def _write(
-        self, params: dict[str, Any], new: Callable[[Item | None], Item | None], key_item: Item
+        self,
+        params: dict[str, Any],
+        new: Callable[[Item | None], Item | None],
+        key_item: Item,
+        *,
+        operation: str,
     ) -> dict[str, Any]:
-        """Check the condition, store ``new(old)`` (``None`` deletes), answer with ReturnValues."""
+        """Check the condition, store ``new(old)`` (``None`` deletes), answer with ReturnValues; meter
+        the larger of the item before and after (a refused write consumes as the write would have)."""
         table = self._table(params["TableName"])
+        operation = "TransactWriteItems" if self._transactional else operation
         if "Expected" in params:
             raise _RefusedError("ValidationException", "the legacy Expected parameter is not modelled")
         key = self._key(table, key_item)
@@ -209,6 +229,11 @@ class Responder:
         names = params.get("ExpressionAttributeNames", {})
         values = params.get("ExpressionAttributeValues", {})
         if not condition_holds(params.get("ConditionExpression"), old, names, values):
+            try:
+                candidate = new(old)
+            except (UnsupportedExpressionError, _RefusedError, KeyError):
+                candidate = None
+            self.capacity.wrote(operation, old, candidate, transactional=self._transactional)
             fields = {}
             if params.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old is not None:
                 fields["Item"] = old
@@ -220,11 +245,13 @@ class Responder:
             if len(json.dumps(stored)) > MAX_ITEM_BYTES:
                 raise _RefusedError("ValidationException", "Item size has exceeded the maximum allowed size")
             self._items[table.name][key] = stored
+        units = self.capacity.wrote(operation, old, stored, transactional=self._transactional)
         returned = {"ALL_OLD": old, "ALL_NEW": stored}.get(params.get("ReturnValues", "NONE"))
-        return {"Attributes": returned} if returned else {}
+        answer = {"Attributes": returned} if returned else {}
+        return {**answer, **self._consumed(params, table.name, units)}
 
     def _dynamodb_PutItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
-        return self._write(params, lambda old: params["Item"], params["Item"])
+        return self._write(params, lambda old: params["Item"], params["Item"], operation="PutItem")
 
     def _dynamodb_UpdateItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
         def updated(old: Item | None) -> Item:
@@ -236,23 +263,43 @@ class Responder:
                 params.get("ExpressionAttributeValues", {}),
             )
 
-        return self._write(params, updated, params["Key"])
+        return self._write(params, updated, params["Key"], operation="UpdateItem")
 
     def _dynamodb_DeleteItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
-        return self._write(params, lambda old: None, params["Key"])
+        return self._write(params, lambda old: None, params["Key"], operation="DeleteItem")
 
     def _dynamodb_GetItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
         table = self._table(params["TableName"])
         item = self._items[table.name].get(self._key(table, params["Key"]))
-        return {"Item": item} if item is not None else {}
+        units = self.capacity.read(
+            "TransactGetItems" if self._transactional else "GetItem",
+            [item],
+            consistent=bool(params.get("ConsistentRead")),
+            each=True,
+            transactional=self._transactional,
+        )
+        answer = {"Item": item} if item is not None else {}
+        return {**answer, **self._consumed(params, table.name, units)}
 
     def _dynamodb_BatchGetItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
         responses: dict[str, list[Item]] = {}
+        consumed = []
         for name, request in params["RequestItems"].items():
             table = self._table(name)
-            found = (self._items[name].get(self._key(table, key)) for key in request["Keys"])
+            found = [self._items[name].get(self._key(table, key)) for key in request["Keys"]]
+            units = self.capacity.read(
+                "BatchGetItem",
+                found,
+                consistent=bool(request.get("ConsistentRead")),
+                each=True,
+                transactional=False,
+            )
+            consumed.append({"TableName": name, "CapacityUnits": units})
             responses[name] = [item for item in found if item is not None]
-        return {"Responses": responses, "UnprocessedKeys": {}}
+        answer: dict[str, Any] = {"Responses": responses, "UnprocessedKeys": {}}
+        if params.get("ReturnConsumedCapacity", "NONE") != "NONE":
+            answer["ConsumedCapacity"] = consumed
+        return answer
 
     def _dynamodb_BatchWriteItem(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
         for name, requests in params["RequestItems"].items():
@@ -264,14 +311,20 @@ class Responder:
         return {"UnprocessedItems": {}}
 
     def _dynamodb_TransactGetItems(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
-        return {"Responses": [self._dynamodb_GetItem(entry["Get"]) for entry in params["TransactItems"]]}
+        self._transactional = True
+        try:
+            return {"Responses": [self._dynamodb_GetItem(entry["Get"]) for entry in params["TransactItems"]]}
+        finally:
+            self._transactional = False
 
     def _dynamodb_TransactWriteItems(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
         entries = [next(iter(entry.items())) for entry in params["TransactItems"]]
         reasons: list[dict[str, Any]] = []
+        olds: list[Item | None] = []
         for _kind, request in entries:  # every condition first: all or nothing
             table = self._table(request["TableName"])
             old = self._items[table.name].get(self._key(table, request.get("Key") or request["Item"]))
+            olds.append(old)
             holds = condition_holds(
                 request.get("ConditionExpression"),
                 old,
@@ -282,7 +335,14 @@ class Responder:
             if not holds and request.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old:
                 reason["Item"] = old
             reasons.append(reason)
+        for (kind, _request), old in zip(entries, olds, strict=True):
+            if kind == "ConditionCheck":  # a check costs a transactional write of the item it reads
+                self.capacity.wrote("TransactWriteItems", old, None, transactional=True)
         if any(reason["Code"] != "None" for reason in reasons):
+            for (kind, request), old in zip(entries, olds, strict=True):
+                if kind != "ConditionCheck":  # counted as if written (no published rule says otherwise)
+                    after = request.get("Item")
+                    self.capacity.wrote("TransactWriteItems", old, after, transactional=True)
             codes = ", ".join(reason["Code"] for reason in reasons)
             raise _RefusedError(
                 "TransactionCanceledException",
@@ -291,10 +351,15 @@ class Responder:
             )
         writers = {"Put": self._dynamodb_PutItem, "Update": self._dynamodb_UpdateItem}
         writers["Delete"] = self._dynamodb_DeleteItem
-        for kind, request in entries:
-            if kind != "ConditionCheck":
-                unconditional = {k: v for k, v in request.items() if k != "ConditionExpression"}
-                writers[kind](unconditional)
+        self._transactional = True
+        try:
+            for kind, request in entries:
+                if kind != "ConditionCheck":
+                    unconditional = {k: v for k, v in request.items() if k != "ConditionExpression"}
+                    unconditional.pop("ReturnConsumedCapacity", None)
+                    writers[kind](unconditional)
+        finally:
+            self._transactional = False
         return {}
 
     def _dynamodb_Query(self, params: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
@@ -317,7 +382,11 @@ class Responder:
         if params.get("ScanIndexForward") is False:
             found.reverse()
         found = found[: params.get("Limit", len(found))]
-        return {"Items": found, "Count": len(found), "ScannedCount": len(found)}
+        units = self.capacity.read(
+            "Query", found, consistent=bool(params.get("ConsistentRead")), each=False, transactional=False
+        )
+        answer = {"Items": found, "Count": len(found), "ScannedCount": len(found)}
+        return {**answer, **self._consumed(params, table.name, units)}
 
     # --- SQS --------------------------------------------------------------------------------------------
 

@@ -20,17 +20,17 @@ from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.group_state import GapPolicy
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.construct import OrderedAgentQueue
+    from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
 
-__all__ = ["DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "__version__"]
+__all__ = ["CodeBundling", "DeadJobPolicy", "GapPolicy", "JobMode", "OrderedAgentQueue", "__version__"]
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "OrderedAgentQueue":
+    if name in {"OrderedAgentQueue", "CodeBundling"}:
         # Lazy on purpose: the runtime ships this file into Lambda, where aws_cdk is absent.
-        from constructs_fifo.construct import OrderedAgentQueue  # noqa: PLC0415
+        import constructs_fifo.construct  # noqa: PLC0415
 
-        return OrderedAgentQueue
+        return getattr(constructs_fifo.construct, name)
     raise AttributeError(f"module 'constructs_fifo' has no attribute {name!r}")

@@ -10,7 +10,9 @@ there, leaves it as it is and counts itself in ``replays`` (one ``UpdateItem``, 
 reader can tell that the claim table did not stop that delivery.
 
 Each notification item: ``notificationId`` (the job id), ``workspaceId`` (the group without ``ws#``),
-``channel``, ``text``, and ``replays`` once a run found it already recorded. For demos the payload
+``channel``, ``text``, ``slug`` (the text as a URL slug, by the third-party package ``python-slugify``,
+which the construct bundles from ``requirements.txt``: the sample's proof that a job's dependencies reach
+the function and the local drain), and ``replays`` once a run found it already recorded. For demos the payload
 may ask for failure (:mod:`simulation`).
 """
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.exceptions import ClientError
 from simulation import SimulatedFailureError, simulate_failure
+from slugify import slugify
 
 from constructs_fifo.runtime import Job
 
@@ -66,6 +69,7 @@ class NotificationStore:
             "channel": str(payload.get("channel", "")),
             "text": str(payload.get("text", "")),
         }
+        item["slug"] = slugify(item["text"])
         try:
             self._table.put_item(
                 Item=item,

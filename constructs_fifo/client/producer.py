@@ -5,9 +5,12 @@ The body of every message is the JSON envelope the runtime reads::
     {"jobId": "...", "type": "...", "payload": {...}, "seq": 7}
 
 ``seq`` is optional: the producer's own sequence number within the group (an aggregate's version, for
-example). State mode applies a group's jobs in ``seq`` order whatever order they arrive in, and skips
-a ``seq`` it already applied (see the README). Every message also carries the message attributes
-``jobId``, ``jobType`` and ``group``, so a dead-letter queue can be triaged without parsing bodies.
+example). **A group's sequence starts at 0** (``FIRST_SEQ``, the runtime's ``first_seq``): its first
+job carries ``seq=0``, then 1, 2, ... State mode applies a group's jobs in ``seq`` order whatever order
+they arrive in, and skips a ``seq`` it already applied (see the README); a group whose first job
+carries a higher ``seq`` waits for 0 (the runtime logs a ``firstSeq`` warning). Every message also
+carries the message attributes ``jobId``, ``jobType`` and ``group``, so a dead-letter queue can be
+triaged without parsing bodies.
 
 The message group id orders jobs (one group per workspace, e.g. ``ws#42``); the deduplication id
 defaults to the job id, so a producer that retries a send after a timeout does not enqueue the job
@@ -29,12 +32,14 @@ from botocore.exceptions import ClientError
 from constructs_fifo.client.errors import BatchSendError, InvalidJobError, SendFailedError
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.results import FailedEntry, SendResult
+from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 __all__ = [
+    "FIRST_SEQ",
     "RETRYABLE_ERROR_CODES",
     "JobMessage",
     "JobProducer",
@@ -42,6 +47,10 @@ __all__ = [
     "message_attributes",
     "validate_job",
 ]
+
+#: The ``seq`` of a group's first job: the runtime's ``first_seq`` (the settings spec's row), so the
+#: producer refuses what the runtime would wait for forever.
+FIRST_SEQ: Final = DEFAULT_FIRST_SEQ
 
 #: Batch entry error codes worth retrying (the service's side, not the request's).
 RETRYABLE_ERROR_CODES: Final = frozenset(
@@ -78,8 +87,9 @@ class JobMessage:
     deduplication_id:
         Defaults to ``job_id``.
     seq:
-        Optional: the producer's sequence number of the job within its group (a non-negative integer,
-        e.g. the aggregate's version). State mode applies jobs in ``seq`` order and skips repeats.
+        Optional: the producer's sequence number of the job within its group, from 0 (the group's
+        first job) up, e.g. the aggregate's version. State mode applies jobs in ``seq`` order and
+        skips repeats.
     """
 
     job_id: str
@@ -193,10 +203,13 @@ def validate_job(job: JobMessage) -> str:
     _check_id(job.job_id, "group", job.group)
     dedup = job.job_id if job.deduplication_id is None else job.deduplication_id
     _check_id(job.job_id, "deduplication_id", dedup)
-    if job.seq is not None and (isinstance(job.seq, bool) or not isinstance(job.seq, int) or job.seq < 0):
+    if job.seq is not None and (
+        isinstance(job.seq, bool) or not isinstance(job.seq, int) or job.seq < FIRST_SEQ
+    ):
         raise InvalidJobError(
             f"job {job.job_id!r}: seq {job.seq!r} is not allowed: it must be a non-negative integer, the "
-            "job's place in its group's sequence. Fix: pass the aggregate's version (0, 1, 2 ...), or no seq."
+            f"job's place in its group's sequence, which starts at {FIRST_SEQ}. Fix: pass the aggregate's "
+            "version (0, 1, 2 ...), or no seq."
         )
     body = build_body(job)
     size = len(body.encode("utf-8")) + _attributes_size(message_attributes(job))

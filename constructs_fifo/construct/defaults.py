@@ -1,7 +1,11 @@
 """Every default of :class:`~constructs_fifo.construct.OrderedAgentQueue`, in one place.
 
-The construct's signature, its validation and ``docs/construct.md`` all read from here, so a default
-is changed once.
+A prop's default and limits are its row of the settings spec
+(:data:`constructs_fifo.runtime.settings.SETTINGS`, which the runtime reads too); this module turns
+them into the CDK values the construct's signature takes (a ``Duration`` from seconds) and holds the
+defaults of what is not a prop (the alarms' period, the DLQ's retention). The construct's signature,
+its validation and the docs' props tables all read from here or from the rows, so a default is
+changed once.
 """
 
 from __future__ import annotations
@@ -13,25 +17,16 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
 from constructs_fifo.construct import tokens
-from constructs_fifo.runtime.constants import (
-    DEFAULT_BACKOFF_BASE_SECONDS,
-    DEFAULT_CLAIM_TTL_SECONDS,
-    DEFAULT_GAP_TIMEOUT_SECONDS,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_METRICS_NAMESPACE,
-    DEFAULT_MODE,
-    DEFAULT_ON_DEAD_JOB,
-    DEFAULT_REORDER_LIMIT,
-    MAX_ATTEMPTS_MAX,
-    WAKE_UP_REFRESH_RECEIVES,
-    JobMode,
-)
+from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode
+from constructs_fifo.runtime.settings import SETTINGS, Setting
 from constructs_fifo.runtime.transitions import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
     "ALARM_EVALUATION_PERIODS",
     "ALARM_PERIOD",
+    "ARCHITECTURE",
+    "ARCHITECTURE_NAMES",
     "BACKOFF_BASE",
     "BATCH_SIZE",
     "BATCH_SIZE_MAX",
@@ -42,6 +37,7 @@ __all__ = [
     "FUNCTION_RUNTIME",
     "GAP_POLICY",
     "GAP_TIMEOUT",
+    "LAYERS_MAX",
     "LOG_RETENTION",
     "MAX_ATTEMPTS",
     "MAX_ATTEMPTS_MAX",
@@ -60,23 +56,39 @@ __all__ = [
     "REORDER_LIMIT",
     "REORDER_LIMIT_MAX",
     "RESERVED_CONCURRENCY",
+    "SECURITY_GROUPS_MAX",
+    "SECURITY_GROUPS_MIN",
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
+    "WHEEL_PLATFORMS",
     "max_attempts_for",
     "max_concurrency_for",
     "max_receive_count_for",
     "min_receive_count_for",
 ]
 
+
+def _int(value: object) -> int:
+    """A row's default or limit that is a whole number (the rows below all have one)."""
+    assert isinstance(value, int), value
+    return value
+
+
+def _duration(row: Setting) -> Duration:
+    """A duration prop's default: its row's seconds (remembered: no round trip to read it back)."""
+    seconds = _int(row.default)
+    return tokens.remember_seconds(Duration.seconds(seconds), seconds)
+
+
 # --- event source mapping -----------------------------------------------------------------------
 #: Records per batch; FIFO event source mappings accept 1 to 10.
-BATCH_SIZE: Final = 10
-BATCH_SIZE_MIN: Final = 1
-BATCH_SIZE_MAX: Final = 10
+BATCH_SIZE: Final = _int(SETTINGS["batch_size"].default)
+BATCH_SIZE_MIN: Final = _int(SETTINGS["batch_size"].low)
+BATCH_SIZE_MAX: Final = _int(SETTINGS["batch_size"].high)
 #: Bounds of the mapping's ``ScalingConfig.MaximumConcurrency`` (AWS API_ScalingConfig).
-MAX_CONCURRENCY_MIN: Final = 2
-MAX_CONCURRENCY_MAX: Final = 1000
+MAX_CONCURRENCY_MIN: Final = _int(SETTINGS["max_concurrency"].low)
+MAX_CONCURRENCY_MAX: Final = _int(SETTINGS["max_concurrency"].high)
 
 
 def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
@@ -94,25 +106,26 @@ def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
 
 # --- modes ------------------------------------------------------------------------------------------
 #: CLAIM: a job is a side effect, claimed before it runs; STATE is opt-in per queue.
-MODE: Final = DEFAULT_MODE
+MODE: Final = JobMode(str(SETTINGS["mode"].default))
 #: State mode: the reorder buffer holds at most this many jobs per group.
-REORDER_LIMIT: Final = DEFAULT_REORDER_LIMIT
-REORDER_LIMIT_MAX: Final = 1000
+REORDER_LIMIT: Final = _int(SETTINGS["reorder_limit"].default)
+REORDER_LIMIT_MAX: Final = _int(SETTINGS["reorder_limit"].high)
 #: State mode: a sequence gap open this long applies the gap policy (and the gap alarm fires).
-GAP_TIMEOUT: Final = Duration.seconds(DEFAULT_GAP_TIMEOUT_SECONDS)
+GAP_TIMEOUT: Final = _duration(SETTINGS["gap_timeout"])
 #: State mode: WAIT never loses a job; SKIP_GAP does, so it is the user's explicit choice.
-GAP_POLICY: Final = GapPolicy.WAIT
+GAP_POLICY: Final = GapPolicy(str(SETTINGS["gap_policy"].default))
 
 # --- dead jobs ---------------------------------------------------------------------------------------
 #: Runs of one job (a crash included) before the runtime declares it dead.
-MAX_ATTEMPTS: Final = DEFAULT_MAX_ATTEMPTS
-MAX_ATTEMPTS_MIN: Final = 1
+MAX_ATTEMPTS: Final = _int(SETTINGS["max_attempts"].default)
+MAX_ATTEMPTS_MIN: Final = _int(SETTINGS["max_attempts"].low)
+MAX_ATTEMPTS_MAX: Final = _int(SETTINGS["max_attempts"].high)
 #: PARK: a group stops at its dead job (its order is the product); CONTINUE is opt-in.
-ON_DEAD_JOB: Final = DEFAULT_ON_DEAD_JOB
+ON_DEAD_JOB: Final = DeadJobPolicy(str(SETTINGS["on_dead_job"].default))
 
 # --- queues -------------------------------------------------------------------------------------------
 #: SQS's upper bound for a redrive policy's maxReceiveCount.
-MAX_RECEIVE_COUNT_MAX: Final = 1000
+MAX_RECEIVE_COUNT_MAX: Final = _int(SETTINGS["max_receive_count"].high)
 #: The default maxReceiveCount is this many times the least safe one.
 RECEIVE_COUNT_SAFETY_FACTOR: Final = 2
 
@@ -176,7 +189,7 @@ def max_receive_count_for(
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
 #: How long the dead-letter queue keeps a message: the SQS maximum.
 DLQ_RETENTION: Final = Duration.days(14)
-CONTENT_BASED_DEDUPLICATION: Final = False
+CONTENT_BASED_DEDUPLICATION: Final = bool(SETTINGS["content_based_deduplication"].default)
 #: SQS queue names are at most 80 characters, ``.fifo`` included.
 MAX_QUEUE_NAME_LENGTH: Final = 80
 
@@ -184,23 +197,43 @@ MAX_QUEUE_NAME_LENGTH: Final = 80
 #: The newest Python runtime in aws-cdk-lib 2.275. ``Runtime.determine_latest_python_runtime`` answers
 #: the newest runtime available in *every* region (3.13 here), which cdk-nag's AwsSolutions-L1 flags.
 FUNCTION_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
-TIMEOUT: Final = Duration.minutes(2)
-RESERVED_CONCURRENCY: Final = 10
+TIMEOUT: Final = _duration(SETTINGS["timeout"])
+RESERVED_CONCURRENCY: Final = _int(SETTINGS["reserved_concurrency"].default)
 #: Megabytes; more than Lambda's 128 MB default (Serverless-LambdaDefaultMemorySize) for boto3's import.
-MEMORY_SIZE: Final = 256
-MEMORY_SIZE_MIN: Final = 128
-MEMORY_SIZE_MAX: Final = 10240
+MEMORY_SIZE: Final = _int(SETTINGS["memory_size"].default)
+MEMORY_SIZE_MIN: Final = _int(SETTINGS["memory_size"].low)
+MEMORY_SIZE_MAX: Final = _int(SETTINGS["memory_size"].high)
 LOG_RETENTION: Final = logs.RetentionDays.ONE_MONTH
+#: The instruction set; x86_64 stays the default (AWS's own): the asset is pure Python, so arm64 is
+#: a price choice (about 20% less per GB-second) the user makes, with wheels of bundled dependencies
+#: then chosen for arm64.
+ARCHITECTURE: Final[lambda_.Architecture] = getattr(
+    lambda_.Architecture, str(SETTINGS["architecture"].default)
+)
+#: The architectures Lambda runs (``lambda_.Architecture`` attribute names) ...
+ARCHITECTURE_NAMES: Final = SETTINGS["architecture"].choices
+#: ... and, per architecture (``Architecture.name``), the wheel platforms of bundled dependencies,
+#: most general first: manylinux2014 (glibc 2.17, pip expands it to every older manylinux tag), then
+#: the newer tags Amazon Linux 2023 (glibc 2.34, every Python runtime from 3.12) also runs.
+WHEEL_PLATFORMS: Final = {
+    "x86_64": ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64"),
+    "arm64": ("manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"),
+}
+#: Security groups of a VPC function (Lambda's limit) ...
+SECURITY_GROUPS_MIN: Final = _int(SETTINGS["security_groups"].low)
+SECURITY_GROUPS_MAX: Final = _int(SETTINGS["security_groups"].high)
+#: ... and layers of one function (Lambda's limit).
+LAYERS_MAX: Final = _int(SETTINGS["layers"].high)
 
 # --- runtime settings written into the function's environment --------------------------------------
-CLAIM_TTL: Final = Duration.seconds(DEFAULT_CLAIM_TTL_SECONDS)
-BACKOFF_BASE: Final = Duration.seconds(DEFAULT_BACKOFF_BASE_SECONDS)
-METRICS_NAMESPACE: Final = DEFAULT_METRICS_NAMESPACE
+CLAIM_TTL: Final = _duration(SETTINGS["claim_ttl"])
+BACKOFF_BASE: Final = _duration(SETTINGS["backoff_base"])
+METRICS_NAMESPACE: Final = str(SETTINGS["metrics_namespace"].default)
 
-# --- claim table ------------------------------------------------------------------------------------
-TABLE_REMOVAL_POLICY: Final = RemovalPolicy.RETAIN
+# --- the tables -------------------------------------------------------------------------------------
+TABLE_REMOVAL_POLICY: Final = getattr(RemovalPolicy, str(SETTINGS["table_removal_policy"].default))
 
 # --- alarms -------------------------------------------------------------------------------------------
-AGE_ALARM_THRESHOLD: Final = Duration.minutes(5)
+AGE_ALARM_THRESHOLD: Final = _duration(SETTINGS["age_alarm_threshold"])
 ALARM_PERIOD: Final = Duration.minutes(1)
 ALARM_EVALUATION_PERIODS: Final = 1

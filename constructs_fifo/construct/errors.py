@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConstructsFifoError", "InvalidPropsError"]
+__all__ = ["ConstructsFifoError", "DependencyBundlingError", "InvalidPropsError", "PropsTableMissingError"]
 
 
 class ConstructsFifoError(Exception):
@@ -19,3 +19,14 @@ class InvalidPropsError(ConstructsFifoError, ValueError):
         self.problems = list(problems)
         header = f"OrderedAgentQueue: {len(problems)} invalid prop(s):"
         super().__init__("\n".join([header, *(f"- {p}" for p in problems)]))
+
+
+class DependencyBundlingError(ConstructsFifoError):
+    """The job code's dependencies could not be installed for the function's platform at synth.
+
+    The message names the package, the platform and the fixes (vendor it, a layer, Docker bundling).
+    """
+
+
+class PropsTableMissingError(ConstructsFifoError, ValueError):
+    """A doc has no generated props table to rewrite (its marker lines are missing)."""

@@ -2,51 +2,53 @@
 the environment its runtime reads, and the function itself.
 
 The function runs ``constructs_fifo.runtime.entrypoint.handler`` from an asset holding the user's job
-code and the runtime (:mod:`constructs_fifo.construct.packaging`); the user's ``module.function`` goes
-in its environment, with every setting the runtime reads, under the names of
-:mod:`constructs_fifo.runtime.constants` (one module for both sides). The role starts empty: what it
-may do is granted by :mod:`constructs_fifo.construct.permissions`.
+code, its dependencies (:mod:`constructs_fifo.construct.bundling`) and the runtime
+(:mod:`constructs_fifo.construct.packaging`); the user's ``module.function`` goes in its environment,
+with every setting the runtime reads, under the variables of their rows of the settings spec
+(:data:`constructs_fifo.runtime.settings.SETTINGS`, read by both sides). The role starts empty: what
+it may do is granted by :mod:`constructs_fifo.construct.permissions`. With an ``encryption_key`` the
+log group and the environment are encrypted with it too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct import defaults, tokens
+from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
 from constructs_fifo.runtime.transitions import GapPolicy
 
-__all__ = ["RUNTIME_ENVIRONMENT", "JobFunction", "RuntimeSettings", "StateSettings", "build_function"]
+__all__ = [
+    "RUNTIME_ENVIRONMENT",
+    "FunctionSettings",
+    "JobFunction",
+    "RuntimeSettings",
+    "StateSettings",
+    "build_function",
+]
 
 #: The environment variables the construct writes for its runtime, and where each value comes from
 #: (named in the error when a user's ``environment`` tries to set one).
 RUNTIME_ENVIRONMENT = {
-    constants.ENV_USER_HANDLER: "from the handler prop",
-    constants.ENV_CLAIM_TABLE: "the claim table's name",
-    constants.ENV_QUEUE_URL: "the queue's URL",
-    constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "from the visibility_timeout prop",
-    constants.ENV_BACKOFF_BASE_SECONDS: "from the backoff_base prop",
-    constants.ENV_CLAIM_TTL_SECONDS: "from the claim_ttl prop",
-    constants.ENV_METRICS_NAMESPACE: "from the metrics_namespace prop",
-    constants.ENV_MAX_ATTEMPTS: "from the max_attempts prop",
-    constants.ENV_ON_DEAD_JOB: "from the on_dead_job prop",
-    constants.ENV_DEAD_LETTER_QUEUE_URL: "the dead-letter queue's URL",
-    constants.ENV_GROUP_TABLE: "the group table's name (PARK policy or state mode)",
-    constants.ENV_MODE: "from the mode prop",
-    constants.ENV_REORDER_LIMIT: "from the reorder_limit prop",
-    constants.ENV_GAP_TIMEOUT_SECONDS: "from the gap_timeout prop",
-    constants.ENV_GAP_POLICY: "from the gap_policy prop",
+    row.env: f"from the {row.prop} prop" if row.prop else row.doc
+    for row in SETTINGS.values()
+    if row.env is not None
 }
 
 
@@ -76,6 +78,23 @@ class RuntimeSettings:
 
 
 @dataclass(frozen=True)
+class FunctionSettings:
+    """The function's own settings (the props they come from), checked by
+    :func:`~constructs_fifo.construct.validation.check_function_props`."""
+
+    timeout: Duration
+    memory_size: int | float
+    reserved_concurrency: int | float
+    architecture: lambda_.Architecture = defaults.ARCHITECTURE
+    tracing: lambda_.Tracing | None = None
+    layers: Sequence[lambda_.ILayerVersion] | None = None
+    vpc: ec2.IVpc | None = None
+    vpc_subnets: ec2.SubnetSelection | None = None
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None
+    bundling: CodeBundling | None = None
+
+
+@dataclass(frozen=True)
 class JobFunction:
     """What :func:`build_function` built."""
 
@@ -98,6 +117,18 @@ def _whole_seconds(value: Duration) -> str:
     return str(int(seconds))
 
 
+def _encode(row: Setting, value: object) -> str:
+    """``value`` of ``row`` as its environment string: whole seconds, a whole number, an enum's value."""
+    if row.unit == SECONDS:
+        assert isinstance(value, Duration), row
+        return _whole_seconds(value)
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, int | float):
+        return _whole_number(value)
+    return str(value)
+
+
 def _environment(
     settings: RuntimeSettings,
     *,
@@ -107,30 +138,34 @@ def _environment(
     claim_table: dynamodb.ITable | None,
     group_table: dynamodb.ITable | None,
 ) -> dict[str, str]:
-    """The user's variables, then the runtime's (already checked not to collide)."""
-    variables = {
-        **(user_environment or {}),
-        constants.ENV_USER_HANDLER: settings.handler,
-        constants.ENV_MODE: settings.mode.value,
-        constants.ENV_QUEUE_URL: queue.queue_url,
-        constants.ENV_VISIBILITY_TIMEOUT_SECONDS: _whole_seconds(settings.visibility_timeout),
-        constants.ENV_BACKOFF_BASE_SECONDS: _whole_seconds(settings.backoff_base),
-        constants.ENV_METRICS_NAMESPACE: settings.metrics_namespace,
-        constants.ENV_MAX_ATTEMPTS: _whole_number(settings.max_attempts),
-        constants.ENV_ON_DEAD_JOB: settings.on_dead_job.value,
-        constants.ENV_DEAD_LETTER_QUEUE_URL: dead_letter_queue.queue_url,
+    """The user's variables, then the runtime's (already checked not to collide), each under its row's
+    variable."""
+    given: dict[str, object] = {
+        "handler": settings.handler,
+        "mode": settings.mode,
+        "queue_url": queue.queue_url,
+        "visibility_timeout": settings.visibility_timeout,
+        "backoff_base": settings.backoff_base,
+        "metrics_namespace": settings.metrics_namespace,
+        "max_attempts": settings.max_attempts,
+        "on_dead_job": settings.on_dead_job,
+        "dead_letter_queue_url": dead_letter_queue.queue_url,
     }
     if claim_table is not None:
-        variables[constants.ENV_CLAIM_TABLE] = claim_table.table_name
-        variables[constants.ENV_CLAIM_TTL_SECONDS] = _whole_seconds(settings.claim_ttl)
+        given |= {"claim_table": claim_table.table_name, "claim_ttl": settings.claim_ttl}
     if group_table is not None:
-        variables[constants.ENV_GROUP_TABLE] = group_table.table_name
+        given["group_table"] = group_table.table_name
     if settings.state is not None:
-        variables |= {
-            constants.ENV_REORDER_LIMIT: _whole_number(settings.state.reorder_limit),
-            constants.ENV_GAP_TIMEOUT_SECONDS: _whole_seconds(settings.state.gap_timeout),
-            constants.ENV_GAP_POLICY: GapPolicy(settings.state.gap_policy).value,
+        given |= {
+            "reorder_limit": settings.state.reorder_limit,
+            "gap_timeout": settings.state.gap_timeout,
+            "gap_policy": GapPolicy(settings.state.gap_policy),
         }
+    variables = dict(user_environment or {})
+    for name, value in given.items():
+        row = SETTINGS[name]
+        assert row.env is not None, row
+        variables[row.env] = _encode(row, value)
     return variables
 
 
@@ -144,9 +179,8 @@ def build_function(
     dead_letter_queue: sqs.IQueue,
     claim_table: dynamodb.ITable | None,
     group_table: dynamodb.ITable | None,
-    timeout: Duration,
-    memory_size: int | float,
-    reserved_concurrency: int | float,
+    function_settings: FunctionSettings,
+    encryption_key: kms.IKey | None,
 ) -> JobFunction:
     """Create the log group (``LogGroup``), the role (``FunctionRole``) and the function (``Function``).
 
@@ -163,10 +197,23 @@ def build_function(
         The user's extra variables (checked not to use the runtime's names).
     queue, dead_letter_queue, claim_table, group_table
         The resources whose URLs and names the runtime is told (a table may be absent).
-    timeout, memory_size, reserved_concurrency
+    function_settings
         The function's own settings.
+    encryption_key
+        Encrypts the log group and the environment too, when given (its key policy must let
+        CloudWatch Logs use it: :func:`~constructs_fifo.construct.permissions.allow_log_encryption`).
+
+    Raises
+    ------
+    DependencyBundlingError
+        The job code's dependencies have no wheel for the function's platform (or could not be installed).
     """
-    log_group = logs.LogGroup(scope, "LogGroup", retention=defaults.LOG_RETENTION)
+    own = function_settings
+    bundling = own.bundling or CodeBundling()
+    dependencies_dir = bundle_dependencies(code_dir, architecture=own.architecture.name, bundling=bundling)
+    log_group = logs.LogGroup(
+        scope, "LogGroup", retention=defaults.LOG_RETENTION, encryption_key=encryption_key
+    )
     role = iam.Role(
         scope,
         "FunctionRole",
@@ -185,13 +232,22 @@ def build_function(
         scope,
         "Function",
         runtime=defaults.FUNCTION_RUNTIME,
-        code=build_function_code(code_dir),
+        code=build_function_code(
+            code_dir, exclude=bundling.exclude, dependencies_dir=dependencies_dir, docker=bundling.docker
+        ),
         handler=constants.ENTRYPOINT,
         role=role,
-        timeout=timeout,
-        memory_size=memory_size,
-        reserved_concurrent_executions=reserved_concurrency,
+        timeout=own.timeout,
+        memory_size=own.memory_size,
+        reserved_concurrent_executions=own.reserved_concurrency,
+        architecture=own.architecture,
+        tracing=own.tracing,
+        layers=list(own.layers) if own.layers else None,
+        vpc=own.vpc,
+        vpc_subnets=own.vpc_subnets,
+        security_groups=list(own.security_groups) if own.security_groups is not None else None,
         environment=environment,
+        environment_encryption=encryption_key,
         log_group=log_group,
         description=f"constructs-fifo job function ({settings.handler})",
     )

@@ -15,11 +15,12 @@ expose them. Each part is a module of its own:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -31,7 +32,8 @@ from constructs import Construct
 
 from constructs_fifo.construct import defaults, permissions
 from constructs_fifo.construct.alarms import build_alarms
-from constructs_fifo.construct.function import RuntimeSettings, build_function
+from constructs_fifo.construct.bundling import CodeBundling
+from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
 from constructs_fifo.construct.permissions import (
     CLAIM_TABLE_ACTIONS,
     ENQUEUE_ACTIONS,
@@ -42,7 +44,7 @@ from constructs_fifo.construct.permissions import (
 from constructs_fifo.construct.props import check_all
 from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import InvalidPropsError
+from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
 
@@ -60,8 +62,13 @@ class OrderedAgentQueue(Construct):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
     Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
-    queue, a DynamoDB claim table, a Lambda function running the constructs-fifo runtime, which calls
-    ``handler`` once per job, the SQS event source with ReportBatchItemFailures, and four alarms.
+    queue, a DynamoDB claim table (claim mode) and group table (PARK policy or state mode), a Lambda
+    function running the constructs-fifo runtime, which calls ``handler`` once per job, the SQS event
+    source with ReportBatchItemFailures, and its alarms.
+
+    Each prop's default, limits and doc line are its row of the settings spec
+    (:data:`constructs_fifo.runtime.settings.SETTINGS`); the tables of README.md and docs/construct.md
+    are generated from it.
 
     Parameters
     ----------
@@ -81,7 +88,8 @@ class OrderedAgentQueue(Construct):
         Records per invocation, 1 to 10. Default 10.
     max_attempts
         Runs of one job (a crash inside it included) before the runtime declares it dead, 1 to 100.
-        Default 5. The runtime counts them in the claim table, not from ``ApproximateReceiveCount``.
+        Default 5. The runtime counts them itself, in the claim table (claim mode) or in the group's
+        state bookkeeping (state mode), not from ``ApproximateReceiveCount``.
     on_dead_job
         What happens to a group after one of its jobs died. ``DeadJobPolicy.PARK`` (default): the
         group stops at its dead job, which is kept with every later job of the group in the group
@@ -89,8 +97,9 @@ class OrderedAgentQueue(Construct):
         to the dead-letter queue and the group goes on (its order is broken).
     max_receive_count
         SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
-        least ``(2 x batch_size - 1) x max_attempts + 1`` (below that, healthy jobs could follow a failing
-        one into the dead-letter queue), at most 1000. Default twice that, at most 1000 (192).
+        least ``(2 x batch_size - 1) x max_attempts + 1`` (state mode: ``(2 x batch_size - 1) x
+        (max_attempts + 2) + 1``; below that, healthy jobs could follow a failing one into the
+        dead-letter queue), at most 1000. Default twice that, at most 1000 (192; 268 in state mode).
     timeout
         The function timeout, 1 second to 15 minutes. Default 2 minutes.
     visibility_timeout
@@ -109,13 +118,16 @@ class OrderedAgentQueue(Construct):
     alarm_topic
         SNS topic notified when an alarm fires and when it returns to OK. Default none.
     encryption_key
-        KMS key for both queues and the claim table. Default SQS-managed SSE and the AWS managed
-        DynamoDB key.
+        KMS key for both queues, the tables, the function's log group and its environment variables.
+        The construct adds to the key's policy the statement CloudWatch Logs needs (for an imported
+        key it cannot, and warns ``constructs-fifo:encryptionKeyPolicyNotManaged``). Default
+        SQS-managed SSE, the AWS managed DynamoDB key, and the services' default encryption of logs and
+        environment.
     content_based_deduplication
         Let SQS derive deduplication ids from the body. Default off: producers send the jobId as
         ``MessageDeduplicationId``.
     table_removal_policy
-        What happens to the claim table when it leaves the stack. Default RETAIN.
+        What happens to the claim table and the group table when they leave the stack. Default RETAIN.
     environment
         Extra environment variables for the job code; the construct's own names may not be used.
     memory_size
@@ -125,6 +137,27 @@ class OrderedAgentQueue(Construct):
         at least 1 second. Default 2 seconds.
     metrics_namespace
         CloudWatch namespace of the runtime's metrics. Default ``ConstructsFifo``.
+    architecture
+        ``lambda_.Architecture.X86_64`` (default) or ``ARM_64`` (about 20% less per GB-second; the
+        runtime is pure Python); bundled dependencies are installed for it.
+    tracing
+        ``lambda_.Tracing``; default none (no ``TracingConfig``). ``ACTIVE`` makes CDK add X-Ray's
+        statements on ``Resource: "*"`` to the role (acknowledged for cdk-nag's AwsSolutions-IAM5).
+    layers
+        Lambda layers, at most 5, each compatible with the function's runtime. Default none.
+    vpc
+        Run the function in this VPC. Its subnets must reach SQS, DynamoDB, CloudWatch and KMS (a NAT
+        gateway or VPC endpoints). The role gets the network-interface actions of AWS's
+        ``AWSLambdaVPCAccessExecutionRole``, inline. Default none (Lambda's own network).
+    vpc_subnets
+        Which subnets of ``vpc`` (never public ones). Default the VPC's private subnets. Needs ``vpc``.
+    security_groups
+        1 to 5 security groups. Default one the function creates (all outbound, no inbound). Needs ``vpc``.
+    bundling
+        :class:`~constructs_fifo.construct.bundling.CodeBundling`: ``exclude`` patterns, the
+        dependencies to install (default the code directory's ``requirements.txt`` or
+        ``pyproject.toml``), index options, cache, or Docker bundling. Default: install what the code
+        directory declares, from the installer's configured index, into the user cache.
     reorder_limit
         State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds,
         1 to 1000. Default 100.
@@ -168,9 +201,10 @@ class OrderedAgentQueue(Construct):
     log_group: logs.LogGroup
     #: The SQS event source of the function.
     event_source: event_sources.SqsEventSource
-    #: Queue age, dead-letter queue depth, function errors, function throttles (and parked groups).
+    #: Queue age, dead-letter queue depth, function errors, function throttles, then parked groups
+    #: (PARK) and the sequence gap (state mode).
     alarms: list[cloudwatch.Alarm]
-    #: The KMS key of the queues and table, if any.
+    #: The KMS key of the queues and tables, if any.
     encryption_key: kms.IKey | None
     #: The physical names of the two queues (fixed at synth time).
     queue_name: str
@@ -207,6 +241,13 @@ class OrderedAgentQueue(Construct):
         reorder_limit: int | None = None,
         gap_timeout: Duration | None = None,
         gap_policy: GapPolicy | None = None,
+        architecture: lambda_.Architecture = defaults.ARCHITECTURE,
+        tracing: lambda_.Tracing | None = None,
+        layers: Sequence[lambda_.ILayerVersion] | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        bundling: CodeBundling | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.mode = constants.JobMode(mode)
@@ -232,6 +273,13 @@ class OrderedAgentQueue(Construct):
             reorder_limit=reorder_limit,
             gap_timeout=gap_timeout,
             gap_policy=gap_policy,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            architecture=architecture,
+            tracing=tracing,
+            layers=layers,
+            bundling=bundling,
         )
         props = checked.props
         self.encryption_key = encryption_key
@@ -276,11 +324,32 @@ class OrderedAgentQueue(Construct):
             dead_letter_queue=self.dead_letter_queue,
             claim_table=self.claim_table,
             group_table=self.group_table,
-            timeout=timeout,
-            memory_size=memory_size,
-            reserved_concurrency=reserved_concurrency,
+            function_settings=FunctionSettings(
+                timeout=timeout,
+                memory_size=memory_size,
+                reserved_concurrency=reserved_concurrency,
+                architecture=architecture,
+                tracing=tracing,
+                layers=layers,
+                vpc=vpc,
+                vpc_subnets=vpc_subnets,
+                security_groups=security_groups,
+                bundling=bundling,
+            ),
+            encryption_key=encryption_key,
         )
         self.function, self.log_group = job_function.function, job_function.log_group
+        if encryption_key is not None and not permissions.allow_log_encryption(
+            encryption_key, Stack.of(self)
+        ):
+            Annotations.of(self).add_warning_v2(
+                WARNING_LOG_KEY_POLICY,
+                "encryption_key is imported, so this stack cannot add to its key policy the statement "
+                "CloudWatch Logs needs to encrypt the function's log group (log group creation fails "
+                "without it); allow the service principal logs.<region>.amazonaws.com "
+                f"{', '.join(permissions.LOG_KEY_ACTIONS)} on the key, with the condition "
+                "ArnLike kms:EncryptionContext:aws:logs:arn = arn:aws:logs:<region>:<account>:log-group:*.",
+            )
 
         # --- wire: least privilege, then the event source ------------------------------------------
         permissions.grant_function_access(
@@ -292,6 +361,10 @@ class OrderedAgentQueue(Construct):
             group_table=self.group_table,
             parks=parks,
             encryption_key=encryption_key,
+            in_vpc=vpc is not None,
+        )
+        permissions.acknowledge_wildcards(
+            job_function.role, in_vpc=vpc is not None, traced=tracing == lambda_.Tracing.ACTIVE
         )
         # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
         self.event_source = event_sources.SqsEventSource(

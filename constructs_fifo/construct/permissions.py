@@ -1,6 +1,10 @@
 """Who may do what with an :class:`~constructs_fifo.construct.OrderedAgentQueue`: least privilege.
 
-Every grant names its actions here, once; no statement has ``Resource: "*"``.
+Every grant names its actions here, once. No statement has ``Resource: "*"``, except those AWS
+offers no narrower resource for: with ``vpc``, the network-interface actions Lambda needs
+(:data:`VPC_ACTIONS`, as AWS's ``AWSLambdaVPCAccessExecutionRole``); with ``tracing=ACTIVE``, X-Ray's
+``PutTraceSegments``/``PutTelemetryRecords`` (added by CDK). Each is acknowledged for cdk-nag's
+AwsSolutions-IAM5 on the role with that reason (:data:`WILDCARD_ACKNOWLEDGEMENTS`).
 
 - :func:`grant_function_access`: what the job function's role needs (its log group, its tables, sending
   dead jobs and wake-up messages, the key), besides consuming the queue, which binding the SQS event
@@ -11,6 +15,7 @@ Every grant names its actions here, once; no statement has ``Resource: "*"``.
 
 from __future__ import annotations
 
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -24,9 +29,14 @@ __all__ = [
     "ENQUEUE_KEY_ACTIONS",
     "GROUP_TABLE_ACTIONS",
     "LOG_ACTIONS",
+    "LOG_KEY_ACTIONS",
     "READ_STATE_ACTIONS",
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
+    "VPC_ACTIONS",
+    "WILDCARD_ACKNOWLEDGEMENTS",
+    "acknowledge_wildcards",
+    "allow_log_encryption",
     "grant_enqueue",
     "grant_function_access",
     "grant_read_state",
@@ -62,6 +72,33 @@ READ_STATE_KEY_ACTIONS = ("kms:Decrypt",)
 SEND_ACTIONS = ("sqs:SendMessage",)
 #: What the function needs on a customer managed key to read and write the claim table.
 CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+#: What a function in a VPC does to its network interfaces: the actions of AWS's managed policy
+#: ``AWSLambdaVPCAccessExecutionRole`` (its log actions are in :data:`LOG_ACTIONS`). EC2's Describe
+#: actions take no resource, and Lambda checks the role before it creates the interfaces.
+VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+)
+#: What CloudWatch Logs needs on the key of an encrypted log group (AWS: encrypt-log-data-kms).
+LOG_KEY_ACTIONS = ("kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*")
+#: cdk-nag's AwsSolutions-IAM5 on the role, per reason a wildcard resource is there.
+WILDCARD_ACKNOWLEDGEMENTS = {
+    "vpc": Acknowledgment(
+        id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        reason="vpc: a function in a VPC creates, describes and deletes its network interfaces; "
+        "ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets support no resource-level permissions, and "
+        "these are the actions of AWS's AWSLambdaVPCAccessExecutionRole, kept inline (no managed policy).",
+    ),
+    "tracing": Acknowledgment(
+        id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        reason="tracing=ACTIVE: xray:PutTraceSegments and xray:PutTelemetryRecords support no "
+        "resource-level permissions (CDK adds them on Resource '*').",
+    ),
+}
 #: What :func:`grant_enqueue` grants on the queue ...
 ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 #: ... and on the encryption key, when there is one.
@@ -78,6 +115,7 @@ def grant_function_access(
     group_table: dynamodb.ITable | None,
     parks: bool,
     encryption_key: kms.IKey | None,
+    in_vpc: bool = False,
 ) -> None:
     """Add the function's statements to ``role``: logs, tables, sends and the key.
 
@@ -96,8 +134,12 @@ def grant_function_access(
         Whether the dead-job policy is PARK.
     encryption_key
         The key of the queues and tables, if any.
+    in_vpc
+        Whether the function runs in a VPC (:data:`VPC_ACTIONS`).
     """
     role.add_to_policy(iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[log_group.log_group_arn]))
+    if in_vpc:
+        role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
     if claim_table is not None:
         role.add_to_policy(
             iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[claim_table.table_arn])
@@ -112,6 +154,45 @@ def grant_function_access(
     role.add_to_policy(iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=send_to))
     if encryption_key is not None:
         encryption_key.grant(role, *CLAIM_TABLE_KEY_ACTIONS)  # also covers sending to the queues
+
+
+def allow_log_encryption(key: kms.IKey, log_group_scope: Stack) -> bool:
+    """Let CloudWatch Logs of the stack's region use ``key`` for the account's log groups there.
+
+    The condition names log groups by ARN pattern (``log-group:*`` of this account and region), not
+    the function's log group itself: that ARN depends on the group, which depends on the key.
+
+    Returns
+    -------
+    bool
+        Whether the statement was added: False for an imported key, whose policy the stack does not own.
+    """
+    statement = iam.PolicyStatement(
+        actions=list(LOG_KEY_ACTIONS),
+        principals=[iam.ServicePrincipal(f"logs.{log_group_scope.region}.amazonaws.com")],
+        resources=["*"],
+        conditions={
+            "ArnLike": {
+                "kms:EncryptionContext:aws:logs:arn": log_group_scope.format_arn(
+                    service="logs",
+                    resource="log-group",
+                    resource_name="*",
+                    arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                )
+            }
+        },
+    )
+    return key.add_to_resource_policy(statement).statement_added
+
+
+def acknowledge_wildcards(role: iam.Role, *, in_vpc: bool, traced: bool) -> None:
+    """Acknowledge AwsSolutions-IAM5 on ``role`` for the wildcard statements it must hold."""
+    reasons = [
+        WILDCARD_ACKNOWLEDGEMENTS[name] for name, given in (("vpc", in_vpc), ("tracing", traced)) if given
+    ]
+    if reasons:
+        joined = " ".join(r.reason for r in reasons)
+        Validations.of(role).acknowledge(Acknowledgment(id=reasons[0].id, reason=joined))
 
 
 def grant_enqueue(

@@ -7,20 +7,24 @@ Defaults that depend on nothing are in the construct's signature (from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aws_cdk import Duration
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
 from constructs_fifo.construct import defaults, tokens
+from constructs_fifo.construct.bundling import CodeBundling
 from constructs_fifo.construct.function import RUNTIME_ENVIRONMENT, StateSettings
 from constructs_fifo.construct.validation import (
     Props,
+    check_bundling,
     check_code,
     check_environment,
+    check_function_props,
     check_props,
     check_state_props,
     raise_if_any,
@@ -83,6 +87,13 @@ def check_all(
     reorder_limit: int | float | None,
     gap_timeout: Duration | None,
     gap_policy: GapPolicy | None,
+    vpc: ec2.IVpc | None = None,
+    vpc_subnets: ec2.SubnetSelection | None = None,
+    security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+    architecture: lambda_.Architecture = defaults.ARCHITECTURE,
+    tracing: lambda_.Tracing | None = None,
+    layers: Sequence[lambda_.ILayerVersion] | None = None,
+    bundling: CodeBundling | None = None,
 ) -> CheckedProps:
     """Fill in the dependent defaults, collect every problem, raise them together, warn.
 
@@ -118,6 +129,15 @@ def check_all(
     code_path = code.path if isinstance(code, lambda_.AssetCode) else None  # read once
     problems += check_code(code, code_path)
     problems += check_environment(environment, RUNTIME_ENVIRONMENT)
+    problems += check_function_props(
+        vpc=vpc,
+        vpc_subnets=vpc_subnets,
+        security_groups=security_groups,
+        architecture=architecture,
+        tracing=tracing,
+        layers=layers,
+    )
+    problems += check_bundling(bundling)
     raise_if_any(problems)
     warn_risky(scope, props)
     assert code_path is not None  # checked by check_code

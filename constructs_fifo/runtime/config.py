@@ -1,4 +1,9 @@
-"""Runtime configuration: read from the environment the construct writes, explicit arguments first."""
+"""Runtime configuration: read from the environment the construct writes, explicit arguments first.
+
+Each setting's variable, default and limits are its row of the settings spec
+(:data:`constructs_fifo.runtime.settings.SETTINGS`), the rows the construct validates its props
+against and writes the environment from: a value the construct accepts is one the runtime accepts.
+"""
 
 from __future__ import annotations
 
@@ -18,35 +23,21 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_MODE,
     DEFAULT_ON_DEAD_JOB,
     DEFAULT_REORDER_LIMIT,
-    ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
-    ENV_CLAIM_TTL_SECONDS,
     ENV_DEAD_LETTER_QUEUE_URL,
-    ENV_GAP_POLICY,
-    ENV_GAP_TIMEOUT_SECONDS,
     ENV_GROUP_TABLE,
-    ENV_MAX_ATTEMPTS,
     ENV_METRICS_NAMESPACE,
-    ENV_MODE,
-    ENV_ON_DEAD_JOB,
     ENV_QUEUE_URL,
-    ENV_REORDER_LIMIT,
     ENV_USER_HANDLER,
-    ENV_VISIBILITY_TIMEOUT_SECONDS,
-    GAP_POLICY_SKIP_GAP,
-    GAP_POLICY_WAIT,
-    MAX_ATTEMPTS_MAX,
     DeadJobPolicy,
     JobMode,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings import MAX_VISIBILITY_TIMEOUT_SECONDS, SETTINGS, Setting
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "RuntimeConfig"]
 
 _E = TypeVar("_E", bound=enum.StrEnum)
-
-#: SQS's upper bound of a visibility timeout (12 hours).
-MAX_VISIBILITY_TIMEOUT_SECONDS = 43200
 
 
 @dataclass(frozen=True)
@@ -154,8 +145,8 @@ mode, reorder_limit, gap_timeout_seconds, gap_policy
             message names the variable, its value and the fix.
         """
         env = os.environ if environ is None else environ
-        policy = _choice(on_dead_job, env, ENV_ON_DEAD_JOB, DeadJobPolicy, DEFAULT_ON_DEAD_JOB, "on_dead_job")
-        job_mode = _choice(mode, env, ENV_MODE, JobMode, DEFAULT_MODE, "mode")
+        policy = _choice(on_dead_job, env, SETTINGS["on_dead_job"], DeadJobPolicy)
+        job_mode = _choice(mode, env, SETTINGS["mode"], JobMode)
         needs_group_table = policy is DeadJobPolicy.PARK or job_mode is JobMode.STATE
         return cls(
             claim_table=(
@@ -166,39 +157,17 @@ mode, reorder_limit, gap_timeout_seconds, gap_policy
             queue_url=_required(queue_url, env, ENV_QUEUE_URL, "the FIFO queue's URL"),
             user_handler=user_handler if user_handler is not None else (env.get(ENV_USER_HANDLER) or None),
             visibility_timeout_seconds=_integer(
-                visibility_timeout_seconds,
-                env,
-                ENV_VISIBILITY_TIMEOUT_SECONDS,
-                MAX_VISIBILITY_TIMEOUT_SECONDS,
-                low=0,
-                high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+                visibility_timeout_seconds, env, SETTINGS["visibility_timeout"]
             ),
-            backoff_base_seconds=_integer(
-                backoff_base_seconds,
-                env,
-                ENV_BACKOFF_BASE_SECONDS,
-                DEFAULT_BACKOFF_BASE_SECONDS,
-                low=0,
-                high=MAX_VISIBILITY_TIMEOUT_SECONDS,
-            ),
-            claim_ttl_seconds=_integer(
-                claim_ttl_seconds, env, ENV_CLAIM_TTL_SECONDS, DEFAULT_CLAIM_TTL_SECONDS, low=1, high=None
-            ),
+            backoff_base_seconds=_integer(backoff_base_seconds, env, SETTINGS["backoff_base"]),
+            claim_ttl_seconds=_integer(claim_ttl_seconds, env, SETTINGS["claim_ttl"]),
             metrics_namespace=metrics_namespace
             if metrics_namespace is not None
             else (env.get(ENV_METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE),
             dead_letter_queue_url=_required(
                 dead_letter_queue_url, env, ENV_DEAD_LETTER_QUEUE_URL, "the FIFO dead-letter queue's URL"
             ),
-            max_attempts=_integer(
-                max_attempts,
-                env,
-                ENV_MAX_ATTEMPTS,
-                DEFAULT_MAX_ATTEMPTS,
-                low=1,
-                high=MAX_ATTEMPTS_MAX,
-                unit="attempts",
-            ),
+            max_attempts=_integer(max_attempts, env, SETTINGS["max_attempts"]),
             on_dead_job=policy,
             group_table=(
                 _required(
@@ -211,43 +180,34 @@ mode, reorder_limit, gap_timeout_seconds, gap_policy
                 else (group_table or env.get(ENV_GROUP_TABLE) or None)
             ),
             mode=job_mode,
-            reorder_limit=_integer(
-                reorder_limit, env, ENV_REORDER_LIMIT, DEFAULT_REORDER_LIMIT, low=1, high=None, unit="jobs"
-            ),
-            gap_timeout_seconds=_integer(
-                gap_timeout_seconds,
-                env,
-                ENV_GAP_TIMEOUT_SECONDS,
-                DEFAULT_GAP_TIMEOUT_SECONDS,
-                low=1,
-                high=None,
-            ),
-            gap_policy=_gap_policy(gap_policy, env),
+            reorder_limit=_integer(reorder_limit, env, SETTINGS["reorder_limit"]),
+            gap_timeout_seconds=_integer(gap_timeout_seconds, env, SETTINGS["gap_timeout"]),
+            gap_policy=_gap_policy(gap_policy, env, SETTINGS["gap_policy"]),
         )
 
 
-def _choice(  # noqa: PLR0917 - one call per enum setting, all six always given
-    explicit: _E | str | None, env: Mapping[str, str], name: str, kind: type[_E], default: _E, prop: str
-) -> _E:
+def _choice(explicit: _E | str | None, env: Mapping[str, str], row: Setting, kind: type[_E]) -> _E:
     """An enum setting: the explicit value, else the variable, else the default (case-insensitive)."""
-    raw = explicit if explicit is not None else (env.get(name) or default.value)
+    assert row.env is not None, row
+    raw = explicit if explicit is not None else (env.get(row.env) or str(row.default))
     try:
         return kind(str(raw).strip().upper())
     except ValueError:
         choices = " or ".join(member.value for member in kind)
         raise ConfigurationError(
-            f"{name}={raw!r}: must be {choices}; set OrderedAgentQueue's {prop} prop or "
-            f"unset it to use the default {default.value}"
+            f"{row.env}={raw!r}: must be {choices}; set OrderedAgentQueue's {row.prop} prop or "
+            f"unset it to use the default {row.default}"
         ) from None
 
 
-def _gap_policy(explicit: str | None, env: Mapping[str, str]) -> str:
-    raw = explicit if explicit is not None else (env.get(ENV_GAP_POLICY) or DEFAULT_GAP_POLICY)
+def _gap_policy(explicit: str | None, env: Mapping[str, str], row: Setting) -> str:
+    assert row.env is not None, row
+    raw = explicit if explicit is not None else (env.get(row.env) or str(row.default))
     value = str(raw).strip().upper()
-    if value not in {GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP}:
+    if value not in row.choices:
         raise ConfigurationError(
-            f"{ENV_GAP_POLICY}={raw!r}: must be {GAP_POLICY_WAIT} or {GAP_POLICY_SKIP_GAP}; set "
-            f"OrderedAgentQueue's gap_policy prop or unset it to use the default {DEFAULT_GAP_POLICY}"
+            f"{row.env}={raw!r}: must be {' or '.join(row.choices)}; set OrderedAgentQueue's "
+            f"{row.prop} prop or unset it to use the default {row.default}"
         )
     return value
 
@@ -264,28 +224,20 @@ def _required(explicit: str | None, env: Mapping[str, str], name: str, what: str
     return value.strip()
 
 
-def _integer(
-    explicit: int | None,
-    env: Mapping[str, str],
-    name: str,
-    default: int,
-    *,
-    low: int,
-    high: int | None,
-    unit: str = "seconds",
-) -> int:
+def _integer(explicit: int | None, env: Mapping[str, str], row: Setting) -> int:
+    """A whole-number setting: the explicit value, else the variable, else the row's default."""
+    assert row.env is not None and isinstance(row.default, int), row
     source = "argument" if explicit is not None else "variable"
-    raw: object = explicit if explicit is not None else env.get(name)
+    raw: object = explicit if explicit is not None else env.get(row.env)
     if raw is None or raw == "":
-        return default
-    rule = f"a whole number >= {low}" if high is None else f"a whole number from {low} to {high}"
+        return row.default
     try:
-        value = int(str(raw).strip())
+        value = None if isinstance(raw, bool) else int(str(raw).strip())
     except ValueError:
         value = None
-    if value is None or value < low or (high is not None and value > high):
+    if value is None or row.violation(value) is not None:
         raise ConfigurationError(
-            f"{name}={raw!r} ({source}): must be {rule} of {unit}; fix the value or unset it to use "
-            f"the default {default}"
+            f"{row.env}={raw!r} ({source}): must be {row.rule_text()} of {row.unit}; fix the value or "
+            f"unset it to use the default {row.default}"
         )
     return value

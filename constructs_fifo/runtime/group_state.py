@@ -27,6 +27,7 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
+from constructs_fifo.runtime.settings import SETTINGS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -121,18 +122,27 @@ class BatchSettings:
     max_item_bytes: int = MAX_ITEM_BYTES
 
     def __post_init__(self) -> None:
-        problems = [
-            f"{name}={value} must be at least {low}"
-            for name, value, low in (
-                ("max_attempts", self.max_attempts, 1),
-                ("remember_job_ids", self.remember_job_ids, 1),
-                ("reorder_limit", self.reorder_limit, 0),
-                ("gap_timeout_ms", self.gap_timeout_ms, 0),
-                ("first_seq", self.first_seq, 0),
-                ("max_item_bytes", self.max_item_bytes, BOOKKEEPING_RESERVE_BYTES + 1),
-            )
-            if value < low
-        ]
+        # The limits are the settings spec's rows: the ones the construct and RuntimeConfig check.
+        gap_rule = SETTINGS["gap_timeout"].violation(self.gap_timeout_ms / 1000)
+        checks: tuple[tuple[str, int, str | None], ...] = (
+            ("max_attempts", self.max_attempts, SETTINGS["max_attempts"].violation(self.max_attempts)),
+            (
+                "remember_job_ids",
+                self.remember_job_ids,
+                SETTINGS["remember_job_ids"].violation(self.remember_job_ids),
+            ),
+            ("reorder_limit", self.reorder_limit, SETTINGS["reorder_limit"].violation(self.reorder_limit)),
+            ("gap_timeout_ms", self.gap_timeout_ms, f"{gap_rule} of seconds, x 1000" if gap_rule else None),
+            ("first_seq", self.first_seq, SETTINGS["first_seq"].violation(self.first_seq)),
+            (
+                "max_item_bytes",
+                self.max_item_bytes,
+                None
+                if self.max_item_bytes > BOOKKEEPING_RESERVE_BYTES
+                else f"above {BOOKKEEPING_RESERVE_BYTES}",
+            ),
+        )
+        problems = [f"{name}={value} must be {rule}" for name, value, rule in checks if rule is not None]
         if problems:
             raise ValueError("invalid state-mode settings: " + "; ".join(problems))
 

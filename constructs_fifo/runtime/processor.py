@@ -53,7 +53,12 @@ from constructs_fifo.runtime.batch_report import (
     settle_wake_ups,
 )
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
-from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
+from constructs_fifo.runtime.constants import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_ON_DEAD_JOB,
+    DeadJobPolicy,
+    DeadReason,
+)
 from constructs_fifo.runtime.dead_letter import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_group, record_message_id
@@ -99,7 +104,7 @@ class OrderedBatchProcessor:
     dead_letters : DeadLetterSender
         Sends dead jobs to the dead-letter queue.
     policy : DeadJobPolicy
-        What happens to a group after one of its jobs died.
+        What happens to a group after one of its jobs died; PARK by default, as the construct's.
     parking : ParkStore or None
         The group table; required by the PARK policy.
     sqs : SQSClient or None
@@ -132,11 +137,11 @@ class OrderedBatchProcessor:
         visibility: VisibilityApplier,
         logger: JobLogger,
         dead_letters: DeadLetterSender,
-        policy: DeadJobPolicy = DeadJobPolicy.CONTINUE,
+        policy: DeadJobPolicy = DEFAULT_ON_DEAD_JOB,
         parking: ParkStore | None = None,
         sqs: SQSClient | None = None,
         queue_url: str = "",
-        backoff_base_seconds: int = 2,
+        backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS,
         visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
         queue_name: str = "",

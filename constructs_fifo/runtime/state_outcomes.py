@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import backoff_seconds
 from constructs_fifo.runtime.batch_report import RETRY_ACTION, job_id_of, park_fields
-from constructs_fifo.runtime.constants import METRIC_GROUPS_PARKED, METRIC_JOBS_FAILED, DeadReason
+from constructs_fifo.runtime.constants import (
+    DEFAULT_FIRST_SEQ,
+    METRIC_GROUPS_PARKED,
+    METRIC_JOBS_FAILED,
+    DeadReason,
+)
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
@@ -243,6 +248,8 @@ class StateOutcomes:
             "job_type": job.type if job is not None else None,
             "attempt": recorder.attempts.get(result.job_id, 0),
         }
+        if result.outcome is Outcome.BUFFERED and run.group_state.book.last_seq is None:
+            fields = {**fields, **_waits_for_first_seq(record_group(record))}
         if result.outcome is Outcome.RETRY:
             self._retry_line(
                 record, result, run=run, recorder=recorder, ids=ids, retry_action=retry_action, fields=fields
@@ -435,3 +442,16 @@ class StateOutcomes:
         arn = str((like or {}).get("eventSourceARN", ""))
         queue_name = queue_name_from_arn(arn) if arn else self._queue_name
         self.out.logger.metrics(queue_name=queue_name, values=values, **fields)
+
+
+def _waits_for_first_seq(group: str) -> dict[str, Any]:
+    """The warning on a job buffered while its group has applied no ``seq``: it waits for the first."""
+    return {
+        "level": "WARNING",
+        "firstSeq": (
+            f"group {group!r} has applied no seq yet, so it waits for seq {DEFAULT_FIRST_SEQ}: a group's "
+            f"sequence starts at {DEFAULT_FIRST_SEQ}. A producer that starts elsewhere stalls the group "
+            "under WAIT until an operator acts, and under SKIP_GAP gives the seqs below its first up after "
+            f"gap_timeout; send the group's first job with seq={DEFAULT_FIRST_SEQ}"
+        ),
+    }

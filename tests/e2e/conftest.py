@@ -23,6 +23,9 @@ from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
+#: Not collected by ``--doctest-modules``: it imports the deployed job code, present only when the
+#: runner copies it next to that code.
+collect_ignore = ["naive_consumer.py"]
 
 
 @dataclass(frozen=True)

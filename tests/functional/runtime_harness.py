@@ -1,5 +1,9 @@
 """Helpers for the runtime's functional tests: Lambda-shaped SQS records, a fake context and clock,
-a DynamoDB call counter, and a harness that wires an OrderedBatchProcessor to moto clients."""
+a DynamoDB call counter, and a harness that wires an OrderedBatchProcessor to moto clients.
+
+:class:`ProcessorHarness` is what the claim-mode :class:`Harness` and the state-mode ``StateHarness``
+(``state_harness.py``) share: the moto clients, the clock, the wiring every processor takes (logger,
+visibility, dead letters, policy) and the readers of the lines it wrote."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.claims import ClaimStore
@@ -184,20 +188,65 @@ class DynamoCallCounter:
         self._client.meta.events.unregister("before-call.dynamodb", self._count)
 
 
+class BatchProcessor(Protocol):
+    """What a harness runs: either mode's processor."""
+
+    def process(self, event: dict[str, Any], context: Any) -> BatchResponse: ...
+
+
 @dataclass
-class Harness:
-    """A processor on moto clients, with a scriptable job function that records what ran."""
+class ProcessorHarness:
+    """The moto clients, clock and log stream of a processor under test, and the readers of its lines."""
 
     dynamodb: DynamoDBClient
     sqs: SQSClient
     queue_url: str
     dlq_url: str = ""
     policy: DeadJobPolicy = DeadJobPolicy.CONTINUE
-    max_attempts: int = 5
     clock: FakeClock = field(default_factory=FakeClock)
-    ran: list[str] = field(default_factory=list)
     behaviour: dict[str, Callable[[Job], None]] = field(default_factory=dict)
     stream: io.StringIO = field(default_factory=io.StringIO)
+
+    def processor(self, **overrides: Any) -> BatchProcessor:
+        """The processor of one invocation (``overrides`` replace its keyword arguments)."""
+        raise NotImplementedError
+
+    def wiring(self) -> dict[str, Any]:
+        """The keyword arguments both processors take: logger, visibility, dead letters, policy, queue."""
+        logger = JobLogger("Test", stream=self.stream, clock=self.clock)
+        return {
+            "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
+            "logger": logger,
+            "dead_letters": DeadLetterSender(self.sqs, self.dlq_url, clock=self.clock),
+            "policy": self.policy,
+            "sqs": self.sqs,
+            "queue_url": self.queue_url,
+        }
+
+    @property
+    def parking(self) -> ParkStore:
+        return ParkStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock)
+
+    def run(self, *records: SQSRecord, remaining_ms: int = 60_000) -> BatchResponse:
+        return self.processor().process(event(*records), FakeContext(remaining_ms))
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every line written (outcomes, metrics and events)."""
+        return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
+
+    def outcome_lines(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines() if "status" in line]
+
+    def outcomes(self) -> list[tuple[str | None, str]]:
+        return [(line["jobId"], line["status"]) for line in self.outcome_lines()]
+
+
+@dataclass
+class Harness(ProcessorHarness):
+    """A claim-mode processor on moto clients, with a scriptable job function that records what ran."""
+
+    max_attempts: int = 5
+    ran: list[str] = field(default_factory=list)
     dlq_seen: list[dict[str, Any]] = field(default_factory=list)
     backoff_base_seconds: int = 2
     visibility_timeout_seconds: int = 120
@@ -214,36 +263,17 @@ class Harness:
             TABLE_NAME, self.dynamodb, ttl_seconds=3600, max_attempts=self.max_attempts, clock=self.clock
         )
 
-    @property
-    def parking(self) -> ParkStore:
-        return ParkStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock)
-
     def processor(self, **overrides: Any) -> OrderedBatchProcessor:
-        logger = JobLogger("Test", stream=self.stream, clock=self.clock)
         options: dict[str, Any] = {
+            **self.wiring(),
             "handler": self.handle,
             "claims": self.store,
-            "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
-            "logger": logger,
-            "dead_letters": DeadLetterSender(self.sqs, self.dlq_url, clock=self.clock),
-            "policy": self.policy,
             "parking": self.parking if self.policy is DeadJobPolicy.PARK else None,
-            "sqs": self.sqs,
-            "queue_url": self.queue_url,
             "backoff_base_seconds": self.backoff_base_seconds,
             "visibility_timeout_seconds": self.visibility_timeout_seconds,
         }
         options.update(overrides)
         return OrderedBatchProcessor(**options)
-
-    def run(self, *records: SQSRecord, remaining_ms: int = 60_000) -> BatchResponse:
-        return self.processor().process(event(*records), FakeContext(remaining_ms))
-
-    def lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
-
-    def outcomes(self) -> list[tuple[str | None, str]]:
-        return [(line["jobId"], line["status"]) for line in self.lines() if "status" in line]
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """Every message in the dead-letter queue so far, oldest first (read once, deleted, remembered:

@@ -3,39 +3,22 @@ the queues, and readers of what the runtime left (state, park header, kept recor
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.client.parked import ParkedGroups
-from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import ParkHeader, ParkStore
+from constructs_fifo.runtime.parking import ParkHeader
 from constructs_fifo.runtime.state import StateStore
 from constructs_fifo.runtime.state_processor import StateBatchProcessor
 from constructs_fifo.runtime.transitions import GroupState
 
 from .fifo_model import Crash
-from .runtime_harness import (
-    GROUP_TABLE_NAME,
-    FakeClock,
-    FakeContext,
-    event,
-    failed_ids,
-    make_record,
-    receive_records,
-)
+from .runtime_harness import GROUP_TABLE_NAME, ProcessorHarness, failed_ids, make_record, receive_records
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.client import DynamoDBClient
-    from mypy_boto3_sqs.client import SQSClient
-
-    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+    from constructs_fifo.runtime.types import SQSRecord
 
 State = dict[str, Any] | None
 
@@ -54,18 +37,10 @@ def job_record(job_id: str, seq: int | None = None, *, group: str = "ws#1", **op
 
 
 @dataclass
-class StateHarness:
+class StateHarness(ProcessorHarness):
     """A state-mode processor on moto, whose transition appends the job id to the state's ``log``."""
 
-    dynamodb: DynamoDBClient
-    sqs: SQSClient
-    queue_url: str
-    dlq_url: str
-    policy: DeadJobPolicy = DeadJobPolicy.CONTINUE
-    clock: FakeClock = field(default_factory=FakeClock)
     runs: list[str] = field(default_factory=list)
-    behaviour: dict[str, Callable[[Job], None]] = field(default_factory=dict)
-    stream: io.StringIO = field(default_factory=io.StringIO)
     options: dict[str, Any] = field(default_factory=dict)
 
     def transition(self, job: Job, state: State) -> dict[str, Any]:
@@ -80,22 +55,12 @@ class StateHarness:
     def states(self) -> StateStore:
         return StateStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock)
 
-    @property
-    def parking(self) -> ParkStore:
-        return ParkStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock)
-
     def processor(self, **overrides: Any) -> StateBatchProcessor:
-        logger = JobLogger("Test", stream=self.stream, clock=self.clock)
         options: dict[str, Any] = {
+            **self.wiring(),
             "transition": self.transition,
             "states": self.states,
             "parking": self.parking,
-            "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
-            "logger": logger,
-            "dead_letters": DeadLetterSender(self.sqs, self.dlq_url, clock=self.clock),
-            "sqs": self.sqs,
-            "queue_url": self.queue_url,
-            "policy": self.policy,
             "max_attempts": 3,
             "backoff_base_seconds": 2,
             "visibility_timeout_seconds": 120,
@@ -103,9 +68,6 @@ class StateHarness:
         }
         options.update(overrides)
         return StateBatchProcessor(**options)
-
-    def run(self, *records: SQSRecord, remaining_ms: int = 60_000) -> BatchResponse:
-        return self.processor().process(event(*records), FakeContext(remaining_ms))
 
     def operator(self) -> ParkedGroups:
         return ParkedGroups(
@@ -166,16 +128,6 @@ class StateHarness:
 
     def kept_ids(self, group: str = "ws#1") -> list[str]:
         return [_job_id(kept.record.get("body", "")) for kept in self.parking.kept(group, limit=1000)]
-
-    def lines(self) -> list[dict[str, Any]]:
-        """Every line written (outcomes, metrics and events)."""
-        return [json.loads(line) for line in self.stream.getvalue().splitlines() if line]
-
-    def outcome_lines(self) -> list[dict[str, Any]]:
-        return [line for line in self.lines() if "status" in line]
-
-    def outcomes(self) -> list[tuple[str | None, str]]:
-        return [(line["jobId"], line["status"]) for line in self.outcome_lines()]
 
     def forget_lines(self) -> None:
         self.stream.seek(0)

@@ -18,7 +18,9 @@ from constructs_fifo.client import (
     JobProducer,
     SendFailedError,
 )
-from constructs_fifo.client.producer import message_attributes
+from constructs_fifo.client.producer import FIRST_SEQ, message_attributes
+from constructs_fifo.runtime.group_state import BatchSettings
+from constructs_fifo.runtime.settings import SETTINGS
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -362,3 +364,21 @@ def test_a_seq_that_is_not_a_non_negative_integer_is_refused_with_the_fix(
     ):
         JobProducer(queue_url, sqs_client=sqs).send("job-7", "apply_patch", {}, group="ws#1", seq=seq)
     assert _receive_all(sqs, queue_url) == []
+
+
+def test_the_producer_and_the_runtime_start_a_groups_sequence_at_the_same_seq(
+    sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN the producer's first seq, the settings spec's and the state engine's default
+    assert (
+        FIRST_SEQ
+        == SETTINGS["first_seq"].default
+        == BatchSettings(max_attempts=1, park_on_dead=False).first_seq
+        == 0
+    )
+    # WHEN a group's first job is sent with it / THEN it is accepted, and the one below it is refused
+    JobProducer(queue_url, sqs_client=sqs).send("job-0", "apply_patch", {}, group="ws#1", seq=FIRST_SEQ)
+    with pytest.raises(InvalidJobError, match="which starts at 0"):
+        JobProducer(queue_url, sqs_client=sqs).send(
+            "job-x", "apply_patch", {}, group="ws#1", seq=FIRST_SEQ - 1
+        )

@@ -812,3 +812,23 @@ def test_an_owed_dead_letter_sent_twice_within_the_dedup_window_is_one_dlq_messa
     assert [j for j, _ in state.dead_letters()] == ["s2"]
     assert state.group_state().book.owed == ()
     assert state.log() == ["s0", "s1", "s3"]
+
+
+def test_a_group_whose_first_job_is_not_seq_0_waits_for_it_and_each_such_line_warns(
+    state: StateHarness,
+) -> None:
+    # GIVEN a fresh group / WHEN its first jobs arrive with seq 1 and 2 (a producer starting at 1)
+    state.run(job_record("s1", 1), job_record("s2", 2))
+    # THEN nothing is applied: both wait in the buffer for seq 0, and each line warns, naming the group
+    assert state.log() == []
+    lines = state.outcome_lines()
+    assert [line["status"] for line in lines] == ["BUFFERED", "BUFFERED"]
+    assert all(line["level"] == "WARNING" for line in lines)
+    assert all("has applied no seq yet, so it waits for seq 0" in line["firstSeq"] for line in lines)
+    # WHEN seq 0 arrives / THEN all three are applied in order, and the lines after it do not warn
+    state.run(job_record("s0", 0))
+    assert state.log() == ["s0", "s1", "s2"]
+    assert [line for line in state.outcome_lines()[2:] if "firstSeq" in line] == []
+    # AND once a seq was applied, a later gap is an ordinary gap: no first-seq warning
+    state.run(job_record("s4", 4))
+    assert state.outcomes()[-1] == ("s4", "BUFFERED") and "firstSeq" not in state.outcome_lines()[-1]

@@ -9,7 +9,9 @@ Stacks:
 - ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency, the
   CONTINUE policy ...);
 - ``Risky``: valid but risky props (visibility < 6 x timeout, reserved_concurrency 1) for warnings;
-- ``State``: state mode under CONTINUE with its settings, and a ``Reader`` role granted ``grant_read_state``.
+- ``State``: state mode under CONTINUE with its settings, and a ``Reader`` role granted ``grant_read_state``;
+- ``Placed``: the placement and platform props: an imported VPC (its private subnets, two security
+  groups), arm64, active tracing, two layers, and an imported key (whose policy the stack cannot change).
 
 Each stack also grants ``grant_enqueue`` to a producer role (``Producer``; in the sample stack, on the
 ``Notifications`` queue).
@@ -26,6 +28,7 @@ from typing import Any
 
 from aws_cdk import App, CfnElement, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -82,6 +85,7 @@ class Synthesized:
     variant_jobs: OrderedAgentQueue
     risky: Stack
     state_jobs: OrderedAgentQueue
+    placed_jobs: OrderedAgentQueue
     templates: dict[str, Template]
     annotations: dict[str, Annotations]
 
@@ -149,7 +153,41 @@ def build_synthesized() -> Synthesized:
     )
     state_jobs.grant_read_state(iam.Role(state, "Reader", assumed_by=iam.AccountRootPrincipal()))
 
-    stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky, "State": state}
+    placed = Stack(app, "Placed")
+    vpc = ec2.Vpc.from_vpc_attributes(
+        placed,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["eu-west-1a", "eu-west-1b"],
+        private_subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+    )
+    placed_jobs = OrderedAgentQueue(
+        placed,
+        "Jobs",
+        code=code,
+        handler="agent_worker.handle",
+        vpc=vpc,
+        vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+        security_groups=[
+            ec2.SecurityGroup.from_security_group_id(placed, f"Sg{i}", f"sg-0123456789abcdef{i}")
+            for i in (0, 1)
+        ],
+        architecture=lambda_.Architecture.ARM_64,
+        tracing=lambda_.Tracing.ACTIVE,
+        layers=[
+            lambda_.LayerVersion.from_layer_version_arn(
+                placed, f"Layer{i}", f"arn:aws:lambda:eu-west-1:111111111111:layer:tools{i}:3"
+            )
+            for i in (0, 1)
+        ],
+        encryption_key=kms.Key.from_key_arn(
+            placed,
+            "ImportedKey",
+            "arn:aws:kms:eu-west-1:111111111111:key/0123abcd-0000-0000-0000-000000000000",
+        ),
+    )
+
+    stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky, "State": state, "Placed": placed}
     templates = {name: Template.from_stack(stack) for name, stack in stacks.items()}
     for queue in (sample.workspaces, sample.notifications):
         templates[queue.node.path] = construct_template(templates["AgentJobs"], queue)
@@ -163,6 +201,7 @@ def build_synthesized() -> Synthesized:
         variant_jobs=variant_jobs,
         risky=risky,
         state_jobs=state_jobs,
+        placed_jobs=placed_jobs,
         templates=templates,
         annotations={name: Annotations.from_stack(stack) for name, stack in stacks.items()},
     )

@@ -12,11 +12,14 @@ from aws_cdk.assertions import Match, Template
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import (
+    WARNING_LOG_KEY_POLICY,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
     InvalidPropsError,
 )
+from constructs_fifo.construct.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SETTINGS
 
 from .stacks import REPO, Synthesized
 
@@ -279,6 +282,10 @@ def test_function_defaults(synthesized: Synthesized) -> None:
     assert function["MemorySize"] == 256
     assert function["ReservedConcurrentExecutions"] == 10
     assert "TracingConfig" not in function
+    # AND x86_64 (CloudFormation's default: no Architectures), no VPC, no layers, no environment key
+    assert function.get("Architectures", ["x86_64"]) == ["x86_64"]
+    for absent in ("VpcConfig", "Layers", "KmsKeyArn"):
+        assert absent not in function
 
 
 def test_function_environment_carries_the_runtime_settings(synthesized: Synthesized) -> None:
@@ -308,6 +315,15 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
         "NOTIFICATION_TABLE_NAME": {"Ref": notification_table_id},
     }
+
+
+def test_the_function_environment_is_the_settings_specs_variables(synthesized: Synthesized) -> None:
+    # GIVEN a claim-mode queue under PARK and a state-mode queue
+    written = set()
+    for name in (SAMPLE_CLAIM_QUEUE, "State"):
+        written |= set(_function(synthesized.templates[name])["Environment"]["Variables"])
+    # THEN between them they write every variable of the spec's rows, and nothing else of their own
+    assert written - {"NOTIFICATION_TABLE_NAME"} == {row.env for row in SETTINGS.values() if row.env}
 
 
 def test_function_variant_props(synthesized: Synthesized) -> None:
@@ -680,3 +696,89 @@ def test_grant_read_state_in_claim_mode_is_an_error_naming_the_fix(synthesized: 
     # GIVEN a claim-mode queue / WHEN asked to grant reading states / THEN the error says why and what to do
     with pytest.raises(InvalidPropsError, match=r"grant_read_state\(\) needs mode=JobMode.STATE"):
         synthesized.sample_jobs.grant_read_state(synthesized.sample.node.find_child("Producer"))  # type: ignore[arg-type]
+
+
+# --- encryption of logs and environment ---------------------------------------------------------------
+
+
+def test_the_key_encrypts_the_log_group_and_the_environment(synthesized: Synthesized) -> None:
+    # GIVEN the variant stack (its own KMS key)
+    template = synthesized.templates["Variant"]
+    key_id, key = _one(template, "AWS::KMS::Key")
+    _, log_group = _one(template, "AWS::Logs::LogGroup")
+    # THEN the log group and the function's environment use the key
+    assert log_group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    assert _function(template)["KmsKeyArn"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    # AND the key policy lets CloudWatch Logs of the region use it for this account's log groups only
+    [logs_statement] = [
+        s
+        for s in key["Properties"]["KeyPolicy"]["Statement"]
+        if "Service" in s.get("Principal", {}) and "logs." in json.dumps(s["Principal"]["Service"])
+    ]
+    assert sorted(_actions(logs_statement)) == sorted(LOG_KEY_ACTIONS)
+    condition = json.dumps(logs_statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"])
+    assert '":logs:"' in condition and '{"Ref": "AWS::AccountId"}' in condition
+    assert condition.endswith('":log-group:*"]]}')
+
+
+def test_without_a_key_logs_and_environment_keep_the_services_default_encryption(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the sample stack's claim-mode queue (no key)
+    template = synthesized.templates[SAMPLE_CLAIM_QUEUE]
+    _, log_group = _one(template, "AWS::Logs::LogGroup")
+    # THEN neither names a key
+    assert "KmsKeyId" not in log_group["Properties"]
+    assert "KmsKeyArn" not in _function(template)
+
+
+def test_an_imported_key_warns_that_its_policy_needs_the_logs_statement(synthesized: Synthesized) -> None:
+    # GIVEN the placed stack (an imported key) WHEN reading its warnings
+    text = "\n".join(
+        str(w.entry.data) for w in synthesized.annotations["Placed"].find_warning("*", Match.any_value())
+    )
+    # THEN the warning names the statement to add, with its id
+    assert f"[ack: {WARNING_LOG_KEY_POLICY}]" in text
+    assert "allow the service principal logs.<region>.amazonaws.com" in text
+
+
+# --- placement and platform: vpc, architecture, tracing, layers ---------------------------------------
+
+
+def test_placed_function_runs_in_the_vpc_on_arm64_with_tracing_and_layers(synthesized: Synthesized) -> None:
+    # GIVEN the placed stack
+    template = synthesized.templates["Placed"]
+    function = _function(template)
+    # THEN the function is in the chosen subnets with the given groups, arm64, traced, with both layers
+    assert function["VpcConfig"] == {
+        "SubnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        "SecurityGroupIds": ["sg-0123456789abcdef0", "sg-0123456789abcdef1"],
+    }
+    assert function["Architectures"] == ["arm64"]
+    assert function["TracingConfig"] == {"Mode": "Active"}
+    assert function["Layers"] == [f"arn:aws:lambda:eu-west-1:111111111111:layer:tools{i}:3" for i in (0, 1)]
+    # AND no security group of its own was created (the given ones are used)
+    assert not _resources(template, "AWS::EC2::SecurityGroup")
+
+
+def test_placed_function_role_gets_the_vpc_actions_inline_before_the_function_exists(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the placed stack
+    template = synthesized.templates["Placed"]
+    statements = _policy_statements(template, "FunctionRole")
+    # WHEN collecting the statements on Resource "*"
+    wildcard = sorted(a for s in statements if s["Resource"] == "*" for a in _actions(s))
+    # THEN they are exactly AWSLambdaVPCAccessExecutionRole's network-interface actions and X-Ray's,
+    # inline (no managed policy)
+    assert wildcard == sorted([*VPC_ACTIONS, "xray:PutTelemetryRecords", "xray:PutTraceSegments"])
+    for role in _resources(template, "AWS::IAM::Role").values():
+        assert "ManagedPolicyArns" not in role["Properties"]
+    # AND the function waits for its role's policy (Lambda checks the ENI permissions at creation)
+    [function_id] = _resources(template, "AWS::Lambda::Function")
+    [(policy_id, _)] = [
+        (k, r)
+        for k, r in _resources(template, "AWS::IAM::Policy").items()
+        if k.startswith("JobsFunctionRole")
+    ]
+    assert policy_id in template.to_json()["Resources"][function_id]["DependsOn"]

@@ -4,11 +4,14 @@ The wheel is built from this repository and installed with uv into a new virtual
 it: no system site-packages, nothing borrowed from the development ``.venv`` (uv may take the
 packages from its local cache, or from PyPI). There the console script must work without the
 ``local`` extra (``--help``, and one line naming the extra for the emulator's commands), and a
-consumer app must synthesize with the installed construct.
+consumer app must synthesize with the installed construct, bundling its job module's dependencies (a
+pure-Python and a binary wheel, from a local wheelhouse: no network) with the uv on ``PATH``, the way
+a project whose venv uv made (and so has no pip) would.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -32,10 +35,13 @@ CONSUMER_APP = textwrap.dedent(
     from aws_cdk import aws_lambda as lambda_
 
     import constructs_fifo
-    from constructs_fifo import OrderedAgentQueue
+    from constructs_fifo import CodeBundling, OrderedAgentQueue
 
     HERE = Path(__file__).resolve().parent
     (HERE / "imported_from.txt").write_text(constructs_fifo.__file__)
+    OFFLINE = CodeBundling(
+        find_links=[str(HERE / "wheelhouse")], no_index=True, cache_dir=str(HERE / "cache")
+    )
 
     app = App()
     stack = Stack(app, "Consumer")
@@ -44,6 +50,7 @@ CONSUMER_APP = textwrap.dedent(
         "Jobs",
         code=lambda_.Code.from_asset(str(HERE / "handlers")),
         handler="billing.worker.handle",
+        bundling=OFFLINE,
     )
     app.synth()
     """
@@ -51,10 +58,24 @@ CONSUMER_APP = textwrap.dedent(
 
 CONSUMER_HANDLER = textwrap.dedent(
     """
+    import tinybin
+    import tinypure
+
+
     def handle(job, context):
-        return None
+        return tinypure.KIND + tinybin.KIND
     """
 )
+
+
+def _make_wheelhouse(directory: Path) -> Path:
+    """tests/unit/wheelhouse.py's wheels (loaded by path: tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("wheelhouse", REPO / "tests" / "unit" / "wheelhouse.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    wheelhouse: Path = module.make_wheelhouse(directory)
+    return wheelhouse
 
 
 def _run(
@@ -169,14 +190,18 @@ def test_the_emulator_commands_name_the_local_extra_in_one_line(
 def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(
     installed: Installed, tmp_path: Path
 ) -> None:
-    # GIVEN a consumer app with its own handler package, next to the fresh venv
+    # GIVEN a consumer app with its own handler package, which needs a pure-Python and a binary-wheel
+    # dependency (requirements.txt), next to the fresh venv, with uv on PATH
     consumer = tmp_path / "consumer"
     (consumer / "handlers" / "billing").mkdir(parents=True)
     (consumer / "handlers" / "billing" / "__init__.py").write_text("")
     (consumer / "handlers" / "billing" / "worker.py").write_text(CONSUMER_HANDLER)
+    (consumer / "handlers" / "requirements.txt").write_text("tinypure==1.0\ntinybin==1.0\n")
     (consumer / "app.py").write_text(CONSUMER_APP)
+    _make_wheelhouse(consumer / "wheelhouse")
     out = consumer / "cdk.out"
     env = {**installed.env(), "CDK_OUTDIR": str(out)}
+    env["PATH"] = f"{UV.parent}{os.pathsep}{env.get('PATH', '')}"
 
     # WHEN the consumer app synthesizes from its own directory with the venv's Python
     _run([str(installed.python), "app.py"], cwd=consumer, env=env)
@@ -192,16 +217,20 @@ def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(
     assert (asset / "constructs_fifo" / "runtime" / "entrypoint.py").is_file()
     assert (asset / "constructs_fifo" / "__init__.py").is_file()
     assert (asset / "billing" / "worker.py").is_file()
+    assert (asset / "tinypure" / "__init__.py").is_file()
+    assert (asset / "tinybin" / "__init__.py").is_file()
     assert not (asset / "constructs_fifo" / "construct").exists()
     assert not (asset / "constructs_fifo" / "local").exists()
     assert not (asset / "constructs_fifo" / "cli").exists()
     assert not list(asset.rglob("__pycache__"))
     assert function["Properties"]["Handler"] == "constructs_fifo.runtime.entrypoint.handler"
-    # AND the runtime imports from the asset alone without loading aws_cdk (or rich)
+    # AND the runtime and the job module, with its dependencies, import from the asset alone without
+    # loading aws_cdk (or rich)
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "import constructs_fifo.runtime.entrypoint as e, billing.worker as w; "
         "assert e.__file__.startswith(sys.argv[1]), e.__file__; "
-        "assert 'aws_cdk' not in sys.modules and 'rich' not in sys.modules; print('ok')"
+        "assert 'aws_cdk' not in sys.modules and 'rich' not in sys.modules; print(w.handle(None, None))"
     )
-    assert _run([str(installed.python), "-c", probe, str(asset)], cwd=tmp_path).stdout.strip() == "ok"
+    ran = _run([str(installed.python), "-c", probe, str(asset)], cwd=tmp_path)
+    assert ran.stdout.strip() == "purebinary"

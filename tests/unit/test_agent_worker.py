@@ -177,6 +177,7 @@ def test_a_notification_is_recorded_once_and_a_second_run_is_counted_as_a_replay
             "workspaceId": "w1",
             "channel": "#agents",
             "text": "PR of n1 opened",
+            "slug": "pr-of-n1-opened",
             REPLAYS_ATTRIBUTE: 1,
         }
     ]

@@ -6,13 +6,15 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from aws_cdk import App, CfnParameter, Duration, Stack
+from aws_cdk import App, BundlingOptions, CfnParameter, DockerImage, Duration, Environment, Stack
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import CodeBundling, OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
 from constructs_fifo.runtime import constants
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,12 +101,12 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     "visibility_timeout_above_12_hours": (
         {"visibility_timeout": Duration.hours(13)},
         "visibility_timeout=46800s is longer than 12 hours, the SQS maximum; pass visibility_timeout <= "
-        "Duration.hours(12) (a shorter timeout gives a shorter default).",
+        "Duration.hours(12).",
     ),
     "timeout_above_15_minutes": (
         {"timeout": Duration.minutes(16)},
-        "timeout=960s is out of range: a Lambda function timeout must be between 1 second and 15 "
-        "minutes; pass timeout=Duration.seconds(1) to Duration.minutes(15).",
+        "timeout=960s is longer than 15 minutes, the Lambda maximum of a function timeout; pass "
+        "timeout <= Duration.minutes(15).",
     ),
     "reserved_concurrency_below_1": (
         {"reserved_concurrency": 0},
@@ -141,6 +143,11 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
         {"backoff_base": Duration.millis(500)},
         "backoff_base=0.5s is shorter than 1 second: it must be positive and is used in whole seconds; "
         "pass a Duration of at least 1 second, e.g. Duration.seconds(2).",
+    ),
+    "backoff_base_above_12_hours": (
+        {"backoff_base": Duration.hours(13)},
+        "backoff_base=46800s is longer than 12 hours, the cap of every retry delay (the SQS maximum of a "
+        "visibility timeout); pass backoff_base <= Duration.hours(12).",
     ),
     "memory_size_below_128": (
         {"memory_size": 64},
@@ -338,3 +345,179 @@ def test_state_mode_reorder_limit_is_range_checked(code: lambda_.Code) -> None:
         "reorder_limit=0 is out of range: the reorder buffer is committed with the group's state in one "
         "DynamoDB item, so it must be between 1 and 1000 inclusive; pass reorder_limit from 1 to 1000."
     ]
+
+
+#: Number and duration props whose row has a limit of its own (the counts of ``layers`` and
+#: ``security_groups`` are pinned with real objects below).
+BOUNDED_PROPS = [
+    row
+    for row in SETTINGS.values()
+    if row.prop is not None
+    and (row.low is not None or row.high is not None)
+    and not row.type.startswith("Sequence")
+]
+
+
+@pytest.mark.parametrize("row", BOUNDED_PROPS, ids=lambda row: row.name)
+def test_the_construct_refuses_one_past_each_limit_of_a_props_row(code: lambda_.Code, row: Setting) -> None:
+    # GIVEN a prop one past a limit of its row of the settings spec (the limits RuntimeConfig reads)
+    mode = constants.JobMode.STATE if row.state_only else constants.JobMode.CLAIM
+    outside = ([row.low - 1] if row.low else []) + ([row.high + 1] if row.high is not None else [])
+    assert outside, row.name
+    for number in outside:
+        value = Duration.seconds(number) if row.unit == SECONDS else number
+        # WHEN building / THEN the problem names that prop with that value
+        problems = _problems(code, mode=mode, **{str(row.prop): value})
+        shown = f"{number}s" if row.unit == SECONDS else str(number)
+        assert any(problem.startswith(f"{row.prop}={shown} ") for problem in problems), problems
+
+
+# --- placement and platform props: vpc, vpc_subnets, security_groups, architecture, tracing, layers ---
+
+
+def _placement_problems(code: lambda_.Code, **props: Any) -> list[str]:
+    """Build the construct in a stack holding a VPC (one public, one isolated subnet) with ``props``;
+    a prop given as a function of the stack is called with it."""
+    stack = Stack(App(), "S", env=Environment(account="111111111111", region="eu-west-1"))
+    ec2.Vpc(
+        stack,
+        "Vpc",
+        max_azs=1,
+        nat_gateways=0,
+        subnet_configuration=[
+            ec2.SubnetConfiguration(name="public", subnet_type=ec2.SubnetType.PUBLIC),
+            ec2.SubnetConfiguration(name="isolated", subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+        ],
+    )
+    resolved = {k: v(stack) if callable(v) else v for k, v in props.items()}
+    with pytest.raises(InvalidPropsError) as raised:
+        OrderedAgentQueue(stack, "Jobs", code=code, handler="agent_worker.handle", **resolved)
+    return raised.value.problems
+
+
+def _vpc(stack: Stack) -> ec2.IVpc:
+    vpc = stack.node.find_child("Vpc")
+    assert isinstance(vpc, ec2.Vpc)
+    return vpc
+
+
+def _groups(count: int) -> Any:
+    def build(stack: Stack) -> list[ec2.ISecurityGroup]:
+        return [
+            ec2.SecurityGroup.from_security_group_id(stack, f"Sg{i}", f"sg-{i:08d}") for i in range(count)
+        ]
+
+    return build
+
+
+PLACEMENT_RULES: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "subnets_and_groups_without_a_vpc": (
+        {
+            "vpc_subnets": ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+            "security_groups": _groups(1),
+        },
+        [
+            "vpc_subnets is given without vpc: it only places a function inside a VPC; pass vpc=..., or "
+            "remove vpc_subnets.",
+            "security_groups is given without vpc: it only places a function inside a VPC; pass vpc=..., "
+            "or remove security_groups.",
+        ],
+    ),
+    "public_subnets": (
+        {"vpc": _vpc, "vpc_subnets": ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC)},
+        [
+            "vpc_subnets selects public subnets: a Lambda function gets no public IP address, so from a "
+            "public subnet it cannot reach SQS, DynamoDB or CloudWatch and no job runs; pass "
+            "vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS) (or isolated "
+            "subnets with SQS, DynamoDB and CloudWatch VPC endpoints)."
+        ],
+    ),
+    "six_security_groups": (
+        {"vpc": _vpc, "security_groups": _groups(6)},
+        [
+            "security_groups has 6 group(s): a Lambda function in a VPC takes 1 to 5 security groups; pass "
+            "1 to 5, or omit security_groups for one the function creates (all outbound traffic allowed, "
+            "no inbound)."
+        ],
+    ),
+    "no_security_group": (
+        {"vpc": _vpc, "security_groups": _groups(0)},
+        [
+            "security_groups has 0 group(s): a Lambda function in a VPC takes 1 to 5 security groups; pass "
+            "1 to 5, or omit security_groups for one the function creates (all outbound traffic allowed, "
+            "no inbound)."
+        ],
+    ),
+    "custom_architecture": (
+        {"architecture": lambda_.Architecture.custom("riscv64", "linux/riscv64")},
+        [
+            "architecture='riscv64' is not one Lambda runs: it must be x86_64 or arm64; pass "
+            "architecture=lambda_.Architecture.X86_64 or lambda_.Architecture.ARM_64, or omit it for x86_64."
+        ],
+    ),
+    "tracing_not_an_enum": (
+        {"tracing": "Active"},
+        [
+            "tracing='Active' is not a lambda_.Tracing: pass lambda_.Tracing.ACTIVE, PASS_THROUGH or "
+            "DISABLED, or omit it for no tracing configuration."
+        ],
+    ),
+    "six_layers": (
+        {
+            "layers": lambda stack: [
+                lambda_.LayerVersion.from_layer_version_arn(
+                    stack, f"Layer{i}", f"arn:aws:lambda:eu-west-1:111111111111:layer:l{i}:1"
+                )
+                for i in range(6)
+            ]
+        },
+        [
+            "layers has 6 layers: a Lambda function takes at most 5; pass at most 5 (merge layers, or bundle "
+            "the dependencies with the job code: a requirements.txt in its directory)."
+        ],
+    ),
+    "layer_for_another_runtime": (
+        {
+            "layers": lambda stack: [
+                lambda_.LayerVersion.from_layer_version_attributes(
+                    stack,
+                    "Old",
+                    layer_version_arn="arn:aws:lambda:eu-west-1:111111111111:layer:old:1",
+                    compatible_runtimes=[lambda_.Runtime.PYTHON_3_9],
+                )
+            ]
+        },
+        [
+            "layers[0] (S/Old) is compatible with python3.9, not the function's python3.14; pass a layer "
+            "built for python3.14 (compatible_runtimes including lambda_.Runtime.PYTHON_3_14), or remove it."
+        ],
+    ),
+    "bundling_requirements_with_docker": (
+        {
+            "bundling": CodeBundling(
+                requirements=["httpx==0.28.1"],
+                docker=BundlingOptions(image=DockerImage.from_registry("python:3.14"), command=["true"]),
+            )
+        },
+        [
+            "bundling.requirements=['httpx==0.28.1'] does nothing with bundling.docker: Docker bundling "
+            "installs what its own command installs; remove requirements, or remove docker to install them "
+            "without Docker."
+        ],
+    ),
+    "bundling_no_index_without_find_links": (
+        {"bundling": CodeBundling(no_index=True)},
+        [
+            "bundling.no_index=True without find_links leaves the installer nowhere to find wheels: pass "
+            "find_links=['<directory of wheels>'], or no_index=False."
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(PLACEMENT_RULES))
+def test_each_placement_rule_raises_its_message(code: lambda_.Code, rule: str) -> None:
+    # GIVEN placement or platform props that break one rule
+    props, messages = PLACEMENT_RULES[rule]
+    # WHEN the construct is built THEN exactly those problems are reported, with their pinned messages
+    assert _placement_problems(code, **props) == messages

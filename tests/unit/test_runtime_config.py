@@ -113,7 +113,7 @@ def test_explicit_arguments_beat_the_environment() -> None:
         ),
         (
             {**BASE, "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS": "two"},
-            "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS='two' (variable): must be a whole number from 0 to "
+            "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS='two' (variable): must be a whole number from 1 to "
             "43200 of seconds; fix the value or unset it to use the default 2",
         ),
         (
@@ -135,13 +135,13 @@ def test_bad_environment_raises_naming_variable_value_rule_and_fix(env: dict[str
 
 
 def test_bad_explicit_argument_is_reported_as_an_argument() -> None:
-    with pytest.raises(ConfigurationError, match=r"=-1 \(argument\): must be a whole number from 0"):
+    with pytest.raises(ConfigurationError, match=r"=-1 \(argument\): must be a whole number from 1"):
         RuntimeConfig.from_env(BASE, backoff_base_seconds=-1)
 
 
 def test_a_boolean_argument_is_not_taken_for_a_number() -> None:
     # GIVEN / WHEN True is passed where seconds are expected / THEN it is refused, not read as 1
-    with pytest.raises(ConfigurationError, match=r"=True \(argument\): must be a whole number from 0"):
+    with pytest.raises(ConfigurationError, match=r"=True \(argument\): must be a whole number from 1"):
         RuntimeConfig.from_env(BASE, backoff_base_seconds=True)
 
 

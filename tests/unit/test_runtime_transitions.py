@@ -535,7 +535,7 @@ def test_remembered_ids_are_bounded_by_count_and_a_copy_beyond_the_bound_is_appl
 
 
 def test_arguments_are_checked() -> None:
-    with pytest.raises(ValueError, match="max_attempts=0 must be at least 1"):
+    with pytest.raises(ValueError, match="max_attempts=0 must be a whole number from 1 to 100"):
         run([job("a")], max_attempts=0)
     with pytest.raises(ValueError, match=r"jobs of groups \['other'\]"):
         run([replace(job("a"), group="other")])
@@ -570,7 +570,7 @@ class Queue:
     park: bool = False
     policy: GapPolicy = GapPolicy.WAIT
     reorder_limit: int = 20
-    gap_timeout_ms: int = 0
+    gap_timeout_ms: int = 1_000
 
 
 @dataclass
@@ -618,8 +618,8 @@ queues = st.builds(
     Queue,
     park=st.booleans(),
     policy=st.sampled_from(GapPolicy),
-    reorder_limit=st.integers(0, 6),
-    gap_timeout_ms=st.sampled_from([0, 2_000, 300_000]),
+    reorder_limit=st.integers(1, 6),  # the settings spec's least reorder_limit is 1
+    gap_timeout_ms=st.sampled_from([1_000, 2_000, 300_000]),  # the least gap_timeout is 1 s
 )
 
 

@@ -384,58 +384,99 @@ class EventSourceRunner:
         callback_lock = threading.Lock()
         busy = [False] * self.concurrency
         started = time.monotonic()
-
-        def slot_loop(slot: int) -> None:
-            while not self._stop.is_set():
-                try:
-                    messages = self._sqs.receive_message(
-                        QueueUrl=self.queue.url,
-                        MaxNumberOfMessages=self.mapping.batch_size,
-                        WaitTimeSeconds=poll_wait_seconds,
-                        MessageSystemAttributeNames=["All"],
-                        MessageAttributeNames=["All"],
-                    ).get("Messages", [])
-                except ClientError:
-                    if self._stop.wait(0.5):
-                        return
-                    continue
-                if not messages:
-                    continue
-                busy[slot] = True
-                try:
-                    report = self._invoke(pool, slot, messages, stats)
-                finally:
-                    busy[slot] = False
-                if on_batch is not None:
-                    with callback_lock:
-                        on_batch(report)
-
         threads = [
-            threading.Thread(target=slot_loop, args=(slot,), name=f"esm-slot-{slot}", daemon=True)
+            threading.Thread(
+                target=self._poll_slot,
+                args=(slot,),
+                kwargs={
+                    "pool": pool,
+                    "busy": busy,
+                    "stats": stats,
+                    "on_batch": on_batch,
+                    "callback_lock": callback_lock,
+                    "wait_seconds": poll_wait_seconds,
+                },
+                name=f"esm-slot-{slot}",
+                daemon=True,
+            )
             for slot in range(self.concurrency)
         ]
         for thread in threads:
             thread.start()
-        quiet_since: float | None = None
         try:
-            while not self._stop.is_set():
-                now = time.monotonic()
-                if for_seconds is not None and now - started >= for_seconds:
-                    break
-                if until_empty:
-                    if any(busy) or self.queue_counts().total > 0:
-                        quiet_since = None
-                    elif quiet_since is None:
-                        quiet_since = now
-                    elif now - quiet_since >= quiet_seconds:
-                        break
-                self._stop.wait(0.1)
+            self._wait_until_done(
+                busy,
+                started=started,
+                until_empty=until_empty,
+                for_seconds=for_seconds,
+                quiet_seconds=quiet_seconds,
+            )
         finally:
             self._stop.set()
             for thread in threads:
                 thread.join()
             stats.elapsed_seconds = time.monotonic() - started
         return stats
+
+    def _poll_slot(
+        self,
+        slot: int,
+        *,
+        pool: WorkerPool,
+        busy: list[bool],
+        stats: DrainStats,
+        on_batch: Callable[[BatchReport], None] | None,
+        callback_lock: threading.Lock,
+        wait_seconds: int,
+    ) -> None:
+        """One concurrency slot of :meth:`drain`: receive a batch, invoke, report, until stopped."""
+        while not self._stop.is_set():
+            try:
+                messages = self._sqs.receive_message(
+                    QueueUrl=self.queue.url,
+                    MaxNumberOfMessages=self.mapping.batch_size,
+                    WaitTimeSeconds=wait_seconds,
+                    MessageSystemAttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                ).get("Messages", [])
+            except ClientError:
+                if self._stop.wait(0.5):
+                    return
+                continue
+            if not messages:
+                continue
+            busy[slot] = True
+            try:
+                report = self._invoke(pool, slot, messages, stats)
+            finally:
+                busy[slot] = False
+            if on_batch is not None:
+                with callback_lock:
+                    on_batch(report)
+
+    def _wait_until_done(
+        self,
+        busy: list[bool],
+        *,
+        started: float,
+        until_empty: bool,
+        for_seconds: float | None,
+        quiet_seconds: float,
+    ) -> None:
+        """Return when :meth:`drain` should stop: stopped, out of time, or the queue stayed empty."""
+        quiet_since: float | None = None
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if for_seconds is not None and now - started >= for_seconds:
+                return
+            if until_empty:
+                if any(busy) or self.queue_counts().total > 0:
+                    quiet_since = None
+                elif quiet_since is None:
+                    quiet_since = now
+                elif now - quiet_since >= quiet_seconds:
+                    return
+            self._stop.wait(0.1)
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats

@@ -1,0 +1,285 @@
+"""Figure 9: what one job costs: DynamoDB units, SQS requests, Lambda GB-seconds, log bytes, dollars.
+
+Each case runs one consumer, built through its public factory (the runtime's ``build_processor``, as
+figures 1-4 do), against the in-memory responder, which meters every DynamoDB call by DynamoDB's
+rules (:mod:`benchmarks.capacity`). So the figure measures whatever the runtime does today, and shows
+the gain of any change to it with no change here.
+
+The workload. 10 groups (the construct's batch size, 10 records), jobs sent round-robin over them,
+every job new, without ``seq``. Two batch fills:
+
+- **one job per group**: every batch holds one job of each of 10 groups (the usual case at low
+  traffic: a FIFO batch fills across groups);
+- **ten jobs per group**: every batch holds 10 consecutive jobs of one group (a busy group).
+
+Before the measured jobs, ``warmup_per_group`` jobs per group run unmeasured, so state mode's
+bookkeeping is in its steady state (it remembers up to 100 job ids per group today). The state cases
+pad the state's JSON to 0.1, 1, 10 and 100 KB.
+
+The models (each stated once, here):
+
+- **SQS requests per job**: the producer's ``SendMessageBatch`` of 10; the mapping's one
+  ``ReceiveMessage`` per batch and one ``DeleteMessageBatch`` per batch for its successes (as Lambda's
+  poller does; empty receives of an idle queue are not per job and are left out); and every SQS call
+  the runtime makes itself (visibility changes, dead-letter and wake-up sends), counted. A request
+  whose payload passes 64 KB counts once per 64 KB chunk.
+- **Lambda**: one request per batch; billed duration per batch = its measured CPU, scaled to the
+  function's share of a vCPU (Lambda gives one vCPU at 1,769 MB, proportionally less below), plus
+  :data:`LATENCY_MS_PER_CALL` per DynamoDB or SQS call the consumer makes, rounded up to 1 ms; at the
+  construct's default memory.
+- **Logs**: the bytes the runtime's logger writes (counted, not dropped), plus Lambda's own START,
+  END and REPORT lines per invocation (:data:`PLATFORM_LOG_BYTES_PER_INVOCATION`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from functools import partial
+
+from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerEnv, ConsumerSpec, build_state
+from benchmarks.counting import CallCounter
+from benchmarks.prices import (
+    DYNAMODB_READ,
+    DYNAMODB_WRITE,
+    LAMBDA_GB_SECOND,
+    LAMBDA_REQUEST,
+    LOGS_INGESTED_GB,
+    SQS_CHUNK_BYTES,
+    SQS_FIFO_REQUEST,
+)
+from benchmarks.responder import Responder
+from benchmarks.workload import QUEUE_URL, REGION, Batch, Record, aws_environment, fifo_batches, records
+
+__all__ = [
+    "FILLS",
+    "LATENCY_MS_PER_CALL",
+    "PLATFORM_LOG_BYTES_PER_INVOCATION",
+    "STATE_SIZES_KB",
+    "CostCase",
+    "JobCost",
+    "cost_cases",
+    "crossover_state_bytes",
+    "measure_cost",
+]
+
+#: The two batch fills of figure 9.
+FILLS = ("one job per group", "ten jobs per group")
+#: The state sizes of figure 9, in KB (of the state's JSON).
+STATE_SIZES_KB = (0.1, 1.0, 10.0, 100.0)
+#: The latency model: wall time per DynamoDB or SQS call (about DynamoDB's in-region latency).
+LATENCY_MS_PER_CALL = 5.0
+#: Lambda gives a function one vCPU at this much memory, proportionally less below (Lambda docs,
+#: "Configure Lambda function memory").
+ONE_VCPU_MEMORY_MB = 1769
+#: Lambda's START, END and REPORT lines of one invocation in the text format, about:
+#: ``START RequestId: <36> Version: $LATEST`` (72 B), ``END RequestId: <36>`` (52 B),
+#: ``REPORT RequestId: <36>  Duration: 2.17 ms  Billed Duration: 3 ms  Memory Size: 256 MB  Max
+#: Memory Used: 65 MB`` (~140 B), each with its timestamp and stream metadata.
+PLATFORM_LOG_BYTES_PER_INVOCATION = 290
+#: Records per batch: the construct's default (constructs_fifo.construct.defaults.BATCH_SIZE).
+BATCH_RECORDS = 10
+_GB = 1024**3
+
+
+@dataclass(frozen=True)
+class CostCase:
+    """One consumer (``subject``) at one batch fill; ``state_bytes`` for the state cases."""
+
+    subject: str
+    fill: str
+    spec: ConsumerSpec
+    state_bytes: int | None = None
+
+
+def _state_spec(state_bytes: int) -> ConsumerSpec:
+    base = CONSUMERS["state"]
+    return replace(base, name=f"state-{state_bytes}", build=partial(build_state, state_bytes=state_bytes))
+
+
+def _kb(size_kb: float) -> str:
+    return f"state {size_kb:g} KB"
+
+
+def cost_cases(state_sizes_kb: tuple[float, ...] = STATE_SIZES_KB) -> list[CostCase]:
+    """claim, claim-park, state at each size and Powertools (when installed), at both fills."""
+    subjects: list[tuple[str, ConsumerSpec, int | None]] = [
+        ("claim", CONSUMERS["claim"], None),
+        ("claim-park", CONSUMERS["claim-park"], None),
+        *[(_kb(kb), _state_spec(round(kb * 1024)), round(kb * 1024)) for kb in state_sizes_kb],
+    ]
+    if CONSUMERS[BASELINE].status() is None:
+        subjects.append((BASELINE, CONSUMERS[BASELINE], None))
+    return [CostCase(name, fill, spec, size) for fill in FILLS for name, spec, size in subjects]
+
+
+@dataclass
+class JobCost:
+    """What the measured jobs of one case consumed, in total; per job by the properties."""
+
+    case: CostCase
+    jobs: int
+    batches: int
+    write_units: float = 0.0
+    read_units: float = 0.0
+    items_written: int = 0
+    bytes_written: int = 0
+    dynamodb_calls: int = 0
+    runtime_sqs_requests: int = 0
+    mapping_sqs_requests: int = 0
+    producer_sqs_requests: int = 0
+    billed_ms: float = 0.0
+    cpu_seconds: float = 0.0
+    log_bytes: int = 0
+    memory_mb: int = 256
+    failures: int = 0
+    executed: int = 0
+    sqs_by_operation: dict[str, int] = field(default_factory=dict)
+
+    def per_job(self, total: float) -> float:
+        return total / self.jobs if self.jobs else 0.0
+
+    @property
+    def sqs_requests(self) -> int:
+        return self.runtime_sqs_requests + self.mapping_sqs_requests + self.producer_sqs_requests
+
+    @property
+    def gb_seconds(self) -> float:
+        return self.billed_ms / 1000 * self.memory_mb / 1024
+
+    @property
+    def ingested_log_bytes(self) -> int:
+        return self.log_bytes + PLATFORM_LOG_BYTES_PER_INVOCATION * self.batches
+
+    @property
+    def dollars_per_million_jobs(self) -> dict[str, float]:
+        """By service, and ``total``: at :mod:`benchmarks.prices`."""
+        million = 1e6 / self.jobs if self.jobs else 0.0
+        parts = {
+            "DynamoDB writes": self.write_units * DYNAMODB_WRITE.dollars_per_unit,
+            "DynamoDB reads": self.read_units * DYNAMODB_READ.dollars_per_unit,
+            "SQS": self.sqs_requests * SQS_FIFO_REQUEST.dollars_per_unit,
+            "Lambda duration": self.gb_seconds * LAMBDA_GB_SECOND.dollars_per_unit,
+            "Lambda requests": self.batches * LAMBDA_REQUEST.dollars_per_unit,
+            "logs": self.ingested_log_bytes / _GB * LOGS_INGESTED_GB.dollars_per_unit,
+        }
+        scaled = {name: value * million for name, value in parts.items()}
+        return {**scaled, "total": sum(scaled.values())}
+
+    @property
+    def state_overhead_bytes(self) -> float | None:
+        """The mean item written less the state's JSON: the bookkeeping every state write carries."""
+        if self.case.state_bytes is None or not self.items_written:
+            return None
+        return self.bytes_written / self.items_written - self.case.state_bytes
+
+
+def _chunks(payload_bytes: int) -> int:
+    return max(1, math.ceil(payload_bytes / SQS_CHUNK_BYTES))
+
+
+def _body_bytes(batch: Batch) -> int:
+    return sum(len(str(record["body"]).encode()) for record in batch)
+
+
+def _batches(fill: str, queue: list[Record]) -> list[Batch]:
+    if fill == FILLS[0]:  # records are round-robin over BATCH_RECORDS groups: each chunk, one per group
+        return [queue[start : start + BATCH_RECORDS] for start in range(0, len(queue), BATCH_RECORDS)]
+    return fifo_batches(queue, BATCH_RECORDS)
+
+
+def _memory_mb() -> int:
+    from constructs_fifo.construct.defaults import MEMORY_SIZE  # noqa: PLC0415 - loads aws_cdk
+
+    return int(MEMORY_SIZE)
+
+
+def measure_cost(
+    case: CostCase, *, jobs: int, warmup_per_group: int, memory_mb: int | None = None
+) -> JobCost:
+    """Run ``case`` against a fresh metering responder: warm-up jobs, then ``jobs`` measured."""
+    aws_environment()
+    import boto3  # noqa: PLC0415 - keep importing this module cheap
+
+    if case.spec.build is None:
+        raise ValueError(f"consumer {case.spec.name!r} is not built: {case.spec.status()}")
+    memory = memory_mb if memory_mb is not None else _memory_mb()
+    cpu_scale = max(1.0, ONE_VCPU_MEMORY_MB / memory)
+    groups = BATCH_RECORDS
+    warm = records([f"warm-{index}" for index in range(warmup_per_group * groups)], groups)
+    measured = records([f"job-{index}" for index in range(jobs)], groups)
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    sqs = boto3.client("sqs", region_name=REGION)
+    responder = Responder(case.spec.tables)
+    responder.attach(dynamodb, sqs)
+    env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
+    process = case.spec.build(env)
+    counter = CallCounter(dynamodb, sqs)
+    try:
+        for batch in _batches(case.fill, warm):
+            process(batch)
+        batches = _batches(case.fill, measured)
+        cost = JobCost(case, jobs=len(measured), batches=len(batches), memory_mb=memory)
+        responder.capacity.reset()
+        sqs_before = _sqs_calls(responder)
+        dynamodb_before = _calls(responder, "dynamodb.")
+        log_before, env.ran = env.log.bytes, 0
+        for batch in batches:
+            counter.reset()
+            server_before, cpu_before = responder.cpu_seconds, time.process_time()
+            cost.failures += len(process(batch)["batchItemFailures"])
+            cpu = time.process_time() - cpu_before - (responder.cpu_seconds - server_before)
+            cost.cpu_seconds += cpu
+            cost.billed_ms += math.ceil(cpu * 1000 * cpu_scale + LATENCY_MS_PER_CALL * counter.total)
+            cost.mapping_sqs_requests += _chunks(_body_bytes(batch)) + 1  # receive + delete the successes
+        cost.producer_sqs_requests = sum(
+            _chunks(_body_bytes(measured[start : start + 10])) for start in range(0, len(measured), 10)
+        )
+        runtime_sqs = {name: count - sqs_before.get(name, 0) for name, count in _sqs_calls(responder).items()}
+        cost.sqs_by_operation = {name: count for name, count in runtime_sqs.items() if count}
+        cost.runtime_sqs_requests = sum(runtime_sqs.values())
+        cost.write_units = responder.capacity.write_units
+        cost.read_units = responder.capacity.read_units
+        cost.items_written = responder.capacity.items_written
+        cost.bytes_written = responder.capacity.bytes_written
+        cost.dynamodb_calls = _calls(responder, "dynamodb.") - dynamodb_before
+        cost.log_bytes = env.log.bytes - log_before
+        cost.executed = env.ran
+    finally:
+        counter.close()
+        responder.detach()
+    if responder.errors:
+        raise RuntimeError(
+            f"{case.subject}: requests outside the in-memory model (extend benchmarks/responder.py): "
+            + "; ".join(sorted(set(responder.errors)))
+        )
+    return cost
+
+
+def _calls(responder: Responder, prefix: str) -> int:
+    return sum(count for name, count in responder.calls.items() if name.startswith(prefix))
+
+
+def _sqs_calls(responder: Responder) -> dict[str, int]:
+    return {name: count for name, count in responder.calls.items() if name.startswith("sqs.")}
+
+
+def crossover_state_bytes(state: list[JobCost], claim_units_per_job: float) -> float | None:
+    """The state size (bytes) above which state mode's write units per job pass ``claim_units_per_job``.
+
+    From the measured cases of one fill: item writes per job and the bookkeeping each write carries
+    (the mean item size less the state) are taken from the smallest measured state, and units follow
+    DynamoDB's 1 KB steps. ``None`` when no state case ran; a negative value means state mode costs
+    more than claim mode at any state size (the bookkeeping alone passes the bound).
+    """
+    runs = [run for run in state if run.state_overhead_bytes is not None and run.jobs]
+    if not runs:
+        return None
+    smallest = min(runs, key=lambda run: run.case.state_bytes or 0)
+    writes_per_job = smallest.per_job(smallest.items_written)
+    overhead = smallest.state_overhead_bytes or 0.0
+    if writes_per_job <= 0:
+        return math.inf
+    steps = math.floor(claim_units_per_job / writes_per_job + 1e-9)  # 1 KB steps each write may take
+    return steps * 1024 - overhead

@@ -1,0 +1,473 @@
+"""One statement per setting: its prop, environment variable, type, default, limits and doc line.
+
+Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one :class:`Setting` row of
+:data:`SETTINGS`, and every reader reads the row instead of restating it:
+
+- the construct's validation (``constructs_fifo.construct.validation``) checks each prop against the
+  row's limits and writes the row's reason and example into its error;
+- the function's environment (``constructs_fifo.construct.function``) is written under the rows'
+  variables, and :class:`~constructs_fifo.runtime.config.RuntimeConfig` reads them back, checked
+  against the same limits;
+- the processors' settings (``BatchSettings``, the processors' keyword defaults) take their defaults
+  and limits from the rows;
+- the props tables of README.md and docs/construct.md are generated from the rows
+  (``python -m constructs_fifo.construct.props_table``; a test fails when a doc drifts).
+
+A row with a ``prop`` and no ``env`` is the construct's alone (``batch_size``, ``encryption_key``); a
+row with an ``env`` and no ``prop`` is written by the construct from a resource it built (the queue's
+URL); a row with neither is the runtime's own (``first_seq``). Limits are in the row's ``unit``:
+durations in whole seconds, as the environment carries them. Limits that depend on other props
+(``max_receive_count``'s least value, ``visibility_timeout >= timeout``) are rules in the validation
+code; the row's ``rule`` says them for the docs.
+
+The runtime ships alone in the function's asset: this module imports only the standard library and
+:mod:`constructs_fifo.runtime.constants`.
+
+Examples
+--------
+>>> SETTINGS["reorder_limit"].limits_doc()
+'1–1000'
+>>> SETTINGS["reorder_limit"].violation(0)
+'a whole number from 1 to 1000'
+>>> SETTINGS["gap_timeout"].env
+'CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from constructs_fifo.runtime.constants import (
+    DEFAULT_BACKOFF_BASE_SECONDS,
+    DEFAULT_CLAIM_TTL_SECONDS,
+    DEFAULT_FIRST_SEQ,
+    DEFAULT_GAP_POLICY,
+    DEFAULT_GAP_TIMEOUT_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_METRICS_NAMESPACE,
+    DEFAULT_MODE,
+    DEFAULT_ON_DEAD_JOB,
+    DEFAULT_REMEMBERED_JOB_IDS,
+    DEFAULT_REORDER_LIMIT,
+    ENV_BACKOFF_BASE_SECONDS,
+    ENV_CLAIM_TABLE,
+    ENV_CLAIM_TTL_SECONDS,
+    ENV_DEAD_LETTER_QUEUE_URL,
+    ENV_GAP_POLICY,
+    ENV_GAP_TIMEOUT_SECONDS,
+    ENV_GROUP_TABLE,
+    ENV_MAX_ATTEMPTS,
+    ENV_METRICS_NAMESPACE,
+    ENV_MODE,
+    ENV_ON_DEAD_JOB,
+    ENV_QUEUE_URL,
+    ENV_REORDER_LIMIT,
+    ENV_USER_HANDLER,
+    ENV_VISIBILITY_TIMEOUT_SECONDS,
+    GAP_POLICY_SKIP_GAP,
+    GAP_POLICY_WAIT,
+    MAX_ATTEMPTS_MAX,
+    DeadJobPolicy,
+    JobMode,
+)
+from constructs_fifo.runtime.setting_row import SECONDS, Setting, human_seconds
+
+__all__ = [
+    "MAX_VISIBILITY_TIMEOUT_SECONDS",
+    "SECONDS",
+    "SETTINGS",
+    "Setting",
+    "human_seconds",
+]
+
+#: SQS's upper bound of a visibility timeout (12 hours): the cap of every retry delay.
+MAX_VISIBILITY_TIMEOUT_SECONDS: Final = 43_200
+
+
+_ROWS: Final = (
+    Setting(
+        "code",
+        "the job code: a **directory** asset (`Code.from_asset(dir)`); inline code, S3 code and zip files "
+        "are rejected; the directory may not hold a top-level `constructs_fifo`",
+        "lambda_.Code",
+        default_doc="required",
+        prop="code",
+    ),
+    Setting(
+        "handler",
+        "`module.function` of the job function: Python identifiers, dotted module allowed (`pkg.mod.handle`)",
+        "str",
+        default_doc="required",
+        prop="handler",
+        env=ENV_USER_HANDLER,
+        field="user_handler",
+    ),
+    Setting(
+        "mode",
+        "`CLAIM`: a job is a side effect, claimed in the claim table before it runs; `STATE`: a job is a "
+        "transition `apply(job, state) -> state` of its group's state (group table, no claim table)",
+        "JobMode",
+        default=DEFAULT_MODE.value,
+        default_doc=f"`{DEFAULT_MODE.value}`",
+        prop="mode",
+        env=ENV_MODE,
+        field="mode",
+        choices=tuple(member.value for member in JobMode),
+    ),
+    Setting(
+        "batch_size",
+        "records per invocation (the FIFO event source's limit)",
+        "int",
+        default=10,
+        default_doc="`10`",
+        prop="batch_size",
+        low=1,
+        high=10,
+        unit="records",
+        why="an SQS FIFO event source takes at most 10 records per batch, so",
+    ),
+    Setting(
+        "max_attempts",
+        "runs of one job (a crash inside it included) before the runtime declares it dead",
+        "int",
+        default=DEFAULT_MAX_ATTEMPTS,
+        default_doc=f"`{DEFAULT_MAX_ATTEMPTS}`",
+        prop="max_attempts",
+        env=ENV_MAX_ATTEMPTS,
+        field="max_attempts",
+        low=1,
+        high=MAX_ATTEMPTS_MAX,
+        unit="attempts",
+        why="the runtime counts a job's runs and declares it dead after max_attempts, so",
+    ),
+    Setting(
+        "on_dead_job",
+        "`PARK`: the group stops at its dead job, which is kept with every later job of the group in the "
+        "group table, in order, until resumed (`ParkedGroupsAlarm`); `CONTINUE`: the dead job goes to "
+        "the DLQ and the group goes on (its order is broken)",
+        "DeadJobPolicy",
+        default=DEFAULT_ON_DEAD_JOB.value,
+        default_doc=f"`{DEFAULT_ON_DEAD_JOB.value}`",
+        prop="on_dead_job",
+        env=ENV_ON_DEAD_JOB,
+        field="on_dead_job",
+        choices=tuple(member.value for member in DeadJobPolicy),
+    ),
+    Setting(
+        "max_receive_count",
+        "SQS's own dead-letter rule, only a safety net for a function that cannot start at all",
+        "int | None",
+        default_doc="twice the least value, at most 1000 (192; 268 in state mode)",
+        prop="max_receive_count",
+        high=1000,
+        unit="receives",
+        why="the SQS maximum for a redrive policy",
+        rule="≥ `(2 × batch_size − 1) × max_attempts + 1` (state mode: `(2 × batch_size − 1) × "
+        "(max_attempts + 2) + 1`; and ≥ 6): below it healthy jobs could follow a failing one into the DLQ",
+    ),
+    Setting(
+        "timeout",
+        "the function timeout",
+        "Duration",
+        default=120,
+        default_doc="2 minutes",
+        prop="timeout",
+        low=1,
+        high=900,
+        unit=SECONDS,
+        why="the Lambda maximum of a function timeout",
+        example="Duration.minutes(2)",
+    ),
+    Setting(
+        "visibility_timeout",
+        "the queue's visibility timeout: the cap of every retry delay",
+        "Duration | None",
+        default=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        default_doc="6 × `timeout`",
+        prop="visibility_timeout",
+        env=ENV_VISIBILITY_TIMEOUT_SECONDS,
+        field="visibility_timeout_seconds",
+        low=0,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="the SQS maximum",
+        example="Duration.minutes(12)",
+        rule="≥ `timeout`; below 6 × `timeout` adds warning "
+        "`constructs-fifo:visibilityTimeoutBelowSixTimesTimeout`; required when `timeout` is a token",
+    ),
+    Setting(
+        "reserved_concurrency",
+        "the function's reserved concurrency",
+        "int",
+        default=10,
+        default_doc="`10`",
+        prop="reserved_concurrency",
+        low=1,
+        unit="executions",
+        why="with 0 the function never runs and every message ends in the dead-letter queue",
+        rule="≥ `max_concurrency`; `1` adds warning `constructs-fifo:reservedConcurrencyOne` (the mapping "
+        "cannot be capped below 2)",
+    ),
+    Setting(
+        "max_concurrency",
+        "the event source's `ScalingConfig.MaximumConcurrency`; the default keeps the mapping from invoking "
+        "more functions than may run (throttled batches return with raised receive counts)",
+        "int | None",
+        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000)",
+        prop="max_concurrency",
+        low=2,
+        high=1000,
+        unit="executions",
+        why="Lambda's ScalingConfig.MaximumConcurrency is limited, so",
+    ),
+    Setting(
+        "claim_ttl",
+        "how long a claim item lives: claim items carry `expiration` = now + TTL (claim mode)",
+        "Duration",
+        default=DEFAULT_CLAIM_TTL_SECONDS,
+        default_doc="7 days",
+        prop="claim_ttl",
+        env=ENV_CLAIM_TTL_SECONDS,
+        field="claim_ttl_seconds",
+        low=1,
+        unit=SECONDS,
+        example="Duration.days(7)",
+    ),
+    Setting(
+        "age_alarm_threshold",
+        "the queue alarm fires when the oldest message is older than this",
+        "Duration",
+        default=300,
+        default_doc="5 minutes",
+        prop="age_alarm_threshold",
+        low=1,
+        unit=SECONDS,
+        example="Duration.minutes(5)",
+    ),
+    Setting(
+        "alarm_topic",
+        "alarm **and** OK action of every alarm",
+        "sns.ITopic | None",
+        default_doc="none",
+        prop="alarm_topic",
+    ),
+    Setting(
+        "encryption_key",
+        "both queues (SSE-KMS), the tables (customer managed), the function's log group (the key policy "
+        "gains the statement CloudWatch Logs needs; an imported key warns "
+        "`constructs-fifo:encryptionKeyPolicyNotManaged`) and its environment variables; see "
+        "docs/security.md",
+        "kms.IKey | None",
+        default_doc="none",
+        prop="encryption_key",
+    ),
+    Setting(
+        "content_based_deduplication",
+        "let SQS derive deduplication ids from the body; off: producers send the jobId as "
+        "`MessageDeduplicationId`",
+        "bool",
+        default=False,
+        default_doc="`False`",
+        prop="content_based_deduplication",
+    ),
+    Setting(
+        "table_removal_policy",
+        "what happens to the claim table and the group table when they leave the stack",
+        "RemovalPolicy",
+        default="RETAIN",
+        default_doc="`RETAIN`",
+        prop="table_removal_policy",
+    ),
+    Setting(
+        "environment",
+        "extra variables for the job code; the construct's own `CONSTRUCTS_FIFO_*` names are rejected",
+        "Mapping[str, str] | None",
+        default_doc="none",
+        prop="environment",
+    ),
+    Setting(
+        "memory_size",
+        "function memory",
+        "int",
+        default=256,
+        default_doc="`256`",
+        prop="memory_size",
+        low=128,
+        high=10240,
+        unit="MB",
+        why="Lambda memory is given in MB and",
+    ),
+    Setting(
+        "backoff_base",
+        "first retry delay of a failed job, doubling per attempt, capped at the visibility timeout",
+        "Duration",
+        default=DEFAULT_BACKOFF_BASE_SECONDS,
+        default_doc="2 seconds",
+        prop="backoff_base",
+        env=ENV_BACKOFF_BASE_SECONDS,
+        field="backoff_base_seconds",
+        low=1,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="the cap of every retry delay (the SQS maximum of a visibility timeout)",
+        example="Duration.seconds(2)",
+    ),
+    Setting(
+        "metrics_namespace",
+        "CloudWatch namespace of the runtime's EMF metrics",
+        "str",
+        default=DEFAULT_METRICS_NAMESPACE,
+        default_doc=f"`{DEFAULT_METRICS_NAMESPACE}`",
+        prop="metrics_namespace",
+        env=ENV_METRICS_NAMESPACE,
+        field="metrics_namespace",
+    ),
+    Setting(
+        "reorder_limit",
+        "state mode only: jobs with a `seq` beyond the next one that a group's reorder buffer holds",
+        "int | None",
+        default=DEFAULT_REORDER_LIMIT,
+        default_doc=f"`{DEFAULT_REORDER_LIMIT}` (state mode)",
+        prop="reorder_limit",
+        env=ENV_REORDER_LIMIT,
+        field="reorder_limit",
+        low=1,
+        high=1000,
+        unit="jobs",
+        why="the reorder buffer is committed with the group's state in one DynamoDB item, so",
+        state_only=True,
+    ),
+    Setting(
+        "gap_timeout",
+        "state mode only: how long a sequence gap may stay open before `gap_policy` applies and "
+        "`SequenceGapAlarm` fires",
+        "Duration | None",
+        default=DEFAULT_GAP_TIMEOUT_SECONDS,
+        default_doc="5 minutes (state mode)",
+        prop="gap_timeout",
+        env=ENV_GAP_TIMEOUT_SECONDS,
+        field="gap_timeout_seconds",
+        low=1,
+        unit=SECONDS,
+        example="Duration.minutes(5)",
+        state_only=True,
+    ),
+    Setting(
+        "gap_policy",
+        "state mode only: `WAIT` keeps waiting (the alarm calls an operator); `SKIP_GAP` gives the "
+        "missing seqs up, records them and applies what follows",
+        "GapPolicy | None",
+        default=DEFAULT_GAP_POLICY,
+        default_doc=f"`{DEFAULT_GAP_POLICY}` (state mode)",
+        prop="gap_policy",
+        env=ENV_GAP_POLICY,
+        field="gap_policy",
+        choices=(GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP),
+        state_only=True,
+    ),
+    Setting(
+        "architecture",
+        "the instruction set; `ARM_64` is about 20% cheaper per GB-second (the runtime is pure Python); "
+        "bundled dependencies are installed for it",
+        "lambda_.Architecture",
+        default="X86_64",
+        default_doc="`X86_64`",
+        prop="architecture",
+        choices=("X86_64", "ARM_64"),
+    ),
+    Setting(
+        "tracing",
+        "X-Ray tracing of the function",
+        "lambda_.Tracing | None",
+        default_doc="none",
+        prop="tracing",
+        rule='a `lambda_.Tracing`; `ACTIVE` adds X-Ray\'s statements on `Resource: "*"` (acknowledged for '
+        "cdk-nag)",
+    ),
+    Setting(
+        "layers",
+        "Lambda layers of the function",
+        "Sequence[lambda_.ILayerVersion] | None",
+        default_doc="none",
+        prop="layers",
+        high=5,
+        unit="layers",
+        rule="each compatible with `python3.14` when it says",
+    ),
+    Setting(
+        "vpc",
+        "the function runs in it; its subnets must reach SQS, DynamoDB, CloudWatch and KMS (NAT or "
+        "endpoints); the role gets the network-interface actions of `AWSLambdaVPCAccessExecutionRole`, "
+        "inline",
+        "ec2.IVpc | None",
+        default_doc="none",
+        prop="vpc",
+    ),
+    Setting(
+        "vpc_subnets",
+        "which subnets of `vpc` the function runs in",
+        "ec2.SubnetSelection | None",
+        default_doc="the VPC's private subnets",
+        prop="vpc_subnets",
+        rule="needs `vpc`; no public subnets",
+    ),
+    Setting(
+        "security_groups",
+        "the function's security groups",
+        "Sequence[ec2.ISecurityGroup] | None",
+        default_doc="one the function creates (all outbound, no inbound)",
+        prop="security_groups",
+        low=1,
+        high=5,
+        unit="groups",
+        rule="needs `vpc`",
+    ),
+    Setting(
+        "bundling",
+        "how the job code's dependencies are installed: `exclude` patterns, `requirements`, index "
+        'options, `cache_dir`, or `docker` bundling (see "Job code with dependencies" in docs/construct.md)',
+        "CodeBundling | None",
+        default_doc="install what the code directory declares",
+        prop="bundling",
+    ),
+    # --- written by the construct from the resources it built -----------------------------------------
+    Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
+    Setting(
+        "dead_letter_queue_url",
+        "the dead-letter queue's URL",
+        "str",
+        env=ENV_DEAD_LETTER_QUEUE_URL,
+        field="dead_letter_queue_url",
+    ),
+    Setting("claim_table", "the claim table's name", "str", env=ENV_CLAIM_TABLE, field="claim_table"),
+    Setting(
+        "group_table",
+        "the group table's name (PARK policy or state mode)",
+        "str",
+        env=ENV_GROUP_TABLE,
+        field="group_table",
+    ),
+    # --- the runtime's own ---------------------------------------------------------------------------
+    Setting(
+        "first_seq",
+        "the `seq` of a group's first job: a group's sequence starts at 0",
+        "int",
+        default=DEFAULT_FIRST_SEQ,
+        field="first_seq",
+        low=0,
+        unit="seq",
+    ),
+    Setting(
+        "remember_job_ids",
+        "state mode: job ids without `seq` a group's bookkeeping remembers, to skip their duplicates",
+        "int",
+        default=DEFAULT_REMEMBERED_JOB_IDS,
+        field="remember_job_ids",
+        low=1,
+        unit="job ids",
+    ),
+)
+
+#: Every setting by name, props first in the construct's keyword order.
+SETTINGS: Final[Mapping[str, Setting]] = {row.name: row for row in _ROWS}

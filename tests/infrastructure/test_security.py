@@ -1,0 +1,191 @@
+"""docs/security.md: every scanner finding on the sample, in both configurations, is listed with why.
+
+The sample app is synthesized once per configuration (without a key, and with ``-c encryption=kms``)
+in a module-scoped fixture, with its cdk-nag packs; cfn-lint (informational rules included) reads the
+same templates. In each configuration the findings must be exactly the rows of docs/security.md for
+it: a new finding without a row fails, and so does a row nothing reports any more. A third, small
+synth covers the rows of the ``vpc or tracing`` configuration (a queue with both props).
+
+checkov cannot be a development dependency (its ``packaging<24`` conflicts with pytest's
+``packaging>=24``); its rows are checked only when a ``checkov`` is on ``PATH`` or the ``CHECKOV``
+environment variable holds a command running one (``make scan`` sets it to checkov in a uv tool
+environment of its own), on the same templates: one run per configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cfnlint.api
+import pytest
+from aws_cdk import App, Stack, Validations
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_lambda as lambda_
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+from cfnlint.api import ManualArgs
+
+from constructs_fifo import OrderedAgentQueue
+
+from .stacks import REPO, load_sample_app
+
+SECURITY_DOC = REPO / "docs" / "security.md"
+#: The configurations of the table: the sample without and with a key, and a queue with vpc and tracing.
+WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING = "without a key", "with a key", "vpc or tracing"
+_ROW = re.compile(r"^\| (checkov|cdk-nag|cfn-lint) \| `([^`]+)` \| ([^|]+) \|", re.MULTILINE)
+
+
+def documented(scanner: str, configuration: str) -> set[str]:
+    """The rule ids docs/security.md lists for ``scanner`` in ``configuration`` (``both`` counts in both)."""
+    found: set[str] = set()
+    for row in _ROW.finditer(SECURITY_DOC.read_text()):
+        name, rule, where = row.group(1), row.group(2), row.group(3).strip()
+        both = where == "both" and configuration in (WITHOUT_KEY, WITH_KEY)
+        if name == scanner and (where == configuration or both):
+            found.add(rule)
+    return found
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """One synthesized configuration: its template file and the cdk-nag findings it acknowledged."""
+
+    template: Path
+    nag_acknowledged: set[str]
+    nag_open: list[str]
+
+
+def _synth(outdir: Path, app: App, stack_name: str) -> Scanned:
+    app.synth()
+    report = json.loads((outdir / "validation-report.json").read_text())
+    acknowledged = {s["ruleName"] for p in report["pluginReports"] for s in p.get("suppressedViolations", [])}
+    open_findings = [v["ruleName"] for p in report["pluginReports"] for v in p["violations"]]
+    return Scanned(outdir / f"{stack_name}.template.json", acknowledged, open_findings)
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Scanned]]:
+    """The sample in both configurations, and a queue with vpc and tracing, each synthesized once."""
+    sample = load_sample_app()
+    # The context `cdk synth` reads from cdk.json (feature flags),
+    # and the metadata the CLI asks for: the template users deploy, as `cdk synth` writes it.
+    flags: dict[str, Any] = {
+        **json.loads((REPO / "cdk.json").read_text()).get("context", {}),
+        "aws:cdk:enable-path-metadata": True,
+        "aws:cdk:enable-asset-metadata": True,
+    }
+    results: dict[str, Scanned] = {}
+    for configuration, context in (
+        (WITHOUT_KEY, flags),
+        (WITH_KEY, {**flags, sample.ENCRYPTION_CONTEXT: sample.ENCRYPTION_KMS}),
+    ):
+        outdir = tmp_path_factory.mktemp("scan")
+        app = sample.build_app(App(outdir=str(outdir), context=context))
+        results[configuration] = _synth(outdir, app, sample.STACK_NAME)
+
+    outdir = tmp_path_factory.mktemp("scan")
+    app = App(outdir=str(outdir), context=flags)
+    stack = Stack(app, "Placed")
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["eu-west-1a"],
+        private_subnet_ids=["subnet-0123456789abcdef0"],
+    )
+    jobs = OrderedAgentQueue(
+        stack,
+        "Jobs",
+        code=lambda_.Code.from_asset(str(REPO / "lambda")),
+        handler="notifier.handle",
+        vpc=vpc,
+        tracing=lambda_.Tracing.ACTIVE,
+    )
+    Validations.of(jobs.function).acknowledge(*sample.FUNCTION_ACKNOWLEDGEMENTS)
+    Validations.of(jobs.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+    results[VPC_OR_TRACING] = _synth(outdir, app, "Placed")
+    yield results
+
+
+def _cfn_lint_rules(template: Path) -> set[str]:
+    matches = cfnlint.api.lint_file(template, config=ManualArgs(include_checks=["I"]))
+    return {m.rule.id for m in matches}
+
+
+@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY])
+def test_every_cdk_nag_finding_on_the_sample_is_acknowledged_and_documented(
+    scanned: dict[str, Scanned], configuration: str
+) -> None:
+    # GIVEN the sample synthesized in one configuration, with its cdk-nag packs
+    result = scanned[configuration]
+    # THEN no finding is open, and the acknowledged ones are exactly the documented rows
+    assert result.nag_open == []
+    assert result.nag_acknowledged == documented("cdk-nag", configuration)
+
+
+def test_vpc_and_tracing_add_only_the_documented_acknowledged_wildcard(scanned: dict[str, Scanned]) -> None:
+    # GIVEN a queue with vpc and active tracing, acknowledged as the sample is
+    result = scanned[VPC_OR_TRACING]
+    # THEN the construct's own acknowledgement covers the role's wildcard; nothing is left open
+    assert result.nag_open == []
+    extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
+    assert extra == documented("cdk-nag", VPC_OR_TRACING) == {"AwsSolutions-IAM5[Resource::*]"}
+
+
+@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY])
+def test_every_cfn_lint_finding_on_the_sample_is_documented(
+    scanned: dict[str, Scanned], configuration: str
+) -> None:
+    # GIVEN the sample's template WHEN cfn-lint checks it with every rule, informational ones included
+    rules = _cfn_lint_rules(scanned[configuration].template)
+    # THEN its findings are exactly the documented rows (no error among them)
+    assert rules == documented("cfn-lint", configuration)
+    assert not [r for r in rules if r.startswith("E")]
+
+
+def _checkov() -> str | None:
+    return os.environ.get("CHECKOV") or shutil.which("checkov")
+
+
+def _checkov_failed(template: Path) -> set[str]:
+    checkov = _checkov()
+    assert checkov is not None
+    result = subprocess.run(
+        [
+            *shlex.split(checkov),
+            "-f",
+            str(template),
+            "--framework",
+            "cloudformation",
+            "-o",
+            "json",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    report: Any = json.loads(result.stdout)
+    return {check["check_id"] for check in report["results"]["failed_checks"]}
+
+
+@pytest.mark.skipif(
+    _checkov() is None,
+    reason="no checkov on PATH or in CHECKOV (it cannot share the dev venv: packaging<24); `make scan`",
+)
+@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY])
+def test_every_checkov_failure_on_the_sample_is_documented(
+    scanned: dict[str, Scanned], configuration: str
+) -> None:
+    # GIVEN the sample's template WHEN checkov checks it THEN its failures are exactly the documented rows
+    assert _checkov_failed(scanned[configuration].template) == documented("checkov", configuration)

@@ -1,0 +1,121 @@
+"""The settings spec: one limit per setting, read the same by RuntimeConfig and BatchSettings.
+
+The construct's side of the same rows is pinned in ``test_construct_validation.py``; the docs' side in
+``test_construct_props_table.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from constructs_fifo.runtime.config import RuntimeConfig
+from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.group_state import BatchSettings
+from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
+
+BASE = {
+    "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",
+    "CONSTRUCTS_FIFO_QUEUE_URL": "https://q/jobs.fifo",
+    "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://q/jobs-dlq.fifo",
+    "CONSTRUCTS_FIFO_GROUP_TABLE": "groups",
+}
+
+#: Rows the runtime reads as a whole number from the environment, with at least one limit.
+BOUNDED_VARIABLES = [
+    row
+    for row in SETTINGS.values()
+    if row.env is not None and isinstance(row.default, int) and (row.low is not None or row.high is not None)
+]
+
+
+def _config_field(row: Setting, value: int) -> object:
+    assert row.env is not None and row.field is not None
+    return getattr(RuntimeConfig.from_env({**BASE, row.env: str(value)}), row.field)
+
+
+def test_every_bounded_variable_is_one_of_the_known_settings() -> None:
+    # GIVEN / THEN the rows RuntimeConfig checks by limits (so a new row is not left out silently)
+    assert sorted(row.name for row in BOUNDED_VARIABLES) == [
+        "backoff_base",
+        "claim_ttl",
+        "gap_timeout",
+        "max_attempts",
+        "reorder_limit",
+        "visibility_timeout",
+    ]
+
+
+@pytest.mark.parametrize("row", BOUNDED_VARIABLES, ids=lambda row: row.name)
+def test_runtime_config_accepts_exactly_the_rows_limits(row: Setting) -> None:
+    # GIVEN a row's limits, WHEN its variable holds each limit / THEN the runtime takes it
+    for limit in (row.low, row.high):
+        if limit is not None:
+            assert _config_field(row, limit) == limit
+    # AND one past either limit is refused, naming the variable, the value and the row's rule
+    for outside in ([row.low - 1] if row.low is not None else []) + ([row.high + 1] if row.high else []):
+        with pytest.raises(ConfigurationError) as raised:
+            _config_field(row, outside)
+        assert str(raised.value).startswith(
+            f"{row.env}='{outside}' (variable): must be {row.rule_text()} of {row.unit}; "
+        )
+
+
+@pytest.mark.parametrize("row", BOUNDED_VARIABLES, ids=lambda row: row.name)
+def test_runtime_config_defaults_to_the_rows_default(row: Setting) -> None:
+    # GIVEN no variable for the row / WHEN reading / THEN the row's default
+    assert row.field is not None
+    assert getattr(RuntimeConfig.from_env(BASE), row.field) == row.default
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"reorder_limit": 0}, "reorder_limit=0 must be a whole number from 1 to 1000"),
+        ({"reorder_limit": 1001}, "reorder_limit=1001 must be a whole number from 1 to 1000"),
+        ({"max_attempts": 101}, "max_attempts=101 must be a whole number from 1 to 100"),
+        ({"gap_timeout_ms": 999}, "gap_timeout_ms=999 must be a whole number >= 1 of seconds, x 1000"),
+        ({"first_seq": -1}, "first_seq=-1 must be a whole number >= 0"),
+    ],
+)
+def test_batch_settings_refuse_what_the_construct_refuses(options: dict[str, int], problem: str) -> None:
+    # GIVEN a state-mode setting outside its row's limits / WHEN building the engine's settings
+    with pytest.raises(ValueError, match="invalid state-mode settings") as raised:
+        BatchSettings(**{"max_attempts": 3, "park_on_dead": False, **options})  # type: ignore[arg-type]
+    # THEN the message names the setting, its value and the row's rule
+    assert problem in str(raised.value)
+
+
+def test_batch_settings_take_the_rows_limits_themselves() -> None:
+    # GIVEN each state-mode row's limits / WHEN building at them / THEN they are accepted
+    reorder, gap, attempts = SETTINGS["reorder_limit"], SETTINGS["gap_timeout"], SETTINGS["max_attempts"]
+    assert gap.unit == SECONDS and gap.low is not None
+    for limit in (reorder.low, reorder.high):
+        assert limit is not None
+        settings = BatchSettings(
+            max_attempts=attempts.high or 0,
+            park_on_dead=True,
+            reorder_limit=limit,
+            gap_timeout_ms=gap.low * 1000,
+        )
+        assert settings.reorder_limit == limit
+
+
+def test_every_row_is_named_once_and_says_where_it_is_given() -> None:
+    # GIVEN the rows / THEN each has a doc line and a type, and a prop, a variable or a runtime field
+    for name, row in SETTINGS.items():
+        assert row.name == name and row.doc and row.type
+        assert row.prop or row.env or row.field, name
+    # AND no two rows share a prop or a variable
+    props = [row.prop for row in SETTINGS.values() if row.prop]
+    variables = [row.env for row in SETTINGS.values() if row.env]
+    assert len(props) == len(set(props)) and len(variables) == len(set(variables))
+
+
+def test_the_readme_states_the_effective_state_limit() -> None:
+    # GIVEN the state engine's default size limit: the item limit less the bookkeeping's reserve
+    limit = BatchSettings(max_attempts=1, park_on_dead=False).size_limit
+    # THEN the README states that figure where state mode's limits are listed
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"at most {limit:,} bytes" in readme and "less a 32 KB reserve" in readme
