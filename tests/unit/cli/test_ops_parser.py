@@ -1,4 +1,4 @@
-"""cli/ops.py without AWS: every operations command's --help says what it does, and to the DLQ."""
+"""cli/ops_parser.py: every operations command's --help says what it does, and to the DLQ; paging options."""
 
 from __future__ import annotations
 
