@@ -170,9 +170,9 @@ def list_groups(
     """
     start = None if starting_token is None else _decode_token(starting_token)
     state_mode = ops.mode == STATE_MODE
-    kinds = ([SK_PARK] if parked or not gaps else []) + (
-        [STATE_SK] if state_mode and (gaps or not parked) else []
-    )
+    # Park headers always (a parked group with a gap is PARKED under --gaps too); state items unless
+    # only parked groups are asked for.
+    kinds = [SK_PARK] + ([STATE_SK] if state_mode and (gaps or not parked) else [])
     page = GroupPage(ops.label)
     current: str | None = None
     header: ParkHeader | None = None
@@ -188,12 +188,11 @@ def list_groups(
         if stuck or not (parked or gaps):
             page.rows.append(_row(ops, current, header, state))
 
-    for item in _items(ops, kinds, start) if kinds else iter(()):
+    for item in _items(ops, kinds, start):
         group = item[GROUP_ATTR_GROUP]["S"]
         if group != current:
             flush()
-            if max_items is not None and len(page.rows) >= max_items:
-                assert last_key is not None  # a row was flushed, so an item was read
+            if max_items is not None and last_key is not None and len(page.rows) >= max_items:
                 page.next_token = _encode_token(last_key)
                 return page
             current, header, state = group, None, None
