@@ -8,6 +8,9 @@ NODE_BIN := $(CURDIR)/node_modules/.bin
 
 export PATH := $(NODE_BIN):$(CURDIR)/$(BIN):$(PATH)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii's end-of-life warning is silenced per Node major version (Node 20 reached it on 2026-10-30); its
+# Python runtime prints it as bytes (b'!!...', aws/jsii#4065). `constructs-fifo deploy` shows it as text.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
 .PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean

@@ -4,12 +4,13 @@ What a user would write without ``OrderedAgentQueue`` to get what one queue with
 with the table its job writes: the workspace table, a FIFO queue and FIFO dead-letter queue (the same
 names scheme, redrive allow policy, encryption and TLS policy, maxReceiveCount), the claim table, the
 group table, the log group, the role and its statements, the function (the same entry point, the same
-environment variables, descriptions and asset content), the SQS event source and the same five alarms,
-outputs and cdk-nag acknowledgements. The function's asset is the job code with the runtime and the job
-code's dependencies (``lambda/requirements.txt``) vendored next to it, as a hand-writer's build step
-would leave it on disk before ``cdk synth``
-(:func:`vendored_code_dir`, prepared once, outside the timed synths), so both stacks hash and copy
-the same files. No validation, no defaults module, no asset staging at synth: that is the construct's
+environment variables, descriptions and asset content), the SQS event source, the same five alarms,
+the same dashboard (its widgets, metrics and alarm annotations), outputs and cdk-nag
+acknowledgements. The function's asset is the job code with the runtime and the job code's
+dependencies (``lambda/requirements.txt``) vendored next to it, as a hand-writer's build step would
+leave it on disk before ``cdk synth`` (:func:`vendored_code_dir`, prepared once, outside the timed
+synths), so both stacks hash and copy the same files. No validation, no defaults module, no asset
+staging at synth: that is the construct's
 share of synth time, which figure 7 shows.
 ``tests/infrastructure/test_benchmarks_handwritten_stack.py`` checks that both stacks hold the same
 resources and the same function asset.
@@ -205,6 +206,7 @@ class HandWrittenStack(Stack):
             )
         )
         period = Duration.minutes(1)
+        alarms: list[cloudwatch.Alarm] = []
         for alarm_id, metric, threshold, comparison, description in (
             (
                 "QueueAgeAlarm",
@@ -253,16 +255,19 @@ class HandWrittenStack(Stack):
                 "operator resumes it (constructs_fifo.client.ParkedGroups).",
             ),
         ):
-            cloudwatch.Alarm(
-                self,
-                alarm_id,
-                metric=metric,
-                threshold=threshold,
-                comparison_operator=comparison,
-                alarm_description=description,
-                evaluation_periods=1,
-                treat_missing_data=_MISSING,
+            alarms.append(
+                cloudwatch.Alarm(
+                    self,
+                    alarm_id,
+                    metric=metric,
+                    threshold=threshold,
+                    comparison_operator=comparison,
+                    alarm_description=description,
+                    evaluation_periods=1,
+                    treat_missing_data=_MISSING,
+                )
             )
+        _dashboard(self, queue, function, queue_name, alarms)
         workspaces.grant(function, "dynamodb:GetItem", "dynamodb:PutItem")
 
         CfnOutput(self, "QueueUrl", value=queue.queue_url)
@@ -276,3 +281,88 @@ class HandWrittenStack(Stack):
             Validations.of(function).acknowledge(*function_acks)
         if dead_letter_acks:
             Validations.of(dead_letter_queue).acknowledge(*dead_letter_acks)
+
+
+def _dashboard(
+    scope: Construct,
+    queue: sqs.Queue,
+    function: lambda_.Function,
+    queue_name: str,
+    alarms: Sequence[cloudwatch.Alarm],
+) -> cloudwatch.Dashboard:
+    """The construct's dashboard written by hand: the same widgets, metrics and alarm annotations."""
+    period = Duration.minutes(1)
+    age, dead, errors, throttles, parked = alarms
+
+    def graph(
+        title: str,
+        metrics: list[cloudwatch.IMetric],
+        notes: Sequence[cloudwatch.HorizontalAnnotation] = (),
+        width: int = 8,
+    ) -> cloudwatch.GraphWidget:
+        return cloudwatch.GraphWidget(
+            title=title,
+            left=metrics,
+            left_annotations=list(notes),
+            left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False),
+            width=width,
+            height=6,
+            period=period,
+        )
+
+    def runtime(name: str) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace="ConstructsFifo",
+            metric_name=name,
+            dimensions_map={"QueueName": queue_name},
+            statistic="Sum",
+            period=period,
+        )
+
+    target = f"--stack {Stack.of(scope).stack_name} --queue {scope.node.path}"
+    commands = "\n".join(
+        f"    constructs-fifo {command} {target}"
+        for command in ("status", "groups list --parked", "dlq list")
+    )
+    dashboard = cloudwatch.Dashboard(scope, "Dashboard")
+    dashboard.add_widgets(
+        cloudwatch.TextWidget(markdown=f"## {scope.node.path}\n\n{commands}", width=24, height=4)
+    )
+    dashboard.add_widgets(
+        graph(
+            "Queue: messages visible and in flight",
+            [
+                queue.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
+                queue.metric_approximate_number_of_messages_not_visible(period=period, statistic="Maximum"),
+            ],
+        ),
+        graph("Queue: age of oldest message (seconds)", [age.metric], [age.to_annotation()]),
+        graph("Dead-letter queue: messages", [dead.metric], [dead.to_annotation()]),
+    )
+    dashboard.add_widgets(
+        graph(
+            "Function: invocations, errors, throttles",
+            [function.metric_invocations(period=period), errors.metric, throttles.metric],
+            [errors.to_annotation(), throttles.to_annotation()],
+        ),
+        graph(
+            "Function: duration (ms)",
+            [
+                function.metric_duration(period=period, statistic="p50"),
+                function.metric_duration(period=period, statistic="p99"),
+            ],
+        ),
+        graph(
+            "Function: concurrency",
+            [function.metric("ConcurrentExecutions", period=period, statistic="Maximum")],
+            [cloudwatch.HorizontalAnnotation(value=10, label="reserved concurrency")],
+        ),
+    )
+    dashboard.add_widgets(
+        graph(
+            "Jobs", [runtime("JobsSucceeded"), runtime("JobsFailed"), runtime("JobsDeadLettered")], width=6
+        ),
+        graph("Skipped", [runtime("DuplicatesSkipped"), runtime("ClaimConflicts")], width=6),
+        graph("Parked", [parked.metric, runtime("JobsKept")], [parked.to_annotation()], width=6),
+    )
+    return dashboard

@@ -21,7 +21,8 @@ Exit codes
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
-    connection, throttled, access denied. One line with what failed and the fix; no traceback.
+    connection, throttled, access denied, a queue ``drain`` did not drain (its mapping is disabled).
+    One line with what failed and the fix; no traceback.
 130
     Interrupted (Ctrl-C).
 """
@@ -48,7 +49,7 @@ from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
-from constructs_fifo.local.emulator.launch import DEFAULT_PORT, require_server_packages
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
@@ -91,6 +92,15 @@ def _count(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _port(text: str) -> int:
+    port = _count(0)(text)
+    if port > MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"{port} is above {MAX_PORT}, the highest TCP port; pass 0 to {MAX_PORT}"
+        )
+    return port
 
 
 def _seconds(text: str) -> float:
@@ -145,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     local_commands = local.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
     serve = local_commands.add_parser("serve", help="run the emulator in the foreground until interrupted")
     serve.add_argument(
-        "--port", type=_count(0), default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
+        "--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
 
     deploy_command = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
@@ -176,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drain.epilog = (
         "Prints the drain statistics as JSON (the function's AWS calls included); with --all, one object "
-        "per queue, by construct path."
+        "per queue, by construct path. Says on stderr where the function's log is and what it waits for. "
+        "Exits 3 when a queue was not drained (its event source mapping is disabled). One Ctrl-C stops "
+        "at once: batches in flight are cut off and their messages made visible again."
     )
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
@@ -259,12 +271,22 @@ def _deploy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _say(line: str) -> None:
+    print(f"constructs-fifo: {line}", file=sys.stderr, flush=True)
+
+
 def _drain_one(runner: EventSourceRunner, args: argparse.Namespace) -> dict[str, object]:
     with runner:
-        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds)
+        _say(f"draining {runner.queue.url}; the function's log: {runner.log_path}")
+        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds, say=_say)
     if stats.skipped:
-        print(f"constructs-fifo: not drained: {stats.skipped}", file=sys.stderr)
+        _say(f"not drained: {stats.skipped}")
     return dict(stats.as_dict())
+
+
+def _drained(stats: dict[str, object]) -> int:
+    """A queue left undrained (a disabled mapping) is not success: the environment stopped the drain."""
+    return EXIT_ENVIRONMENT if stats.get("skipped") else EXIT_OK
 
 
 def _drain(args: argparse.Namespace) -> int:
@@ -272,7 +294,7 @@ def _drain(args: argparse.Namespace) -> int:
     if not args.all_queues:
         stats = _drain_one(EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue), args)
         print(json.dumps(stats, indent=2, sort_keys=True))
-        return EXIT_OK
+        return _drained(stats)
     queues = find_queues(args.stack, target=target)
     if not queues:
         select_queue(args.stack, queues, None)  # raises QueueNotFoundError with its fix
@@ -284,7 +306,7 @@ def _drain(args: argparse.Namespace) -> int:
         for queue in queues
     }
     print(json.dumps(drained, indent=2, sort_keys=True))
-    return EXIT_OK
+    return max(_drained(stats) for stats in drained.values())
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -1,23 +1,38 @@
 """The alarms of an :class:`~constructs_fifo.construct.OrderedAgentQueue`.
 
 Construct ids are stable (``QueueAgeAlarm``, ``DeadLetterQueueAlarm``, ``FunctionErrorsAlarm``,
-``FunctionThrottlesAlarm`` and, under the PARK policy, ``ParkedGroupsAlarm``); missing data is not
-breaching, since an idle queue publishes none.
+``FunctionThrottlesAlarm`` and, under the PARK policy, ``ParkedGroupsAlarm``; in state mode
+``SequenceGapAlarm``); missing data is not breaching, since an idle queue publishes none.
+
+Every alarm's description says what it means and the exact first command to run, with this queue's
+stack and construct path filled in (:func:`first_command`): what an operator paged at night reads
+first, in the SNS message and on the console.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from typing import Final
+
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct import defaults, tokens
 
-__all__ = ["ALARM_IDS", "PARKED_GROUPS_ALARM_ID", "SEQUENCE_GAP_ALARM_ID", "build_alarms"]
+__all__ = [
+    "ALARM_IDS",
+    "CLI",
+    "PARKED_GROUPS_ALARM_ID",
+    "SEQUENCE_GAP_ALARM_ID",
+    "build_alarms",
+    "cli_arguments",
+    "first_command",
+]
 
 #: Construct ids of the alarms every queue has, in the order of ``OrderedAgentQueue.alarms``.
 ALARM_IDS = ("QueueAgeAlarm", "DeadLetterQueueAlarm", "FunctionErrorsAlarm", "FunctionThrottlesAlarm")
@@ -25,6 +40,23 @@ ALARM_IDS = ("QueueAgeAlarm", "DeadLetterQueueAlarm", "FunctionErrorsAlarm", "Fu
 PARKED_GROUPS_ALARM_ID = "ParkedGroupsAlarm"
 #: The alarm that follows them in state mode.
 SEQUENCE_GAP_ALARM_ID = "SequenceGapAlarm"
+#: The command line tool, as an operator types it.
+CLI: Final = "constructs-fifo"
+
+
+def cli_arguments(queue_construct: Construct) -> str:
+    """``--stack STACK --queue PATH``: how the CLI names this queue.
+
+    ``PATH`` is the construct's full path, which is what the CLI reads back from the template's
+    ``aws:cdk:path`` metadata as the queue's construct path (see :mod:`constructs_fifo.local.stack`),
+    so it names exactly this queue whatever else the stack holds.
+    """
+    return f"--stack {Stack.of(queue_construct).stack_name} --queue {queue_construct.node.path}"
+
+
+def first_command(queue_construct: Construct, command: str) -> str:
+    """``constructs-fifo COMMAND --stack STACK --queue PATH`` for this queue."""
+    return f"{CLI} {command} {cli_arguments(queue_construct)}"
 
 
 def _threshold_seconds(duration: Duration) -> int | float:
@@ -35,12 +67,18 @@ def _threshold_seconds(duration: Duration) -> int | float:
     return duration.to_seconds()
 
 
+def _describe(meaning: str, first: str, then: str = "") -> str:
+    """What the alarm means, then the first command on a line of its own (and the next one)."""
+    return f"{meaning}\nFirst run: {first}" + (f"\nThen: {then}" if then else "")
+
+
 def build_alarms(
     scope: Construct,
     *,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
     function: lambda_.IFunction,
+    log_group: logs.ILogGroup,
     age_alarm_threshold: Duration,
     alarm_topic: sns.ITopic | None,
     groups_parked: cloudwatch.IMetric | None = None,
@@ -51,9 +89,12 @@ def build_alarms(
     Parameters
     ----------
     scope
-        The parent construct.
+        The ``OrderedAgentQueue``: its stack and construct path are what the descriptions' commands
+        name (``--stack`` and ``--queue``).
     queue, dead_letter_queue, function
         What the alarms watch.
+    log_group
+        The function's log group, named by the errors alarm's first command.
     age_alarm_threshold
         The queue alarm fires when its oldest message is older than this.
     alarm_topic
@@ -68,10 +109,12 @@ def build_alarms(
     Returns
     -------
     list of cloudwatch.Alarm
-        Queue age, DLQ depth, function errors, function throttles (in that order), then parked groups.
+        Queue age, DLQ depth, function errors, function throttles (in that order), then parked groups,
+        then the sequence gap.
     """
     period = defaults.ALARM_PERIOD
     age_id, dlq_id, errors_id, throttles_id = ALARM_IDS
+    status = first_command(scope, "status")
     alarms = [
         cloudwatch.Alarm(
             scope,
@@ -79,8 +122,13 @@ def build_alarms(
             metric=queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
             threshold=_threshold_seconds(age_alarm_threshold),
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description="The oldest message of the job queue is older than the threshold: "
-            "a group is stuck or the consumer is falling behind.",
+            alarm_description=_describe(
+                "The oldest message of the job queue is older than the threshold: a group is stuck "
+                "(a job retried again and again, a sequence gap, a full reorder buffer) or the function "
+                "is falling behind. `status` shows the age, messages in flight, parked groups, gaps and "
+                "the largest backlogs.",
+                status,
+            ),
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
@@ -92,8 +140,13 @@ def build_alarms(
             ),
             threshold=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            alarm_description="Jobs are waiting in the dead-letter queue: each died itself (the "
-            "runtime's max_attempts, a permanent error or a malformed body).",
+            alarm_description=_describe(
+                "Jobs are waiting in the dead-letter queue: each died (max_attempts runs, a permanent "
+                "error or a malformed body) and was sent there, or SQS moved a message the function "
+                "could not take. Never purge it blindly: a dead job there may be a group's only copy.",
+                first_command(scope, "dlq list"),
+                first_command(scope, "dlq show JOB"),
+            ),
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
@@ -103,7 +156,12 @@ def build_alarms(
             metric=function.metric_errors(period=period, statistic="Sum"),
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description="The job function raised or timed out (not a reported job failure).",
+            alarm_description=_describe(
+                "The job function raised or timed out (the runtime or a dependency failed, not a job "
+                "that reported its failure): its whole batch returns after the visibility timeout.",
+                f"aws logs tail {log_group.log_group_name} --since 30m",
+                status,
+            ),
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
@@ -113,8 +171,12 @@ def build_alarms(
             metric=function.metric_throttles(period=period, statistic="Sum"),
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description="The job function was throttled: raise reserved_concurrency or lower "
-            "max_concurrency.",
+            alarm_description=_describe(
+                "Lambda throttled the job function: throttled batches return to the queue with their "
+                "receive counts raised. Raise reserved_concurrency (within the account's unreserved "
+                "concurrency) or lower max_concurrency.",
+                status,
+            ),
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
@@ -127,8 +189,12 @@ def build_alarms(
                 metric=groups_parked,
                 threshold=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="A message group was parked at a dead job: its later jobs are kept, in "
-                "order, until an operator resumes it (constructs_fifo.client.ParkedGroups).",
+                alarm_description=_describe(
+                    "A message group was parked at a dead job: its later jobs are kept, in order, until "
+                    "an operator resumes it.",
+                    first_command(scope, "groups list --parked"),
+                    first_command(scope, "groups show GROUP"),
+                ),
                 evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
@@ -142,8 +208,12 @@ def build_alarms(
                 metric=metric,
                 threshold=_threshold_seconds(gap_timeout),
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="A group's producer sequence has a gap open longer than gap_timeout: a "
-                "job was lost or delayed upstream, and the jobs after it wait in the reorder buffer.",
+                alarm_description=_describe(
+                    "A group's producer sequence has had a gap open longer than gap_timeout: a job was "
+                    "lost or delayed upstream, and the jobs after it wait in the reorder buffer.",
+                    first_command(scope, "groups list --gaps"),
+                    first_command(scope, "groups show GROUP"),
+                ),
                 evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )

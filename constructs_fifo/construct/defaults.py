@@ -33,6 +33,7 @@ __all__ = [
     "BATCH_SIZE_MIN",
     "CLAIM_TTL",
     "CONTENT_BASED_DEDUPLICATION",
+    "DASHBOARD",
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
     "GAP_POLICY",
@@ -235,5 +236,7 @@ TABLE_REMOVAL_POLICY: Final = getattr(RemovalPolicy, str(SETTINGS["table_removal
 
 # --- alarms -------------------------------------------------------------------------------------------
 AGE_ALARM_THRESHOLD: Final = _duration(SETTINGS["age_alarm_threshold"])
+#: A CloudWatch dashboard is built unless ``dashboard=False``.
+DASHBOARD: Final = bool(SETTINGS["dashboard"].default)
 ALARM_PERIOD: Final = Duration.minutes(1)
 ALARM_EVALUATION_PERIODS: Final = 1

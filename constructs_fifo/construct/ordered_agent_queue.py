@@ -10,7 +10,8 @@ expose them. Each part is a module of its own:
 - :mod:`~constructs_fifo.construct.function`: the function, its log group, role and environment (its
   asset in :mod:`~constructs_fifo.construct.packaging`);
 - :mod:`~constructs_fifo.construct.permissions`: the function's statements and the public grants;
-- :mod:`~constructs_fifo.construct.alarms`: the alarms.
+- :mod:`~constructs_fifo.construct.alarms`: the alarms, each saying what to run first;
+- :mod:`~constructs_fifo.construct.dashboard`: the CloudWatch dashboard.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct import defaults, permissions
-from constructs_fifo.construct.alarms import build_alarms
+from constructs_fifo.construct.alarms import PARKED_GROUPS_ALARM_ID, SEQUENCE_GAP_ALARM_ID, build_alarms
 from constructs_fifo.construct.bundling import CodeBundling
+from constructs_fifo.construct.dashboard import DashboardMetrics, build_dashboard, check_dashboard
 from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
 from constructs_fifo.construct.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -44,7 +46,7 @@ from constructs_fifo.construct.permissions import (
 from constructs_fifo.construct.props import check_all
 from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError
+from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.transitions import GapPolicy
 
@@ -64,7 +66,8 @@ class OrderedAgentQueue(Construct):
     Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
     queue, a DynamoDB claim table (claim mode) and group table (PARK policy or state mode), a Lambda
     function running the constructs-fifo runtime, which calls ``handler`` once per job, the SQS event
-    source with ReportBatchItemFailures, and its alarms.
+    source with ReportBatchItemFailures, its alarms (each description names the first command to run)
+    and a CloudWatch dashboard.
 
     Each prop's default, limits and doc line are its row of the settings spec
     (:data:`constructs_fifo.runtime.settings.SETTINGS`); the tables of README.md and docs/construct.md
@@ -167,6 +170,9 @@ class OrderedAgentQueue(Construct):
     gap_policy
         State mode only: ``GapPolicy.WAIT`` (default: keep waiting; the alarm says so) or
         ``GapPolicy.SKIP_GAP`` (give the missing seqs up, record them, apply what follows).
+    dashboard
+        Build a CloudWatch dashboard of the queue, the function, the runtime's metrics and every
+        alarm with its threshold. Default ``True``.
 
     Raises
     ------
@@ -204,6 +210,8 @@ class OrderedAgentQueue(Construct):
     #: Queue age, dead-letter queue depth, function errors, function throttles, then parked groups
     #: (PARK) and the sequence gap (state mode).
     alarms: list[cloudwatch.Alarm]
+    #: The CloudWatch dashboard (construct id ``Dashboard``); ``None`` with ``dashboard=False``.
+    dashboard: cloudwatch.Dashboard | None
     #: The KMS key of the queues and tables, if any.
     encryption_key: kms.IKey | None
     #: The physical names of the two queues (fixed at synth time).
@@ -248,39 +256,45 @@ class OrderedAgentQueue(Construct):
         vpc_subnets: ec2.SubnetSelection | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         bundling: CodeBundling | None = None,
+        dashboard: bool = defaults.DASHBOARD,
     ) -> None:
         super().__init__(scope, id)
         self.mode = constants.JobMode(mode)
 
         # --- check -----------------------------------------------------------------------------
-        checked = check_all(
-            self,
-            code=code,
-            handler=handler,
-            mode=self.mode,
-            batch_size=batch_size,
-            max_attempts=max_attempts,
-            max_receive_count=max_receive_count,
-            timeout=timeout,
-            visibility_timeout=visibility_timeout,
-            reserved_concurrency=reserved_concurrency,
-            max_concurrency=max_concurrency,
-            claim_ttl=claim_ttl,
-            age_alarm_threshold=age_alarm_threshold,
-            environment=environment,
-            memory_size=memory_size,
-            backoff_base=backoff_base,
-            reorder_limit=reorder_limit,
-            gap_timeout=gap_timeout,
-            gap_policy=gap_policy,
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-            architecture=architecture,
-            tracing=tracing,
-            layers=layers,
-            bundling=bundling,
-        )
+        dashboard_problems = check_dashboard(dashboard)
+        try:
+            checked = check_all(
+                self,
+                code=code,
+                handler=handler,
+                mode=self.mode,
+                batch_size=batch_size,
+                max_attempts=max_attempts,
+                max_receive_count=max_receive_count,
+                timeout=timeout,
+                visibility_timeout=visibility_timeout,
+                reserved_concurrency=reserved_concurrency,
+                max_concurrency=max_concurrency,
+                claim_ttl=claim_ttl,
+                age_alarm_threshold=age_alarm_threshold,
+                environment=environment,
+                memory_size=memory_size,
+                backoff_base=backoff_base,
+                reorder_limit=reorder_limit,
+                gap_timeout=gap_timeout,
+                gap_policy=gap_policy,
+                vpc=vpc,
+                vpc_subnets=vpc_subnets,
+                security_groups=security_groups,
+                architecture=architecture,
+                tracing=tracing,
+                layers=layers,
+                bundling=bundling,
+            )
+        except InvalidPropsError as error:  # one error for every invalid prop of the call
+            raise InvalidPropsError([*error.problems, *dashboard_problems]) from None
+        raise_if_any(dashboard_problems)
         props = checked.props
         self.encryption_key = encryption_key
         self.metrics_namespace = metrics_namespace
@@ -385,6 +399,7 @@ class OrderedAgentQueue(Construct):
             queue=self.queue,
             dead_letter_queue=self.dead_letter_queue,
             function=self.function,
+            log_group=self.log_group,
             age_alarm_threshold=age_alarm_threshold,
             alarm_topic=alarm_topic,
             groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
@@ -395,6 +410,31 @@ class OrderedAgentQueue(Construct):
                 )
                 if checked.state is not None
                 else None
+            ),
+        )
+        self.dashboard = self._build_dashboard(reserved_concurrency, parks) if dashboard else None
+
+    def _build_dashboard(self, reserved_concurrency: int | float, parks: bool) -> cloudwatch.Dashboard:
+        """The dashboard, drawing each alarm's own metric (and threshold) where there is one."""
+        by_id = {alarm.node.id: alarm for alarm in self.alarms}
+        period = defaults.ALARM_PERIOD
+        claims = self.mode is constants.JobMode.CLAIM
+        parked_alarm, gap_alarm = by_id.get(PARKED_GROUPS_ALARM_ID), by_id.get(SEQUENCE_GAP_ALARM_ID)
+        return build_dashboard(
+            self,
+            queue=self.queue,
+            function=self.function,
+            reserved_concurrency=reserved_concurrency,
+            alarms=by_id,
+            metrics=DashboardMetrics(
+                succeeded=self.metric_jobs_succeeded(period=period),
+                failed=self.metric_jobs_failed(period=period),
+                dead_lettered=self.metric_jobs_dead_lettered(period=period),
+                duplicates_skipped=self.metric_duplicates_skipped(period=period),
+                claim_conflicts=self.metric_claim_conflicts(period=period) if claims else None,
+                groups_parked=parked_alarm.metric if parked_alarm is not None else None,
+                jobs_kept=self.metric_jobs_kept(period=period) if parks else None,
+                sequence_gap=gap_alarm.metric if gap_alarm is not None else None,
             ),
         )
 

@@ -31,6 +31,7 @@ from botocore.exceptions import (
 )
 
 from constructs_fifo.local.aws import is_local_endpoint
+from constructs_fifo.local.emulator.launch import INSTALL_LOCAL_EXTRA, missing_server_packages
 from constructs_fifo.local.errors import (
     AwsAccessDeniedError,
     AwsConnectionError,
@@ -138,6 +139,8 @@ def _connection_fix(url: str | None) -> str:
     if url and is_local_endpoint(url):
         port = urllib.parse.urlsplit(url).port
         serve = f"constructs-fifo local serve --port {port}" if port else "constructs-fifo local serve"
+        if missing_server_packages():  # a plain install: `local serve` would only ask for the extra
+            serve = f"{INSTALL_LOCAL_EXTRA}`, then `{serve}"
         return f"start the emulator there (`{serve}`), or pass the --endpoint-url of a running one"
     return (
         "check the network connection, --region and --endpoint-url (unset AWS_ENDPOINT_URL to reach "

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -46,6 +47,7 @@ __all__ = [
     "deploy",
     "is_bootstrapped",
     "is_missing_stack",
+    "readable_line",
     "stack_outputs",
 ]
 
@@ -140,6 +142,26 @@ def stack_outputs(
     return outputs
 
 
+def readable_line(line: str) -> str:
+    """``line`` as its writer meant it: a ``b'...'`` line (Python bytes printed as such) decoded.
+
+    jsii's Python runtime relays what its Node process writes outside its protocol with
+    ``print(bytes)``, so the CDK app's Node warnings (e.g. "Node 20 is end-of-life") reach the CDK
+    CLI's output as ``b'!!  Node 20 is ... !!\\n'`` (aws/jsii issue 4065). Any other line is unchanged.
+    """
+    stripped = line.rstrip("\n")
+    if len(stripped) < 3 or stripped[:2] not in ("b'", 'b"') or stripped[-1] != stripped[1]:
+        return line
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, SyntaxError):
+        return line
+    if not isinstance(value, bytes):
+        return line
+    text = value.decode("utf-8", errors="replace")
+    return text if text.endswith("\n") else text + "\n"
+
+
 def _run(
     command: Sequence[str], *, cwd: Path, env: Mapping[str, str], echo: Callable[[str], None] | None
 ) -> None:
@@ -153,7 +175,8 @@ def _run(
     )
     lines: list[str] = []
     assert process.stdout is not None
-    for line in process.stdout:
+    for raw in process.stdout:
+        line = readable_line(raw)
         lines.append(line)
         if echo is not None:
             echo(line.rstrip("\n"))

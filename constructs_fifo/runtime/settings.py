@@ -431,6 +431,15 @@ _ROWS: Final = (
         default_doc="install what the code directory declares",
         prop="bundling",
     ),
+    Setting(
+        "dashboard",
+        "build a CloudWatch dashboard: the queue, its DLQ, the function, the runtime's metrics, each alarm "
+        'with its threshold, and the first commands to run (see "The dashboard" in docs/construct.md)',
+        "bool",
+        default=True,
+        default_doc="`True`",
+        prop="dashboard",
+    ),
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
     Setting(

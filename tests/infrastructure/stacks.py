@@ -7,7 +7,7 @@ Stacks:
   construct's own resources are also a template of their own, ``AgentJobs/Workspaces`` and
   ``AgentJobs/Notifications`` (:func:`construct_template`);
 - ``Variant``: every prop set to a non-default value (KMS key, alarm topic, max_concurrency, the
-  CONTINUE policy ...);
+  CONTINUE policy, no dashboard ...);
 - ``Risky``: valid but risky props (visibility < 6 x timeout, reserved_concurrency 1) for warnings;
 - ``State``: state mode under CONTINUE with its settings, and a ``Reader`` role granted ``grant_read_state``;
 - ``Placed``: the placement and platform props: an imported VPC (its private subnets, two security
@@ -124,6 +124,7 @@ def build_synthesized() -> Synthesized:
         memory_size=512,
         backoff_base=Duration.seconds(5),
         metrics_namespace="Agents",
+        dashboard=False,
     )
     producer = iam.Role(variant, "Producer", assumed_by=iam.AccountRootPrincipal())
     variant_jobs.grant_enqueue(producer)

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -239,16 +240,17 @@ def _drain_or_wait(
     sqs: SQSClient,
     say: Reporter,
     progress: ProgressCallback | None,
+    cancel: threading.Event | None = None,
 ) -> dict[str, Any]:
     total = queue_counts(sqs, queue.queue_url).total
     if not options.drain:
         say(f"waiting for the deployed function to drain {total} messages of {queue.label} ...")
         steps.wait_until_empty(
-            sqs, queue.queue_url, total=total, timeout=options.wait_seconds, progress=progress
+            sqs, queue.queue_url, total=total, timeout=options.wait_seconds, progress=progress, cancel=cancel
         )
         return {}
     say(f"draining {total} messages of {queue.label} through the function's handler ...")
-    return steps.drain(queue, target=target, say=say, progress=progress, watch=(sqs, total))
+    return steps.drain(queue, target=target, say=say, progress=progress, watch=(sqs, total), cancel=cancel)
 
 
 def _calls_per_job(result: DemoResult, prepared: Prepared, workload: Workload) -> None:
@@ -356,6 +358,7 @@ def run_demo(
         with timings.timed("drain"), ThreadPoolExecutor(max_workers=2, thread_name_prefix="drain") as pool:
             # Both queues at once, as their two event source mappings would: the workspace queue waits
             # out its failing jobs' backoff while the notification queue drains.
+            cancel = threading.Event()
             futures = {
                 role: pool.submit(
                     _drain_or_wait,
@@ -366,11 +369,12 @@ def run_demo(
                     sqs=clients.sqs,
                     say=say,
                     progress=progress,
+                    cancel=cancel,
                 )
                 for role, queue in prepared.by_role()
             }
-            for role, future in futures.items():
-                result.drain_stats.setdefault(role, []).append(future.result())
+            for role, stats in steps.results_or_cancel(futures, cancel).items():
+                result.drain_stats.setdefault(role, []).append(stats)
 
         with timings.timed("resume"):
             groups = {group_of(workspace) for workspace in workload.workspace_ids}

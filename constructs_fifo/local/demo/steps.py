@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from constructs_fifo.client import BatchSendError, JobMessage, JobProducer
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint
@@ -55,10 +56,14 @@ __all__ = [
     "drain",
     "make_clients",
     "prepare",
+    "results_or_cancel",
     "sample_resources",
     "send",
     "wait_until_empty",
 ]
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 Reporter = Callable[[str], None]
 """Prints one progress line (``print`` or a rich console's ``log``)."""
@@ -288,6 +293,7 @@ def drain(
     say: Reporter = print,
     progress: ProgressCallback | None = None,
     watch: tuple[SQSClient, int] | None = None,
+    cancel: threading.Event | None = None,
 ) -> dict[str, Any]:
     """Run the local event source mapping of ``queue`` until it is empty.
 
@@ -295,6 +301,9 @@ def drain(
     ----------
     watch
         ``(sqs_client, total)``: poll the queue's depth to report progress.
+    cancel
+        Set from another thread to stop the drain at once (the demo's Ctrl-C, caught on its main
+        thread); a Ctrl-C on the thread running it does the same.
 
     Returns
     -------
@@ -317,7 +326,8 @@ def drain(
         with EventSourceRunner.from_function(
             queue.function_name, target=target, queue_arn=queue.queue_arn
         ) as runner:
-            stats = runner.drain(until_empty=True)
+            say(f"the function log of {queue.label}: {runner.log_path}")
+            stats = runner.drain(until_empty=True, cancel=cancel, say=say)
     finally:
         stop.set()
         if watcher is not None:
@@ -325,6 +335,22 @@ def drain(
     if stats.skipped:
         say(f"not drained: {stats.skipped}")
     return dict(stats.as_dict())
+
+
+def results_or_cancel(futures: Mapping[K, Future[V]], cancel: threading.Event) -> dict[K, V]:
+    """Each future's result; on Ctrl-C (or any error), set ``cancel``, wait for all, re-raise.
+
+    The demo drains its two queues on other threads, which Ctrl-C does not reach: without ``cancel``
+    they would go on polling, and their executor would wait for them to empty their queues. With it
+    each stops within a second, as ``drain`` does on one Ctrl-C (its workers are killed, not waited
+    for; its runner removes the code it extracted).
+    """
+    try:
+        return {key: future.result() for key, future in futures.items()}
+    except BaseException:
+        cancel.set()
+        wait(futures.values())
+        raise
 
 
 def wait_until_empty(
@@ -336,8 +362,9 @@ def wait_until_empty(
     progress: ProgressCallback | None = None,
     quiet_seconds: float = 5.0,
     poll_seconds: float = 2.0,
+    cancel: threading.Event | None = None,
 ) -> None:
-    """Wait while another consumer (the deployed Lambda) drains the queue.
+    """Wait while another consumer (the deployed Lambda) drains the queue (or until ``cancel`` is set).
 
     Raises
     ------
@@ -357,7 +384,10 @@ def wait_until_empty(
             quiet_since = now
         elif now - quiet_since >= quiet_seconds:
             return
-        time.sleep(poll_seconds)
+        if cancel is not None and cancel.wait(poll_seconds):
+            return
+        if cancel is None:
+            time.sleep(poll_seconds)
     raise DemoError(
         f"the queue {queue_url} still holds messages after {timeout:.0f} s of waiting for the deployed "
         "function to drain it",

@@ -21,15 +21,19 @@ from constructs_fifo.local.errors import MissingExtraError
 __all__ = [
     "DEFAULT_PORT",
     "INSTALL_LOCAL_EXTRA",
+    "MAX_PORT",
     "READY_LINE",
     "SERVER_PACKAGES",
     "endpoint_from_ready_line",
+    "missing_server_packages",
     "ready_line",
     "require_server_packages",
 ]
 
 #: The port AWS-emulating tools conventionally use.
 DEFAULT_PORT: Final = 4566
+#: The highest TCP port (0 asks for a free one).
+MAX_PORT: Final = 65535
 #: What the server prints (flushed) once it answers: the one statement of the ready line.
 READY_LINE: Final = "constructs-fifo emulator ready at {url}"
 #: The command that installs what the emulator needs.
@@ -51,12 +55,15 @@ def endpoint_from_ready_line(line: str) -> str | None:
     return rest.strip() or None if found else None
 
 
-def require_server_packages() -> None:
-    """Raise :class:`MissingExtraError` unless the emulator's packages can be imported.
+def missing_server_packages() -> list[str]:
+    """The emulator's packages this installation lacks (looked up without importing them: importing
+    moto takes seconds)."""
+    return [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
 
-    Looks the packages up without importing them (importing moto takes seconds).
-    """
-    missing = [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
+
+def require_server_packages() -> None:
+    """Raise :class:`MissingExtraError` unless the emulator's packages can be imported."""
+    missing = missing_server_packages()
     if missing:
         raise MissingExtraError(
             f"the local emulator needs {', '.join(missing)}, which this installation lacks "

@@ -2,7 +2,9 @@
 
 A separate process keeps moto off the drain's GIL (2 cores). The child gets the environment of an
 emulator the command started itself (fake credentials, no way to the user's profiles); its endpoint
-is read from the ready line it prints.
+is read from the ready line it prints. It runs in a process group of its own, so the terminal's
+Ctrl-C reaches only the command, which stops its drains first and then the emulator (:meth:`stop`):
+an emulator gone first would turn the drains' last calls into connection errors.
 
 Examples
 --------
@@ -85,6 +87,7 @@ class EmulatorProcess:
             stderr=subprocess.STDOUT,
             text=True,
             env=self.target().child_environment(),
+            process_group=0,  # Ctrl-C is the command's to handle (module docstring)
         )
         self.process = process
         lines: queue.Queue[str | None] = queue.Queue()

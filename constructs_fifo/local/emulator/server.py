@@ -6,8 +6,9 @@ runs it as a child process (see :mod:`~constructs_fifo.local.emulator.process`):
     python -m constructs_fifo.local.emulator --port 4566
 
 which prints ``constructs-fifo emulator ready at http://localhost:4566`` (the
-:data:`~constructs_fifo.local.emulator.launch.READY_LINE`) once it answers, and serves until SIGINT
-or SIGTERM.
+:data:`~constructs_fifo.local.emulator.launch.READY_LINE`) once it answers, then once what a deploy
+there does not apply (:mod:`~constructs_fifo.local.emulator.not_applied`, whose moto warnings it
+keeps quiet), and serves until SIGINT or SIGTERM.
 
 Examples
 --------
@@ -32,7 +33,8 @@ from moto.server import ThreadedMotoServer
 
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, free_port
 from constructs_fifo.local.emulator import patches
-from constructs_fifo.local.emulator.launch import DEFAULT_PORT, ready_line
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, ready_line
+from constructs_fifo.local.emulator.not_applied import notice, quiet_cloudformation_warnings
 from constructs_fifo.local.errors import EmulatorError, LocalError
 
 __all__ = ["LocalEmulator", "main", "serve_forever"]
@@ -65,8 +67,10 @@ class LocalEmulator:
     """
 
     def __init__(self, port: int = DEFAULT_PORT, host: str = "localhost", *, fidelity_patches: bool = True):
-        if not 0 <= port <= 65535:
-            raise EmulatorError(f"port {port} is outside 0-65535", "pass a TCP port, or 0 for a free one")
+        if not 0 <= port <= MAX_PORT:
+            raise EmulatorError(
+                f"port {port} is outside 0-{MAX_PORT}", "pass a TCP port, or 0 for a free one"
+            )
         self._requested_port = port
         self._host = host
         self._fidelity = fidelity_patches
@@ -157,7 +161,7 @@ def _port_is_free(bind: str, port: int) -> bool:
 def serve_forever(port: int = DEFAULT_PORT, host: str = "localhost") -> None:
     """Run the emulator in the foreground until SIGINT or SIGTERM.
 
-    Prints the ready line (flushed) once it answers.
+    Prints the ready line (flushed) once it answers, then what a deploy there does not apply.
     """
     stop = threading.Event()
 
@@ -165,9 +169,11 @@ def serve_forever(port: int = DEFAULT_PORT, host: str = "localhost") -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    quiet_cloudformation_warnings()
     try:
         with LocalEmulator(port=port, host=host) as emu:
             print(ready_line(emu.endpoint_url), flush=True)
+            print(notice(), flush=True)
             while not stop.wait(0.5):
                 pass
     finally:

@@ -5,6 +5,12 @@ happens once per slot), with the function's environment: its variables, what Lam
 the endpoint and the credentials (:func:`lambda_environment`), and nothing else of this process.
 :meth:`WorkerPool.invoke` sends one event and waits for the answer up to the function timeout; a
 worker that times out or dies is killed and replaced on the next invocation.
+
+Each worker runs in a process group of its own, so the terminal's Ctrl-C (sent to the foreground
+process group) reaches only the runner: were the workers interrupted with it, a slot could see its
+worker die and start a new one for its next batch before the runner knew it was stopping. The
+runner stops its workers itself (:meth:`WorkerPool.abort`, :meth:`WorkerPool.close`); a worker whose
+runner died reads the end of its stdin and exits.
 """
 
 from __future__ import annotations
@@ -120,6 +126,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=log,
             env=dict(env),
+            process_group=0,  # not the terminal's: Ctrl-C is the runner's to handle (module docstring)
         )
         self._buffer = b""
 
@@ -237,6 +244,18 @@ class WorkerPool:
             error = f"WorkerError: {exc.message if isinstance(exc, WorkerError) else exc}"
             self._retire(slot)
         return Invocation(result, error, cold, timed_out, time.monotonic() - begin, calls)
+
+    def abort(self) -> None:
+        """Kill every worker now, the ones running a batch included (thread-safe).
+
+        Their invocations end with a ``WorkerError`` and leave their records, as a cut-off Lambda
+        invocation does; a later :meth:`invoke` would start a new worker, so stop the callers first.
+        """
+        for worker in list(self._workers.values()):
+            # Only the signal: the slot reading the worker's pipe sees it close, and retires the
+            # worker (closing its pipes) on its own thread.
+            with contextlib.suppress(OSError):
+                worker.process.kill()
 
     def close(self) -> None:
         """Stop every worker: all are asked to exit first, so they shut down together, not in turn."""

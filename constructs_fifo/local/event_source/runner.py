@@ -15,6 +15,18 @@
 - a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
   :attr:`DrainStats.skipped`.
 
+Stopping: a drain that ends by itself (empty queue, ``for_seconds``, :meth:`EventSourceRunner.stop`)
+lets the batches in flight finish. One that is interrupted (Ctrl-C in the thread running it, or its
+``cancel`` event, set by a command whose main thread waits for drains on other threads) stops at
+once: no new batch, the workers running one are killed, and their records, like any received but not
+run, are made visible again (ChangeMessageVisibility 0), so the next drain takes them at once instead
+of after the visibility timeout (12 minutes for the construct's defaults). The workers never see the
+terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
+
+The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
+bounded (:mod:`~constructs_fifo.local.event_source.function_log`), and a drain waiting only on
+in-flight messages says so (:mod:`~constructs_fifo.local.event_source.waiting`).
+
 Examples
 --------
 >>> from constructs_fifo.local.aws import AwsTarget
@@ -27,9 +39,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +50,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import RunnerError
@@ -50,7 +62,9 @@ from constructs_fifo.local.event_source.deployment import (
     read_deployment,
 )
 from constructs_fifo.local.event_source.events import build_event, parse_batch_response
+from constructs_fifo.local.event_source.function_log import FunctionLog
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
+from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue
 
@@ -186,8 +200,9 @@ class EventSourceRunner:
     concurrency:
         Overrides the concurrency read from the deployment.
     log_path:
-        Where the workers' stderr (the function log) goes; by default a new temporary file, kept
-        after :meth:`close` so it can be read.
+        Where the workers' stderr (the function log) goes, emptied first; by default
+        :func:`~constructs_fifo.local.event_source.function_log.default_log_path`. Kept after
+        :meth:`close` so it can be read; bounded (see that module).
     """
 
     def __init__(
@@ -210,14 +225,12 @@ class EventSourceRunner:
             raise RunnerError(
                 f"concurrency {self.concurrency!r} must be at least 1", "pass concurrency=1 or more"
             )
-        if log_path is None:
-            handle, name = tempfile.mkstemp(prefix=f"{self.function.name}-", suffix=".log")
-            os.close(handle)  # reopened below for appending; the file outlives the runner for reading
-            log_path = Path(name)
-        self.log_path = log_path
-        self._log = self.log_path.open("ab")
+        self._function_log = FunctionLog(self.function.name, log_path)
+        self.log_path = self._function_log.path
+        self._log = self._function_log.file
         self._pool: WorkerPool | None = None
         self._stop = threading.Event()
+        self._abandon = threading.Event()
 
     # -- construction ---------------------------------------------------------------------------------
 
@@ -315,7 +328,7 @@ class EventSourceRunner:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        self._log.close()
+        self._function_log.close()
         for path in self._cleanup:
             shutil.rmtree(path, ignore_errors=True)
 
@@ -346,6 +359,8 @@ class EventSourceRunner:
         on_batch: Callable[[BatchReport], None] | None = None,
         quiet_seconds: float = 1.0,
         poll_wait_seconds: int = 1,
+        cancel: threading.Event | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> DrainStats:
         """Poll and invoke until the queue is empty (and stays so), ``for_seconds`` pass, or :meth:`stop`.
 
@@ -363,6 +378,13 @@ class EventSourceRunner:
             How long the queue must stay empty.
         poll_wait_seconds:
             ReceiveMessage long-poll wait of each slot.
+        cancel:
+            Set from another thread to stop the drain at once (see the module docstring); a Ctrl-C
+            in the thread running the drain does the same.
+        say:
+            Receives a line when the drain has only in-flight messages left to wait for (every
+            :data:`~constructs_fifo.local.event_source.waiting.WAIT_REPORT_SECONDS`), and when it
+            stops at once.
 
         Returns
         -------
@@ -374,10 +396,11 @@ class EventSourceRunner:
             stats.skipped = (
                 f"the event source mapping {self.mapping.uuid} of function {self.function.name} is "
                 f"{self.mapping.state}, so Lambda would not poll {self.queue.url} and neither does drain; "
-                "enable it (aws lambda update-event-source-mapping --enabled) to drain the queue"
+                f"enable it (`{self.enable_mapping_command()}`) to drain the queue"
             )
             return stats
         self._stop.clear()
+        self._abandon.clear()
         if self._pool is None:
             self._pool = WorkerPool(self.function, self.worker_environment(), self._log)
         pool = self._pool
@@ -410,13 +433,43 @@ class EventSourceRunner:
                 until_empty=until_empty,
                 for_seconds=for_seconds,
                 quiet_seconds=quiet_seconds,
+                cancel=cancel,
+                waiting=WaitReport(say, self.queue.url, self.queue.visibility_timeout_seconds),
             )
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) or a failed queue read: stop at once
+            self._abandon.set()
+            raise
         finally:
             self._stop.set()
+            if self._abandon.is_set():
+                if say is not None:
+                    say(
+                        f"stopping the drain of {queue_name(self.queue.url)} now: batches in flight "
+                        "are cut off and their messages made visible again"
+                    )
+                pool.abort()
             for thread in threads:
                 thread.join()
             stats.elapsed_seconds = time.monotonic() - started
         return stats
+
+    def enable_mapping_command(self) -> str:
+        """The ``aws`` command that enables this runner's event source mapping, for this target."""
+        command = f"aws lambda update-event-source-mapping --uuid {self.mapping.uuid} --enabled"
+        command += f" --region {self.target.region}"
+        if self.target.endpoint_url is not None:
+            command += f" --endpoint-url {self.target.endpoint_url}"
+        return command
+
+    def _release(self, messages: Sequence[MessageTypeDef]) -> None:
+        """Make received messages visible again at once (best effort: they come back anyway)."""
+        for start in range(0, len(messages), 10):
+            entries = [
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                for i, m in enumerate(messages[start : start + 10])
+            ]
+            with contextlib.suppress(ClientError, BotoCoreError):
+                self._sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
 
     def _poll_slot(
         self,
@@ -439,17 +492,23 @@ class EventSourceRunner:
                     MessageSystemAttributeNames=["All"],
                     MessageAttributeNames=["All"],
                 ).get("Messages", [])
-            except ClientError:
+            except (ClientError, BotoCoreError):  # as Lambda's pollers: wait, poll again
                 if self._stop.wait(0.5):
                     return
                 continue
             if not messages:
                 continue
+            if self._abandon.is_set():  # received as the drain stopped at once: not run
+                self._release(messages)
+                return
             busy[slot] = True
             try:
                 report = self._invoke(pool, slot, messages, stats)
             finally:
                 busy[slot] = False
+            if report.error is not None and self._abandon.is_set():
+                self._release(messages)  # its worker was killed by the stop, not by the job
+            self._function_log.bound()
             if on_batch is not None:
                 with callback_lock:
                     on_batch(report)
@@ -462,20 +521,28 @@ class EventSourceRunner:
         until_empty: bool,
         for_seconds: float | None,
         quiet_seconds: float,
+        cancel: threading.Event | None,
+        waiting: WaitReport,
     ) -> None:
-        """Return when :meth:`drain` should stop: stopped, out of time, or the queue stayed empty."""
+        """Return when :meth:`drain` should stop: stopped, cancelled (at once), out of time, or the
+        queue stayed empty; say now and then what an in-flight-only wait waits for."""
         quiet_since: float | None = None
         while not self._stop.is_set():
+            if cancel is not None and cancel.is_set():
+                self._abandon.set()
+                return
             now = time.monotonic()
             if for_seconds is not None and now - started >= for_seconds:
                 return
             if until_empty:
-                if any(busy) or self.queue_counts().total > 0:
+                counts = None if any(busy) else self.queue_counts()
+                if counts is None or counts.total > 0:
                     quiet_since = None
                 elif quiet_since is None:
                     quiet_since = now
                 elif now - quiet_since >= quiet_seconds:
                     return
+                waiting.update(counts, now)
             self._stop.wait(0.1)
 
     def _invoke(

@@ -19,7 +19,7 @@ import pytest
 from moto import mock_aws
 
 from constructs_fifo.local.aws import FAKE_CREDENTIALS, AwsTarget
-from constructs_fifo.local.deploy import cdk_executable, deploy, stack_outputs
+from constructs_fifo.local.deploy import cdk_executable, deploy, readable_line, stack_outputs
 from constructs_fifo.local.emulator import patches
 from constructs_fifo.local.errors import (
     CdkCommandError,
@@ -40,6 +40,8 @@ if os.environ.get("FAKE_CDK_FAIL") and args[0] == "deploy":
     print("Error: the stack failed")
     sys.exit(3)
 if args[0] == "deploy":
+    # what jsii's Python runtime relays of its Node warnings: print(bytes) (aws/jsii issue 4065)
+    print(b"!!  Node 20 is end-of-life  !!\\n")
     out = args[args.index("--outputs-file") + 1]
     outputs = {{}} if os.environ.get("FAKE_CDK_NO_OUTPUTS") else {{"QueueUrl": "http://q.fifo"}}
     with open(out, "w") as f:
@@ -145,6 +147,44 @@ def test_deploy_skips_bootstrap_when_the_toolkit_stack_exists(
 
     # THEN only deploy ran
     assert [c["args"][0] for c in _calls(log)] == ["deploy"]
+
+
+def test_the_cdk_apps_bytes_lines_are_echoed_as_text(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN a bootstrapped environment and a CDK app whose jsii warning comes out as Python bytes
+    session.client("cloudformation").create_stack(
+        StackName="CDKToolkit",
+        TemplateBody=json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}}),
+    )
+    echoed: list[str] = []
+    # WHEN the app is deployed
+    deploy(
+        app_dir,
+        target=AwsTarget(None, REGION),
+        env=_base_env(tmp_path / "calls.jsonl"),
+        cdk=str(fake_cdk),
+        echo=echoed.append,
+        cloudformation_client=session.client("cloudformation"),
+        sts_client=session.client("sts"),
+    )
+    # THEN the warning is echoed as the text it is, not as b'...'
+    assert echoed == ["!!  Node 20 is end-of-life  !!"]
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("b'!!  Node 20 !!\\n'\n", "!!  Node 20 !!\n"),
+        ("b'caf\\xc3\\xa9'\n", "café\n"),
+        ("b'not closed\n", "b'not closed\n"),
+        ("b'\\x'\n", "b'\\x'\n"),
+        ("deploying b'x'\n", "deploying b'x'\n"),
+    ],
+)
+def test_readable_line_decodes_only_whole_bytes_literals(line: str, shown: str) -> None:
+    # GIVEN a line of the CDK CLI's output WHEN made readable THEN only a whole b'...' literal is decoded
+    assert readable_line(line) == shown
 
 
 def test_a_failing_cdk_command_raises_with_its_output(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -121,6 +122,7 @@ def test_drain_takes_until_empty_or_for_but_not_both(capsys: pytest.CaptureFixtu
         (["demo", "--scenario", "chaos"], "invalid choice: 'chaos'"),
         (["drain", "--for", "0"], "must be more than 0 seconds"),
         (["local", "serve", "--port", "abc"], "'abc' is not a whole number"),
+        (["local", "serve", "--port", "99999"], "99999 is above 65535, the highest TCP port"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_value(
@@ -265,6 +267,9 @@ def test_drain_of_a_disabled_mapping_says_it_was_skipped(
 ) -> None:
     # GIVEN a stack whose queue's event source mapping is disabled (the runner skips it)
     class Runner:
+        queue = SimpleNamespace(url="http://localhost:1/123456789012/q.fifo")
+        log_path = Path("/tmp/constructs-fifo/fn.log")
+
         @classmethod
         def from_stack(cls, stack: str, **kwargs: object) -> Runner:
             return cls()
@@ -281,12 +286,14 @@ def test_drain_of_a_disabled_mapping_says_it_was_skipped(
     monkeypatch.setattr(cli_app, "EventSourceRunner", Runner)
     # WHEN drain runs
     code = main(["drain", "--endpoint-url", "http://localhost:1"])
-    # THEN it succeeds, says on stderr why nothing was drained, and the stats carry the reason too
+    # THEN a queue left undrained is not success: exit 3, stderr says why, the stats carry the reason
     captured = capsys.readouterr()
-    assert code == 0
-    assert captured.err.strip() == (
+    assert code == EXIT_ENVIRONMENT
+    assert captured.err.strip().splitlines()[-1] == (
         "constructs-fifo: not drained: the event source mapping u of function fn is Disabled, ..."
     )
+    # AND it said where the function's log is
+    assert "the function's log: /tmp/constructs-fifo/fn.log" in captured.err
     assert json.loads(captured.out)["batches"] == 0
     assert json.loads(captured.out)["skipped"].startswith("the event source mapping u")
 
@@ -308,8 +315,11 @@ def test_drain_all_drains_every_queue_of_the_stack_and_prints_each(
     drained: list[str] = []
 
     class Runner:
+        log_path = Path("/tmp/constructs-fifo/fn.log")
+
         def __init__(self, function: str) -> None:
             self.function = function
+            self.queue = SimpleNamespace(url=f"http://localhost:1/123456789012/{function}.fifo")
 
         @classmethod
         def from_function(cls, function: str, **kwargs: object) -> Runner:

@@ -12,6 +12,7 @@ from botocore.exceptions import (
 )
 
 from constructs_fifo.local.aws_errors import explain_aws_error, explain_error_code
+from constructs_fifo.local.emulator import launch
 from constructs_fifo.local.errors import (
     AwsAccessDeniedError,
     AwsConnectionError,
@@ -41,6 +42,22 @@ def test_a_refused_local_endpoint_says_to_start_the_emulator_on_its_port() -> No
         "deploy: could not connect to http://localhost:4599/ (EndpointConnectionError). Fix: start the "
         "emulator there (`constructs-fifo local serve --port 4599`), or pass the --endpoint-url of a "
         "running one."
+    )
+
+
+def test_a_refused_local_endpoint_on_a_plain_install_names_the_extra_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN an installation without the 'local' extra (moto's server missing)
+    monkeypatch.setattr(launch, "SERVER_PACKAGES", ("constructs_fifo_no_such_package",))
+    # WHEN a local endpoint refuses the connection
+    error = EndpointConnectionError(endpoint_url="http://localhost:4599/")
+    explained = explain_aws_error(error, doing="drain", endpoint_url="http://localhost:4599")
+    # THEN the fix installs the extra before serving (`local serve` alone would only ask for it)
+    assert explained is not None
+    assert explained.fix == (
+        "start the emulator there (`pip install 'constructs-fifo[local]'`, then "
+        "`constructs-fifo local serve --port 4599`), or pass the --endpoint-url of a running one"
     )
 
 

@@ -6,12 +6,15 @@ its own ``constructs_fifo`` package with a marker, so the tests see which copy t
 
 from __future__ import annotations
 
+import _thread
 import hashlib
 import io
 import json
+import threading
+import time
 import uuid
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ import pytest
 
 from constructs_fifo.local.emulator.server import LocalEmulator
 from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
+from constructs_fifo.local.event_source import function_log, waiting
 from constructs_fifo.local.event_source.runner import BatchReport, EventSourceRunner
 
 REGION = "us-east-1"
@@ -167,6 +171,7 @@ def deploy(
 
 
 def runner_for(emu: LocalEmulator, deployed: Deployed, **kwargs: Any) -> EventSourceRunner:
+    kwargs.setdefault("log_path", deployed.out_file.with_suffix(".log"))  # in the test's directory
     return EventSourceRunner.from_function(
         deployed.name,
         target=emu.target(REGION),
@@ -577,6 +582,14 @@ def test_a_disabled_mapping_is_skipped_and_its_messages_stay(emulator: LocalEmul
     assert depth(emulator, deployed.queue_url) == 1
     assert stats.skipped is not None
     assert f"of function {deployed.name} is Disabled" in stats.skipped
+    # AND the fix is a command that runs as printed: the mapping's --uuid, the region and the endpoint
+    uuid_ = emulator.client("lambda").list_event_source_mappings(FunctionName=deployed.name)[
+        "EventSourceMappings"
+    ][0]["UUID"]
+    assert stats.skipped.endswith(
+        f"enable it (`aws lambda update-event-source-mapping --uuid {uuid_} --enabled --region {REGION} "
+        f"--endpoint-url {emulator.endpoint_url}`) to drain the queue"
+    )
 
 
 def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
@@ -594,3 +607,118 @@ def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulat
     assert reports[0].deleted == ()
     assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("crash", 2)]
     assert (stats.handler_errors, stats.cold_starts, stats.succeeded) == (1, 2, 1)
+
+
+def _send_sleepers(emu: LocalEmulator, deployed: Deployed, groups: int, seconds: float) -> None:
+    sqs = emu.client("sqs")
+    for i in range(groups):
+        sqs.send_message(
+            QueueUrl=deployed.queue_url,
+            MessageBody=json.dumps({"id": f"s{i}", "action": "sleep", "seconds": seconds}),
+            MessageGroupId=f"g{i}",
+            MessageDeduplicationId=f"s{i}",
+        )
+
+
+def _counts(emu: LocalEmulator, url: str) -> tuple[int, int]:
+    attributes = emu.client("sqs").get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]), int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_cancelled_drain_stops_at_once_and_gives_its_batches_back(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN two groups whose jobs run 30 s, batches of one, a 10-minute visibility timeout, and a drain
+    # running both
+    deployed = deploy(
+        emulator, tmp_path, [], timeout=60, visibility=600, batch_size=1, max_concurrency=2, reserved=2
+    )
+    _send_sleepers(emulator, deployed, groups=2, seconds=30)
+    cancel = threading.Event()
+    said: list[str] = []
+    outcome: dict[str, Any] = {}
+    runner = runner_for(emulator, deployed)
+    code_dir = runner.function.code_dir
+    thread = threading.Thread(
+        target=lambda: outcome.update(stats=runner.drain(until_empty=True, cancel=cancel, say=said.append))
+    )
+    thread.start()
+    try:
+        _wait_for(lambda: _counts(emulator, deployed.queue_url) == (0, 2))
+        time.sleep(0.5)  # both workers are in their job
+        # WHEN the drain is cancelled (what the demo does on Ctrl-C)
+        began = time.monotonic()
+        cancel.set()
+        thread.join(timeout=15)
+        stopped_in = time.monotonic() - began
+    finally:
+        runner.close()
+    # THEN it stopped at once, without starting a worker after the two it had, and said so
+    assert not thread.is_alive()
+    assert stopped_in < 5
+    stats = outcome["stats"]
+    assert (stats.cold_starts, stats.batches, stats.succeeded, stats.handler_errors) == (2, 2, 0, 2)
+    assert said and said[-1].startswith("stopping the drain of")
+    # AND the cut-off batches are visible again now, not after the 10-minute visibility timeout
+    assert _counts(emulator, deployed.queue_url) == (2, 0)
+    # AND closing the runner removed the function's extracted code
+    assert not code_dir.exists()
+
+
+def test_ctrl_c_in_the_draining_thread_stops_it_the_same_way(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a job that runs 30 s, a 10-minute visibility timeout
+    deployed = deploy(emulator, tmp_path, [], timeout=60, visibility=600)
+    _send_sleepers(emulator, deployed, groups=1, seconds=30)
+
+    def interrupt_when_running() -> None:
+        _wait_for(lambda: _counts(emulator, deployed.queue_url) == (0, 1))
+        time.sleep(0.5)
+        _thread.interrupt_main()  # what the terminal's Ctrl-C does to this process
+
+    # WHEN the drain, in this (main) thread, is interrupted
+    threading.Thread(target=interrupt_when_running, daemon=True).start()
+    began = time.monotonic()
+    with runner_for(emulator, deployed) as runner, pytest.raises(KeyboardInterrupt):
+        runner.drain(until_empty=True)
+    # THEN it stopped at once and gave the batch back
+    assert time.monotonic() - began < 15
+    assert _counts(emulator, deployed.queue_url) == (1, 0)
+    assert not runner.function.code_dir.exists()
+
+
+def test_a_drain_says_what_it_waits_for_and_where_the_log_is(
+    emulator: LocalEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a job reported failed once (back after a 5 s visibility timeout, counted from the receive,
+    # so from before its worker's cold start), a wait report every 0.5 s,
+    # and a function log limited to 100 bytes (each run prints 60)
+    monkeypatch.setattr(waiting, "WAIT_REPORT_SECONDS", 0.5)
+    monkeypatch.setattr(function_log, "LOG_LIMIT_BYTES", 100)
+    deployed = deploy(emulator, tmp_path, [("f", "g1", "fail_once")], visibility=5)
+    said: list[str] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3, say=said.append)
+        log = runner.log_path
+
+    # THEN while only the in-flight message was left, the drain said so
+    assert stats.succeeded == 1
+    assert said, "the drain said nothing while it waited"
+    assert "1 message(s) in flight, none visible" in said[0]
+    assert "at most 5 s after it was received" in said[0]
+    # AND the function log stayed bounded: emptied past its limit, saying so
+    assert log.stat().st_size < 200
+    assert "log emptied at 100 bytes" in log.read_text()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
 
-from constructs_fifo.local.demo.steps import Prepared, sample_resources, wait_until_empty
+from constructs_fifo.local.demo.steps import Prepared, results_or_cancel, sample_resources, wait_until_empty
 from constructs_fifo.local.errors import DemoError
 from constructs_fifo.local.stack import DeployedQueue
 
@@ -99,3 +104,41 @@ def test_queues_that_are_not_the_sample_apps_are_named_with_what_they_lack() -> 
         "its function's environment; the demo needs the sample app's two queues"
     )
     assert "--stack" in caught.value.fix
+
+
+def test_ctrl_c_while_waiting_for_drains_on_other_threads_stops_them_all() -> None:
+    # GIVEN two "drains" on other threads that run until cancelled (at most 20 s)
+    cancel = threading.Event()
+
+    def drain() -> str:
+        return "cancelled" if cancel.wait(20) else "ran to the end"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {"a": pool.submit(drain), "b": pool.submit(drain)}
+        # WHEN the main thread, waiting for their results, gets a Ctrl-C
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()  # this process only
+        began = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            results_or_cancel(futures, cancel)
+        # THEN both were told to stop, had stopped when it re-raised, and it took no time
+        assert cancel.is_set()
+        assert [f.result(timeout=0) for f in futures.values()] == ["cancelled", "cancelled"]
+        assert time.monotonic() - began < 5
+
+
+def test_results_of_drains_that_end_by_themselves_are_returned_by_key() -> None:
+    # GIVEN two finished drains WHEN gathered THEN their results come back by key, nothing cancelled
+    cancel = threading.Event()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {"a": pool.submit(lambda: 1), "b": pool.submit(lambda: 2)}
+        assert results_or_cancel(futures, cancel) == {"a": 1, "b": 2}
+    assert not cancel.is_set()
+
+
+def test_waiting_for_the_deployed_function_ends_when_cancelled() -> None:
+    # GIVEN a queue nobody drains, and a cancel already set WHEN the demo waits THEN it returns at once
+    cancel = threading.Event()
+    cancel.set()
+    began = time.monotonic()
+    wait_until_empty(_Queue([3]), "q.fifo", total=3, timeout=60, poll_seconds=5, cancel=cancel)  # type: ignore[arg-type]
+    assert time.monotonic() - began < 1

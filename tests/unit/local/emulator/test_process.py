@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -57,3 +58,20 @@ def test_the_child_gets_fake_credentials_and_no_user_profile() -> None:
     assert target.endpoint_url == "http://localhost:45998"
     assert target.region == "eu-west-1"
     assert target.fake_credentials
+
+
+def test_the_child_is_out_of_reach_of_the_terminals_ctrl_c_and_stop_still_ends_it() -> None:
+    # GIVEN a started emulator child
+    script = f"import time; print({ready_line('x')!r}, flush=True); time.sleep(60)"
+    emulator = EmulatorProcess(command=[sys.executable, "-c", script])
+    emulator.start()
+    process = emulator.process
+    assert process is not None
+    try:
+        # THEN it leads a process group of its own: a Ctrl-C (sent to our group) leaves it serving
+        # until the command has stopped its drains
+        assert os.getpgid(process.pid) == process.pid != os.getpgrp()
+    finally:
+        # AND stop ends it
+        emulator.stop()
+    assert process.poll() is not None

@@ -50,3 +50,28 @@ def test_close_stops_every_worker(tmp_path: Path) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_workers_do_not_share_the_terminals_process_group_and_abort_kills_them(tmp_path: Path) -> None:
+    # GIVEN a pool whose two slots each ran one invocation (handler: its process id and group)
+    (tmp_path / "h.py").write_text(
+        "import os\n\ndef handle(event, context):\n    return [os.getpid(), os.getpgid(0)]\n"
+    )
+    function = FunctionSettings("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
+    env = lambda_environment(function, region="eu-west-1", endpoint_url=None, credentials=FAKE_CREDENTIALS)
+    with (tmp_path / "log").open("ab") as log:
+        pool = WorkerPool(function, env, log)
+        try:
+            answers = [pool.invoke(slot, {"Records": []}).result for slot in range(2)]
+            # THEN each worker leads a process group of its own: the terminal's Ctrl-C, sent to our
+            # group, never reaches it (the runner decides when workers stop)
+            for pid, group in answers:
+                assert group == pid != os.getpgrp()
+            # WHEN the pool aborts
+            pool.abort()
+            # THEN the next invocation of a slot finds its worker killed (and starts a new one)
+            again = pool.invoke(0, {"Records": []})
+            assert again.error is not None and again.error.startswith("WorkerError")
+            assert pool.invoke(0, {"Records": []}).cold_start
+        finally:
+            pool.close()

@@ -57,7 +57,10 @@ def test_a_disabled_mapping_is_not_polled_and_the_stats_say_why(tmp_path: Path) 
     assert (stats.batches, stats.records) == (0, 0)
     assert stats.skipped is not None
     assert "event source mapping u of function fn is Disabled" in stats.skipped
-    assert "update-event-source-mapping --enabled" in stats.skipped
+    assert (
+        "enable it (`aws lambda update-event-source-mapping --uuid u --enabled --region eu-west-1 "
+        "--endpoint-url http://localhost:1`)" in stats.skipped
+    )
     assert stats.as_dict()["skipped"] == stats.skipped
 
 
