@@ -34,15 +34,20 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed node_modules/.installed
 
+# actionlint and zizmor check .github/workflows; zizmor --offline runs every audit that needs no network
+# (no GitHub API calls, no token), which is all this machine and a pull request from a fork can do.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/actionlint
+	$(BIN)/zizmor --offline --quiet .github/workflows
 
 typecheck: setup
 	$(BIN)/mypy
 
+# CI's command. checkov (docs/security.md's scanner rows) runs inside it from uv's own environment.
 test: lint typecheck
-	$(BIN)/pytest
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest
 
 test-fast: setup
 	$(BIN)/pytest -m "not e2e"
@@ -53,9 +58,9 @@ synth: setup
 # docs/security.md's checkov rows, checked too: checkov cannot share the dev venv (it requires
 # packaging<24, pytest packaging>=24), so uv runs it from an environment of its own (PyPI, once).
 CHECKOV_VERSION := 3.3.30
+CHECKOV := $(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov
 scan: setup
-	CHECKOV="$(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov" \
-		$(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
+	CHECKOV="$(CHECKOV)" $(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
 
 # The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
 demo: setup
@@ -76,7 +81,7 @@ chaos: setup
 	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
 		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
-		tests/unit/test_runtime_transitions.py tests/chaos
+		tests/unit/test_runtime_state_core.py tests/chaos
 
 # The props tables of README.md and docs/construct.md, written from the settings spec
 # (constructs_fifo/runtime/settings.py); tests/unit/test_construct_props_table.py fails when one drifts.

@@ -6,6 +6,12 @@
 - ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
   idempotent by job id (an effect outside the runtime's store).
 
+Each function reserves the construct's default concurrency (10), unless the app is synthesized with
+``--context constructs-fifo:unreserved=true``: what ``constructs-fifo deploy --allow-unreserved``
+passes when the preflight finds that the account's Lambda quota cannot hold the reservation (new
+accounts start at 10 or 50). Then neither reserves and each mapping's MaximumConcurrency (10) is the
+ceiling.
+
 Both keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
 and open a PR on the wrong code, and a reader of a workspace's notifications expects them in order.
 
@@ -33,6 +39,7 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
 from constructs_fifo import JobMode, OrderedAgentQueue
+from constructs_fifo.construct.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.local.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
@@ -54,6 +61,7 @@ from constructs_fifo.local.demo.sample_app import (
     WORKSPACE_HANDLER,
     WORKSPACE_QUEUE,
 )
+from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",
@@ -127,12 +135,15 @@ class AgentJobsStack(Stack):
         )
         self.encryption_key = key
         code = lambda_.Code.from_asset(str(LAMBDA_DIR))
+        unreserved = str(self.node.try_get_context(UNRESERVED_CONTEXT)).lower() == "true"
+        reserved_concurrency = None if unreserved else RESERVED_CONCURRENCY
         workspaces = OrderedAgentQueue(
             self,
             WORKSPACE_QUEUE,
             code=code,
             handler=WORKSPACE_HANDLER,
             mode=JobMode.STATE,
+            reserved_concurrency=reserved_concurrency,
             encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,  # a sample: `cdk destroy` leaves nothing behind
         )
@@ -156,6 +167,7 @@ class AgentJobsStack(Stack):
             code=code,
             handler=NOTIFICATION_HANDLER,
             environment={ENV_NOTIFICATION_TABLE: notification_table.table_name},
+            reserved_concurrency=reserved_concurrency,
             encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,
         )

@@ -12,11 +12,11 @@ Adding a consumer is one factory and one entry in :data:`CONSUMERS`.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.consumer_env import BatchFn, ConsumerEnv, LogCounter
 from benchmarks.powertools_baseline import (
     IDEMPOTENCY_TABLE,
     INSTALL_HINT,
@@ -25,17 +25,13 @@ from benchmarks.powertools_baseline import (
     build_powertools,
 )
 from benchmarks.responder import TableSpec
-from benchmarks.workload import Batch, BenchContext
 
 __all__ = [
     "CLAIM_TABLE",
     "CONSUMERS",
     "GROUP_TABLE",
-    "BatchFn",
-    "ConsumerEnv",
     "ConsumerFactory",
     "ConsumerSpec",
-    "LogCounter",
     "build_claim",
     "build_claim_park",
     "build_state",
@@ -46,40 +42,6 @@ __all__ = [
 CLAIM_TABLE = "claims"
 #: The group table of the PARK policy and of state mode (partition key ``group``, sort key ``sk``).
 GROUP_TABLE = "groups"
-
-#: One Lambda invocation: the batch's records in, ``{"batchItemFailures": [...]}`` out.
-BatchFn = Callable[[Batch], Mapping[str, Any]]
-
-
-@dataclass
-class ConsumerEnv:
-    """What a factory wires its consumer to.
-
-    Attributes
-    ----------
-    dynamodb, sqs
-        boto3 clients; the harness answers and counts their calls.
-    queue_url
-        The FIFO queue the records come from.
-    context
-        The Lambda context to pass to each invocation.
-    ran
-        How many times a job ran; the consumer's job function calls :meth:`job_ran` once per run.
-    log
-        Where the consumer's log lines go: counted (bytes, figure 9), then dropped.
-    """
-
-    dynamodb: Any
-    sqs: Any
-    queue_url: str
-    context: BenchContext = field(default_factory=BenchContext)
-    ran: int = 0
-    log: LogCounter = field(default_factory=lambda: LogCounter())  # noqa: PLW0108 - defined below
-
-    def job_ran(self) -> None:
-        """Count one run of the job function (or one applied transition, in state mode)."""
-        self.ran += 1
-
 
 #: A consumer's factory: wire it to the environment, return its batch function.
 ConsumerFactory = Callable[[ConsumerEnv], BatchFn]
@@ -124,18 +86,6 @@ class ConsumerSpec:
     def why_not(self) -> str:
         """The full reason behind :meth:`status` (with the fix, when there is one)."""
         return "not written yet" if self.build is None else (self.unavailable() or "")
-
-
-class LogCounter(io.StringIO):
-    """A text stream that counts the UTF-8 bytes written to it and drops them (lines still formatted)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bytes = 0
-
-    def write(self, text: str) -> int:
-        self.bytes += len(text.encode())
-        return len(text)
 
 
 def quiet_logger(stream: LogCounter | None = None) -> Any:

@@ -38,7 +38,8 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerEnv, ConsumerSpec, build_state
+from benchmarks.consumer_env import ConsumerEnv
+from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerSpec, build_state
 from benchmarks.counting import CallCounter
 from benchmarks.prices import (
     DYNAMODB_READ,

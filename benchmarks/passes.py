@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.consumers import ConsumerEnv, ConsumerSpec
+from benchmarks.consumer_env import ConsumerEnv
+from benchmarks.consumers import ConsumerSpec
 from benchmarks.counting import CallCounter
 from benchmarks.workload import Batch, Workload
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from benchmarks.consumers import BatchFn, ConsumerEnv
+    from benchmarks.consumer_env import BatchFn, ConsumerEnv
     from benchmarks.workload import Batch
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""``constructs-fifo``: serve the local emulator, deploy, drain, run the demo, and operate a deployed queue.
+"""``constructs-fifo``: serve the local emulator, check an account, deploy, drain, run the demo, and
+operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
@@ -10,19 +11,20 @@ line.
 Exit codes
 ----------
 0
-    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown).
+    Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown;
+    for ``doctor``: every check passed).
 1
-    ``demo`` ran and found violations (each is printed), or the divergence did not show; an
-    operations command refused (the tables say no, e.g. a live lease) or was not confirmed: nothing
-    was changed.
+    ``demo`` ran and found violations (each is printed), or the divergence did not show; ``doctor``
+    found a problem (each printed with its fix); an operations command refused (the tables say no,
+    e.g. a live lease) or was not confirmed: nothing was changed.
 2
     Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
     operations command that does not apply to the queue's mode.
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
-    start, the deploy failed, the stack or its queue is missing or ambiguous, no credentials, no
-    connection, throttled, access denied, a queue ``drain`` did not drain (its mapping is disabled).
-    One line with what failed and the fix; no traceback.
+    start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
+    missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
+    did not drain (its mapping is disabled). One line with what failed and the fix; no traceback.
 130
     Interrupted (Ctrl-C).
 """
@@ -39,7 +41,7 @@ from typing import Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
-from constructs_fifo.cli import render
+from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -52,6 +54,7 @@ from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
@@ -143,10 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="constructs-fifo",
         description=(
-            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, deploy, drain, demo, and "
-            "operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+            "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, demo, "
+            "and operations (status, groups, dlq, claims, state; see docs/runbook.md)."
         ),
-        epilog="Exit codes: 0 ok; 1 violations found; 2 bad arguments; 3 environment error; 130 interrupted.",
+        epilog="Exit codes: 0 ok; 1 violations (demo), problems (doctor) or a refused operation; 2 bad "
+        "arguments; 3 environment error; 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -158,20 +162,41 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
 
-    deploy_command = commands.add_parser("deploy", help="cdk deploy the sample app (bootstraps if needed)")
+    deploy_command = commands.add_parser(
+        "deploy", help="synth, preflight, then cdk deploy the sample app (bootstraps if needed)"
+    )
     _add_aws_options(deploy_command)
     _add_stack_options(deploy_command, stack_help="stack to deploy")
     deploy_command.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
     deploy_command.add_argument(
+        ALLOW_UNRESERVED_FLAG,
+        action="store_true",
+        help="if the preflight finds that the account's Lambda concurrency quota cannot hold the stack's "
+        "reserved concurrency, synthesize again with --context constructs-fifo:unreserved=true and deploy "
+        "without reservation (each queue's MaximumConcurrency stays its ceiling; the app must read the "
+        "context, as the sample app does). Without it, such an account stops the deploy before "
+        "CloudFormation",
+    )
+    deploy_command.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_false",
+        help="skip the preflight (identity, region, CDK CLI, bootstrap, reserved concurrency; see `doctor`)",
+    )
+    deploy_command.add_argument(
         "--json", action="store_true", help="accepted for symmetry: deploy always prints one JSON document"
     )
     deploy_command.epilog = (
-        "Prints the stack's outputs as JSON ({} for a stack without outputs); with --queue, that queue's "
-        "resources instead (constructPath, queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, "
-        "claimTableName, groupTableName, functionName)."
+        "Runs the preflight first (the checks of `constructs-fifo doctor`) and stops before `cdk deploy` "
+        "on a problem, printing each check with its fix (on stderr). Prints the stack's outputs as JSON "
+        "({} for a stack without outputs); with --queue, that queue's resources instead (constructPath, "
+        "queueUrl, queueArn, deadLetterQueueUrl, deadLetterQueueArn, claimTableName, groupTableName, "
+        "functionName)."
     )
+
+    doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -261,6 +286,9 @@ def _deploy(args: argparse.Namespace) -> int:
         target=target,
         stack=args.stack,
         echo=lambda line: console.print(line, markup=False, style="dim"),
+        check=args.preflight,
+        allow_unreserved=args.allow_unreserved,
+        report=lambda check: doctor.print_checks([check], sys.stderr),
     )
     if args.queue is None:
         print(json.dumps(outputs, indent=2, sort_keys=True))
@@ -345,7 +373,14 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_VIOLATIONS
 
 
-_COMMANDS: Final = {"local": _serve, "deploy": _deploy, "drain": _drain, "demo": _demo, **OPS_COMMANDS}
+_COMMANDS: Final = {
+    "local": _serve,
+    "deploy": _deploy,
+    "drain": _drain,
+    "demo": _demo,
+    "doctor": doctor.run,
+    **OPS_COMMANDS,
+}
 
 
 def _print_error(error: LocalError) -> None:

@@ -205,7 +205,7 @@ def _groups(args: argparse.Namespace) -> int:
                 ("reason", dead.get("reason")),
                 ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
                 ("attempts", dead.get("attempts")),
-                ("parked at", when(dead.get("parkedAt"))),
+                ("parked at", when(dead.get("at"))),
                 ("kept jobs", document["keptTotal"]),
             ],
         )

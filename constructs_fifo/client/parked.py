@@ -23,7 +23,7 @@ Examples
 --------
 >>> groups = ParkedGroups(group_table="...", claim_table="...", queue_url="...",  # doctest: +SKIP
 ...                       dead_letter_queue_url="...")
->>> [(g.group, g.dead["jobId"]) for g in groups.list_groups()]  # doctest: +SKIP
+>>> [(g.group, g.dead_job_id) for g in groups.list_groups()]  # doctest: +SKIP
 [('ws#42', 'job-17')]
 >>> groups.resume("ws#42", skip_dead=True)  # doctest: +SKIP
 """
@@ -33,13 +33,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from constructs_fifo.client.errors import ProducerError
-from constructs_fifo.runtime.claims import ClaimStore
-from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS, DeadReason
-from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
+from constructs_fifo.runtime.claim.store import ClaimStore
+from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
+from constructs_fifo.runtime.dead_letter import DeadLetter, DeadLetterSender
 from constructs_fifo.runtime.parking import (
     PARKED,
     RESUMING,
@@ -180,26 +180,19 @@ class ParkedGroups:
     def _skip_head(self, header: ParkHeader) -> list[KeptRecord]:
         """Send the dead job (the first kept record) to the dead-letter queue; return it to delete."""
         head = self._store.kept(header.group, limit=1)
-        if not head or head[0].record.get("messageId") != header.dead.get("messageId"):
+        dead = header.dead
+        if not head or head[0].record.get("messageId") != dead.message_id:
             # Already skipped by an earlier call that failed after the send, or (state mode) a dead
             # job of the reorder buffer, which has no kept record: the runtime sends that one.
             return []
         record = head[0].record
-        dead: dict[str, Any] = dict(header.dead)
-        self._dead_letters.send(
-            DeadJob(
-                body=str(record.get("body", "")),
-                group=header.group,
-                message_id=str(record.get("messageId", "")),
-                reason=DeadReason(str(dead.get("reason") or DeadReason.PERMANENT.value)),
-                error_type=str(dead.get("errorType") or ""),
-                error=str(dead.get("error") or ""),
-                attempts=int(dead.get("attempts") or 0),
-                job_id=_job_id(record.get("body", "")) or dead.get("jobId"),
-                job_type=dead.get("jobType"),
-                dead_at_ms=int(dead.get("parkedAt") or self._dead_letters.now_ms()),
-            )
+        dead = replace(
+            dead,
+            job_id=_job_id(record.get("body", "")) or dead.job_id,
+            message_id=str(record.get("messageId", "")),
+            at_ms=dead.at_ms or self._dead_letters.now_ms(),
         )
+        self._dead_letters.send(DeadLetter(body=str(record.get("body", "")), group=header.group, dead=dead))
         return head
 
 

@@ -3,7 +3,7 @@
 Other services (a dashboard, a verifier, an API) read what state mode committed: the user's state,
 its version, and whether the group waits on a sequence gap or is parked. ``get`` and ``version``
 make one ``GetItem`` (the state item); ``snapshot`` two (the state item and the group's park
-header). The layout is decoded by the runtime's own codecs (:mod:`constructs_fifo.runtime.state`,
+header). The layout is decoded by the runtime's own codecs (:mod:`constructs_fifo.runtime.state.store`,
 :mod:`constructs_fifo.runtime.parking`), so the two cannot drift apart. The reader needs
 ``dynamodb:GetItem`` on the table (the construct's ``grant_read_state``).
 
@@ -39,12 +39,12 @@ from constructs_fifo.runtime.constants import (
 )
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.parking import decode_header
-from constructs_fifo.runtime.state import decode_item
+from constructs_fifo.runtime.state.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-    from constructs_fifo.runtime.group_state import GroupState
+    from constructs_fifo.runtime.state.records import GroupState
 
 __all__ = ["GroupSnapshot", "GroupStateReader", "StateReadError"]
 
@@ -69,7 +69,11 @@ class GroupSnapshot:
     state:
         The user's state, ``None`` when no transition was applied yet (or the group has no item).
     version:
-        The item's version: 0 without an item, then one more per committed batch.
+        The item's version: 0 without an item, then one more per write of the item. A batch that
+        changed the group writes it once on its first delivery; a redelivered batch writes its run
+        marker first, so it adds two; a group whose crash is being isolated one more per transition,
+        and a commit that owed a dead letter one more to clear it. Compare versions for "changed
+        since", not to count batches.
     updated_at_ms:
         Epoch ms of the last commit (``None`` without an item).
     last_seq:

@@ -124,7 +124,7 @@ def build_dashboard(
     *,
     queue: sqs.IQueue,
     function: lambda_.IFunction,
-    reserved_concurrency: int | float,
+    reserved_concurrency: int | float | None,
     alarms: dict[str, cloudwatch.Alarm],
     metrics: DashboardMetrics,
 ) -> cloudwatch.Dashboard:
@@ -137,7 +137,8 @@ def build_dashboard(
     queue, function
         The job queue and the function.
     reserved_concurrency
-        The function's reserved concurrency, drawn on the concurrency graph.
+        The function's reserved concurrency, drawn on the concurrency graph (not drawn when ``None``:
+        no reservation).
     alarms
         The construct's alarms by construct id (:data:`~constructs_fifo.construct.alarms.ALARM_IDS`
         and the optional ones): each is drawn with its threshold on the graph of its metric.
@@ -190,9 +191,15 @@ def build_dashboard(
             _graph(
                 "Function: concurrency",
                 [function.metric("ConcurrentExecutions", period=period, statistic="Maximum")],
-                extra=[
-                    cloudwatch.HorizontalAnnotation(value=reserved_concurrency, label="reserved concurrency")
-                ],
+                extra=(
+                    [
+                        cloudwatch.HorizontalAnnotation(
+                            value=reserved_concurrency, label="reserved concurrency"
+                        )
+                    ]
+                    if reserved_concurrency is not None
+                    else []
+                ),
             ),
         ],
     ]

@@ -19,7 +19,7 @@ from aws_cdk import aws_logs as logs
 from constructs_fifo.construct import tokens
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.settings import SETTINGS, Setting
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
@@ -45,6 +45,7 @@ __all__ = [
     "MAX_ATTEMPTS_MIN",
     "MAX_CONCURRENCY_MAX",
     "MAX_CONCURRENCY_MIN",
+    "MAX_CONCURRENCY_UNRESERVED",
     "MAX_QUEUE_NAME_LENGTH",
     "MAX_RECEIVE_COUNT_MAX",
     "MEMORY_SIZE",
@@ -92,14 +93,20 @@ MAX_CONCURRENCY_MIN: Final = _int(SETTINGS["max_concurrency"].low)
 MAX_CONCURRENCY_MAX: Final = _int(SETTINGS["max_concurrency"].high)
 
 
-def max_concurrency_for(reserved_concurrency: int | float) -> int | None:
-    """The mapping's MaximumConcurrency when ``max_concurrency`` is not given: ``reserved_concurrency``.
+def max_concurrency_for(reserved_concurrency: int | float | None) -> int | None:
+    """The mapping's MaximumConcurrency when ``max_concurrency`` is not given.
 
-    Without a cap the mapping may invoke more functions than the reserved concurrency lets run; a
-    throttled FIFO batch goes back to the queue with the receive count of every record raised, and
-    sustained throttling pushes healthy jobs to the dead-letter queue. ``None`` (no cap) when the
-    reserved concurrency is below the API's minimum of 2 (a warning says so) or an unresolved token.
+    With a reservation: ``reserved_concurrency``. Without a cap the mapping may invoke more functions
+    than the reserved concurrency lets run; a throttled FIFO batch goes back to the queue with the
+    receive count of every record raised, and sustained throttling pushes healthy jobs to the
+    dead-letter queue. ``None`` (no cap) when the reserved concurrency is below the API's minimum of 2
+    (a warning says so) or an unresolved token.
+
+    Without a reservation (``None``): :data:`MAX_CONCURRENCY_UNRESERVED`, the mapping's cap being then
+    the only limit (AWS recommends MaximumConcurrency as the limiter for SQS).
     """
+    if reserved_concurrency is None:
+        return MAX_CONCURRENCY_UNRESERVED
     if tokens.is_unresolved(reserved_concurrency) or reserved_concurrency < MAX_CONCURRENCY_MIN:
         return None
     return min(int(reserved_concurrency), MAX_CONCURRENCY_MAX)
@@ -152,7 +159,7 @@ def min_receive_count_for(
     before it is refreshed).
 
     State mode counts a crash of the worker only from the third delivery that ran it (see
-    :mod:`constructs_fifo.runtime.crash_watch`): a job that crashes its worker every time has
+    :mod:`constructs_fifo.runtime.state.crash_watch`): a job that crashes its worker every time has
     ``max_attempts + 2`` runs that do not finish its batch-mates, plus the one in which it is dead,
     so ``(2 x batch_size - 1) x (max_attempts + 2) + 1`` (134 for the defaults).
     """
@@ -200,6 +207,9 @@ MAX_QUEUE_NAME_LENGTH: Final = 80
 FUNCTION_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 TIMEOUT: Final = _duration(SETTINGS["timeout"])
 RESERVED_CONCURRENCY: Final = _int(SETTINGS["reserved_concurrency"].default)
+#: The mapping's MaximumConcurrency when ``reserved_concurrency=None`` and no ``max_concurrency`` is
+#: given: the same ceiling the default reservation gives, without taking it from the account.
+MAX_CONCURRENCY_UNRESERVED: Final = RESERVED_CONCURRENCY
 #: Megabytes; more than Lambda's 128 MB default (Serverless-LambdaDefaultMemorySize) for boto3's import.
 MEMORY_SIZE: Final = _int(SETTINGS["memory_size"].default)
 MEMORY_SIZE_MIN: Final = _int(SETTINGS["memory_size"].low)

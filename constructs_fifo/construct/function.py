@@ -32,7 +32,7 @@ from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "RUNTIME_ENVIRONMENT",
@@ -84,7 +84,7 @@ class FunctionSettings:
 
     timeout: Duration
     memory_size: int | float
-    reserved_concurrency: int | float
+    reserved_concurrency: int | float | None
     architecture: lambda_.Architecture = defaults.ARCHITECTURE
     tracing: lambda_.Tracing | None = None
     layers: Sequence[lambda_.ILayerVersion] | None = None
@@ -198,7 +198,8 @@ def build_function(
     queue, dead_letter_queue, claim_table, group_table
         The resources whose URLs and names the runtime is told (a table may be absent).
     function_settings
-        The function's own settings.
+        The function's own settings; ``reserved_concurrency=None`` sets no
+        ``ReservedConcurrentExecutions`` (the function draws on the account's unreserved pool).
     encryption_key
         Encrypts the log group and the environment too, when given (its key policy must let
         CloudWatch Logs use it: :func:`~constructs_fifo.construct.permissions.allow_log_encryption`).

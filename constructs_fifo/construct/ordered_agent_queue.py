@@ -48,7 +48,7 @@ from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
 from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
@@ -110,10 +110,15 @@ class OrderedAgentQueue(Construct):
         Default 6 x ``timeout``.
     reserved_concurrency
         The function's reserved concurrency, at least 1 and at least ``max_concurrency``. Default 10.
+        A reservation is a floor and a ceiling taken from the account's concurrency quota. ``None``
+        reserves nothing: the mapping's ``max_concurrency`` is then the only ceiling (AWS's advice for
+        SQS), with no floor (other functions of the account can use up the unreserved pool). Use it on
+        accounts whose quota cannot hold a reservation (new accounts start at 10 or 50).
     max_concurrency
         The event source's maximum concurrency, 2 to 1000. Default ``reserved_concurrency`` (when it
         is 2 or more; at most 1000), so the mapping never invokes more functions than may run:
-        throttled batches return to the queue with raised receive counts.
+        throttled batches return to the queue with raised receive counts. With
+        ``reserved_concurrency=None``, default 10.
     claim_ttl
         How long a claim item lives before DynamoDB's TTL may delete it. Default 7 days.
     age_alarm_threshold
@@ -234,7 +239,7 @@ class OrderedAgentQueue(Construct):
         max_receive_count: int | None = None,
         timeout: Duration = defaults.TIMEOUT,
         visibility_timeout: Duration | None = None,
-        reserved_concurrency: int = defaults.RESERVED_CONCURRENCY,
+        reserved_concurrency: int | None = defaults.RESERVED_CONCURRENCY,
         max_concurrency: int | None = None,
         claim_ttl: Duration = defaults.CLAIM_TTL,
         age_alarm_threshold: Duration = defaults.AGE_ALARM_THRESHOLD,
@@ -414,7 +419,7 @@ class OrderedAgentQueue(Construct):
         )
         self.dashboard = self._build_dashboard(reserved_concurrency, parks) if dashboard else None
 
-    def _build_dashboard(self, reserved_concurrency: int | float, parks: bool) -> cloudwatch.Dashboard:
+    def _build_dashboard(self, reserved_concurrency: int | float | None, parks: bool) -> cloudwatch.Dashboard:
         """The dashboard, drawing each alarm's own metric (and threshold) where there is one."""
         by_id = {alarm.node.id: alarm for alarm in self.alarms}
         period = defaults.ALARM_PERIOD

@@ -31,7 +31,7 @@ from constructs_fifo.construct.validation import (
     warn_risky,
 )
 from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 __all__ = ["CheckedProps", "check_all"]
 
@@ -77,7 +77,7 @@ def check_all(
     max_receive_count: int | float | None,
     timeout: Duration,
     visibility_timeout: Duration | None,
-    reserved_concurrency: int | float,
+    reserved_concurrency: int | float | None,
     max_concurrency: int | float | None,
     claim_ttl: Duration,
     age_alarm_threshold: Duration,

@@ -68,7 +68,7 @@ class Props:
     max_receive_count: int | float
     timeout: Duration
     visibility_timeout: Duration
-    reserved_concurrency: int | float
+    reserved_concurrency: int | float | None
     max_concurrency: int | float | None
     claim_ttl: Duration
     age_alarm_threshold: Duration

@@ -1,9 +1,20 @@
 """Deploy a CDK app with the real CDK CLI, to AWS or to a local endpoint (the emulator).
 
-``deploy`` bootstraps the environment when it has no ``CDKToolkit`` stack, runs ``cdk deploy`` and
-returns the stack's outputs. Where it deploys and with which credentials is the
-:class:`~constructs_fifo.local.aws.AwsTarget` it is given: its clients and the CDK CLI's environment
-both come from it, and only the child processes' environment is set, never this process's.
+``deploy`` synthesizes the app (``cdk synth``), runs the preflight on the synthesized stack
+(:mod:`~constructs_fifo.local.preflight`: identity, region, CDK CLI, bootstrap, reserved concurrency
+against the account's quota) and stops before CloudFormation when it finds a problem; then it
+bootstraps the environment when it has no ``CDKToolkit`` stack, runs ``cdk deploy`` on the synthesized
+assembly and returns the stack's outputs. With ``allow_unreserved=True`` and an account that cannot
+hold the stack's reserved concurrency, the app is synthesized again with the context
+:data:`~constructs_fifo.local.preflight.UNRESERVED_CONTEXT` and deployed without reservation.
+
+Where it deploys and with which credentials is the :class:`~constructs_fifo.local.aws.AwsTarget` it
+is given: its clients and the CDK CLI's environment both come from it, and only the child processes'
+environment is set, never this process's. Against an endpoint, the CDK CLI gets a ``CDK_HOME`` of its
+own for the call: it caches access key id -> account in ``$CDK_HOME/cache/accounts_partitions.json``,
+every endpoint is reached with the same fake key, and a cache written for another endpoint (LocalStack
+answers 000000000000, moto 123456789012) made ``cdk bootstrap`` fail with
+``IncorrectDefaultCredentials``. Nothing in the user's ``~/.cdk`` is read or written then.
 
 Examples
 --------
@@ -17,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shutil
@@ -24,18 +36,21 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from constructs_fifo.local import preflight
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import (
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
+    PreflightError,
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.stack_status import BOOTSTRAP_STACK, COMPLETE_STATES, is_missing_stack
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -48,15 +63,10 @@ __all__ = [
     "is_bootstrapped",
     "is_missing_stack",
     "readable_line",
+    "run_preflight",
     "stack_outputs",
+    "synth",
 ]
-
-#: The stack ``cdk bootstrap`` creates.
-BOOTSTRAP_STACK: Final = "CDKToolkit"
-#: Stack states in which a stack's resources and outputs can be read.
-COMPLETE_STATES: Final = frozenset(
-    {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE"}
-)
 
 
 def cdk_executable(app_dir: str | os.PathLike[str]) -> str:
@@ -80,12 +90,6 @@ def cdk_executable(app_dir: str | os.PathLike[str]) -> str:
         f"the AWS CDK CLI was not found (no `cdk` on PATH, no {local}); deploying needs it",
         f"install it: `npm install -g aws-cdk@2`, or `npm install aws-cdk@2` in {Path(app_dir).resolve()}",
     )
-
-
-def is_missing_stack(error: ClientError) -> bool:
-    """Whether a CloudFormation error says the stack does not exist (not, e.g., access denied)."""
-    details = error.response.get("Error", {})
-    return details.get("Code") == "ValidationError" and "does not exist" in details.get("Message", "")
 
 
 def is_bootstrapped(*, cloudformation_client: CloudFormationClient) -> bool:
@@ -185,6 +189,91 @@ def _run(
         raise CdkCommandError(command, returncode, "".join(lines))
 
 
+def synth(
+    executable: str,
+    stack: str,
+    *,
+    app_path: Path,
+    assembly: Path,
+    env: Mapping[str, str],
+    echo: Callable[[str], None] | None,
+    context: Mapping[str, str] | None = None,
+) -> None:
+    """``cdk synth STACK --quiet --output ASSEMBLY`` (with ``--context KEY=VALUE`` for each of ``context``).
+
+    Raises
+    ------
+    CdkCommandError
+        The synth failed; its output is in the error's details.
+    """
+    extra = [arg for key, value in (context or {}).items() for arg in ("--context", f"{key}={value}")]
+    _run(
+        [executable, "synth", stack, "--quiet", "--output", str(assembly), *extra],
+        cwd=app_path,
+        env=env,
+        echo=echo,
+    )
+
+
+def run_preflight(
+    *,
+    target: AwsTarget,
+    stack: str,
+    cdk: str | None,
+    cdk_env: Mapping[str, str],
+    assembly: Path | None,
+    sts_client: Any = None,
+    cloudformation_client: Any = None,
+    ssm_client: Any = None,
+    lambda_client: Any = None,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> preflight.Facts:
+    """Observe the :class:`~constructs_fifo.local.preflight.Facts` of ``target`` (read-only calls).
+
+    Clients default to the target's; ``assembly`` is the synthesized app (``None``: no app).
+    """
+    known_regions: list[str] = []
+    if target.endpoint_url is None:
+        with contextlib.suppress(Exception):  # botocore's partition data; the check is skipped without it
+            known_regions = list(target.session().get_available_regions("lambda"))
+    return preflight.observe(
+        target=target.describe(),
+        region=target.region,
+        endpoint_url=target.endpoint_url,
+        stack=stack,
+        sts_client=sts_client or target.client("sts"),
+        cloudformation_client=cloudformation_client or target.client("cloudformation"),
+        ssm_client=ssm_client or target.client("ssm"),
+        lambda_client=lambda_client or target.client("lambda"),
+        cdk=cdk,
+        cdk_env=cdk_env,
+        assembly=assembly,
+        known_regions=known_regions,
+        run=run,
+    )
+
+
+def _refuse(checks: Sequence[preflight.Check]) -> PreflightError:
+    problems = [check for check in checks if not check.ok]
+    first = problems[0]
+    others = [f"{c.name}: {c.message}. Fix: {c.fix}" for c in problems[1:]]
+    return PreflightError(
+        f"preflight found {len(problems)} problem(s); nothing was deployed. {first.name}: {first.message}",
+        first.fix,
+        details=others,
+    )
+
+
+def _can_drop_reservation(facts: preflight.Facts, checks: Sequence[preflight.Check]) -> bool:
+    problems = [check.name for check in checks if not check.ok]
+    return (
+        problems == ["concurrency"]
+        and isinstance(facts.account, preflight.AccountConcurrency)
+        and isinstance(facts.stack, preflight.StackConcurrency)
+        and facts.stack.total > 0
+    )
+
+
 def deploy(
     app_dir: str | os.PathLike[str],
     *,
@@ -196,8 +285,13 @@ def deploy(
     cloudformation_client: CloudFormationClient | None = None,
     sts_client: Any = None,  # no STS stubs in the dev extra: typed loosely
     output_dir: str | os.PathLike[str] | None = None,
+    ssm_client: Any = None,
+    lambda_client: Any = None,
+    check: bool = True,
+    allow_unreserved: bool = False,
+    report: Callable[[preflight.Check], None] | None = None,
 ) -> dict[str, str]:
-    """Bootstrap if needed, ``cdk deploy`` the stack and return its outputs.
+    """Synthesize, run the preflight, bootstrap if needed, ``cdk deploy`` and return the outputs.
 
     Parameters
     ----------
@@ -215,11 +309,20 @@ def deploy(
     echo:
         Called with every line the CLI prints (e.g. ``print``); by default the output is kept and
         shown only in the error when a command fails.
-    cloudformation_client, sts_client:
-        Clients for the bootstrap check, the account id and the outputs; by default the target's.
+    cloudformation_client, sts_client, ssm_client, lambda_client:
+        Clients for the preflight, the bootstrap check, the account id and the outputs; by default
+        the target's.
     output_dir:
         The CDK CLI's ``--output`` (cloud assembly) directory; default ``cdk.out`` in ``app_dir``.
         Pass a separate one when another synth may run in the same directory at the same time.
+    check:
+        Run the preflight (default); ``False`` deploys without it.
+    allow_unreserved:
+        When the only problem is that the account cannot hold the stack's reserved concurrency,
+        synthesize again with ``--context constructs-fifo:unreserved=true`` and deploy that (the app
+        must read the context; the sample app does). Without it such an account stops the deploy.
+    report:
+        Called with every preflight line (e.g. to print it).
 
     Returns
     -------
@@ -229,6 +332,8 @@ def deploy(
     Raises
     ------
     CdkNotFoundError, CdkCommandError, DeployError
+    PreflightError
+        The preflight found a problem; nothing was deployed (the message and fix name it).
     """
     app_path = Path(app_dir).resolve()
     if not (app_path / "cdk.json").is_file():
@@ -239,31 +344,73 @@ def deploy(
     executable = cdk if cdk is not None else cdk_executable(app_path)
     child_env = target.child_environment(env)
     cloudformation = cloudformation_client or target.client("cloudformation")
-    output_args = ["--output", str(Path(output_dir).resolve())] if output_dir is not None else []
-    if not is_bootstrapped(cloudformation_client=cloudformation):
-        sts = sts_client or target.client("sts")
-        account = sts.get_caller_identity()["Account"]
-        # Outside the app directory: with no cdk.json there, the CLI bootstraps the named environment
-        # without synthesizing the app first (measured: ~20 s less on 2 cores).
-        with tempfile.TemporaryDirectory(prefix="constructs-fifo-bootstrap-") as elsewhere:
-            _run(
-                [executable, "bootstrap", f"aws://{account}/{target.region}"],
-                cwd=Path(elsewhere),
-                env=child_env,
-                echo=echo,
+    assembly = Path(output_dir).resolve() if output_dir is not None else app_path / "cdk.out"
+    with contextlib.ExitStack() as scope:
+        if target.endpoint_url is not None:
+            child_env["CDK_HOME"] = scope.enter_context(
+                tempfile.TemporaryDirectory(prefix="constructs-fifo-cdk-home-")
             )
-    with tempfile.TemporaryDirectory(prefix="constructs-fifo-deploy-") as scratch:
+        # The first AWS call, before a synth that takes tens of seconds: an endpoint that is down, a
+        # missing credential, throttling or a denial stops the deploy here, as one line.
+        bootstrapped = is_bootstrapped(cloudformation_client=cloudformation)
+        synth(executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo)
+        if check:
+            facts = run_preflight(
+                target=target,
+                stack=stack,
+                cdk=executable,
+                cdk_env=child_env,
+                assembly=assembly,
+                sts_client=sts_client,
+                cloudformation_client=cloudformation,
+                ssm_client=ssm_client,
+                lambda_client=lambda_client,
+            )
+            checks = preflight.verify(facts)
+            if allow_unreserved and _can_drop_reservation(facts, checks):
+                if echo is not None:
+                    echo("the account cannot hold the reserved concurrency: synthesizing without it")
+                synth(
+                    executable,
+                    stack,
+                    app_path=app_path,
+                    assembly=assembly,
+                    env=child_env,
+                    echo=echo,
+                    context={preflight.UNRESERVED_CONTEXT: "true"},
+                )
+                facts = preflight.with_stack(facts, assembly, allow_unreserved=True)
+                checks = preflight.verify(facts)
+            for line in checks:
+                if report is not None:
+                    report(line)
+            if not all(line.ok for line in checks):
+                raise _refuse(checks)
+        if not bootstrapped:
+            sts = sts_client or target.client("sts")
+            account = sts.get_caller_identity()["Account"]
+            # Outside the app directory: with no cdk.json there, the CLI bootstraps the named
+            # environment without synthesizing the app first (measured: ~20 s less on 2 cores).
+            with tempfile.TemporaryDirectory(prefix="constructs-fifo-bootstrap-") as elsewhere:
+                _run(
+                    [executable, "bootstrap", f"aws://{account}/{target.region}"],
+                    cwd=Path(elsewhere),
+                    env=child_env,
+                    echo=echo,
+                )
+        scratch = scope.enter_context(tempfile.TemporaryDirectory(prefix="constructs-fifo-deploy-"))
         outputs_file = Path(scratch) / "outputs.json"
         _run(
             [
                 executable,
                 "deploy",
                 stack,
+                "--app",
+                str(assembly),
                 "--require-approval",
                 "never",
                 "--outputs-file",
                 str(outputs_file),
-                *output_args,
             ],
             cwd=app_path,
             env=child_env,

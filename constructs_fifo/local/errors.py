@@ -29,6 +29,7 @@ __all__ = [
     "MissingExtraError",
     "OperationError",
     "OperationRefusedError",
+    "PreflightError",
     "QueueNotFoundError",
     "RunnerError",
     "StackError",
@@ -127,6 +128,10 @@ class CdkCommandError(DeployError):
             "fix the cause shown in its output (below)",
             details=output.strip().splitlines()[-25:],
         )
+
+
+class PreflightError(DeployError):
+    """The preflight found what the account would refuse; nothing was deployed."""
 
 
 class StackError(LocalError):

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import ClientError
 
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.deploy import is_missing_stack
 from constructs_fifo.local.errors import AmbiguousQueueError, QueueNotFoundError, StackNotFoundError
+from constructs_fifo.local.stack_status import is_missing_stack
 from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE, ENV_GROUP_TABLE
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
 __all__ = [
+    "Backoff",
     "VisibilityApplier",
     "VisibilityChange",
     "VisibilityChanger",
@@ -47,6 +48,24 @@ def backoff_seconds(attempt: int, *, base_seconds: int, cap_seconds: int) -> int
     """
     exponent = min(max(attempt, 1) - 1, 32)  # 2**32 s is far past any cap: no huge integers
     return min(max(base_seconds, 0) * (1 << exponent), _clamp_cap(cap_seconds))
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """A queue's retry delays: ``backoff(attempt)`` is :func:`backoff_seconds` with its base and cap.
+
+    Examples
+    --------
+    >>> Backoff(base_seconds=2, cap_seconds=60)(3)
+    8
+    """
+
+    base_seconds: int
+    cap_seconds: int
+
+    def __call__(self, attempt: int) -> int:
+        """The retry delay after ``attempt`` runs."""
+        return backoff_seconds(attempt, base_seconds=self.base_seconds, cap_seconds=self.cap_seconds)
 
 
 def lease_delay_seconds(lease_expires_at_ms: int | None, now_ms: int, *, cap_seconds: int) -> int:

@@ -22,27 +22,20 @@ from constructs_fifo.runtime.parking import RESUMING, is_wake_up, wake_up_messag
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.dead_letter import DeadJob
-    from constructs_fifo.runtime.job_runner import Step
     from constructs_fifo.runtime.parking import ParkHeader
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
-    "RETRY_ACTION",
     "BatchReport",
     "job_id_of",
-    "park_fields",
     "refresh_worn_wake_ups",
     "settle_wake_ups",
 ]
 
-#: The ``action`` of an outcome line whose record is reported failed.
-RETRY_ACTION = "reported failed; retried after the visibility delay"
-
 
 @dataclass
 class BatchReport:
-    """What one batch decided so far: reported ids, visibility changes, blocked and kept groups.
+    """What one batch decided so far: reported ids, visibility changes, blocked groups, wake-ups.
 
     Attributes
     ----------
@@ -52,10 +45,6 @@ class BatchReport:
         The visibility of the reported records that have one.
     blocked : dict
         Group -> the visibility delay its later records get (the group stopped in this batch).
-    keep : dict
-        Claim mode: group -> records to keep in its parked group.
-    parking : dict
-        Claim mode: group -> the step of the dead job that parks it in this batch.
     wake_ups : dict
         Group -> its wake-up messages in this batch.
     refreshed : set of str
@@ -65,8 +54,6 @@ class BatchReport:
     failures: list[str] = field(default_factory=list)
     changes: list[VisibilityChange] = field(default_factory=list)
     blocked: dict[str, int] = field(default_factory=dict)
-    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
-    parking: dict[str, Step] = field(default_factory=dict)
     wake_ups: dict[str, list[SQSRecord]] = field(default_factory=dict)
     refreshed: set[str] = field(default_factory=set)
 
@@ -153,20 +140,6 @@ def settle_wake_ups(
             on_error({"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"})
             if wake_ups:
                 report.report(wake_ups[0], delay)
-
-
-def park_fields(dead: DeadJob) -> dict[str, Any]:
-    """The park header's record of the dead job that parked its group."""
-    return {
-        "jobId": dead.job_id,
-        "jobType": dead.job_type,
-        "reason": dead.reason.value,
-        "errorType": dead.error_type,
-        "error": dead.error[:1024],
-        "attempts": dead.attempts,
-        "messageId": dead.message_id,
-        "parkedAt": dead.dead_at_ms,
-    }
 
 
 def job_id_of(record: SQSRecord) -> str | None:

@@ -303,10 +303,11 @@ STATE_ATTR_VERSION: Final = "version"
 STATE_ATTR_UPDATED_AT: Final = "updated_at"
 #: A run marker as compact JSON: written before a redelivered group's transitions run, removed by the
 #: commit that follows them; found at a read, it means that run did not commit (a crash, a timeout, a
-#: stale worker). See :mod:`constructs_fifo.runtime.crash_watch`.
+#: stale worker). See :mod:`constructs_fifo.runtime.state.crash_watch`.
 STATE_ATTR_RUN: Final = "run"
-#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change.
-STATE_BOOK_FORMAT: Final = 1
+#: The format number written in the bookkeeping (``"f"``), raised on any incompatible change (2: every
+#: dead job is a named object; the runtime still reads format 1).
+STATE_BOOK_FORMAT: Final = 2
 
 METRIC_JOBS_BUFFERED: Final = "JobsBuffered"
 METRIC_SEQ_GAP_OPEN_SECONDS: Final = "SequenceGapOpenSeconds"

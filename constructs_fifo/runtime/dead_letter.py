@@ -1,7 +1,7 @@
 """Sending a dead job to the FIFO dead-letter queue, with attributes that make triage possible.
 
 The runtime, not SQS's ``maxReceiveCount``, decides when a job is dead (see
-:mod:`constructs_fifo.runtime.processor`). A dead job's message is sent to the dead-letter queue in
+:mod:`constructs_fifo.runtime.claim.processor`). A dead job's message is sent to the dead-letter queue in
 its own message group with its body unchanged and these message attributes, so an operator can sort
 the queue without parsing bodies: ``jobId``, ``jobType``, ``reason`` (a
 :class:`~constructs_fifo.runtime.constants.DeadReason`), ``errorType``, ``error`` (cut to 1024
@@ -13,26 +13,25 @@ The deduplication id is derived from the original message id, so sending the sam
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.claims import truncate_error
-from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.error_text import truncate_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-__all__ = ["DeadJob", "DeadLetterSender", "dead_letter_attributes"]
+__all__ = ["DeadLetter", "DeadLetterSender", "dead_letter_attributes"]
 
 _DEDUP_PREFIX = "dead-"
 
 
 @dataclass(frozen=True)
-class DeadJob:
-    """What is known about a dead job: the message to forward and why it died.
+class DeadLetter:
+    """A dead job's message to the dead-letter queue: its body, its group and why it died.
 
     Attributes
     ----------
@@ -40,30 +39,14 @@ class DeadJob:
         The original message body, forwarded unchanged.
     group : str
         The original MessageGroupId (the dead job stays in its group in the DLQ).
-    message_id : str
-        The original SQS messageId.
-    reason : DeadReason
-        Why it is dead.
-    error_type, error : str
-        The last error (type name and text).
-    attempts : int
-        Runs the job started (0 for a malformed body or a copy of a dead job that never ran).
-    job_id, job_type : str or None
-        The envelope's ``jobId`` and ``type`` when the body has them.
-    dead_at_ms : int
-        When it was declared dead (epoch ms).
+    dead : DeadJob
+        Why it died (its ``message_id`` is the original SQS messageId, its ``at_ms`` when it was
+        declared dead).
     """
 
     body: str
     group: str
-    message_id: str
-    reason: DeadReason
-    error_type: str
-    error: str
-    attempts: int
-    job_id: str | None
-    job_type: str | None
-    dead_at_ms: int
+    dead: DeadJob
 
 
 def dead_letter_attributes(dead: DeadJob) -> dict[str, dict[str, str]]:
@@ -71,9 +54,7 @@ def dead_letter_attributes(dead: DeadJob) -> dict[str, dict[str, str]]:
 
     Examples
     --------
-    >>> dead = DeadJob(body="{}", group="ws#1", message_id="m-1", reason=DeadReason.PERMANENT,
-    ...     error_type="PermanentJobError", error="no diff", attempts=1, job_id="j-1",
-    ...     job_type="apply_patch", dead_at_ms=0)
+    >>> dead = DeadJob("j-1", "apply_patch", "PermanentJobError", "no diff", 1, "m-1", 0)
     >>> dead_letter_attributes(dead)["reason"]
     {'DataType': 'String', 'StringValue': 'PERMANENT'}
     """
@@ -85,7 +66,7 @@ def dead_letter_attributes(dead: DeadJob) -> dict[str, dict[str, str]]:
         "error": ("String", truncate_error(dead.error)),
         "attempts": ("Number", str(dead.attempts)),
         "originalMessageId": ("String", dead.message_id),
-        "deadAt": ("String", datetime.fromtimestamp(dead.dead_at_ms / 1000, tz=UTC).isoformat()),
+        "deadAt": ("String", datetime.fromtimestamp(dead.at_ms / 1000, tz=UTC).isoformat()),
     }
     return {
         name: {"DataType": data_type, "StringValue": value}
@@ -107,17 +88,17 @@ class DeadLetterSender:
         Epoch seconds, for ``deadAt``.
     """
 
-    def __init__(self, client: SQSClient, queue_url: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: SQSClient, queue_url: str, *, clock: Clock = system_clock) -> None:
         self.queue_url = queue_url
         self._client = client
         self._clock = clock
 
     def now_ms(self) -> int:
         """The sender's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
-    def send(self, dead: DeadJob) -> str:
-        """Send one dead job; return the DLQ's message id.
+    def send(self, letter: DeadLetter) -> str:
+        """Send one dead job's letter; return the DLQ's message id.
 
         Raises
         ------
@@ -127,10 +108,10 @@ class DeadLetterSender:
         """
         params: dict[str, Any] = {
             "QueueUrl": self.queue_url,
-            "MessageBody": dead.body or "(empty body)",
-            "MessageGroupId": dead.group,
-            "MessageDeduplicationId": f"{_DEDUP_PREFIX}{dead.message_id}"[:128],
-            "MessageAttributes": dead_letter_attributes(dead),
+            "MessageBody": letter.body or "(empty body)",
+            "MessageGroupId": letter.group,
+            "MessageDeduplicationId": f"{_DEDUP_PREFIX}{letter.dead.message_id}"[:128],
+            "MessageAttributes": dead_letter_attributes(letter.dead),
         }
         response = self._client.send_message(**params)
         return str(response.get("MessageId", ""))

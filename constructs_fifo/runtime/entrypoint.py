@@ -1,37 +1,43 @@
 """The Lambda handler the construct configures: ``constructs_fifo.runtime.entrypoint.handler``.
 
-Importing it loads neither boto3 nor the user's code. The first invocation of a container reads
-:class:`~constructs_fifo.runtime.config.RuntimeConfig` from the environment, imports boto3, creates
-the clients and imports the user's ``module.function``, once; a wrong environment is raised there as a
-:class:`~constructs_fifo.runtime.exceptions.ConfigurationError` naming the variable. Every later
-invocation only processes its batch.
+Importing it loads neither boto3, nor the user's code, nor either mode's modules. The first
+invocation of a container reads :class:`~constructs_fifo.runtime.config.RuntimeConfig` from the
+environment, imports boto3, creates the clients, imports the configured mode's package
+(:mod:`constructs_fifo.runtime.claim` or :mod:`constructs_fifo.runtime.state`: a container loads one
+mode's modules, not both) and the user's ``module.function``, once; a wrong environment is raised
+there as a :class:`~constructs_fifo.runtime.exceptions.ConfigurationError` naming the variable.
+Every later invocation only processes its batch.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.claims import ClaimStore
 from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.group_state import GapPolicy
 from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.processor import JobHandler, OrderedBatchProcessor
-from constructs_fifo.runtime.state import StateStore
-from constructs_fifo.runtime.state_processor import StateBatchProcessor
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from collections.abc import Mapping
+
+    from constructs_fifo.runtime.job import JobHandler
     from constructs_fifo.runtime.types import BatchResponse
 
 __all__ = ["BatchProcessor", "build_processor", "handler", "load_user_handler", "reset"]
 
-#: What the entry point runs: the processor of the configured mode.
-BatchProcessor = OrderedBatchProcessor | StateBatchProcessor
+
+class BatchProcessor(Protocol):
+    """What the entry point runs: the processor of the configured mode (claim or state)."""
+
+    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse:
+        """Process one SQS FIFO batch; return the partial-batch response."""
+        ...
+
 
 _processor: BatchProcessor | None = None
 
@@ -67,9 +73,10 @@ def build_processor(
 ) -> BatchProcessor:
     """Build the processor of the configured mode; every part can be injected.
 
-    Claim mode builds an :class:`OrderedBatchProcessor` (the job function is ``handle(job, context)``),
-    state mode a :class:`~constructs_fifo.runtime.state_processor.StateBatchProcessor` (the job function
-    is the transition ``apply(job, state) -> next_state``).
+    Claim mode builds an :class:`~constructs_fifo.runtime.claim.processor.OrderedBatchProcessor`
+    (the job function is ``handle(job, context)``), state mode a
+    :class:`~constructs_fifo.runtime.state.processor.StateBatchProcessor` (the job function is the
+    transition ``apply(job, state) -> next_state``).
 
     Parameters
     ----------
@@ -92,6 +99,16 @@ def build_processor(
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace)
     if cfg.mode is JobMode.STATE:
         return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
+    return _claim_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
+
+
+def _claim_processor(
+    cfg: RuntimeConfig, user_fn: JobHandler, dynamodb_client: Any, sqs_client: Any, log: JobLogger
+) -> BatchProcessor:
+    # Imported here: a container loads only the modules of its own mode at cold start.
+    from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor  # noqa: PLC0415
+    from constructs_fifo.runtime.claim.store import ClaimStore  # noqa: PLC0415
+
     parking = (
         ParkStore(cfg.group_table, dynamodb_client)
         if cfg.on_dead_job is DeadJobPolicy.PARK and cfg.group_table
@@ -117,7 +134,12 @@ def build_processor(
 
 def _state_processor(
     cfg: RuntimeConfig, transition: Any, dynamodb_client: Any, sqs_client: Any, log: JobLogger
-) -> StateBatchProcessor:
+) -> BatchProcessor:
+    # Imported here: a container loads only the modules of its own mode at cold start.
+    from constructs_fifo.runtime.state.processor import StateBatchProcessor  # noqa: PLC0415
+    from constructs_fifo.runtime.state.records import GapPolicy  # noqa: PLC0415
+    from constructs_fifo.runtime.state.store import StateStore  # noqa: PLC0415
+
     table = cfg.group_table or ""
     return StateBatchProcessor(
         transition=transition,

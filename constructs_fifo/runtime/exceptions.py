@@ -106,5 +106,5 @@ class WorkerCrashedError(ConstructsFifoRuntimeError):
     """A state-mode transition stopped its worker (a crash, out of memory, the function timeout).
 
     Not raised by a transition: the runtime records it for the attempt that never returned, found by
-    its run marker (:mod:`constructs_fifo.runtime.crash_watch`), and counts it like a transient failure.
+    its run marker (:mod:`constructs_fifo.runtime.state.crash_watch`), and counts it like a transient failure.
     """

@@ -7,6 +7,7 @@ record's ``MessageGroupId`` and the attempt its ``ApproximateReceiveCount``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from constructs_fifo.runtime.exceptions import MalformedJobError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["Job", "parse_record", "record_attempt", "record_group", "record_message_id"]
+__all__ = ["Job", "JobHandler", "parse_record", "record_attempt", "record_group", "record_message_id"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,12 @@ class Job:
     payload : Any
         The ``payload`` of the body (``{}`` when the body has none).
     attempt : int
-        The record's ``ApproximateReceiveCount``: 1 on the first delivery.
+        This run of the job, counted by the runtime: 1 on its first run. Not SQS's
+        ``ApproximateReceiveCount``, which every receive raises, also for records reported without
+        running. Claim mode counts the runs started in the claim table; state mode gives 1 + the
+        job's failed runs kept in the group's bookkeeping (a crash counted by the run marker).
+        :func:`parse_record` fills in the receive count; the processors replace it before the job
+        function sees the job.
     message_id : str
         The SQS ``messageId`` of this delivery.
     body : dict
@@ -81,6 +87,10 @@ def record_attempt(record: SQSRecord) -> int:
         return max(1, int(raw))
     except (TypeError, ValueError):
         return 1
+
+
+#: The user's job function in claim mode: ``handle(job, context)``; its return value is ignored.
+JobHandler = Callable[[Job, Any], object]
 
 
 def parse_record(record: SQSRecord) -> Job:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import enum
 import json
 import sys
-import time
-from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     METRIC_CLAIM_CONFLICTS,
     METRIC_DIMENSION_QUEUE,
@@ -33,8 +33,16 @@ from constructs_fifo.runtime.constants import (
     METRIC_JOBS_KEPT,
     METRIC_JOBS_SUCCEEDED,
 )
+from constructs_fifo.runtime.job import record_attempt, record_group, record_message_id
 
-__all__ = ["JobLogger", "OutcomeStatus", "queue_name_from_arn"]
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.job import Job
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["RETRY_ACTION", "JobLogger", "OutcomeStatus", "OutcomeWriter", "queue_name_from_arn"]
+
+#: The ``action`` of an outcome line whose record is reported failed.
+RETRY_ACTION = "reported failed; retried after the visibility delay"
 
 
 class OutcomeStatus(enum.Enum):
@@ -128,7 +136,7 @@ class JobLogger:
         namespace: str,
         *,
         stream: TextIO | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
     ) -> None:
         self.namespace = namespace
         self._stream = stream
@@ -216,7 +224,7 @@ class JobLogger:
         """The EMF part of a line: the ``_aws`` block, the dimension and the metric values."""
         return {
             "_aws": {
-                "Timestamp": int(self._clock() * 1000),
+                "Timestamp": epoch_ms(self._clock),
                 "CloudWatchMetrics": [
                     {
                         "Namespace": self.namespace,
@@ -237,3 +245,42 @@ class JobLogger:
         stream = self._stream if self._stream is not None else sys.stdout
         stream.write(json.dumps(line, default=str, separators=(",", ":")) + "\n")
         stream.flush()
+
+
+class OutcomeWriter:
+    """Writes a record's outcome line with its identity filled in (queue, group, ids, counts)."""
+
+    def __init__(self, logger: JobLogger, queue_name: str) -> None:
+        self.logger = logger
+        self._queue_name = queue_name
+
+    def write(
+        self,
+        status: OutcomeStatus,
+        record: SQSRecord,
+        *,
+        job: Job | None = None,
+        job_id: str | None = None,
+        job_type: str | None = None,
+        attempt: int = 0,
+        duration_ms: float | None = None,
+        error: str | None = None,
+        attempt_failed: bool = False,
+        **fields: Any,
+    ) -> None:
+        """Write one line; ``job`` (when parsed) gives the id, type and attempt, else the arguments do."""
+        arn = str(record.get("eventSourceARN", ""))
+        self.logger.outcome(
+            status,
+            queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
+            job_id=job.id if job else job_id,
+            group=record_group(record),
+            job_type=job.type if job else job_type,
+            attempt=job.attempt if job else attempt,
+            message_id=record_message_id(record),
+            duration_ms=duration_ms,
+            error=error,
+            attempt_failed=attempt_failed,
+            receiveCount=record_attempt(record),
+            **fields,
+        )

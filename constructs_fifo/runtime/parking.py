@@ -15,8 +15,8 @@ The rules
    consistent ``BatchGetItem``; a group without a header is not parked (the happy path). The header
    is the one answer to "is this group parked, and at what", in both modes and for every reader
    (``ParkedGroups``, ``GroupStateReader``): it exists while the group is ``PARKED`` or ``RESUMING``,
-   and names the message it stopped at (``dead.messageId``, always set) and that message's
-   ``jobId`` (``None`` for a body without a usable one). A state-mode group's state item records
+   and names the message it stopped at (``dead.message_id``, always set) and that message's
+   ``jobId`` (empty for a body without a usable one). A state-mode group's state item records
    only deaths of jobs that ran (a malformed record parks its group in the header alone, and a
    group whose first message was malformed has no state item at all).
 2. **Park.** When a job of group G dies under the PARK policy, one ``TransactWriteItems`` puts G's
@@ -40,13 +40,13 @@ The rules
 from __future__ import annotations
 
 import json
-import time
 import uuid
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     CONTROL_ATTRIBUTE,
     CONTROL_RESUME,
@@ -55,6 +55,7 @@ from constructs_fifo.runtime.constants import (
     SK_KEPT_PREFIX,
     SK_PARK,
 )
+from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
 from constructs_fifo.runtime.exceptions import ParkConflictError, RecordTooLargeToKeepError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -100,9 +101,9 @@ class ParkHeader:
         Raised by every write; every write is conditioned on the version read.
     next_seq : int
         Sequence number the next kept record gets.
-    dead : dict
-        The dead job that parked the group: ``jobId``, ``jobType``, ``reason``, ``errorType``,
-        ``error``, ``attempts``, ``messageId``, ``parkedAt`` (epoch ms).
+    dead : DeadJob
+        The dead job that parked the group (stored as
+        :func:`~constructs_fifo.runtime.dead_job.encode_dead_job` gives it).
     retry_at_ms : int
         While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
     skip_dead : bool
@@ -115,21 +116,19 @@ class ParkHeader:
     status: str
     version: int
     next_seq: int
-    dead: Mapping[str, Any] = field(default_factory=dict)
+    dead: DeadJob
     retry_at_ms: int = 0
     skip_dead: bool = False
 
     @property
     def dead_job_id(self) -> str | None:
         """The dead job's ``jobId``; ``None`` when its body had no usable one (a malformed body)."""
-        job_id = self.dead.get("jobId")
-        return str(job_id) if job_id else None
+        return self.dead.job_id or None
 
     @property
     def dead_message_id(self) -> str | None:
         """The ``messageId`` of the message the group is parked at (set by every runtime that parks)."""
-        message_id = self.dead.get("messageId")
-        return str(message_id) if message_id else None
+        return self.dead.message_id or None
 
 
 @dataclass(frozen=True)
@@ -188,14 +187,14 @@ class ParkStore:
         Epoch seconds (default :func:`time.time`).
     """
 
-    def __init__(self, table_name: str, client: DynamoDBClient, *, clock: Callable[[], float] = time.time):
+    def __init__(self, table_name: str, client: DynamoDBClient, *, clock: Clock = system_clock):
         self.table_name = table_name
         self._client = client
         self._clock = clock
 
     def now_ms(self) -> int:
         """The store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     # --- reads -------------------------------------------------------------------------------------
 
@@ -255,7 +254,7 @@ class ParkStore:
     # Each write is one transaction. The ``*_items`` methods return its items without writing, so
     # that state mode can put them in the same transaction as its state item.
 
-    def park(self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]) -> ParkHeader:
+    def park(self, group: str, records: Sequence[SQSRecord], *, dead: DeadJob) -> ParkHeader:
         """Rule 2: park ``group`` at ``records[0]`` (its dead job) and keep ``records`` in order.
 
         Raises
@@ -270,10 +269,10 @@ class ParkStore:
         return header
 
     def park_items(
-        self, group: str, records: Sequence[SQSRecord], *, dead: Mapping[str, Any]
+        self, group: str, records: Sequence[SQSRecord], *, dead: DeadJob
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """:meth:`park`'s header and transaction items (the header on condition that none exists)."""
-        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dict(dead))
+        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dead)
         puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
         return header, [self._put_header(header, expected_version=None), *puts]
 
@@ -311,7 +310,7 @@ class ParkStore:
         done: Sequence[KeptRecord],
         status: str | None = None,
         retry_at_ms: int | None = None,
-        dead: Mapping[str, Any] | None = None,
+        dead: DeadJob | None = None,
         skip_dead: bool | None = None,
     ) -> ParkHeader:
         """Delete the replayed records ``done`` and update the header, in one transaction.
@@ -337,7 +336,7 @@ class ParkStore:
         done: Sequence[KeptRecord],
         status: str | None = None,
         retry_at_ms: int | None = None,
-        dead: Mapping[str, Any] | None = None,
+        dead: DeadJob | None = None,
         skip_dead: bool | None = None,
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """:meth:`advance`'s new header and transaction items (on condition of ``header.version``)."""
@@ -348,7 +347,7 @@ class ParkStore:
             version=header.version + 1,
             status=status or header.status,
             retry_at_ms=header.retry_at_ms if retry_at_ms is None else retry_at_ms,
-            dead=header.dead if dead is None else dict(dead),
+            dead=header.dead if dead is None else dead,
             skip_dead=skip_dead,
         )
         return updated, [self._put_header(updated, expected_version=header.version), *self._deletes(done)]
@@ -405,7 +404,7 @@ class ParkStore:
             "version": {"N": str(header.version)},
             "next_seq": {"N": str(header.next_seq)},
             "retry_at_ms": {"N": str(header.retry_at_ms)},
-            "dead": {"S": json.dumps(dict(header.dead), separators=(",", ":"))},
+            "dead": {"S": json.dumps(encode_dead_job(header.dead), separators=(",", ":"))},
             "skip_dead": {"BOOL": header.skip_dead},
             "updated_at": {"N": str(self.now_ms())},
         }
@@ -480,7 +479,7 @@ def decode_header(item: Mapping[str, Any]) -> ParkHeader:
         status=item["status"]["S"],
         version=int(item["version"]["N"]),
         next_seq=int(item["next_seq"]["N"]),
-        dead=json.loads(item.get("dead", {}).get("S", "{}")),
+        dead=decode_dead_job(json.loads(item.get("dead", {}).get("S", "{}"))),
         retry_at_ms=int(item.get("retry_at_ms", {}).get("N", "0")),
         skip_dead=bool(item.get("skip_dead", {}).get("BOOL", False)),
     )

@@ -198,8 +198,9 @@ _ROWS: Final = (
     ),
     Setting(
         "reserved_concurrency",
-        "the function's reserved concurrency",
-        "int",
+        "the function's reserved concurrency: a floor and a ceiling taken from the account's quota; `None` "
+        "reserves nothing, and `max_concurrency` is then the only ceiling (no floor)",
+        "int | None",
         default=10,
         default_doc="`10`",
         prop="reserved_concurrency",
@@ -214,7 +215,7 @@ _ROWS: Final = (
         "the event source's `ScalingConfig.MaximumConcurrency`; the default keeps the mapping from invoking "
         "more functions than may run (throttled batches return with raised receive counts)",
         "int | None",
-        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000)",
+        default_doc="`reserved_concurrency` (when ≥ 2; at most 1000); `10` when `reserved_concurrency=None`",
         prop="max_concurrency",
         low=2,
         high=1000,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.processor import OrderedBatchProcessor
 
 from .calls import Point
 from .history import ClaimSeen

@@ -15,6 +15,10 @@ The faults, as a worker sees them:
   does not catch: the Lambda function fails, its whole batch comes back). At the job function's own
   points it stops the worker after the claim (``job.start``) or after the side effect (``job.end``).
 - ``CRASH_AFTER``: the call took effect, then the worker stops dead.
+- ``PARTIAL_FAILURE`` (ChangeMessageVisibilityBatch only): the call succeeds for some entries and
+  fails for the others (every second one, ``InternalError``), as a batch call may: records of one
+  group end with different visibility deadlines, so a group's front can come back while a later
+  record of it is still in flight (AWS's FIFO rule serves it; the model endpoint applies the fault).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from functional.fifo_model import Crash
 
 from .calls import Point
 
-__all__ = ["Crash", "Fault", "FaultInjector"]
+__all__ = ["PARTIAL_FAILURE_KEY", "Crash", "Fault", "FaultInjector"]
 
 _ARMED = "chaos.after-fault"
 
@@ -42,6 +46,7 @@ class Fault(enum.Enum):
     LOST_RESPONSE = "LostResponse"
     CRASH = "Crash"
     CRASH_AFTER = "CrashAfter"
+    PARTIAL_FAILURE = "PartialFailure"
 
 
 _DYNAMODB = (
@@ -53,7 +58,11 @@ _DYNAMODB = (
     Fault.CRASH_AFTER,
 )
 _SQS = (Fault.THROTTLING, Fault.INTERNAL_ERROR, Fault.LOST_RESPONSE, Fault.CRASH, Fault.CRASH_AFTER)
+_SQS_BATCH = (*_SQS, Fault.PARTIAL_FAILURE)
 _JOB = (Fault.CRASH,)
+
+#: Set in a call's request context when its entries fail in part (the model endpoint reads it).
+PARTIAL_FAILURE_KEY = "chaos.partial-failure"
 
 
 class FaultInjector:
@@ -74,7 +83,7 @@ class FaultInjector:
         if point.service == "dynamodb":
             return _DYNAMODB
         if point.service == "sqs":
-            return _SQS
+            return _SQS_BATCH if point.operation == "ChangeMessageVisibilityBatch" else _SQS
         return _JOB
 
     def before(self, point: Point, fault: Fault | None, context: dict[str, Any]) -> None:
@@ -86,6 +95,9 @@ class FaultInjector:
         self.injected[(fault.name, point.label)] += 1
         if fault is Fault.CRASH:
             raise Crash(f"injected: the worker stops dead before {point.label} ({point.target})")
+        if fault is Fault.PARTIAL_FAILURE:
+            context[PARTIAL_FAILURE_KEY] = True
+            return
         if fault in (Fault.LOST_RESPONSE, Fault.CRASH_AFTER):
             context[_ARMED] = fault
             return

@@ -19,6 +19,7 @@ from botocore.compat import HTTPHeaders
 from constructs_fifo.runtime.backoff import VisibilityChange
 
 from .calls import api_params, attach_param_memory
+from .faults import PARTIAL_FAILURE_KEY
 
 if TYPE_CHECKING:
     from functional.fifo_model import FifoModel
@@ -63,14 +64,18 @@ class ModelEndpoint:
         if operation == "ChangeMessageVisibilityBatch":
             successful: list[dict[str, str]] = []
             failed: list[dict[str, Any]] = []
-            for entry in params["Entries"]:
-                if self._change(str(entry["ReceiptHandle"]), int(entry["VisibilityTimeout"])):
+            partial = bool(context.get(PARTIAL_FAILURE_KEY))
+            for index, entry in enumerate(params["Entries"]):
+                if partial and index % 2 == 1:
+                    failed.append(_internal_error(str(entry["Id"])))
+                elif self._change(str(entry["ReceiptHandle"]), int(entry["VisibilityTimeout"])):
                     successful.append({"Id": entry["Id"]})
                 else:
                     failed.append(_stale_receipt(str(entry["Id"])))
             return _ok({"Successful": successful, "Failed": failed})
         if operation == "DeleteMessage":
-            self.model.delete(str(params["ReceiptHandle"]))
+            if not self.model.delete(str(params["ReceiptHandle"])):
+                return _error(400, "InvalidParameterValue", "The receipt handle has expired.")
             return _ok({})
         if operation == "ChangeMessageVisibility":
             if not self._change(str(params["ReceiptHandle"]), int(params["VisibilityTimeout"])):
@@ -96,6 +101,15 @@ def _ok(body: dict[str, Any]) -> tuple[AWSResponse, dict[str, Any]]:
 def _error(status: int, code: str, message: str) -> tuple[AWSResponse, dict[str, Any]]:
     parsed = {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}}
     return AWSResponse("https://sqs.model", status, HTTPHeaders(), None), parsed
+
+
+def _internal_error(entry_id: str) -> dict[str, Any]:
+    return {
+        "Id": entry_id,
+        "SenderFault": False,
+        "Code": "InternalError",
+        "Message": "injected: entry failed",
+    }
 
 
 def _stale_receipt(entry_id: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@
    SQS's ``maxReceiveCount`` dead-letters its whole batch, healthy jobs on both sides of it included.
    Fixed: a redelivered group writes a run marker before its transitions; a marker found means a
    crash, and the group's next runs mark each transition, so the crashing job's attempts are counted
-   and it dies of them alone (``runtime/crash_watch.py``). The chaos state world no longer treats a
+   and it dies of them alone (``runtime/state/crash_watch.py``). The chaos state world no longer treats a
    crash as a disturbance.
 5. **State mode: a buffered job dead-lettered before a commit that crashed is applied later** (found
    by ``make chaos``, 150 examples: CONTINUE, a ``seq`` job waiting in the
@@ -35,7 +35,7 @@
    before the commit, as it has no record to report, and the worker crashed before the commit; the
    next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Fixed:
    the commit records it dead and owed first, then it is sent, and what is owed is cleared once sent
-   (``runtime/state_owed.py``); a failed send or a crash leaves it owed, sent again by the group's
+   (``runtime/state/owed.py``); a failed send or a crash leaves it owed, sent again by the group's
    next run (same deduplication id). Kept as regular examples in
    ``tests/functional/test_runtime_state_processor.py``.
 6. **Claim mode: the least ``maxReceiveCount`` was one receive short** (found while fixing 4: the
@@ -44,6 +44,17 @@
    max_attempts`` SQS dead-lettered it itself (no triage attributes; under PARK its group went on
    past it). Fixed: the least value is ``(2 x batch_size - 1) x max_attempts + 1`` (96 for the
    defaults, default 192).
+7. **Under AWS's FIFO rule, a malformed record kept in a parked group can be kept twice** (found by
+   ``make chaos`` at 300 examples, in ``test_park_policy_...`` of the model tests once their queue
+   refused deletes with expired receipt handles: PARK, a slow invocation that started after its
+   batch's visibility timeout ended). The records of a parked group are kept in the group table, then
+   the mapping's delete is refused; SQS delivers them again and they are kept a second time. A job
+   with a job id is harmless (its second copy is a duplicate of its claim or of the state's
+   bookkeeping), but a malformed body has no job id: the operator skips it once per copy (the
+   dead-letter queue's deduplication, keyed by the source message, drops the second send within 5
+   minutes). No loss and no order broken, so the runtime is unchanged; the model tests now expect
+   one skip per *delivery* (a refused delete is one), and this example pins the behaviour. A later
+   fix could drop a kept record whose messageId the group already keeps.
 """
 
 from __future__ import annotations
@@ -177,5 +188,37 @@ def test_claim_mode_a_job_that_always_crashes_dies_before_sqs_counts_out_its_rec
             assert world.dead_letters() == [("C", "ATTEMPTS_EXHAUSTED")]
             for job_id in ("h1", "h2"):
                 assert any(run.completed for run in world.history.runs_of(job_id))
+        finally:
+            world.close()
+
+
+def test_a_malformed_record_kept_again_after_its_delete_was_refused_is_skipped_once_per_copy() -> None:
+    with mock_aws():
+        # GIVEN PARK, visibility timeout = function timeout = 20 s, and group ws#1 = [P (permanent),
+        # M (malformed)], received by a worker whose function started 10 s after the receive
+        config = WorldConfig(policy=DeadJobPolicy.PARK, timeout_s=20, visibility_s=20)
+        world = ClaimWorld(
+            config, _workload(JobSpec("P", "ws#1", "permanent"), JobSpec("M", "ws#1", "malformed"))
+        )
+        try:
+            world.send_next()
+            world.send_next()
+            late = world.invoke(poller_delay_s=10)
+            assert late is not None
+            # WHEN the visibility timeout ends while it parks the group at P and keeps P and M, so the
+            # mapping's delete is refused and SQS delivers both again
+            world.clock.advance(21)
+            world.finish(late)
+            assert world.history.events["deletes refused (receipt handle expired)"] == 2
+            world.settle()
+            # THEN the group is parked with P and M kept twice, in order
+            assert world.kept_job_ids("ws#1") == ["P", "M", "P", "M"]
+            # AND once operators resume it (retrying P, skipping M each time it is the dead job), P ran
+            # once and M was skipped once per copy; the dead-letter queue holds M once (its
+            # deduplication, keyed by the source message, drops the second send)
+            world.resume_all()
+            assert [run.job_id for run in world.history.runs if run.completed] == ["P"]
+            assert world.skipped == ["M", "M"]
+            assert [job_id for job_id, _ in world.dead_letters()] == ["M"]
         finally:
             world.close()

@@ -7,20 +7,25 @@
    same schedule with an unfenced store and shows the invariants catch the overwrite.
 2. A lost state race never commits a half-applied batch: the worker that lost commits nothing, not
    even the jobs of its batch that did apply, and not the park items of its transaction.
+3. AWS's FIFO rule (``constructs_fifo/local/emulator/fifo_rule.py``): a group's front received again
+   while a later record of it is still in flight (here a visibility change that applied to the front
+   only) is run again alone; the later record runs after it, once, in order.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from moto import mock_aws
 
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
 from . import claim_invariants, state_invariants
 from .claim_world import ClaimWorld
+from .faults import Fault
 from .state_world import StateWorld
 from .workload import JobSpec, Send, Workload
 from .world import CLAIMS, GROUPS, WorldConfig
@@ -221,3 +226,52 @@ def test_a_worker_that_lost_the_state_race_keeps_none_of_the_records_of_the_grou
             assert state_invariants.check(world) == []
         finally:
             world.close()
+
+
+# --- 3. AWS's FIFO rule: a group's front comes back while a later record is still in flight ---------
+
+
+@pytest.mark.parametrize("world_class", [ClaimWorld, StateWorld], ids=["claim", "state"])
+def test_a_groups_front_received_again_while_a_later_record_is_in_flight_keeps_order_and_runs_once(
+    world_class: type[ClaimWorld] | type[StateWorld],
+) -> None:
+    with mock_aws():
+        # GIVEN group ws#1 = [a (fails once), b] received together by worker A, which reports both
+        # with a backoff; the visibility change applies to a only (a partial failure), so b stays in
+        # flight for the queue's whole visibility timeout while a comes back after its backoff
+        specs = (JobSpec("a", "ws#1", "transient", 1), JobSpec("b", "ws#1"))
+        world = world_class(CONFIG, _workload(*specs))
+        try:
+            world.send_next()
+            world.send_next()
+            first = world.invoke()
+            assert first is not None
+            world.advance(first, "sqs.ChangeMessageVisibilityBatch")
+            world.step(first, Fault.PARTIAL_FAILURE)
+            world.finish(first)
+            # WHEN the backoff has passed and the queue is received again
+            world.clock.advance(10)
+            second = world.invoke()
+            # THEN AWS's rule returns the group's front alone (the stricter rule returned nothing)
+            assert second is not None
+            assert [_body_id(m.body) for m in second.meta["batch"]] == ["a"]
+            assert (
+                world.history.events["fronts received while a later record of the group was in flight"] == 1
+            )
+            # AND once everything drains, a and b ran once each, in order, and no invariant broke
+            world.finish(second)
+            world.settle()
+            completed = [run.job_id for run in world.history.runs if run.completed]
+            assert completed == ["a", "b"]
+            violations = (
+                claim_invariants.check(world)
+                if isinstance(world, ClaimWorld)
+                else state_invariants.check(world)
+            )
+            assert violations == []
+        finally:
+            world.close()
+
+
+def _body_id(body: str) -> str:
+    return str(json.loads(body)["jobId"])

@@ -3,8 +3,10 @@
 The world is what both modes share (:mod:`.claim_world` and :mod:`.state_world` add the processor,
 the job function and what a write leaves):
 
-- the queue is :class:`functional.fifo_model.FifoModel` (receive counts, visibility, batch filling,
-  SQS's own ``maxReceiveCount`` rule), reached by the runtime through a real boto3 SQS client
+- the queue is :class:`functional.fifo_model.FifoModel` (the project's one FIFO rule,
+  ``constructs_fifo/local/emulator/fifo_rule.py``: a group's front is received again while a later
+  record of it is still held by a slow or stale worker; receive counts, visibility, receipt handles
+  that expire, SQS's own ``maxReceiveCount`` rule), reached by the runtime through a real boto3 SQS client
   (:mod:`.model_endpoint`); the tables and the dead-letter queue are moto's;
 - SQS's rule is set to the least value the construct allows (``min_receive_count_for``), plus one
   receive for every invocation the chaos *disturbed*: a fault handed to it, a crash the mode does
@@ -17,7 +19,9 @@ the job function and what a write leaves):
 - every invocation is a worker thread of :mod:`.scheduler`, running a fresh processor over one
   batch with a context whose remaining time runs on the fake clock (so a lease, which is the
   remaining time, ends at the worker's deadline); when it returns, the records it did not report
-  are deleted, as the event source mapping does, and when it fails (a crash) nothing is;
+  are deleted, as the event source mapping does (SQS refuses a delete whose receipt handle expired:
+  the record stays and comes back, and the invocation counts as disturbed), and when it fails (a
+  crash) nothing is;
 - :meth:`ChaosWorld.play` lets Hypothesis choose each step: which worker goes on and with which
   fault (:mod:`.faults`), a new invocation (with a poller delay: its deadline later than its
   batch's visibility, the stale worker with a live lease), a producer's next send, the clock moving
@@ -233,6 +237,7 @@ class ChaosWorld(abc.ABC):
             return None
         self.invocations += 1
         received = {message.message_id for message in batch}
+        self._count_fronts_served_early(batch)
         holders = [w for w in self.scheduler.waiting() if received & {m.message_id for m in w.meta["batch"]}]
         if holders:
             self.history.stale_receives += 1
@@ -297,9 +302,7 @@ class ChaosWorld(abc.ABC):
         if header is None or header.status != PARKED:
             return
         kept = operators.kept(group, limit=1)
-        dead_id = str(header.dead.get("jobId") or "") or (
-            _job_id(kept[0].record.get("body", "")) if kept else ""
-        )
+        dead_id = str(header.dead.job_id or "") or (_job_id(kept[0].record.get("body", "")) if kept else "")
         malformed = bool(dead_id) and self.workload.spec(dead_id).kind == "malformed"
         self.healed.add(dead_id)
         self._note(f"operator resumes {group} ({'skipping' if malformed else 'retrying'} {dead_id})")
@@ -445,14 +448,35 @@ class ChaosWorld(abc.ABC):
             if error is None:
                 failed = {failure["itemIdentifier"] for failure in worker.result["batchItemFailures"]}
                 for message in worker.meta["batch"]:
-                    if message.message_id not in failed:
-                        self.model.delete(message.receipt)
+                    if message.message_id not in failed and not self.model.delete(message.receipt):
+                        # SQS refused the mapping's delete (the receipt handle expired): the record
+                        # stays and is received again, as with Lambda's poller.
+                        self.history.events["deletes refused (receipt handle expired)"] += 1
+                        self._note(f"{worker.name} delete of {message.message_id} refused: receipt expired")
+                        self._disturb(worker.name, "delete refused")
             elif isinstance(error, Crash):
                 self.history.events["function errors (crash)"] += 1
                 if not self.crashes_count:
                     self._disturb(worker.name, "crash (not an attempt in this mode)")
             elif not isinstance(error, Abort):
                 self.history.escaped.append((worker.name, error))
+
+    def _count_fronts_served_early(self, batch: list[Message]) -> None:
+        """Count the receives AWS's rule allows and the stricter one hid: a group's front received
+        while a later record of the same group is still in flight (held by a slow or stale worker)."""
+        now = self.clock()
+        position = {message.message_id: i for i, message in enumerate(self.model.messages)}
+        for group in {message.group for message in batch}:
+            front = min(position[m.message_id] for m in batch if m.group == group)
+            behind = self.model.messages[front + 1 :]
+            if any(
+                m.group == group
+                and m.message_id not in {b.message_id for b in batch}
+                and m.receive_count
+                and m.visible_at > now
+                for m in behind
+            ):
+                self.history.events["fronts received while a later record of the group was in flight"] += 1
 
     def _disturb(self, worker: str, why: str) -> None:
         """Mark an invocation whose receives are not the runtime's own retries (see ``sqs_rule``)."""

@@ -52,7 +52,11 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
 
 @pytest.fixture(scope="session")
 def timing(target: Target) -> Timing:
-    return Timing(empty_wait=2, settle=6.0) if target.on_aws else Timing(empty_wait=0, settle=0.3)
+    return (
+        Timing(empty_wait=2, settle=6.0, purge_wait=61.0)
+        if target.on_aws
+        else Timing(empty_wait=0, settle=0.3)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -55,6 +55,8 @@ class Timing:
 
     empty_wait: int
     settle: float
+    purge_wait: float = 0.0
+    """How long a PurgeQueue may go on deleting (AWS: API_PurgeQueue, "up to 60 seconds")."""
 
 
 @dataclass(frozen=True)

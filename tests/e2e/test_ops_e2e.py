@@ -57,7 +57,7 @@ from constructs_fifo.local.demo.sample_app import (
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import DeployedQueue, resolve_queue
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ENV_MAX_ATTEMPTS, DeadReason
 from constructs_fifo.runtime.job import Job
 

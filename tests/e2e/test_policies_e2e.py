@@ -174,8 +174,8 @@ def test_park_stops_the_poisons_workspace_at_it_keeping_its_healthy_jobs_in_orde
     assert observed.applied[p.workspace] == p.healthy[:1]
     parked = _parked(deployment, queues["Park"])
     header = parked.get(p.group)
-    assert header is not None and header.dead["jobId"] == p.special
-    assert header.dead["reason"] == DeadReason.PERMANENT.value
+    assert header is not None and header.dead.job_id == p.special
+    assert header.dead.reason == DeadReason.PERMANENT.value
     # AND it, its copy and every healthy job behind it are kept in order, outside the queue
     kept = [json.loads(k.record["body"])["jobId"] for k in parked.kept(p.group, limit=100)]
     assert kept == [m.job_id for m in p.messages[1:]]

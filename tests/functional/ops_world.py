@@ -23,7 +23,8 @@ from constructs_fifo.local.ops import OpsQueue
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.local.stack import resolve_queue
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.runtime.dead_letter import DeadJob, DeadLetterSender
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_letter import DeadLetter, DeadLetterSender
 
 from .runtime_harness import (
     DLQ_NAME,
@@ -202,18 +203,17 @@ class World:
         if seq is not None:
             body["seq"] = seq
         dead = DeadJob(
-            body=json.dumps(body),
-            group=group,
-            message_id=f"m-{job_id}",
-            reason=DeadReason.PERMANENT,
+            job_id=job_id,
+            job_type="apply_patch",
             error_type="PermanentJobError",
             error="bad patch",
             attempts=1,
-            job_id=job_id,
-            job_type="apply_patch",
-            dead_at_ms=int(time.time() * 1000),
+            message_id=f"m-{job_id}",
+            at_ms=int(time.time() * 1000),
+            reason=DeadReason.PERMANENT,
         )
-        return DeadLetterSender(self.sqs, self.dlq_url).send(dead)
+        letter = DeadLetter(body=json.dumps(body), group=group, dead=dead)
+        return DeadLetterSender(self.sqs, self.dlq_url).send(letter)
 
     def send_seq(self, group: str, *specs: tuple[str, int]) -> None:
         for job_id, seq in specs:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_letter import DeadLetterSender
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.processor import OrderedBatchProcessor
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient

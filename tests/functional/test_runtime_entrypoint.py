@@ -177,7 +177,7 @@ def test_handler_processes_real_messages_and_parks_the_group_at_a_poison_job_by_
     parking = ParkStore(GROUP_TABLE_NAME, boto3.client("dynamodb", region_name=REGION))
     header = parking.header("ws#1")
     assert header is not None
-    assert (header.status, header.dead["jobId"], header.dead["reason"]) == ("PARKED", "j2", "PERMANENT")
+    assert (header.status, header.dead.job_id, header.dead.reason) == ("PARKED", "j2", "PERMANENT")
     assert [json.loads(kept.record["body"])["jobId"] for kept in parking.kept("ws#1")] == ["j2", "j3"]
 
 
@@ -256,3 +256,26 @@ def test_importing_the_entry_point_loads_no_cdk_and_defers_boto3_to_the_first_in
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     # THEN neither the CDK nor boto3 was loaded: boto3 waits for the first invocation's clients
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("mode", "loaded", "not_loaded"), [("CLAIM", "claim", "state"), ("STATE", "state", "claim")]
+)
+def test_a_container_loads_only_the_modules_of_its_mode(mode: str, loaded: str, not_loaded: str) -> None:
+    # GIVEN a fresh interpreter that builds the entry point's processor for one mode (clients injected)
+    probe = (
+        "import sys; from constructs_fifo.runtime import entrypoint; "
+        "from constructs_fifo.runtime.config import RuntimeConfig; "
+        "from constructs_fifo.runtime.constants import JobMode; "
+        "cfg = RuntimeConfig(claim_table='claims', queue_url='q', group_table='groups', "
+        f"mode=JobMode.{mode}); "
+        "entrypoint.build_processor(cfg, dynamodb_client=object(), sqs_client=object(), "
+        "job_handler=lambda job, arg: arg); "
+        "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('constructs_fifo.runtime.')}))"
+    )
+    # WHEN it builds it (what the first invocation of a container does)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    # THEN the configured mode's package is loaded and the other one's is not
+    rooms = set(json.loads(done.stdout.replace("'", '"')))
+    assert loaded in rooms
+    assert not_loaded not in rooms

@@ -9,6 +9,7 @@ import pytest
 
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups
 from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.dead_job import encode_dead_job
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
@@ -99,7 +100,7 @@ def test_a_dead_job_parks_its_group_and_keeps_every_later_record_in_order(parked
     header = parked.parking.header("ws#1")
     assert header is not None
     assert header.status == "PARKED"
-    assert {k: header.dead[k] for k in ("jobId", "reason", "errorType", "attempts")} == {
+    assert {k: encode_dead_job(header.dead)[k] for k in ("jobId", "reason", "errorType", "attempts")} == {
         "jobId": "p",
         "reason": "PERMANENT",
         "errorType": "PermanentJobError",
@@ -218,7 +219,7 @@ def test_a_kept_job_that_dies_during_replay_parks_the_group_again_at_it(parked: 
     assert parked.ran == ["p", "a2"]
     header = parked.parking.header("ws#1")
     assert header is not None
-    assert (header.status, header.dead["jobId"]) == ("PARKED", "a2")
+    assert (header.status, header.dead.job_id) == ("PARKED", "a2")
     assert kept_ids(parked) == ["a2", "a3"]
 
 
@@ -264,7 +265,7 @@ def test_parked_groups_are_listed_with_their_dead_job(parked: Harness) -> None:
     parked.behaviour.update({"p1": poison, "p2": poison})
     parked.run(make_record(body("p1"), group="ws#1"), make_record(body("p2"), group="ws#2"))
     # WHEN listed THEN both, by group, with their dead job
-    assert [(h.group, h.dead["jobId"]) for h in operator(parked).list_groups()] == [
+    assert [(h.group, h.dead.job_id) for h in operator(parked).list_groups()] == [
         ("ws#1", "p1"),
         ("ws#2", "p2"),
     ]

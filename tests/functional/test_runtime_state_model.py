@@ -18,7 +18,7 @@ which jobs were folded into it and in which order. Invariants, against an indepe
   or waiting in the reorder buffer behind a ``seq`` that never came (a malformed job's: its body, and
   so its ``seq``, cannot be read; the WAIT policy's gap metric is how one hears of it).
 
-A crash counts as an attempt only once a run marker names it (``runtime/crash_watch.py``: not on a
+A crash counts as an attempt only once a run marker names it (``runtime/state/crash_watch.py``: not on a
 group's first delivery, nor under the marker of a whole group's run), so a job that crashes fewer
 than ``MAX_ATTEMPTS`` times never dies of it: the schedule crashes at most twice, and SQS's rule is
 the least value the construct allows in state mode.
@@ -47,10 +47,10 @@ from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore
-from constructs_fifo.runtime.state_processor import StateBatchProcessor
+from constructs_fifo.runtime.state.processor import StateBatchProcessor
+from constructs_fifo.runtime.state.store import StateStore
 
-from .fifo_model import Crash, FifoModel, ModelSqs, play
+from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_delivery, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, FakeClock, create_tables
 
 MAX_ATTEMPTS = 3
@@ -103,6 +103,7 @@ class World:
     runs: Counter[str] = field(default_factory=Counter)
     healed: set[str] = field(default_factory=set)
     delivered: Counter[str] = field(default_factory=Counter)
+    job_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         self.model = FifoModel(
@@ -122,6 +123,7 @@ class World:
     def transition(self, job: Job, state: dict[str, Any] | None) -> dict[str, Any]:
         spec = self.specs[job.id]
         self.runs[job.id] += 1
+        self.clock.advance(self.job_seconds)
         if job.id not in self.healed:
             if spec.kind == "permanent":
                 raise PermanentJobError(f"{job.id} can never apply")
@@ -224,7 +226,7 @@ def schedules(draw: st.DrawFn) -> tuple[list[JobSpec], list[tuple[str, object]]]
     steps: list[tuple[str, object]] = []
     for picked in draw(st.permutations(specs)):
         steps.append(("send", next(send_orders[picked.group])))
-        steps += [("run", None)] * draw(st.integers(0, 2))
+        steps += [draw(run_steps()) for _ in range(draw(st.integers(0, 2)))]
     for spec in specs:
         if spec.copy is not None:
             position = draw(st.integers(steps.index(("send", spec)) + 1, len(steps)))
@@ -313,9 +315,9 @@ def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequen
             if not headers:
                 break
             for header in headers:
-                skip = header.dead.get("reason") == "MALFORMED"
+                skip = header.dead.reason == "MALFORMED"
                 if not skip:
-                    world.healed.add(str(header.dead["jobId"]))
+                    world.healed.add(str(header.dead.job_id))
                 operators.resume(header.group, skip_dead=skip)
             world.model.run_until_quiet(world.processor)
         # THEN no group is parked; each group's state is the fold of every reachable job but the
@@ -327,7 +329,8 @@ def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequen
         malformed = sorted(
             s.job_id for s in specs if s.kind == "malformed" for _ in range(world.delivered[s.job_id])
         )
-        assert sorted(job_id for job_id, _ in world.dead_lettered()) == malformed
+        dead = [job_id for job_id, _ in world.dead_lettered()]
+        assert_skipped_every_delivery(dead, malformed, redelivered=world.model.redelivered)
         assert world.model.sqs_dead == [] and world.model.messages == []
         check_nothing_lost(world, specs, set(malformed))
 

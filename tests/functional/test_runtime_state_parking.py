@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.dead_job import encode_dead_job
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import wake_up_message
@@ -53,7 +54,9 @@ def test_a_dead_job_parks_its_group_with_the_state_in_one_transaction(
     assert parked.kept_ids() == ["p", "b"]
     header = parked.header()
     assert header is not None and header.status == "PARKED"
-    assert {k: header.dead[k] for k in ("jobId", "reason", "errorType", "attempts", "messageId")} == {
+    assert {
+        k: encode_dead_job(header.dead)[k] for k in ("jobId", "reason", "errorType", "attempts", "messageId")
+    } == {
         "jobId": "p",
         "reason": "PERMANENT",
         "errorType": "PermanentJobError",
@@ -200,7 +203,7 @@ def test_a_kept_job_that_dies_during_replay_parks_the_group_again_at_it(parked: 
     # THEN p was applied, b parked the group again at itself, c still kept behind it
     assert parked.log() == ["p"]
     header = parked.header()
-    assert header is not None and (header.status, header.dead["jobId"], header.skip_dead) == (
+    assert header is not None and (header.status, header.dead.job_id, header.skip_dead) == (
         "PARKED",
         "b",
         False,
@@ -229,7 +232,7 @@ def test_a_kept_job_that_crashes_its_worker_during_replay_dies_of_its_attempts_a
     assert parked.runs.count("c") == 4
     assert parked.log() == ["p"]
     header = parked.header()
-    assert header is not None and (header.status, header.dead["jobId"], header.dead["reason"]) == (
+    assert header is not None and (header.status, header.dead.job_id, header.dead.reason) == (
         "PARKED",
         "c",
         "ATTEMPTS_EXHAUSTED",
@@ -245,7 +248,7 @@ def test_a_malformed_record_parks_its_group_at_itself_and_a_skip_drops_it(parked
     # THEN the group is parked at it (in the header: the state has no death to record), b kept behind it
     assert parked.log() == ["a"] and parked.kept_ids() == ["not json", "b"]
     header = parked.header()
-    assert header is not None and (header.dead["reason"], header.dead["messageId"]) == (
+    assert header is not None and (header.dead.reason, header.dead.message_id) == (
         "MALFORMED",
         bad["messageId"],
     )
@@ -272,7 +275,7 @@ def test_a_buffered_job_that_dies_parks_the_group_without_a_record_and_resumes_f
     assert response == {"batchItemFailures": []}
     assert parked.log() == ["s0", "s1"] and parked.kept_ids() == []
     header = parked.header()
-    assert header is not None and (header.status, header.dead["jobId"]) == ("PARKED", "s2")
+    assert header is not None and (header.status, header.dead.job_id) == ("PARKED", "s2")
     parked_lines = [line for line in parked.lines() if line.get("GroupsParked")]
     assert [line["parkedAt"]["jobId"] for line in parked_lines] == ["s2"]
     # WHEN s2 is fixed and the group resumed (retry), with s3 arriving meanwhile

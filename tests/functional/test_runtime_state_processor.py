@@ -1,4 +1,4 @@
-"""State mode's batch processor on moto: each rule of ``state_processor``, seen from outside.
+"""State mode's batch processor on moto: each rule of ``state.processor``, seen from outside.
 
 What is observed: the response, the committed state and bookkeeping, the park header and kept
 records, the dead-letter queue, the outcome and metric lines, and the DynamoDB calls made.
@@ -15,7 +15,7 @@ import pytest
 from constructs_fifo.runtime.constants import STATE_ATTR_RUN, DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.transitions import GapPolicy
+from constructs_fifo.runtime.state.records import GapPolicy
 
 from .fifo_model import Crash
 from .runtime_harness import (
@@ -618,8 +618,8 @@ def test_a_crash_counted_under_park_parks_the_group_at_the_crashing_job(state: S
     deliver_until_done(state, records)
     # THEN the group is parked at c (dead of its attempts), b is kept behind it, a is applied
     header = state.header()
-    assert header is not None and header.dead["jobId"] == "c"
-    assert header.dead["reason"] == "ATTEMPTS_EXHAUSTED"
+    assert header is not None and header.dead.job_id == "c"
+    assert header.dead.reason == "ATTEMPTS_EXHAUSTED"
     assert state.kept_ids() == ["c", "b"] and state.log() == ["a"]
 
 
@@ -812,6 +812,46 @@ def test_an_owed_dead_letter_sent_twice_within_the_dedup_window_is_one_dlq_messa
     assert [j for j, _ in state.dead_letters()] == ["s2"]
     assert state.group_state().book.owed == ()
     assert state.log() == ["s0", "s1", "s3"]
+
+
+#: A group's state item as the runtime before the dead-job codec stored it (bookkeeping format 1): job
+#: ``p`` died (PERMANENT) in message ``m-p``; ``b``, a buffered job that died, is still owed.
+ITEM_BEFORE_THE_CODEC = {
+    "group": {"S": "ws#1"},
+    "sk": {"S": "state"},
+    "state": {"S": '{"log":["a"]}'},
+    "version": {"N": "4"},
+    "updated_at": {"N": "1700000000000"},
+    "book": {
+        "S": '{"f":1,"seq":3,"dead":["p","b"],"deadWhy":[["p","m-p","PERMANENT","PermanentJobError",'
+        '"p can never apply",1,1700000000000,"apply_patch",3],["b","m-b","ATTEMPTS_EXHAUSTED","ValueError",'
+        '"boom",5,1700000000002,"apply_patch",5]],"owed":[[5,"m-b",1699999999000,{"jobId":"b","type":'
+        '"apply_patch","payload":{},"seq":5},["b","m-b","ATTEMPTS_EXHAUSTED","ValueError","boom",5,'
+        '1700000000002,"apply_patch",5]]]}'
+    },
+}
+
+
+def test_a_state_item_written_before_the_dead_job_codec_is_read_and_carried_on(state: StateHarness) -> None:
+    # GIVEN the group's item exactly as the runtime before the codec wrote it
+    state.dynamodb.put_item(TableName=GROUP_TABLE_NAME, Item=copy.deepcopy(ITEM_BEFORE_THE_CODEC))
+    # WHEN the message p died in comes back, with the next job behind it
+    response = state.run(job_record("p", 3, message_id="m-p"), job_record("c", 4))
+    # THEN the owed letter is paid first, p is sent again as it died, and c applies
+    assert failed_ids(response) == []
+    letters = {job_id: (a["reason"], a["error"], a["attempts"]) for job_id, a in state.dead_letters()}
+    assert letters == {
+        "b": ("ATTEMPTS_EXHAUSTED", "boom", "5"),
+        "p": ("PERMANENT", "p can never apply", "1"),
+    }
+    assert state.log() == ["a", "c"]
+    # AND the item is written in the new format, with nothing owed and p's entry kept
+    book = state.group_state().book
+    assert book.owed == () and [entry.job_id for entry in book.dead_entries] == ["p", "b"]
+    stored = state.dynamodb.get_item(
+        TableName=GROUP_TABLE_NAME, Key={"group": {"S": "ws#1"}, "sk": {"S": "state"}}
+    )
+    assert '"f":2' in stored["Item"]["book"]["S"]
 
 
 def test_a_group_whose_first_job_is_not_seq_0_waits_for_it_and_each_such_line_warns(

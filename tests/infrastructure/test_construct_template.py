@@ -458,6 +458,41 @@ def test_event_source_defaults(synthesized: Synthesized) -> None:
     assert properties["ScalingConfig"] == {"MaximumConcurrency": 10}
 
 
+def test_without_reservation_the_mapping_is_the_only_limit() -> None:
+    # GIVEN one queue with reserved_concurrency=None and the default max_concurrency, and one with
+    # reserved_concurrency=None and max_concurrency=50 (more than any reservation default)
+    stack = Stack(App(), "Unreserved")
+    code = lambda_.Code.from_asset(str(REPO / "lambda"))
+    OrderedAgentQueue(stack, "Default", code=code, handler="notifier.handle", reserved_concurrency=None)
+    OrderedAgentQueue(
+        stack, "Fifty", code=code, handler="notifier.handle", reserved_concurrency=None, max_concurrency=50
+    )
+    # WHEN synthesized
+    template = Template.from_stack(stack)
+    # THEN no function reserves concurrency, and each mapping is capped: 10 by default (the same ceiling
+    # as the default reservation), else the given max_concurrency, which no reservation bounds now
+    functions = _resources(template, "AWS::Lambda::Function")
+    job_functions = [f for f in functions.values() if f["Properties"].get("Handler") == constants.ENTRYPOINT]
+    assert len(job_functions) == 2
+    assert all("ReservedConcurrentExecutions" not in f["Properties"] for f in job_functions)
+    caps = sorted(
+        m["Properties"]["ScalingConfig"]["MaximumConcurrency"]
+        for m in _resources(template, "AWS::Lambda::EventSourceMapping").values()
+    )
+    assert caps == [10, 50]
+
+
+def test_without_reservation_max_concurrency_keeps_its_range() -> None:
+    # GIVEN reserved_concurrency=None and max_concurrency outside 2..1000
+    stack = Stack(App(), "UnreservedOutOfRange")
+    code = lambda_.Code.from_asset(str(REPO / "lambda"))
+    # WHEN the construct is built THEN the mapping's range is still enforced (it is the only limit)
+    with pytest.raises(InvalidPropsError, match=r"max_concurrency=1 is out of range"):
+        OrderedAgentQueue(
+            stack, "Jobs", code=code, handler="notifier.handle", reserved_concurrency=None, max_concurrency=1
+        )
+
+
 def test_event_source_variant(synthesized: Synthesized) -> None:
     # GIVEN the variant stack (batch_size=3, max_concurrency=5)
     _, mapping = _one(synthesized.templates["Variant"], "AWS::Lambda::EventSourceMapping")
@@ -665,7 +700,7 @@ def test_state_mode_redrives_after_twice_its_own_least_receive_count(synthesized
     # GIVEN the state stack (batch 10, 5 attempts: the defaults)
     _, queue = _queue(synthesized.templates["State"], dlq=False)
     # THEN SQS's rule is twice state mode's least value, (2 x 10 - 1) x (5 + 2) + 1 = 134 (claim mode's
-    # is 96): a crash is counted only from its third run (runtime/crash_watch.py)
+    # is 96): a crash is counted only from its third run (runtime/state/crash_watch.py)
     assert queue["Properties"]["RedrivePolicy"]["maxReceiveCount"] == 268
 
 

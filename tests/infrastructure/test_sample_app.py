@@ -172,3 +172,34 @@ def test_app_synthesizes_with_zero_unacknowledged_nag_findings(tmp_path: Path) -
             "Serverless-SQSRedrivePolicy",
         ]
     )
+
+
+def test_the_unreserved_context_drops_both_reservations_and_keeps_the_caps() -> None:
+    # GIVEN the sample app synthesized with the context `deploy --allow-unreserved` passes
+    from aws_cdk import App
+    from aws_cdk.assertions import Template
+
+    from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
+
+    from .stacks import load_sample_app
+
+    sample = load_sample_app()
+    app = App(context={UNRESERVED_CONTEXT: "true"})
+    stack = sample.AgentJobsStack(app, STACK_NAME)
+    # WHEN synthesized
+    template = Template.from_stack(stack)
+    # THEN neither job function reserves concurrency, and both mappings keep MaximumConcurrency 10
+    functions = template.find_resources("AWS::Lambda::Function")
+    jobs = [f for f in functions.values() if f["Properties"]["Handler"].startswith("constructs_fifo.")]
+    assert len(jobs) == 2
+    assert all("ReservedConcurrentExecutions" not in f["Properties"] for f in jobs)
+    mappings = template.find_resources("AWS::Lambda::EventSourceMapping").values()
+    assert [m["Properties"]["ScalingConfig"] for m in mappings] == 2 * [{"MaximumConcurrency": 10}]
+
+
+def test_without_the_context_the_sample_reserves_ten_per_function(synthesized: Synthesized) -> None:
+    # GIVEN the sample stack as `cdk synth` builds it (no context)
+    functions = synthesized.templates[STACK_NAME].find_resources("AWS::Lambda::Function").values()
+    # THEN both job functions keep their reservation of 10
+    reserved = [f["Properties"].get("ReservedConcurrentExecutions") for f in functions]
+    assert sorted(r for r in reserved if r is not None) == [10, 10]

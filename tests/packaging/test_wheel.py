@@ -215,6 +215,8 @@ def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(
     asset_hash = function["Properties"]["Code"]["S3Key"].removesuffix(".zip")
     asset = out / f"asset.{asset_hash}"
     assert (asset / "constructs_fifo" / "runtime" / "entrypoint.py").is_file()
+    for mode in ("claim", "state"):  # both modes' packages: the entry point imports the configured one
+        assert (asset / "constructs_fifo" / "runtime" / mode / "processor.py").is_file()
     assert (asset / "constructs_fifo" / "__init__.py").is_file()
     assert (asset / "billing" / "worker.py").is_file()
     assert (asset / "tinypure" / "__init__.py").is_file()
@@ -229,7 +231,8 @@ def test_wheel_installs_and_builds_an_asset_with_runtime_and_handler(
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "import constructs_fifo.runtime.entrypoint as e, billing.worker as w; "
-        "assert e.__file__.startswith(sys.argv[1]), e.__file__; "
+        "import constructs_fifo.runtime.claim.processor as c, constructs_fifo.runtime.state.processor as s; "
+        "assert all(m.__file__.startswith(sys.argv[1]) for m in (e, c, s)), e.__file__; "
         "assert 'aws_cdk' not in sys.modules and 'rich' not in sys.modules; print(w.handle(None, None))"
     )
     ran = _run([str(installed.python), "-c", probe, str(asset)], cwd=tmp_path)

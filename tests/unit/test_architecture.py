@@ -6,8 +6,14 @@
 - each package's errors module is a leaf;
 - the runtime (shipped in the function's asset) imports no other part of the package, and the
   worker script imports nothing of it;
+- the runtime's rooms: its kernel (``constructs_fifo/runtime/*.py``) imports neither mode, claim mode
+  (``runtime/claim/``) and state mode (``runtime/state/``) import only the kernel and themselves;
+  the package face names claim mode's public classes for type checkers only (it imports them on
+  first use), and the entry point imports the configured mode inside the function that builds it;
 - only the emulator's server and its patches import moto (the ``local`` extra), so every other
   module works on a plain install.
+
+The benchmark (``benchmarks/``) is held to the same rules on names and cycles.
 """
 
 from __future__ import annotations
@@ -18,15 +24,24 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "constructs_fifo"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("constructs_fifo", "benchmarks")
+RUNTIME = "constructs_fifo.runtime"
+MODES = (f"{RUNTIME}.claim", f"{RUNTIME}.state")
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+MODULES = {
+    _module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -75,7 +90,7 @@ def test_no_module_imports_a_private_name_of_another() -> None:
         f"{module} imports {target}.{name}"
         for module in MODULES
         for target, name in _imports(module)
-        if target.startswith("constructs_fifo")
+        if target.split(".")[0] in PACKAGES
         and name is not None
         and name.startswith("_")
         and not name.endswith("__")  # dunders such as __version__ are public
@@ -116,10 +131,40 @@ def test_each_packages_errors_module_is_a_leaf(module: str, allowed: set[str]) -
     assert _project_edges(module) <= allowed
 
 
+def test_neither_runtime_mode_imports_the_other() -> None:
+    # GIVEN every module of each mode, and what it imports (type-only imports included)
+    crossings = [
+        f"{module} imports {target}"
+        for mode, other in (MODES, MODES[::-1])
+        for module in MODULES
+        if _in(module, mode)
+        for target in _project_edges(module)
+        if _in(target, other)
+    ]
+    # THEN claim mode and state mode never meet: each imports only the kernel and itself
+    assert crossings == []
+
+
+def test_the_runtime_kernel_imports_neither_mode() -> None:
+    # GIVEN the kernel: every runtime module outside the two modes' packages
+    kernel = [m for m in MODULES if _in(m, RUNTIME) and not any(_in(m, mode) for mode in MODES)]
+    assert {f"{RUNTIME}.entrypoint", f"{RUNTIME}.job", f"{RUNTIME}.clock"} <= set(kernel)
+    # WHEN its module-level imports are read (type-only ones too, except on the package face, which
+    # names claim mode's public classes for type checkers and imports them on first use)
+    offenders = [
+        f"{module} imports {target}"
+        for module in kernel
+        for target in _project_edges(module, typing=module != RUNTIME)
+        if any(_in(target, mode) for mode in MODES)
+    ]
+    # THEN none is a mode's: the entry point picks one inside build_processor, so it loads only that one
+    assert offenders == []
+
+
 def test_the_runtime_imports_only_itself_and_the_worker_script_nothing() -> None:
     for module in MODULES:
-        if module.startswith("constructs_fifo.runtime"):
-            outside = {m for m in _project_edges(module) if not m.startswith("constructs_fifo.runtime")}
+        if _in(module, RUNTIME):
+            outside = {m for m in _project_edges(module) if not _in(m, RUNTIME)}
             assert outside <= {"constructs_fifo"}, module
     worker = "constructs_fifo.local.event_source.worker"
     assert not [target for target, _ in _imports(worker) if target.startswith("constructs_fifo")]

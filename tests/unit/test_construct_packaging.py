@@ -31,6 +31,7 @@ def test_stage_asset_copies_user_code_and_runtime_only(tmp_path: Path) -> None:
         if "__pycache__" not in p.parts
     }
     assert "constructs_fifo/runtime/entrypoint.py" in expected_runtime
+    assert {f"constructs_fifo/runtime/{mode}/processor.py" for mode in ("claim", "state")} <= files
     assert expected_runtime <= files
     assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)
     assert not any(f.startswith("constructs_fifo/construct") for f in files)

@@ -309,6 +309,12 @@ def test_default_max_concurrency_follows_reserved_within_the_api_range(
     assert defaults.max_concurrency_for(reserved) == expected
 
 
+def test_default_max_concurrency_without_reservation_is_the_default_reservation() -> None:
+    # GIVEN no reservation (reserved_concurrency=None) and no max_concurrency
+    # WHEN the default is derived THEN the mapping is capped at what the default reservation would give
+    assert defaults.max_concurrency_for(None) == defaults.RESERVED_CONCURRENCY == 10
+
+
 def test_default_max_concurrency_of_an_unresolved_reserved_concurrency_is_none() -> None:
     # GIVEN a reserved concurrency known only at deploy time
     reserved = CfnParameter(Stack(App(), "S"), "Reserved", type="Number").value_as_number
@@ -328,7 +334,7 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
 
 def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
     # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
-    from constructs_fifo.runtime.transitions import GapPolicy
+    from constructs_fifo.runtime.state.records import GapPolicy
 
     problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
     assert problems == [

@@ -12,8 +12,8 @@ import pytest
 
 from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.group_state import BatchSettings
 from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
+from constructs_fifo.runtime.state.records import BatchSettings
 
 BASE = {
     "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",

@@ -205,7 +205,7 @@ def resume_parked(
     for header in parked.list_groups():
         if header.group not in groups:
             continue
-        dead_job_id = str(header.dead.get("jobId") or "") or None
+        dead_job_id = header.dead.job_id or None
         if dead_job_id not in dead_job_ids:
             left.append(
                 f"left {header.group} parked on {queue.label}: its dead job {dead_job_id} is not a poison job"
@@ -213,7 +213,7 @@ def resume_parked(
             continue
         kept = len(parked.kept(header.group, limit=1000))
         parked.resume(header.group, skip_dead=True)
-        resumed.append(Resumed(queue.label, header.group, dead_job_id, header.dead.get("reason"), kept))
+        resumed.append(Resumed(queue.label, header.group, dead_job_id, header.dead.reason.value, kept))
     return resumed, left
 
 

@@ -44,6 +44,8 @@ __all__ = [
     "read_queue",
 ]
 
+#: AWS's own hosts: an emulator cannot serve a location there (moto's fake Code.Location is one).
+_AWS_HOST_SUFFIX: Final = ".amazonaws.com"
 #: Mapping states in which Lambda polls the queue (AWS: API_EventSourceMappingConfiguration).
 _POLLING_STATES: Final = frozenset({"Enabled", "Enabling", "Creating", "Updating"})
 
@@ -118,6 +120,16 @@ def _safe_extract(archive: bytes, dest: Path) -> None:
         zipped.extractall(dest)
 
 
+def _fetchable(location: str, endpoint_url: str | None) -> bool:
+    """Whether ``Code.Location`` is worth downloading directly (see :func:`fetch_function_code`)."""
+    parts = urllib.parse.urlsplit(location)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    if endpoint_url is None:
+        return parts.scheme == "https"
+    return not parts.hostname.endswith(_AWS_HOST_SUFFIX)
+
+
 def fetch_function_code(
     function_name: str,
     dest: Path,
@@ -129,10 +141,12 @@ def fetch_function_code(
 ) -> Path:
     """Download and extract the deployed function's code into ``dest``.
 
-    On AWS, ``GetFunction``'s ``Code.Location`` is a presigned URL and is downloaded. On an emulator
-    (``endpoint_url`` given) the location is not reachable; its path is the asset's S3 key
-    (``<hash>.zip`` in the CDK bootstrap bucket), so the object is looked up in the endpoint's
-    buckets, the ``cdk-`` ones first.
+    ``GetFunction``'s ``Code.Location`` is downloaded when it is an http(s) URL that can answer: on
+    AWS (a presigned S3 URL) and on an emulator that serves code itself (LocalStack returns a working
+    presigned URL on its own endpoint). On an emulator, a location on an AWS host (``*.amazonaws.com``:
+    moto returns such a fake URL) is not tried, and a location that fails falls back to the S3 lookup:
+    its path is the asset's S3 key (``<hash>.zip`` in the CDK bootstrap bucket), looked up in the
+    endpoint's buckets, the ``cdk-`` ones first.
 
     ``location`` is ``Code.Location`` when the caller already has the ``GetFunction`` response;
     without it, ``GetFunction`` is called.
@@ -146,11 +160,13 @@ def fetch_function_code(
         location = lambda_client.get_function(FunctionName=function_name).get("Code", {}).get("Location", "")
     archive: bytes | None = None
     tried: list[str] = []
-    if endpoint_url is None and location.startswith("https://"):
+    if _fetchable(location, endpoint_url):
         tried.append(location.split("?")[0])
         with contextlib.suppress(OSError), urllib.request.urlopen(location, timeout=60) as response:
             archive = response.read()
-    elif location and s3_client is not None:
+    # On AWS a presigned URL that fails is not looked for in the account's buckets.
+    fall_back = endpoint_url is not None or not tried
+    if archive is None and fall_back and location and s3_client is not None:
         key = urllib.parse.unquote(urllib.parse.urlparse(location).path.lstrip("/"))
         buckets = sorted(
             (b["Name"] for b in s3_client.list_buckets().get("Buckets", [])),

@@ -12,6 +12,12 @@
 - with ReportBatchItemFailures, DeleteMessageBatch for every record the response does not list; an
   invalid response, a handler exception or a timeout leaves the whole batch, which comes back after
   the visibility timeout; SQS's own ``maxReceiveCount`` moves messages to the dead-letter queue;
+- a delete SQS refuses (on a FIFO queue, a receipt handle whose visibility timeout ended during a
+  long invocation: "The receipt handle has expired.") leaves the record, which is received again, as
+  Lambda's does; the drain counts it (:attr:`DrainStats.delete_failures`) and writes one JSON line
+  ``{"event": "delete_refused", ...}`` to the function log. A group's front received again while a
+  later record of it is still in flight (AWS's FIFO rule) needs nothing of the drain: the runtime's
+  claims order the runs;
 - a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
   :attr:`DrainStats.skipped`.
 
@@ -40,6 +46,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -594,9 +601,28 @@ class EventSourceRunner:
             entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)]
             try:
                 response = self._sqs.delete_message_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
-            except ClientError:
+            except ClientError as err:
                 failures += len(chunk)
+                error = err.response.get("Error", {})
+                for message in chunk:
+                    self._delete_refused(message, str(error.get("Code")), str(error.get("Message")))
                 continue
             deleted.extend(chunk[int(ok["Id"])]["MessageId"] for ok in response.get("Successful", []))
-            failures += len(response.get("Failed", []))
+            for failed in response.get("Failed", []):
+                failures += 1
+                self._delete_refused(
+                    chunk[int(failed["Id"])], failed.get("Code", ""), failed.get("Message", "")
+                )
         return deleted, failures
+
+    def _delete_refused(self, message: MessageTypeDef, code: str, text: str) -> None:
+        """One line in the function log: the record stays on the queue and is received again."""
+        line = {
+            "event": "delete_refused",
+            "messageId": message["MessageId"],
+            "group": message.get("Attributes", {}).get("MessageGroupId", ""),
+            "error": f"{code}: {text}",
+            "action": "the record stays on the queue and is received again, as with Lambda",
+        }
+        self._log.write(json.dumps(line).encode() + b"\n")
+        self._log.flush()

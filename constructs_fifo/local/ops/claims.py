@@ -1,6 +1,6 @@
 """``claims show``, ``claims release``, ``claims reset``: one job's claim (claim mode).
 
-Through :class:`~constructs_fifo.runtime.claims.ClaimStore`, the runtime's own store, so the rules are
+Through :class:`~constructs_fifo.runtime.claim.store.ClaimStore`, the runtime's own store, so the rules are
 the runtime's:
 
 * ``release`` ends an ``IN_FLIGHT`` claim whose lease expired (a crashed worker) as ``FAILED``, with

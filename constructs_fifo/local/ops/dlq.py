@@ -41,9 +41,9 @@ from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.claims import ClaimStore
-    from constructs_fifo.runtime.group_state import GroupState
-    from constructs_fifo.runtime.state import StateStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
+    from constructs_fifo.runtime.state.records import GroupState
+    from constructs_fifo.runtime.state.store import StateStore
 
 __all__ = [
     "REDRIVE_DEDUP_PREFIX",

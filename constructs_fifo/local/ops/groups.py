@@ -22,6 +22,7 @@ from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX
+from constructs_fifo.runtime.dead_job import encode_dead_job
 from constructs_fifo.runtime.parking import PARKED, ParkHeader
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -86,7 +87,7 @@ class GroupDetail:
             "group": self.group,
             "mode": self.mode,
             "status": "LIVE" if header is None else header.status,
-            "dead": None if header is None else dict(header.dead),
+            "dead": None if header is None else encode_dead_job(header.dead),
             "keptTotal": self.kept_total,
             "kept": [_kept_dict(kept) for kept in self.kept],
             "state": self.state,
@@ -211,10 +212,9 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
             + _did_you_mean(ops, group),
             "list the parked groups: `constructs-fifo groups list --parked`",
         )
-    dead = header.dead
-    job = _str(dead.get("jobId")) or "(no job id)"
+    job = header.dead_job_id or "(no job id)"
     plan = Plan(
-        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": dead.get("jobId")}
+        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": header.dead_job_id}
     )
     first = operator.kept(group, limit=1)
     dead_is_kept = bool(first) and first[0].record.get("messageId") == header.dead_message_id

@@ -33,12 +33,12 @@ from constructs_fifo.local.ops.state_edits import skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_PARK, STATE_SK
 from constructs_fifo.runtime.parking import decode_header
-from constructs_fifo.runtime.state import decode_item
+from constructs_fifo.runtime.state.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.group_state import GroupState
     from constructs_fifo.runtime.parking import ParkHeader
+    from constructs_fifo.runtime.state.records import GroupState
 
 __all__ = ["GroupPage", "GroupRow", "group_rows", "list_groups"]
 
@@ -136,18 +136,14 @@ def _row(ops: OpsQueue, group: str, header: ParkHeader | None, state: GroupState
     return GroupRow(
         group=group,
         status=header.status if header is not None else "GAP" if gap else "LIVE",
-        dead_job_id=None if header is None else _str(header.dead.get("jobId")),
-        reason=None if header is None else _str(header.dead.get("reason")),
+        dead_job_id=None if header is None else header.dead_job_id,
+        reason=None if header is None else header.dead.reason.value,
         kept=kept_count(ops, group) if header is not None else 0,
         version=None if state is None else state.version,
         last_seq=None if book is None else book.last_seq,
         buffered=0 if book is None else len(book.buffer),
         gap_open_since_ms=None if book is None else book.gap_since_ms,
     )
-
-
-def _str(value: object) -> str | None:
-    return None if value in (None, "") else str(value)
 
 
 def list_groups(

@@ -1,7 +1,7 @@
 """An operator's two changes to a state-mode group's bookkeeping: forget a dead job, give up a gap.
 
 Both are one conditional write of the group's state item through the runtime's own store
-(:meth:`~constructs_fifo.runtime.state.StateStore.commit`, conditioned on the version read), so a
+(:meth:`~constructs_fifo.runtime.state.store.StateStore.commit`, conditioned on the version read), so a
 worker that commits meanwhile wins and the operator's write fails with nothing changed (run the command
 again). The item's run marker, if any, is written back as it was: it is the crash watch's evidence.
 
@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING
 
 from constructs_fifo.local.errors import OperationRefusedError
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
-from constructs_fifo.runtime.group_batch import MAX_SKIPPED_RANGES, next_seq
-from constructs_fifo.runtime.group_state import GroupState, SkippedRange
 from constructs_fifo.runtime.parking import wake_up_message
+from constructs_fifo.runtime.state.engine import MAX_SKIPPED_RANGES, next_seq
+from constructs_fifo.runtime.state.records import GroupState, SkippedRange
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.crash_watch import RunMarker
-    from constructs_fifo.runtime.state import StateStore
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.store import StateStore
 
 __all__ = ["check_forget", "dead_job_seq", "forget_dead_job", "read_group", "skip_gap", "skip_gap_range"]
 

@@ -147,7 +147,7 @@ def _oldest_parked(ops: OpsQueue, groups: list[str]) -> tuple[str, float] | None
         sent = kept[0].record.get("attributes", {}).get("SentTimestamp") if kept else None
         sent_ms = _number(sent) if sent is not None else None
         if sent_ms is None and header is not None:
-            sent_ms = _number(header.dead.get("parkedAt"))
+            sent_ms = float(header.dead.at_ms)
         if sent_ms is None:
             continue
         age = round(max(0.0, ops.clock() - sent_ms / 1000), 1)

@@ -3,7 +3,7 @@
 Built from a :class:`~constructs_fifo.local.stack.DeployedQueue` (what ``--stack``/``--queue`` resolve
 to), so every command reads the same names ``deploy --queue`` prints. The stores are the public APIs
 the runbook names (:class:`~constructs_fifo.client.ParkedGroups`,
-:class:`~constructs_fifo.runtime.claims.ClaimStore`,
+:class:`~constructs_fifo.runtime.claim.store.ClaimStore`,
 :class:`~constructs_fifo.client.state_reader.GroupStateReader`), never a second reading of the tables.
 
 The mode is read from what the function's environment names: a claim table means claim mode; a
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.errors import OperationError
-from constructs_fifo.runtime.claims import ClaimStore
-from constructs_fifo.runtime.state import StateStore
+from constructs_fifo.runtime.claim.store import ClaimStore
+from constructs_fifo.runtime.state.store import StateStore
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from constructs_fifo.cli import EXIT_USAGE, EXIT_VIOLATIONS
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 

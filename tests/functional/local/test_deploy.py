@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 from moto import mock_aws
 
 from constructs_fifo.local.aws import FAKE_CREDENTIALS, AwsTarget
@@ -25,20 +27,49 @@ from constructs_fifo.local.errors import (
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
+    PreflightError,
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER, Check
 
 REGION = "eu-west-1"
 FAKE_CDK = """#!{python}
 import json, os, sys
 args = sys.argv[1:]
+if args == ["--version"]:
+    print("2.1148.1 (build fake)")
+    sys.exit(0)
 with open(os.environ["FAKE_CDK_LOG"], "a") as log:
     keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_REGION", "CDK_DEFAULT_REGION")
-    log.write(json.dumps({{"args": args, "env": {{k: os.environ.get(k) for k in keys}}}}) + "\\n")
+    log.write(json.dumps({{"args": args, "env": {{k: os.environ.get(k) for k in keys}},
+                          "cdk_home": os.environ.get("CDK_HOME")}}) + "\\n")
+if args[0] in ("bootstrap", "deploy") and os.environ.get("CDK_HOME"):
+    # The real CLI caches access key id -> account in $CDK_HOME/cache/accounts_partitions.json and
+    # refuses credentials whose cached account differs from the environment's.
+    cache = os.path.join(os.environ["CDK_HOME"], "cache", "accounts_partitions.json")
+    key, account = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("FAKE_CDK_ACCOUNT", "123456789012")
+    known = json.load(open(cache)) if os.path.exists(cache) else {{}}
+    if key in known and known[key]["accountId"] != account:
+        print("IncorrectDefaultCredentials: cached account " + known[key]["accountId"])
+        sys.exit(1)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    json.dump({{**known, key: {{"accountId": account, "partition": "aws"}}}}, open(cache, "w"))
 if os.environ.get("FAKE_CDK_FAIL") and args[0] == "deploy":
     print("Error: the stack failed")
     sys.exit(3)
+if args[0] == "synth":
+    out = args[args.index("--output") + 1]
+    unreserved = "constructs-fifo:unreserved=true" in args and not os.environ.get("FAKE_CDK_DEAF")
+    reserved = [] if unreserved else [int(r) for r in os.environ.get("FAKE_CDK_RESERVED", "10,10").split(",")]
+    resources = {{f"Fn{{i}}": {{"Type": "AWS::Lambda::Function",
+                               "Properties": {{"ReservedConcurrentExecutions": r}}}}
+                 for i, r in enumerate(reserved)}}
+    os.makedirs(out, exist_ok=True)
+    json.dump({{"Resources": resources}}, open(os.path.join(out, args[1] + ".template.json"), "w"))
+    json.dump({{"artifacts": {{args[1]: {{"type": "aws:cloudformation:stack", "properties": {{
+        "templateFile": args[1] + ".template.json", "requiresBootstrapStackVersion": 6}}}}}}}},
+        open(os.path.join(out, "manifest.json"), "w"))
 if args[0] == "deploy":
     # what jsii's Python runtime relays of its Node warnings: print(bytes) (aws/jsii issue 4065)
     print(b"!!  Node 20 is end-of-life  !!\\n")
@@ -84,6 +115,18 @@ def _calls(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def _clients(session: boto3.Session) -> dict[str, Any]:
+    return {
+        name: session.client(service)  # type: ignore[call-overload]
+        for name, service in (
+            ("cloudformation_client", "cloudformation"),
+            ("sts_client", "sts"),
+            ("ssm_client", "ssm"),
+            ("lambda_client", "lambda"),
+        )
+    }
+
+
 def _base_env(log: Path, **extra: str) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", ""), "FAKE_CDK_LOG": str(log), **extra}
 
@@ -101,18 +144,19 @@ def test_deploy_bootstraps_a_fresh_environment_then_deploys(
         target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
         env=_base_env(log),
         cdk=str(fake_cdk),
-        cloudformation_client=session.client("cloudformation"),
-        sts_client=session.client("sts"),
+        **_clients(session),
     )
 
-    # THEN bootstrap ran for the endpoint's account, then deploy, with the endpoint and fake credentials
+    # THEN the app was synthesized, bootstrap ran for the endpoint's account, then deploy of the
+    # synthesized assembly, with the endpoint and fake credentials
     calls = _calls(log)
     assert [c["args"][:2] for c in calls] == [
+        ["synth", "AgentJobs"],
         ["bootstrap", f"aws://123456789012/{REGION}"],
         ["deploy", "AgentJobs"],
     ]
-    assert calls[1]["args"][2:4] == ["--require-approval", "never"]
-    assert "--outputs-file" in calls[1]["args"]
+    assert calls[2]["args"][2:6] == ["--app", str(app_dir / "cdk.out"), "--require-approval", "never"]
+    assert "--outputs-file" in calls[2]["args"]
     for call in calls:
         assert call["env"] == {
             "AWS_ENDPOINT_URL": "http://localhost:4566",
@@ -135,18 +179,15 @@ def test_deploy_skips_bootstrap_when_the_toolkit_stack_exists(
     )
     log = tmp_path / "calls.jsonl"
 
+    session.client("ssm").put_parameter(Name=BOOTSTRAP_VERSION_PARAMETER, Value="29", Type="String")
+
     # WHEN the app is deployed
     deploy(
-        app_dir,
-        target=AwsTarget(None, REGION),
-        env=_base_env(log),
-        cdk=str(fake_cdk),
-        cloudformation_client=session.client("cloudformation"),
-        sts_client=session.client("sts"),
+        app_dir, target=AwsTarget(None, REGION), env=_base_env(log), cdk=str(fake_cdk), **_clients(session)
     )
 
-    # THEN only deploy ran
-    assert [c["args"][0] for c in _calls(log)] == ["deploy"]
+    # THEN only synth and deploy ran
+    assert [c["args"][0] for c in _calls(log)] == ["synth", "deploy"]
 
 
 def test_the_cdk_apps_bytes_lines_are_echoed_as_text(
@@ -165,6 +206,7 @@ def test_the_cdk_apps_bytes_lines_are_echoed_as_text(
         env=_base_env(tmp_path / "calls.jsonl"),
         cdk=str(fake_cdk),
         echo=echoed.append,
+        check=False,  # the preflight is not this test's subject
         cloudformation_client=session.client("cloudformation"),
         sts_client=session.client("sts"),
     )
@@ -201,10 +243,149 @@ def test_a_failing_cdk_command_raises_with_its_output(
             target=AwsTarget(None, REGION),
             env=env,
             cdk=str(fake_cdk),
-            cloudformation_client=session.client("cloudformation"),
-            sts_client=session.client("sts"),
+            check=False,
+            **_clients(session),
         )
     assert "Error: the stack failed" in str(caught.value)
+
+
+def _account_settings(limit: int, unreserved: int | None = None) -> dict[str, Any]:
+    return {
+        "AccountLimit": {
+            "TotalCodeSize": 80530636800,
+            "CodeSizeUnzipped": 262144000,
+            "CodeSizeZipped": 52428800,
+            "ConcurrentExecutions": limit,
+            "UnreservedConcurrentExecutions": limit if unreserved is None else unreserved,
+        },
+        "AccountUsage": {"TotalCodeSize": 0, "FunctionCount": 0},
+    }
+
+
+def _small_account(session: boto3.Session, limit: int) -> dict[str, Any]:
+    """Clients of moto, but Lambda answering GetAccountSettings for an account with ``limit``."""
+    clients = _clients(session)
+    stubber = Stubber(clients["lambda_client"])
+    stubber.add_response("get_account_settings", _account_settings(limit))
+    stubber.activate()
+    return clients
+
+
+def test_deploy_refuses_before_cdk_deploy_on_an_account_too_small_for_the_reservation(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN a new account whose Lambda concurrency limit is 10, and an app reserving 10 + 10
+    log = tmp_path / "calls.jsonl"
+    lines: list[Check] = []
+
+    # WHEN the app is deployed
+    with pytest.raises(PreflightError) as caught:
+        deploy(
+            app_dir,
+            target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
+            env=_base_env(log),
+            cdk=str(fake_cdk),
+            report=lines.append,
+            **_small_account(session, 10),
+        )
+
+    # THEN only synth ran: no bootstrap, no cdk deploy, nothing for CloudFormation to roll back
+    assert [c["args"][0] for c in _calls(log)] == ["synth"]
+    # AND the error has the numbers and both fixes, and every check was reported
+    message = caught.value.one_line()
+    assert "reserves 20 concurrent executions (Fn0 10, Fn1 10) but the account can reserve 0" in message
+    assert "limit 10, unreserved 10, 10 must stay unreserved" in message
+    assert "quota of at least 120" in message
+    assert "constructs-fifo deploy --allow-unreserved" in message
+    assert [(c.name, c.status) for c in lines] == [
+        ("identity", "ok"),
+        ("region", "ok"),
+        ("cdk-cli", "ok"),
+        ("bootstrap", "ok"),
+        ("concurrency", "problem"),
+    ]
+
+
+def test_allow_unreserved_synthesizes_again_without_reservation_and_deploys(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN an account with a limit of 50 and an app reserving 20, deployed with --allow-unreserved
+    log = tmp_path / "calls.jsonl"
+    lines: list[Check] = []
+
+    # WHEN the app is deployed
+    deploy(
+        app_dir,
+        target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
+        env=_base_env(log),
+        cdk=str(fake_cdk),
+        allow_unreserved=True,
+        report=lines.append,
+        **_small_account(session, 50),
+    )
+
+    # THEN the app was synthesized again with the context, and that assembly was deployed
+    calls = [c["args"] for c in _calls(log)]
+    assert [c[0] for c in calls] == ["synth", "synth", "bootstrap", "deploy"]
+    assert calls[1][-2:] == ["--context", "constructs-fifo:unreserved=true"]
+    concurrency = lines[-1]
+    assert concurrency.ok
+    assert "reserves no concurrency (synthesized with constructs-fifo:unreserved=true)" in concurrency.message
+
+
+def test_allow_unreserved_refuses_an_app_that_ignores_the_context(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN an app that reserves concurrency whatever its context says, on an account limited to 10
+    log = tmp_path / "calls.jsonl"
+    # WHEN deployed with --allow-unreserved THEN it stops before deploying and says what the app lacks
+    with pytest.raises(PreflightError, match=r"the app does not read that context"):
+        deploy(
+            app_dir,
+            target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
+            env=_base_env(log, FAKE_CDK_DEAF="1"),
+            cdk=str(fake_cdk),
+            allow_unreserved=True,
+            **_small_account(session, 10),
+        )
+    assert [c["args"][0] for c in _calls(log)] == ["synth", "synth"]
+
+
+def test_deploy_to_an_endpoint_ignores_a_cdk_cache_naming_another_account(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN a CDK cache written by another emulator (LocalStack: the fake key is account 000000000000)
+    theirs = tmp_path / "their-cdk-home"
+    cache = theirs / "cache" / "accounts_partitions.json"
+    cache.parent.mkdir(parents=True)
+    stale = {FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"]: {"accountId": "000000000000", "partition": "aws"}}
+    cache.write_text(json.dumps(stale))
+    log = tmp_path / "calls.jsonl"
+    # (the CLI stand-in refuses that cache, as the real CLI does: the negative control)
+    refused = subprocess.run(
+        [str(fake_cdk), "bootstrap", "aws://123456789012/eu-west-1"],
+        env={**_base_env(log), **FAKE_CREDENTIALS, "CDK_HOME": str(theirs)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode == 1 and "IncorrectDefaultCredentials" in refused.stdout
+    log.unlink()
+
+    # WHEN the app is deployed to moto's endpoint with that cache as the user's CDK_HOME
+    deploy(
+        app_dir,
+        target=AwsTarget("http://localhost:4566", REGION, fake_credentials=True),
+        env=_base_env(log, CDK_HOME=str(theirs)),
+        cdk=str(fake_cdk),
+        **_clients(session),
+    )
+
+    # THEN bootstrap and deploy ran with a CDK home of their own (one for the whole deploy), and the
+    # user's cache is untouched
+    homes = {c["cdk_home"] for c in _calls(log)}
+    assert len(homes) == 1 and str(theirs) not in homes and None not in homes
+    assert json.loads(cache.read_text()) == stale
 
 
 def test_deploy_refuses_a_directory_without_cdk_json(tmp_path: Path) -> None:
@@ -342,6 +523,7 @@ def test_deploying_a_stack_without_outputs_succeeds_with_none(
         target=AwsTarget(None, REGION),
         env=_base_env(log, FAKE_CDK_NO_OUTPUTS="1"),
         cdk=str(fake_cdk),
+        check=False,  # the preflight is not this test's subject
         cloudformation_client=cloudformation,
         sts_client=session.client("sts"),
     )

@@ -1,10 +1,13 @@
 """Fidelity patches: make moto 5.2.5 behave like AWS where constructs-fifo depends on it.
 
 This package is the one place that changes moto, split as moto splits: :mod:`.sqs_models` (state and
-behaviour), :mod:`.sqs_move_tasks` (dead-letter queue redrive), :mod:`.sqs_responses` (request
-parsing), :mod:`.cloudformation`, :mod:`.server_dispatch` (moto's server); :mod:`.registry`
-remembers what was replaced. Every patch restores one documented AWS behaviour and names the AWS
-page it comes from. :func:`apply` is idempotent and refuses any moto version other than
+behaviour; its FIFO receive asks :mod:`constructs_fifo.local.emulator.fifo_rule`, the project's one
+statement of the FIFO rule), :mod:`.sqs_move_tasks` (dead-letter queue redrive), :mod:`.sqs_requests`
+(what SQS refuses or ignores in a request), :mod:`.sqs_responses` (request parsing),
+:mod:`.dynamodb_models`, :mod:`.cloudformation`, :mod:`.server_dispatch` (moto's server);
+:mod:`.registry` remembers what was replaced. Every patch restores one documented AWS behaviour and
+names the AWS page it comes from (and, where no page states it, the observation on AWS). :func:`apply`
+is idempotent and refuses any moto version other than
 :data:`MOTO_VERSION` (the seams are moto 5.2.5's private functions; on another version they may have
 moved, and a silently half-applied patch is worse than none). :func:`revert` undoes every patch
 (tests use it to compare with moto as shipped).
@@ -13,12 +16,16 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 
 1. Lambda event source mappings are inert: moto invoked the function (in Docker) from every
    SendMessage to a queue with a mapping. Mappings stay creatable and listable; nothing invokes.
-2. FIFO receive: in-group order, no group with a message in flight, one group's messages first.
-3. FIFO deduplication: 5 minutes from the first send, also after delete; ``DeduplicationScope``
-   ``messageGroup``; a duplicate send succeeds with the original MessageId and delivers nothing.
+2. FIFO receive, by :mod:`~constructs_fifo.local.emulator.fifo_rule`: a group served from its front
+   while its messages are visible, up to the first in flight; one group's messages first; groups in
+   the order they last became available.
+3. FIFO deduplication: 5 minutes from the first send, also after delete, forgotten by PurgeQueue;
+   ``DeduplicationScope`` ``messageGroup`` (ids seen before a switch to it still count across
+   groups); a duplicate send succeeds with the original MessageId and delivers nothing.
 4. SequenceNumber: 20 digits, increasing per queue.
 5. Moves to a FIFO dead-letter queue bypass the DLQ's deduplication and keep the message as it was.
-6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters;
+6. MessageGroupId / MessageDeduplicationId: 1 to 128 alphanumeric or punctuation characters, with
+   AWS's error text;
    ``RedriveAllowPolicy`` is returned by GetQueueAttributes.
 7. ``StartMessageMoveTask`` / ``ListMessageMoveTasks`` / ``CancelMessageMoveTask`` (DLQ redrive): a
    background task at ``MaxNumberOfMessagesPerSecond``, cancellable, each message back to its own
@@ -30,6 +37,13 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
    count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
 10. Speed (same behaviour): the server finds a request's service once per host, not by listing moto's
     package directory under a global lock on every request, which serialized concurrent requests.
+11. Requests (:mod:`.sqs_requests`, :mod:`.sqs_responses`, :mod:`.server_dispatch`): a FIFO
+    DeleteMessage with an expired receipt handle is refused; ``DelaySeconds=0`` on a FIFO send keeps
+    the queue's delay; a FIFO batch entry without ``MessageGroupId`` is ``InvalidParameterValue``; a
+    standard queue given FIFO attributes or a ``.fifo`` name is refused; a signed GET (query API,
+    also presigned) reaches SQS and is parsed.
+12. DynamoDB under concurrent requests (:mod:`.dynamodb_models`): one lock, so TransactWriteItems
+    never fails with HTTP 500 nor rolls back another request's write.
 
 Examples
 --------
@@ -46,10 +60,12 @@ from typing import Final
 
 from constructs_fifo.local.emulator.patches import (
     cloudformation,
+    dynamodb_models,
     registry,
     server_dispatch,
     sqs_models,
     sqs_move_tasks,
+    sqs_requests,
     sqs_responses,
 )
 from constructs_fifo.local.emulator.patches.sqs_models import DEDUPLICATION_INTERVAL_SECONDS
@@ -109,9 +125,11 @@ def apply() -> None:
             return
         sqs_models.patch()
         sqs_move_tasks.patch()
+        sqs_requests.patch()
         sqs_responses.patch()
         cloudformation.patch()
         server_dispatch.patch()
+        dynamodb_models.patch()
 
 
 def revert() -> None:

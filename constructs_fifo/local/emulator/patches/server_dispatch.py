@@ -11,11 +11,17 @@ inside the lock, so concurrent requests queue behind it: measured on the local p
 The answer depends only on the host (the directory and the patterns do not change while the server
 runs), so :func:`_get_backend_for_host` remembers it per host. moto prints a warning for an unknown
 ``*.amazonaws.com`` host; it now prints it once per host.
+
+:func:`_infer_service_region_host` (fidelity): a request signed in its query string (a presigned
+URL: ``X-Amz-Credential=.../us-east-1/sqs/aws4_request``) names its service there; moto looked only
+at the Authorization header, took such a request for unsigned and sent ``GET queue-url?Action=...``
+to S3 (404 ``NoSuchBucket``).
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs
 
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
@@ -37,6 +43,24 @@ def _get_backend_for_host(self: Any, host: str | None) -> Any:
         return backend
 
 
+def _infer_service_region_host(self: Any, environ: dict[str, Any], path: str) -> str | None:
+    """Find the service of a request signed in its query string as moto finds a header-signed one.
+
+    AWS: sigv4-query-string-auth (the signature, and ``X-Amz-Credential`` with its scope
+    ``date/region/service/aws4_request``, may travel in the query string instead of the
+    Authorization header).
+    """
+    infer = original(DomainDispatcherApplication, "infer_service_region_host")
+    if environ.get("HTTP_AUTHORIZATION"):
+        return infer(self, environ, path)  # type: ignore[no-any-return]
+    credential = parse_qs(str(environ.get("QUERY_STRING", ""))).get("X-Amz-Credential")
+    if not credential:
+        return infer(self, environ, path)  # type: ignore[no-any-return]
+    signed = {**environ, "HTTP_AUTHORIZATION": f"AWS4-HMAC-SHA256 Credential={credential[0]}, Signature=-"}
+    return infer(self, signed, path)  # type: ignore[no-any-return]
+
+
 def patch() -> None:
-    """Apply the dispatch patch (item 10 of the package docstring)."""
+    """Apply the dispatch patches (items 10 and 11 of the package docstring)."""
     replace(DomainDispatcherApplication, "get_backend_for_host", _get_backend_for_host)
+    replace(DomainDispatcherApplication, "infer_service_region_host", _infer_service_region_host)

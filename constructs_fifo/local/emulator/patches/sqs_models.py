@@ -21,6 +21,7 @@ from moto.sqs.exceptions import InvalidParameterValue, MissingParameter
 from moto.sqs.models import Message, Queue, SQSBackend, _filter_message_attributes
 
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_ID_LENGTH
+from constructs_fifo.local.emulator import fifo_rule
 from constructs_fifo.local.emulator.patches.registry import original, replace
 
 __all__ = [
@@ -78,11 +79,10 @@ def _validate_id(name: str, value: str | None) -> None:
     if value is None:
         return
     if not 1 <= len(value) <= MAX_ID_LENGTH or not set(value) <= _ID_CHARACTERS:
-        shown = value if len(value) <= 40 else value[:40] + "..."
+        # AWS's text, observed: the whole value, no count of characters.
         raise InvalidParameterValue(
-            f"Value {shown} for parameter {name} is invalid. Reason: {name} can only include "
-            f"alphanumeric and punctuation characters. 1 to {MAX_ID_LENGTH} in length "
-            f"(given {len(value)} characters)."
+            f"Value {value} for parameter {name} is invalid. Reason: {name} can only include "
+            f"alphanumeric and punctuation characters. 1 to {MAX_ID_LENGTH} in length."
         )
 
 
@@ -148,16 +148,16 @@ def _add_message(self: Any, message: Any) -> None:
     with SQS_LOCK:
         if self.fifo_queue:
             records = _live_dedup_records(self, message)
-            key = _dedup_key(self, message)
-            prior = records.get(key) if key is not None else None
+            keys = _dedup_keys(self, message)
+            prior = next((records[k] for k in keys if k in records), None)
             if prior is not None:
                 # The caller (SendMessage) answers with the original MessageId and SequenceNumber.
                 message.id = prior.message_id
                 message.sequence_number = prior.sequence_number
                 return
             message.sequence_number = _next_sequence_number(self)
-            if key is not None:
-                records[key] = _DedupRecord(_sent_ms(message), message.id, message.sequence_number)
+            if keys:
+                records[keys[0]] = _DedupRecord(_sent_ms(message), message.id, message.sequence_number)
         with self._messages_lock:
             self._messages.append(message)
             self._messages_lock.notify_all()
@@ -182,13 +182,35 @@ def _live_dedup_records(queue: Any, message: Any) -> dict[tuple[str | None, str]
     return records
 
 
-def _dedup_key(queue: Any, message: Any) -> tuple[str | None, str] | None:
-    # AWS: enable-high-throughput-fifo, DeduplicationScope=messageGroup makes the key
-    # (MessageGroupId, MessageDeduplicationId). moto 5.2.5 ignored the scope.
+def _dedup_keys(queue: Any, message: Any) -> list[tuple[str | None, str]]:
+    """The deduplication records a send is checked against; the first is the one it records.
+
+    AWS: enable-high-throughput-fifo, DeduplicationScope=messageGroup makes the key
+    (MessageGroupId, MessageDeduplicationId); moto 5.2.5 ignored the scope. Observed on AWS: a queue
+    switched from scope ``queue`` to ``messageGroup`` goes on deduplicating an id it saw before the
+    switch in every group (within the 5 minutes), so a send under ``messageGroup`` is also checked
+    against the queue-wide record. The other way (``messageGroup`` to ``queue``) is not observed;
+    ids recorded per group are then not checked across groups.
+    """
     if message.deduplication_id is None:
-        return None
-    scope_group = getattr(queue, "deduplication_scope", "queue") == "messageGroup"
-    return (message.group_id if scope_group else None, message.deduplication_id)
+        return []
+    queue_wide = (None, message.deduplication_id)
+    if getattr(queue, "deduplication_scope", "queue") == "messageGroup":
+        return [(message.group_id, message.deduplication_id), queue_wide]
+    return [queue_wide]
+
+
+def _purge_queue(self: Any, queue_name: str) -> None:
+    """PurgeQueue, which also forgets the queue's deduplication ids.
+
+    AWS: API_PurgeQueue, and observed on AWS: after a purge, a resend with a deduplication id sent
+    before it is delivered. moto 5.2.5 gets this right (its deduplication looks only at messages in
+    the queue); the emulator's own deduplication records (:func:`_live_dedup_records`) kept the ids,
+    and dropped the resend: a regression of these patches, fixed here.
+    """
+    with SQS_LOCK:
+        original(SQSBackend, "purge_queue")(self, queue_name)
+        _queue_state(self.get_queue(queue_name))["dedup"].clear()
 
 
 def _in_flight(message: Any, now_ms: float) -> bool:
@@ -230,13 +252,14 @@ def dead_letter_source(message: Any) -> str | None:
 def _select_fifo(
     backend: Any, queue: Any, count: int, visibility_timeout: int, names: list[str]
 ) -> list[Any]:
-    """Pick up to ``count`` messages of a FIFO queue as AWS does.
+    """Pick up to ``count`` messages of a FIFO queue as AWS does: the project's one FIFO rule.
 
-    AWS: knowledge-center sqs-fifo-messages-not-returned and FIFO-key-terms. Messages of one group
-    come in order; a group with a message in flight returns nothing until that message is deleted
-    or visible again; a receive returns as many messages of one group as possible, then others.
-    moto 5.2.5 skipped a group's first message while a later one of the same group was still
-    marked pending, so m2 could be delivered before m1 after both became visible again.
+    AWS: FIFO-key-terms, knowledge-center sqs-fifo-messages-not-returned and the observations of
+    :mod:`constructs_fifo.local.emulator.fifo_rule`, which states the rule (a group served from its
+    front while its messages are visible, up to the first in flight; one group's messages first;
+    groups in the order they last became available) and decides here. moto 5.2.5 skipped a group's
+    first message while a later one of the same group was still marked pending, so m2 could be
+    delivered before m1 after both became visible again, and ordered groups by their oldest message.
     """
     now_ms = _now_ms()
     retention_ms = int(queue.message_retention_period) * 1000
@@ -244,37 +267,44 @@ def _select_fifo(
         queue._messages.remove(message)
         queue.pending_messages.discard(message)
 
-    blocked: set[str | None] = {m.group_id for m in queue._messages if _in_flight(m, now_ms)}
+    messages = list(queue._messages)
     redrive = queue.redrive_policy if queue.dead_letter_queue is not None else None
-    to_dead_letter: list[Any] = []
-    by_group: dict[str | None, list[Any]] = {}
-    for message in queue._messages:
-        group = message.group_id
-        if group in blocked:
-            continue
-        if message.delayed:
-            blocked.add(group)
-            continue
-        if redrive and message.approximate_receive_count >= int(redrive["maxReceiveCount"]):
-            to_dead_letter.append(message)
-            continue
-        by_group.setdefault(group, []).append(message)
-    for message in to_dead_letter:
-        _move_to_dead_letter_queue(queue, message)
+    selection = fifo_rule.select(
+        [_queued(m) for m in messages],
+        now_ms=now_ms,
+        count=count,
+        max_receive_count=int(redrive["maxReceiveCount"]) if redrive else None,
+    )
+    for index in selection.dead_letter:
+        _move_to_dead_letter_queue(queue, messages[index])
 
     result: list[Any] = []
-    for messages in by_group.values():  # groups ordered by their oldest deliverable message
-        for message in messages:
-            if len(result) >= count:
-                return result
-            queue.pending_messages.discard(message)
-            message.mark_received(visibility_timeout=visibility_timeout)
-            if _in_flight(message, _now_ms()):
-                queue.pending_messages.add(message)
-            copy = deepcopy(message)
-            _filter_message_attributes(copy, names)
-            result.append(copy)
+    for index in selection.receive:
+        message = messages[index]
+        queue.pending_messages.discard(message)
+        message.mark_received(visibility_timeout=visibility_timeout)
+        # moto leaves visible_at alone for a timeout of 0; the FIFO rule ranks the group by the
+        # time it becomes available again, which is now.
+        message.visible_at = _now_ms() + visibility_timeout * 1000
+        if _in_flight(message, _now_ms()):
+            queue.pending_messages.add(message)
+        copy = deepcopy(message)
+        _filter_message_attributes(copy, names)
+        result.append(copy)
     return result
+
+
+def _queued(message: Any) -> fifo_rule.QueuedMessage:
+    """What the FIFO rule needs of one moto message (see :class:`fifo_rule.QueuedMessage`)."""
+    received = bool(message.approximate_receive_count)
+    available_ms = (
+        float(message.visible_at)
+        if received
+        else max(float(message.sent_timestamp or 0), float(message.delayed_until or 0))
+    )
+    return fifo_rule.QueuedMessage(
+        message.group_id, available_ms, received, int(message.approximate_receive_count)
+    )
 
 
 def _receive_message(  # noqa: PLR0917 - moto's positional signature
@@ -336,5 +366,5 @@ def patch() -> None:
     replace(Queue, "attributes", property(_queue_attributes))
     replace(SQSBackend, "_validate_message", _validate_message)
     replace(SQSBackend, "receive_message", _receive_message)
-    for name in ("delete_message", "change_message_visibility", "purge_queue"):
-        replace(SQSBackend, name, _locked(SQSBackend, name))
+    replace(SQSBackend, "change_message_visibility", _locked(SQSBackend, "change_message_visibility"))
+    replace(SQSBackend, "purge_queue", _purge_queue)

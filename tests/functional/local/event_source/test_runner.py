@@ -51,6 +51,8 @@ def handle(event, context):
         print("this print goes to the function log, not the protocol pipe")
         if action == "sleep_once" and attempt == 1:
             time.sleep(30)
+        if action == "outlive_visibility_once" and attempt == 1:
+            time.sleep(2.5)
         if action == "crash_once" and attempt == 1:
             os._exit(3)
         if action == "sleep":
@@ -108,14 +110,18 @@ def deploy(
     jobs: list[tuple[str, str, str]],
     *,
     timeout: int = 2,
-    visibility: int = 2,
+    visibility: int = 4,
     max_receive_count: int = 5,
     batch_size: int = 10,
     max_concurrency: int | None = None,
     reserved: int | None = None,
     enabled: bool = True,
 ) -> Deployed:
-    """Create DLQ, queue, function and mapping; send ``(id, group, action)`` jobs first."""
+    """Create DLQ, queue, function and mapping; send ``(id, group, action)`` jobs first.
+
+    The visibility timeout leaves room for a cold worker on a busy machine: a delete after it ends is
+    refused, as on AWS, and the record runs again.
+    """
     name = f"fn-{uuid.uuid4().hex[:8]}"
     sqs, lambda_, s3 = emu.client("sqs"), emu.client("lambda"), emu.client("s3")
     dlq_url = sqs.create_queue(QueueName=f"{name}-dlq.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
@@ -380,7 +386,7 @@ def test_max_receive_count_moves_a_failing_message_to_the_dlq(
         tmp_path,
         [("poison", "g1", "always_fail"), ("fine", "g2", "ok")],
         max_receive_count=2,
-        visibility=1,
+        visibility=3,
     )
 
     # WHEN the queue is drained
@@ -593,8 +599,9 @@ def test_a_disabled_mapping_is_skipped_and_its_messages_stay(emulator: LocalEmul
 
 
 def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
-    # GIVEN a job whose first attempt kills its worker process
-    deployed = deploy(emulator, tmp_path, [("crash", "g1", "crash_once")], visibility=1)
+    # GIVEN a job whose first attempt kills its worker process (a visibility timeout longer than the
+    # function's, as Lambda requires: a retry in a cold worker must delete before it ends)
+    deployed = deploy(emulator, tmp_path, [("crash", "g1", "crash_once")], visibility=3)
     reports: list[BatchReport] = []
 
     # WHEN the queue is drained
@@ -722,3 +729,31 @@ def test_a_drain_says_what_it_waits_for_and_where_the_log_is(
     # AND the function log stayed bounded: emptied past its limit, saying so
     assert log.stat().st_size < 200
     assert "log emptied at 100 bytes" in log.read_text()
+
+
+def test_a_delete_refused_for_an_expired_receipt_leaves_the_record_which_comes_back(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN a job whose first run (2.5 s) outlives its 2-second visibility timeout (the function may
+    # run 5 s), and one invocation at a time
+    deployed = deploy(
+        emulator, tmp_path, [("late", "g1", "outlive_visibility_once")], timeout=5, visibility=2, reserved=1
+    )
+    reports: list[BatchReport] = []
+
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, on_batch=reports.append, quiet_seconds=0.3)
+        log = runner.log_path.read_text()
+
+    # THEN SQS refused the first delete (the receipt handle expired), the drain went on, and the
+    # record was received again and deleted, as Lambda's poller does
+    assert sorted((line["id"], line["attempt"]) for line in lines(deployed)) == [("late", 1), ("late", 2)]
+    assert stats.delete_failures == 1
+    assert stats.succeeded == 1
+    assert depth(emulator, deployed.queue_url) == 0
+    # AND the function log says so in one line
+    refused = [json.loads(line) for line in log.splitlines() if '"delete_refused"' in line]
+    assert [(r["group"], r["error"]) for r in refused] == [
+        ("g1", "InvalidParameterValue: The receipt handle has expired.")
+    ]

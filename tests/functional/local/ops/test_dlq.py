@@ -15,7 +15,7 @@ from constructs_fifo.local.errors import OperationRefusedError
 from constructs_fifo.local.ops.dead_letters import Peek
 from constructs_fifo.local.ops.dlq import list_dead_letters, move_tasks, plan_drop, plan_redrive
 from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job

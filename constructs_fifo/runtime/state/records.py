@@ -1,8 +1,8 @@
 """The records of state mode: a group's committed state, its bookkeeping, and what a batch did.
 
 Also the two rules on values: what a ``seq`` may be (:func:`job_seq`) and what a state may hold
-(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.transitions.apply_batch`
-computes these records and :class:`constructs_fifo.runtime.state.StateStore` stores them (its module
+(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.state.core.apply_batch`
+computes these records and :class:`constructs_fifo.runtime.state.store.StateStore` stores them (its module
 docstring gives the item layout). Every class here is frozen; a batch returns new ones.
 """
 
@@ -12,7 +12,7 @@ import enum
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.constants import (
@@ -24,8 +24,8 @@ from constructs_fifo.runtime.constants import (
     GAP_POLICY_WAIT,
     MAX_DEAD_ENTRIES_BYTES,
     MAX_ITEM_BYTES,
-    DeadReason,
 )
+from constructs_fifo.runtime.dead_job import DeadJob, encode_dead_job
 from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
 from constructs_fifo.runtime.settings import SETTINGS
 
@@ -38,7 +38,6 @@ __all__ = [
     "BatchSettings",
     "Bookkeeping",
     "BufferedJob",
-    "DeadEntry",
     "GapPolicy",
     "GroupState",
     "JobResult",
@@ -47,8 +46,6 @@ __all__ = [
     "SizeFunction",
     "SkippedRange",
     "compact_json",
-    "dead_entry_fields",
-    "dead_entry_of_fields",
     "encode_state",
     "job_seq",
     "remember_dead_entry",
@@ -65,7 +62,7 @@ class GapPolicy(enum.Enum):
 
 
 class Outcome(enum.Enum):
-    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` decided for one job."""
+    """What :func:`~constructs_fifo.runtime.state.core.apply_batch` decided for one job."""
 
     #: Applied in this batch (directly, or out of the buffer once its gap closed): delete the record.
     APPLIED = "APPLIED"
@@ -96,6 +93,17 @@ class RetryReason(enum.Enum):
     #: Its effect is committed, but a buffered job (``blocked_by``) failed and no other record of the
     #: batch would bring the group back: this one is kept to do it, and is a duplicate when it returns.
     CARRIER = "CARRIER"
+
+    @property
+    def stops_group(self) -> bool:
+        """Whether a RETRY for this reason means the group stopped (``BUFFER_FULL`` does not stop it).
+
+        Examples
+        --------
+        >>> [reason.value for reason in RetryReason if reason.stops_group]
+        ['FAILED', 'BLOCKED', 'CARRIER']
+        """
+        return self is not RetryReason.BUFFER_FULL
 
 
 #: The item size of a group state as DynamoDB counts it (the store's ``item_size``).
@@ -195,46 +203,6 @@ class BufferedJob:
 
 
 @dataclass(frozen=True)
-class DeadEntry:
-    """The bookkeeping's entry of a dead job: why it died, as the DLQ's attributes and a park header say.
-
-    Not :class:`constructs_fifo.runtime.dead_letter.DeadJob`, the message forwarded to the dead-letter
-    queue: this entry holds no body (the processor adds the record's, or the buffered job's).
-
-    Attributes
-    ----------
-    job_id, job_type : str
-        The job.
-    error_type : str
-        The exception's class name, e.g. ``PermanentJobError``.
-    error : str
-        The exception's text, cut to 1024 characters.
-    attempts : int
-        Runs of its transition (0 when it died without running: malformed or a ``seq`` conflict).
-    message_id : str
-        The ``messageId`` of the delivery it died in (or was buffered from).
-    at_ms : int
-        When it died (epoch ms).
-    seq : int or None
-        Its ``seq``.
-    reason : DeadReason
-        ``MALFORMED`` (a ``seq`` that is not a non-negative integer), ``PERMANENT`` (a
-        ``PermanentJobError``, a result that is not JSON, a state too large, a ``seq`` conflict) or
-        ``ATTEMPTS_EXHAUSTED`` (a transient failure on the last attempt).
-    """
-
-    job_id: str
-    job_type: str
-    error_type: str
-    error: str
-    attempts: int
-    message_id: str
-    at_ms: int
-    seq: int | None = None
-    reason: DeadReason = DeadReason.PERMANENT
-
-
-@dataclass(frozen=True)
 class SkippedRange:
     """Sequence numbers ``first`` to ``last`` (inclusive) given up by ``GapPolicy.SKIP_GAP``."""
 
@@ -265,18 +233,18 @@ class Bookkeeping:
         Failed runs so far per job id, for jobs not yet applied or dead.
     dead : tuple of str
         Ids of the last dead jobs, oldest first (bounded by count): their copies are ``DEAD_COPY``.
-    dead_entries : tuple of DeadEntry
+    dead_entries : tuple of DeadJob
         Why the newest of those died, oldest first, one per job id (bounded by their encoded size,
         ``MAX_DEAD_ENTRIES_BYTES``; see :func:`remember_dead_entry`): a redelivery of the message a job
         died in is dead-lettered with its entry, as it died. A dead id without an entry (pushed out,
         or written by a runtime that kept ids only) has every delivery sent as a copy.
-    parked : DeadEntry or None
+    parked : DeadJob or None
         Set when the group is parked at a dead job.
     skipped : tuple of SkippedRange
         The last ranges given up by ``SKIP_GAP``, oldest first (bounded).
     gap_since_ms : int or None
         When the open sequence gap opened (the oldest buffered job's time), ``None`` without a gap.
-    owed : tuple of (BufferedJob, DeadEntry)
+    owed : tuple of (BufferedJob, DeadJob)
         Dead letters owed: buffered jobs that died (they have no record of their own) and were
         committed dead before their dead-letter message is known sent (at most one run's buffer:
         a run sends what is owed before anything else, or commits nothing).
@@ -287,11 +255,11 @@ class Bookkeeping:
     buffer: tuple[BufferedJob, ...] = ()
     attempts: Mapping[str, int] = field(default_factory=dict)
     dead: tuple[str, ...] = ()
-    dead_entries: tuple[DeadEntry, ...] = ()
-    parked: DeadEntry | None = None
+    dead_entries: tuple[DeadJob, ...] = ()
+    parked: DeadJob | None = None
     skipped: tuple[SkippedRange, ...] = ()
     gap_since_ms: int | None = None
-    owed: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
+    owed: tuple[tuple[BufferedJob, DeadJob], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -305,8 +273,9 @@ class GroupState:
     state : dict or None
         The user's state; ``None`` until a transition was applied.
     version : int
-        The version this was read at; 0 when the group has no item yet. A commit writes
-        ``version + 1`` on condition that the item is still at ``version``.
+        The version this was read at; 0 when the group has no item yet. Every write of the item
+        (a commit, a run marker, the clearing of dead letters owed) writes ``version + 1`` on
+        condition that the item is still at ``version``: a redelivered batch adds two.
     book : Bookkeeping
         The runtime's record.
     """
@@ -338,7 +307,7 @@ class JobResult:
         For ``RETRY``: the attempt to base the backoff on (its own, or the blocking job's).
     blocked_by : str or None
         For ``BLOCKED`` and ``CARRIER``: the job id that stopped the group.
-    dead : DeadEntry or None
+    dead : DeadJob or None
         For ``DEAD``, and for the ``KEEP`` of the job that parked the group. For a ``DEAD_COPY`` that
         is the very message the job died in (its dead-letter send failed, or its commit's delete was
         lost): the remembered entry, so it is dead-lettered as it died; ``None`` for a copy in another
@@ -351,24 +320,31 @@ class JobResult:
     reason: RetryReason | None = None
     attempt: int | None = None
     blocked_by: str | None = None
-    dead: DeadEntry | None = None
+    dead: DeadJob | None = None
+
+    @property
+    def stops_group(self) -> bool:
+        """Whether this is a RETRY that stopped its group (see :attr:`RetryReason.stops_group`)."""
+        return self.outcome is Outcome.RETRY and self.reason is not None and self.reason.stops_group
 
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What :func:`~constructs_fifo.runtime.transitions.apply_batch` returns.
+    """What the core returns for one group: :func:`~constructs_fifo.runtime.state.core.apply_batch`
+    for its jobs, :func:`~constructs_fifo.runtime.state.run.run_group` for its records (the same type:
+    a run of records is its steps' results folded with :meth:`then`).
 
     Attributes
     ----------
     group_state : GroupState
         The state to commit (its ``version`` is still the one read: the commit writes ``version + 1``).
     results : tuple of JobResult
-        One per input job, in input order.
+        One per input job (or record), in input order.
     applied : tuple of str
         Job ids applied in this batch, in the order their transitions were folded.
-    from_buffer : tuple of str
+    from_buffer : tuple of BufferedJob
         Those of ``applied`` that had been buffered by an earlier batch (no record in this batch).
-    dead_buffered : tuple of (BufferedJob, DeadEntry)
+    dead_buffered : tuple of (BufferedJob, DeadJob)
         Buffered jobs of earlier batches that died here (``park_on_dead=False``): send each to the
         DLQ from its body, since it has no record in this batch.
     skipped : tuple of SkippedRange
@@ -379,59 +355,52 @@ class BatchResult:
         Whether that gap is older than ``gap_timeout_ms`` (under ``WAIT``: what the alarm is for).
     changed : bool
         Whether ``group_state`` differs from the state read; when not, there is nothing to write.
+    jobs : tuple of (Job or None)
+        The job of each result (``None``: a malformed record).
+    parked_by : DeadJob or None
+        The dead job that parked the group in this batch (``None`` when it did not park here).
+    stalled_on : tuple of (str, int) or None
+        The job id and attempt of a buffered job that failed and waits at the head of the buffer at
+        the end (see :func:`~constructs_fifo.runtime.state.engine.stalled_on`).
     """
 
     group_state: GroupState
     results: tuple[JobResult, ...]
     applied: tuple[str, ...] = ()
-    from_buffer: tuple[str, ...] = ()
-    dead_buffered: tuple[tuple[BufferedJob, DeadEntry], ...] = ()
+    from_buffer: tuple[BufferedJob, ...] = ()
+    dead_buffered: tuple[tuple[BufferedJob, DeadJob], ...] = ()
     skipped: tuple[SkippedRange, ...] = ()
     gap_open_ms: int | None = None
     gap_timed_out: bool = False
     changed: bool = False
+    jobs: tuple[Job | None, ...] = ()
+    parked_by: DeadJob | None = None
+    stalled_on: tuple[str, int] | None = None
 
+    @property
+    def record_job_ids(self) -> frozenset[str]:
+        """The job ids of the results (a buffered job applied here is not one of them)."""
+        return frozenset(result.job_id for result in self.results)
 
-def dead_entry_fields(entry: DeadEntry) -> list[Any]:
-    """The compact JSON form of a remembered dead entry (the bookkeeping's ``deadWhy``)."""
-    return [
-        entry.job_id,
-        entry.message_id,
-        entry.reason.value,
-        entry.error_type,
-        entry.error,
-        entry.attempts,
-        entry.at_ms,
-        entry.job_type,
-        entry.seq,
-    ]
-
-
-def dead_entry_of_fields(fields: list[Any]) -> DeadEntry:
-    """The :class:`DeadEntry` of :func:`dead_entry_fields`' form.
-
-    Raises
-    ------
-    ValueError
-        Not that form (fewer than 9 fields, a reason this runtime does not know).
-    """
-    job_id, message_id, reason, error_type, error, attempts, at_ms, job_type, seq = fields[:9]
-    return DeadEntry(
-        job_id=str(job_id),
-        job_type=str(job_type),
-        error_type=str(error_type),
-        error=str(error),
-        attempts=int(attempts),
-        message_id=str(message_id),
-        at_ms=int(at_ms),
-        seq=None if seq is None else int(seq),
-        reason=DeadReason(reason),
-    )
+    def then(self, later: BatchResult) -> BatchResult:
+        """This result followed by ``later``, a result of the same group that started from this one's
+        state: its state and gap, both results' records, effects and changes."""
+        return replace(
+            later,
+            results=self.results + later.results,
+            applied=self.applied + later.applied,
+            from_buffer=self.from_buffer + later.from_buffer,
+            dead_buffered=self.dead_buffered + later.dead_buffered,
+            skipped=self.skipped + later.skipped,
+            changed=self.changed or later.changed,
+            jobs=self.jobs + later.jobs,
+            parked_by=self.parked_by or later.parked_by,
+        )
 
 
 def remember_dead_entry(
-    entries: tuple[DeadEntry, ...], entry: DeadEntry, *, dead_ids: tuple[str, ...]
-) -> tuple[DeadEntry, ...]:
+    entries: tuple[DeadJob, ...], entry: DeadJob, *, dead_ids: tuple[str, ...]
+) -> tuple[DeadJob, ...]:
     """``entries`` with ``entry`` newest, keeping one per job id and only ids still in ``dead_ids``.
 
     The oldest entries are dropped while the encoded list is over ``MAX_DEAD_ENTRIES_BYTES`` (an
@@ -440,7 +409,7 @@ def remember_dead_entry(
     kept = [e for e in entries if e.job_id != entry.job_id and e.job_id in dead_ids]
     if entry.job_id in dead_ids:
         kept.append(entry)
-    sizes = [_encoded_bytes(dead_entry_fields(e)) + 1 for e in kept]  # + 1: the comma between
+    sizes = [_encoded_bytes(encode_dead_job(e)) + 1 for e in kept]  # + 1: the comma between
     total = sum(sizes)
     start = 0
     while start < len(kept) and total > MAX_DEAD_ENTRIES_BYTES:

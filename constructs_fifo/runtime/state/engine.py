@@ -1,6 +1,6 @@
 """The working copy of one group's batch in state mode: the engine behind ``apply_batch``.
 
-The rules it implements are stated once, in :mod:`constructs_fifo.runtime.transitions`; this module
+The rules it implements are stated once, in :mod:`constructs_fifo.runtime.state.core`; this module
 is its mechanics (pure, no I/O), kept apart so that each module stays readable.
 """
 
@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, DeadReason
+from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.error_text import cut_error, error_text
 from constructs_fifo.runtime.exceptions import (
     MalformedJobError,
     PermanentJobError,
@@ -19,12 +21,12 @@ from constructs_fifo.runtime.exceptions import (
     StateTooLargeError,
     TransitionResultError,
 )
-from constructs_fifo.runtime.group_state import (
+from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.records import (
     BatchResult,
     BatchSettings,
     Bookkeeping,
     BufferedJob,
-    DeadEntry,
     GapPolicy,
     GroupState,
     JobResult,
@@ -35,7 +37,6 @@ from constructs_fifo.runtime.group_state import (
     job_seq,
     remember_dead_entry,
 )
-from constructs_fifo.runtime.job import Job
 
 __all__ = [
     "MAX_ATTEMPT_ENTRIES",
@@ -45,6 +46,7 @@ __all__ = [
     "Transition",
     "gap_since",
     "next_seq",
+    "stalled_on",
 ]
 
 #: The user's transition: ``apply(job, state) -> next_state`` (pure; ``state`` is ``None`` at first).
@@ -84,8 +86,8 @@ class GroupBatch:
         self.overflow: dict[int, int] = {}  # seq -> index: jobs of this batch the buffer cannot take
         self.stop: tuple[str, int] | None = None  # (job id, attempt) of the failure that stopped the group
         self.applied: list[str] = []
-        self.from_buffer: list[str] = []
-        self.dead_buffered: list[tuple[BufferedJob, DeadEntry]] = []
+        self.from_buffer: list[BufferedJob] = []
+        self.dead_buffered: list[tuple[BufferedJob, DeadJob]] = []
         self.new_skips: list[SkippedRange] = []
 
     # --- the batch ----------------------------------------------------------------------------
@@ -207,7 +209,7 @@ class GroupBatch:
         if index is not None:
             self.results[index] = JobResult(job.id, job.message_id, Outcome.APPLIED)
         elif entry is not None:
-            self.from_buffer.append(job.id)
+            self.from_buffer.append(entry)
         return True
 
     def _apply_step(self, job: Job, result: object, *, seq: int | None, entry: BufferedJob | None) -> None:
@@ -285,11 +287,9 @@ class GroupBatch:
         attempts: int,
         entry: BufferedJob | None = None,
     ) -> None:
-        text = str(exc) or repr(exc)
-        if len(text) > MAX_ERROR_LENGTH:
-            text = text[: MAX_ERROR_LENGTH - 3] + "..."
+        text = cut_error(error_text(exc))
         kind, reason = type(exc).__name__, _reason(exc)
-        info = DeadEntry(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
+        info = DeadJob(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
         self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]
         self.dead_entries = remember_dead_entry(self.dead_entries, info, dead_ids=tuple(self.dead))
         self.attempts.pop(job.id, None)
@@ -313,7 +313,7 @@ class GroupBatch:
     def _next_seq(self) -> int:
         return next_seq(self.last_seq, self.settings.first_seq)
 
-    def _died_in(self, job: Job) -> DeadEntry | None:
+    def _died_in(self, job: Job) -> DeadJob | None:
         """The remembered entry of a dead job when ``job`` is the very message it died in (rule 2)."""
         for entry in self.dead_entries:
             if entry.job_id == job.id and entry.message_id == job.message_id:
@@ -371,12 +371,28 @@ class GroupBatch:
             gap_open_ms=open_ms,
             gap_timed_out=open_ms is not None and open_ms >= self.settings.gap_timeout_ms,
             changed=final != self.start,
+            jobs=tuple(self.jobs),
+            parked_by=final.book.parked if final.book.parked != self.start.book.parked else None,
+            stalled_on=stalled_on(final, self.settings.first_seq),
         )
 
 
 def next_seq(last_seq: int | None, first_seq: int) -> int:
     """The ``seq`` that comes next: ``first_seq`` before any, else ``last_seq + 1``."""
     return first_seq if last_seq is None else last_seq + 1
+
+
+def stalled_on(group_state: GroupState, first_seq: int) -> tuple[str, int] | None:
+    """(job id, attempt) of a buffered job that failed and waits at the head of the buffer.
+
+    Its ``seq`` is the next one, yet it was not applied: only a failure (or parking, excluded here)
+    leaves it there, since the core applies what follows contiguously at the end of every step.
+    """
+    book = group_state.book
+    head = book.buffer[0] if book.buffer and book.parked is None else None
+    if head is None or head.seq != next_seq(book.last_seq, first_seq):
+        return None
+    return head.job_id, book.attempts.get(head.job_id, 1)
 
 
 def gap_since(buffer: dict[int, BufferedJob], next_value: int) -> int | None:

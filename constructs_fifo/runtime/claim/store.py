@@ -39,12 +39,12 @@ from __future__ import annotations
 import enum
 import math
 import re
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
@@ -62,20 +62,20 @@ from constructs_fifo.runtime.constants import (
     ATTR_UPDATED_AT,
     DEFAULT_CLAIM_TTL_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
-    MAX_ERROR_LENGTH,
     STATUS_DEAD,
     STATUS_FAILED,
     STATUS_IN_FLIGHT,
     STATUS_SUCCEEDED,
     DeadReason,
 )
+from constructs_fifo.runtime.error_text import truncate_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
     from constructs_fifo.runtime.job import Job
 
-__all__ = ["Claim", "ClaimOutcome", "ClaimStore", "truncate_error"]
+__all__ = ["Claim", "ClaimOutcome", "ClaimStore"]
 
 # Every attribute goes through a placeholder: status, group, type and owner are DynamoDB reserved words.
 _NAMES = {
@@ -181,7 +181,7 @@ class ClaimStore:
         *,
         ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
         owner_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         if client is None:
@@ -197,7 +197,7 @@ class ClaimStore:
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def claim(self, job: Job, *, lease_ms: int) -> Claim:
         """Take the job's claim (rules 1 to 3 of the module docstring).
@@ -434,21 +434,6 @@ class ClaimStore:
         except self._client.exceptions.ConditionalCheckFailedException:
             return False
         return True
-
-
-def truncate_error(text: str) -> str:
-    """Cut an error text to :data:`~constructs_fifo.runtime.constants.MAX_ERROR_LENGTH` characters.
-
-    Examples
-    --------
-    >>> len(truncate_error("x" * 5000))
-    1024
-    >>> truncate_error("")
-    '(no message)'
-    """
-    if not text:
-        return "(no message)"
-    return text if len(text) <= MAX_ERROR_LENGTH else text[: MAX_ERROR_LENGTH - 3] + "..."
 
 
 def _names_in(expression: str) -> dict[str, str]:

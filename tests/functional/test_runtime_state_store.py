@@ -10,17 +10,25 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
-from constructs_fifo.runtime.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.dead_job import DeadJob
 from constructs_fifo.runtime.exceptions import (
     ConstructsFifoRuntimeError,
     PermanentJobError,
     StateTooLargeError,
 )
-from constructs_fifo.runtime.group_state import Bookkeeping, BufferedJob, DeadEntry
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state import StateStore, decode_book, decode_item, encode_book, item_size
-from constructs_fifo.runtime.transitions import BatchResult, GroupState, Outcome, apply_batch
+from constructs_fifo.runtime.state.book import decode_book, encode_book
+from constructs_fifo.runtime.state.core import apply_batch
+from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.state.records import (
+    BatchResult,
+    Bookkeeping,
+    BufferedJob,
+    GroupState,
+    Outcome,
+)
+from constructs_fifo.runtime.state.store import StateStore, decode_item, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table
@@ -69,6 +77,9 @@ def calls(groups_table: DynamoDBClient) -> Iterator[Calls]:
     counter = Calls(groups_table)
     yield counter
     counter.close()
+
+
+DEAD_P = DeadJob("p", "apply_patch", "PermanentJobError", "no diff", 1, "m-p", 0)
 
 
 def job(job_id: str, seq: int | None = None, group: str = "ws#1", **payload: Any) -> Job:
@@ -319,7 +330,7 @@ def test_dead_entries_round_trip_and_a_book_with_dead_ids_only_reads_as_before(s
 
 def test_dead_letters_owed_round_trip_and_a_book_without_them_owes_nothing(store: StateStore) -> None:
     # GIVEN a committed book owing s2's dead letter (its buffered body and why it died)
-    dead = DeadEntry("s2", "t", "PermanentJobError", "never", 1, "m-s2", 5, seq=2)
+    dead = DeadJob("s2", "t", "PermanentJobError", "never", 1, "m-s2", 5, seq=2)
     owed = ((BufferedJob(2, "m-s2", 4, {"jobId": "s2", "type": "t", "seq": 2}), dead),)
     assert store.commit("ws#1", GroupState("ws#1", {"n": 1}, book=Bookkeeping(owed=owed, dead=("s2",))), 0)
     # WHEN loaded back
@@ -342,14 +353,14 @@ def test_states_and_park_headers_of_a_batch_come_in_one_consistent_batch_get(
         assert store.commit(
             group, batch(store, GroupState(group), [job("a", group=group)], Counting()).group_state, 0
         )
-    parking.park("ws#2", [], dead={"jobId": "p"})
+    parking.park("ws#2", [], dead=DEAD_P)
     calls.names.clear()
     # WHEN the three groups are read
     states, headers = store.load_with_park_headers(["ws#1", "ws#2", "ws#3"])
     # THEN one BatchGetItem returned both kinds of item
     assert calls.names == ["BatchGetItem"]
     assert {group: state.version for group, state in states.items()} == {"ws#1": 1, "ws#2": 1, "ws#3": 0}
-    assert list(headers) == ["ws#2"] and headers["ws#2"].dead == {"jobId": "p"}
+    assert list(headers) == ["ws#2"] and headers["ws#2"].dead == DEAD_P
 
 
 def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
@@ -357,7 +368,7 @@ def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
 ) -> None:
     parking = ParkStore(GROUP_TABLE, groups_table, clock=clock)
     result = batch(store, GroupState("ws#1"), [job("a")], Counting())
-    header, items = parking.park_items("ws#1", [], dead={"jobId": "p"})
+    header, items = parking.park_items("ws#1", [], dead=DEAD_P)
     calls.names.clear()
     # WHEN the state is committed with a park header
     assert store.commit("ws#1", result.group_state, 0, with_items=items)

@@ -13,25 +13,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_LENGTH, DeadReason
+from constructs_fifo.runtime.dead_job import DeadJob, encode_dead_job
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state import encode_book
-from constructs_fifo.runtime.transitions import (
+from constructs_fifo.runtime.state.book import encode_book
+from constructs_fifo.runtime.state.core import apply_batch, resume_group
+from constructs_fifo.runtime.state.records import (
     BOOKKEEPING_RESERVE_BYTES,
     BatchResult,
     Bookkeeping,
-    DeadEntry,
     GapPolicy,
     GroupState,
     Outcome,
     RetryReason,
     SkippedRange,
-    apply_batch,
-    dead_entry_fields,
     encode_state,
     job_seq,
     remember_dead_entry,
-    resume_group,
 )
 
 GROUP = "ws#1"
@@ -205,14 +203,14 @@ def test_a_job_beyond_next_is_buffered_and_applied_when_the_gap_closes() -> None
     later = run([job("a", 0), job("d", 3)], first.group_state, now_ms=5_000)
     assert outcomes(later) == [("a", "APPLIED"), ("d", "APPLIED")]
     assert log(later) == ["a", "b", "c", "d"] == list(later.applied)
-    assert later.from_buffer == ("b", "c")
+    assert tuple(entry.job_id for entry in later.from_buffer) == ("b", "c")
     assert later.group_state.book.buffer == () and later.gap_open_ms is None
 
 
 def test_a_job_buffered_in_the_same_batch_is_applied_in_that_batch() -> None:
     result = run([job("b", 1), job("a", 0)])
     assert outcomes(result) == [("b", "APPLIED"), ("a", "APPLIED")]
-    assert log(result) == ["a", "b"] and result.from_buffer == ()
+    assert log(result) == ["a", "b"] and tuple(entry.job_id for entry in result.from_buffer) == ()
 
 
 def test_first_seq_sets_where_a_group_sequence_starts() -> None:
@@ -276,7 +274,11 @@ def test_a_gap_older_than_the_timeout_is_reported_and_skipped_only_under_skip_ga
 def test_a_batch_without_jobs_applies_the_policy_to_an_idle_groups_gap() -> None:
     idle = run([job("b", 1), job("c", 2)], now_ms=1_000).group_state
     tick = run([], idle, now_ms=302_000, gap_timeout_ms=300_000, gap_policy=GapPolicy.SKIP_GAP)
-    assert tick.results == () and log(tick) == ["b", "c"] and tick.from_buffer == ("b", "c")
+    assert (
+        tick.results == ()
+        and log(tick) == ["b", "c"]
+        and tuple(entry.job_id for entry in tick.from_buffer) == ("b", "c")
+    )
     assert [(r.first, r.last, r.count) for r in tick.skipped] == [(0, 0, 1)]
     assert not run([], idle, now_ms=2_000, gap_timeout_ms=300_000, gap_policy=GapPolicy.SKIP_GAP).changed
 
@@ -370,7 +372,9 @@ def test_a_buffered_job_that_fails_keeps_a_committed_record_as_the_groups_way_ba
     )
     # THEN the carrier comes back as a duplicate and its batch drains the buffer first
     again = run([job("a", 0)], result.group_state, transition=transition)
-    assert outcomes(again) == [("a", "DUPLICATE")] and again.from_buffer == ("b",)
+    assert outcomes(again) == [("a", "DUPLICATE")] and tuple(entry.job_id for entry in again.from_buffer) == (
+        "b",
+    )
     assert log(again) == ["a", "b"]
 
 
@@ -409,7 +413,7 @@ def test_resume_skipping_the_dead_job_consumes_its_seq_and_drains_the_buffer() -
     resumed = resume_group(parked.group_state, skip_dead=True)
     assert not resumed.parked and resumed.book.last_seq == 1
     drained = run([], resumed, transition=transition, park_on_dead=True)
-    assert log(drained) == ["a", "c"] and drained.from_buffer == ("c",)
+    assert log(drained) == ["a", "c"] and tuple(entry.job_id for entry in drained.from_buffer) == ("c",)
     assert outcomes(run([job("b", 1)], drained.group_state, park_on_dead=True)) == [("b", "DEAD_COPY")]
 
 
@@ -488,7 +492,7 @@ def test_dead_entries_are_bounded_by_bytes_and_the_ids_by_count() -> None:
     book = state.book
     # THEN every id is remembered, and the newest entries that fit in MAX_DEAD_ENTRIES_BYTES
     assert book.dead == tuple(f"p{n}" for n in range(100))
-    encoded = [json.dumps(dead_entry_fields(e), separators=(",", ":")) for e in book.dead_entries]
+    encoded = [json.dumps(encode_dead_job(e), separators=(",", ":")) for e in book.dead_entries]
     assert sum(len(text) + 1 for text in encoded) <= MAX_DEAD_ENTRIES_BYTES
     kept = [entry.job_id for entry in book.dead_entries]
     assert 10 <= len(kept) < 100 and kept == [f"p{n}" for n in range(100 - len(kept), 100)]
@@ -503,11 +507,9 @@ def test_the_bookkeeping_at_its_bounds_fits_its_reserve() -> None:
     # 100 attempt counts, 20 skipped ranges and a parked entry with a 1024-character error
     ids = [f"{n:08d}-0000-4000-8000-000000000000" for n in range(100)]
     error = "e" * MAX_ERROR_LENGTH
-    entries: tuple[DeadEntry, ...] = ()
+    entries: tuple[DeadJob, ...] = ()
     for job_id in ids:
-        dead = DeadEntry(
-            job_id, "apply_patch", "PermanentJobError", error, 5, job_id, 1_700_000_000_000, 10**9
-        )
+        dead = DeadJob(job_id, "apply_patch", "PermanentJobError", error, 5, job_id, 1_700_000_000_000, 10**9)
         entries = remember_dead_entry(entries, dead, dead_ids=tuple(ids))
     book = Bookkeeping(
         last_seq=10**9,

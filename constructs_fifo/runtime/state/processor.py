@@ -1,16 +1,16 @@
 """The state-mode batch processor: each group's jobs applied to its state once, in order, one write.
 
 In state mode the job function is a transition ``apply(job, state) -> next_state`` of its group's
-state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rules, per batch:
+state (:mod:`constructs_fifo.runtime.state.core` states the core's rules). Rules, per batch:
 
 1. **One read.** The state items (``sk = "state"``) and park headers (``sk = "park"``) of every group
    of the batch come in one consistent ``BatchGetItem``
-   (:meth:`~constructs_fifo.runtime.state.StateStore.load_with_park_headers`).
+   (:meth:`~constructs_fifo.runtime.state.store.StateStore.load_with_park_headers`).
 2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left; the
    records of the groups not started are reported (``DEADLINE``, visibility 0). A group is applied
    and committed whole or not at all.
 3. **A live group** (no park header): its records run through the core
-   (:func:`~constructs_fifo.runtime.state_group.run_group`: malformed records are split out, dead at
+   (:func:`~constructs_fifo.runtime.state.run.run_group`: malformed records are split out, dead at
    once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
    batch, one ``TransactWriteItems`` of the state, the park header and the kept records. Nothing is
    written when nothing changed.
@@ -24,7 +24,7 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
      entry and is sent again as it died (its reason, error and attempts; a copy in another message
      says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is committed
-     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state_owed`): if that send fails, a
+     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state.owed`): if that send fails, a
      record of the group is reported, and its next run sends what is owed before anything else.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
      group's park header records the dead job; when that job died waiting in the reorder buffer it
@@ -42,10 +42,10 @@ state (:mod:`constructs_fifo.runtime.transitions` states the core's rules). Rule
      that is not stalled is deleted.
 4. **A parked group** (a header): ``PARKED``, its records are kept behind the dead job (one
    transaction), as in claim mode. ``RESUMING``: its records are kept, then its kept records are
-   replayed, in order, through the core (:mod:`constructs_fifo.runtime.state_replay`). Wake-up
+   replayed, in order, through the core (:mod:`constructs_fifo.runtime.state.replay`). Wake-up
    messages follow claim mode's rule (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
 
-5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.crash_watch`). A live group whose
+5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.state.crash_watch`). A live group whose
    records were received before writes a run marker before its first transition; a marker found at
    the read means that run did not commit, and the group's next run marks each transition before it
    runs, so the next crash names its job: that job's attempt is counted, and at ``max_attempts`` it is
@@ -70,12 +70,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_report import (
-    RETRY_ACTION,
     BatchReport,
     job_id_of,
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
@@ -87,34 +87,32 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
-from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.job_runner import OutcomeWriter, remaining_ms
-from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
 from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
-from constructs_fifo.runtime.processor import DEFAULT_SAFETY_MARGIN_MS
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group, stalled_on
-from constructs_fifo.runtime.state_outcomes import StateOutcomes
-from constructs_fifo.runtime.state_owed import OwedLetters, owing
-from constructs_fifo.runtime.state_replay import StateReplay
-from constructs_fifo.runtime.transitions import BatchSettings, GapPolicy, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.commit import GroupCommit
+from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.engine import stalled_on
+from constructs_fifo.runtime.state.outcomes import StateOutcomes
+from constructs_fifo.runtime.state.owed import OwedLetters
+from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome
+from constructs_fifo.runtime.state.replay import StateReplay
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
-    from constructs_fifo.runtime.crash_watch import RunMarker
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state import StateStore
-    from constructs_fifo.runtime.transitions import Transition
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.records import BatchResult
+    from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["StateBatchProcessor"]
-
-_STOPS = (RetryReason.FAILED, RetryReason.BLOCKED, RetryReason.CARRIER)
 
 
 class StateBatchProcessor:
@@ -141,7 +139,7 @@ class StateBatchProcessor:
     policy : DeadJobPolicy
         What a dead job does to its group: PARK (the default of the construct) or CONTINUE.
     max_attempts, reorder_limit, gap_policy, gap_timeout_seconds, first_seq, remember_job_ids
-        The state-mode settings (see :func:`~constructs_fifo.runtime.transitions.apply_batch`).
+        The state-mode settings (see :func:`~constructs_fifo.runtime.state.core.apply_batch`).
     backoff_base_seconds : int
         First retry delay; doubles with every attempt.
     visibility_timeout_seconds : int
@@ -224,6 +222,14 @@ class StateBatchProcessor:
             queue_name=queue_name,
         )
         self._owed = OwedLetters(self._outcomes, states)
+        self._commit = GroupCommit(
+            transition=transition,
+            settings=self._settings,
+            states=states,
+            outcomes=self._outcomes,
+            owed=self._owed,
+            keep_marker=True,
+        )
         self._replay = StateReplay(
             transition=transition,
             settings=self._settings,
@@ -318,57 +324,53 @@ class StateBatchProcessor:
             return None
         answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
         redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
-        plan = plan_run(read, marker, redelivered=redelivered, max_attempts=self._settings.max_attempts)
         if marker is not None and marker.job_id is not None:
             self._outcomes.out.logger.event(marker.counted_event(group))
-        watch = CrashWatch(self._transition, plan, self._states, group, self._settings.max_attempts)
-        recorder = RecordingTransition(watch)
-        outcomes = self._outcomes
         like = records[0] if records else None
         try:
-            paid = self._owed.pay(read, like)  # what an earlier run owes goes first (state_owed.py)
-            run = run_group(plan.start, records, recorder, self._settings, now_ms=self._states.now_ms())
-            header, items = self._park_items(group, records, run)
-            # a buffered job that died has no record: committed dead and owed, sent after the commit
-            final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
-            clean = run.stalled_on is None and not any(
-                result.outcome is Outcome.RETRY and result.reason in _STOPS for result in run.results
+            done = self._commit.run(
+                read,
+                records,
+                marker=marker,
+                redelivered=redelivered,
+                now_ms=self._states.now_ms(),
+                items_of=lambda run: self._park_items(group, records, run),
+                like=like,
             )
-            carried = plan.carried(clean=clean)
-            expected = watch.version
-            if watch.opened or carried is not None:  # the commit removes the marker or keeps a new one
-                committed = self._states.commit(group, final, expected, with_items=items, run=carried)
-            else:
-                changed = run.changed or bool(read.book.owed)
-                committed = outcomes.write(group, final, expected, changed=changed, items=items)
         except RunInterrupted as stop:  # a marker could not be written: nothing of the run is committed
-            if stop.cause is not None:
-                for record in answerable:
-                    self._error(record, stop.cause, report, note=f"group {group!r} could not be committed")
+            if stop.cause is None:
+                self._lost_race(group, answerable, report)
                 return None
-            committed = False
+            for record in answerable:
+                self._error(record, stop.cause, report, note=f"group {group!r} could not be committed")
+            return None
         except Exception as exc:  # nothing (known to be) committed: every record comes back, in order
             for record in answerable:
                 self._error(record, exc, report, note=f"group {group!r} could not be committed")
             return None
-        if not committed:
-            delay = outcomes.backoff(1)
-            for record in answerable:
-                outcomes.lost_race(record, delay)
-                report.report(record, delay)
-            report.blocked[group] = delay
+        if not done.committed:
+            self._lost_race(group, answerable, report)
             return None
-        for send in paid:
+        run = done.run
+        for send in done.paid:
             self._owed.line(send, paid=True)
-        sends, _ = self._owed.send_new(final, expected + 1, like, run=carried)
+        sends, _ = self._owed.send_new(done.final, done.version + 1, like, run=done.carried)
         for send in sends:
             self._owed.line(send)
-        self._settle(group, records, run, recorder, report)
+        self._outcomes.settle(group, records, run, done.recorder, report)
         if any(send.failed for send in sends):  # still owed: a record comes back (else a wake-up)
             self._owed.come_back(answerable[0], report)
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
-        return header
+        return done.header
+
+    def _lost_race(self, group: str, answerable: list[SQSRecord], report: BatchReport) -> None:
+        """Another worker committed the group first: nothing of this run stands; its records come back."""
+        delay = self._outcomes.backoff(1)
+        for record in answerable:
+            self._outcomes.lost_race(record, delay)
+            report.report(record, delay)
+        report.blocked[group] = delay
 
     def _tick_due(self, read: GroupState, wake_ups: list[SQSRecord], report: BatchReport) -> bool:
         """Whether a live group's wake-up message runs a tick now.
@@ -410,7 +412,7 @@ class StateBatchProcessor:
             )
 
     def _park_items(
-        self, group: str, records: list[SQSRecord], run: GroupRun
+        self, group: str, records: list[SQSRecord], run: BatchResult
     ) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
         """The header and kept records of a group that parks in this batch (else nothing to write).
 
@@ -423,46 +425,7 @@ class StateBatchProcessor:
         parker = run.parked_by or run.group_state.book.parked  # or parked before, with no header
         if parker is None:  # never: KEEP comes only from a parked group; lose nothing all the same
             raise ConstructsFifoRuntimeError(f"group {group!r} keeps records but is not parked")
-        return self._parking.park_items(group, kept, dead=self._outcomes.park_fields(parker, group))
-
-    def _settle(
-        self,
-        group: str,
-        records: list[SQSRecord],
-        run: GroupRun,
-        recorder: RecordingTransition,
-        report: BatchReport,
-    ) -> None:
-        """After the commit: the lines, the dead-letter sends, the reported records, the metrics."""
-        outcomes = self._outcomes
-        like = records[0] if records else None
-        outcomes.buffer_lines(run, recorder, group, like)
-        for record, job, result in zip(records, run.jobs, run.results, strict=True):
-            if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
-                dead = outcomes.dead_job(
-                    outcomes.entry_of(result, job),
-                    group=group,
-                    body=str(record.get("body", "")),
-                    message_id=result.message_id,
-                    copy=result.dead is None,
-                )
-                sent = outcomes.send(dead)
-                outcomes.dead_line(
-                    record, dead, sent, ran=result.outcome is Outcome.DEAD, action=RETRY_ACTION
-                )
-                if isinstance(sent, Exception):
-                    report.report(record, outcomes.backoff(1))
-                continue
-            outcomes.line(record, job, result, run, recorder)
-            if result.outcome is Outcome.RETRY:
-                delay = outcomes.delay(record, result)
-                report.report(record, delay)
-                if result.reason in _STOPS:
-                    report.blocked.setdefault(group, delay)
-        buffered_parker = run.parked_by is not None and not any(
-            r.outcome is Outcome.KEEP and r.dead is not None for r in run.results
-        )
-        outcomes.group_metrics(run, group, like, parked_without_record=buffered_parker)
+        return self._parking.park_items(group, kept, dead=parker)
 
     # --- rule 4: parked groups -----------------------------------------------------------------------
 

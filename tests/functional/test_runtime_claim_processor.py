@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from constructs_fifo.runtime.claims import ClaimStore
+from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
@@ -520,7 +520,7 @@ def test_a_claim_write_error_on_a_malformed_body_is_logged_and_the_record_still_
     harness: Harness,
 ) -> None:
     # GIVEN a processor whose claim table does not exist
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
 
     broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
     bad = make_record('{"jobId": "j9"}', group="ws#1")
@@ -562,7 +562,7 @@ def test_no_job_starts_when_the_invocation_is_nearly_out_of_time(harness: Harnes
 
 def test_a_claim_store_error_reports_the_record_and_blocks_its_group(harness: Harness) -> None:
     # GIVEN a processor whose claim table does not exist
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
 
     broken = ClaimStore("no-such-table", harness.dynamodb, ttl_seconds=60, clock=harness.clock)
     records = [
@@ -704,3 +704,35 @@ def test_outcome_line_is_an_emf_document(harness: Harness) -> None:
     }
     assert line["receiveCount"] == 3
     assert "error" not in line
+
+
+#: A DEAD claim as the runtime before the dead-job codec stored it: job p died (PERMANENT) in message m-p.
+DEAD_CLAIM_BEFORE_THE_CODEC = {
+    "id": {"S": "p"},
+    "status": {"S": "DEAD"},
+    "group": {"S": "ws#1"},
+    "type": {"S": "apply_patch"},
+    "owner": {"S": "0b7c3c1e-0000-4000-8000-000000000000"},
+    "lease_expires_at": {"N": "1700000060000"},
+    "attempts": {"N": "2"},
+    "updated_at": {"N": "1700000001000"},
+    "message_id": {"S": "m-p"},
+    "error": {"S": "p can never apply"},
+    "error_type": {"S": "PermanentJobError"},
+    "dead_reason": {"S": "PERMANENT"},
+}
+
+
+def test_a_dead_claim_written_before_the_dead_job_codec_is_read_as_it_died(harness: Harness) -> None:
+    # GIVEN job p's DEAD claim exactly as the runtime before the codec wrote it
+    harness.dynamodb.put_item(TableName=TABLE_NAME, Item=dict(DEAD_CLAIM_BEFORE_THE_CODEC))
+    # WHEN the message it died in comes back, then a copy of it in another message
+    harness.run(make_record(body("p"), group="ws#1", message_id="m-p"))
+    harness.run(make_record(body("p"), group="ws#1", message_id="m-copy"))
+    # THEN neither runs; the first is dead-lettered as it died, the copy follows it
+    assert harness.ran == []
+    letters = [dlq_attributes(m) for m in harness.dead_letters()]
+    assert [(a["reason"], a["errorType"], a["error"], a["attempts"]) for a in letters] == [
+        ("PERMANENT", "PermanentJobError", "p can never apply", "2"),
+        ("COPY_OF_DEAD_JOB", "PermanentJobError", "p can never apply", "2"),
+    ]

@@ -12,7 +12,7 @@ attribute      type  meaning
 ``book``       S     the runtime's bookkeeping as compact JSON (:func:`encode_book`, format ``f: 1``)
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
-``run``        S     a run marker (:mod:`~constructs_fifo.runtime.crash_watch`); absent after a commit
+``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -51,6 +51,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
     SK_PARK,
@@ -61,23 +62,13 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_STATE,
     STATE_ATTR_UPDATED_AT,
     STATE_ATTR_VERSION,
-    STATE_BOOK_FORMAT,
     STATE_SK,
-    DeadReason,
 )
-from constructs_fifo.runtime.crash_watch import RunMarker
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
-from constructs_fifo.runtime.group_state import (
-    Bookkeeping,
-    BufferedJob,
-    DeadEntry,
-    GroupState,
-    SkippedRange,
-    compact_json,
-    dead_entry_fields,
-    dead_entry_of_fields,
-)
 from constructs_fifo.runtime.parking import ParkHeader, decode_header
+from constructs_fifo.runtime.state.book import decode_book, encode_book
+from constructs_fifo.runtime.state.crash_watch import RunMarker
+from constructs_fifo.runtime.state.records import GroupState
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -85,10 +76,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "BATCH_GET_LIMIT",
     "StateStore",
-    "decode_book",
     "decode_item",
     "decode_marker",
-    "encode_book",
     "encode_item",
     "item_size",
 ]
@@ -132,7 +121,7 @@ class StateStore:
         table_name: str,
         client: DynamoDBClient,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = system_clock,
         sleep: Callable[[float], None] = time.sleep,
         max_read_retries: int = 8,
     ) -> None:
@@ -144,7 +133,7 @@ class StateStore:
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def load(self, groups: Iterable[str]) -> dict[str, GroupState]:
         """Read the groups' states consistently: one ``BatchGetItem`` per 100 groups.
@@ -310,7 +299,8 @@ class StateStore:
             group's header and kept records). Without them the write is one ``PutItem``; with them,
             one ``TransactWriteItems`` whose first item is the state's ``Put``.
         run : RunMarker, optional
-            The run marker the item keeps (:mod:`~constructs_fifo.runtime.crash_watch`); none by default.
+            The run marker the item keeps (:mod:`~constructs_fifo.runtime.state.crash_watch`); none by
+            default.
 
         Returns
         -------
@@ -418,110 +408,6 @@ def decode_marker(item: dict[str, Any]) -> RunMarker | None:
             f"the run marker of group {shown!r} cannot be read ({exc}); remove the item's "
             f"{STATE_ATTR_RUN!r} attribute (the group then runs as if no crash happened)"
         ) from exc
-
-
-def encode_book(book: Bookkeeping) -> str:
-    """The bookkeeping as compact JSON; empty parts are left out.
-
-    ``deadWhy`` (the dead jobs' entries, added without a format change) is ignored by a runtime that
-    does not know it, and a book without it (written by one) reads as dead ids without entries.
-    ``owed`` (dead letters owed, added the same way) is left out when empty, so a book without it
-    reads as nothing owed. ``text`` (added the same way) maps the message id of a buffered or owed job
-    to its body exactly as sent, when that is not the compact encoding of its decoded body, so it
-    reaches the dead-letter queue unchanged; a runtime that does not know it forwards the compact
-    encoding.
-    """
-    data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
-    if book.applied:
-        data["ids"] = list(book.applied)
-    if book.last_seq is not None:
-        data["seq"] = book.last_seq
-    if book.buffer:
-        data["buf"] = [[e.seq, e.message_id, e.buffered_at_ms, e.body] for e in book.buffer]
-    if book.attempts:
-        data["att"] = dict(book.attempts)
-    if book.dead:
-        data["dead"] = list(book.dead)
-    if book.dead_entries:
-        data["deadWhy"] = [dead_entry_fields(entry) for entry in book.dead_entries]
-    if book.parked is not None:
-        p = book.parked
-        data["park"] = {
-            "jobId": p.job_id,
-            "type": p.job_type,
-            "errorType": p.error_type,
-            "error": p.error,
-            "attempts": p.attempts,
-            "messageId": p.message_id,
-            "at": p.at_ms,
-            "seq": p.seq,
-            "reason": p.reason.value,
-        }
-    if book.skipped:
-        data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
-    if book.gap_since_ms is not None:
-        data["gap"] = book.gap_since_ms
-    if book.owed:
-        data["owed"] = [
-            [e.seq, e.message_id, e.buffered_at_ms, e.body, dead_entry_fields(dead)] for e, dead in book.owed
-        ]
-    texts = {
-        e.message_id: e.body_text
-        for e in [*book.buffer, *(entry for entry, _ in book.owed)]
-        if e.body_text is not None and e.body_text != compact_json(e.body)
-    }
-    if texts:
-        data["text"] = texts
-    return compact_json(data)
-
-
-def decode_book(text: str) -> Bookkeeping:
-    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON.
-
-    Raises
-    ------
-    ValueError
-        Not JSON, or a format this runtime does not know (a newer runtime wrote it).
-    """
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"the bookkeeping is a JSON {type(data).__name__}, not an object")
-    fmt = data.get("f", STATE_BOOK_FORMAT)
-    if fmt != STATE_BOOK_FORMAT:
-        raise ValueError(f"bookkeeping format {fmt!r}; this runtime reads format {STATE_BOOK_FORMAT}")
-    texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
-    park = data.get("park")
-    parked = None
-    if park is not None:
-        parked = DeadEntry(
-            job_id=park["jobId"],
-            job_type=park["type"],
-            error_type=park["errorType"],
-            error=park["error"],
-            attempts=int(park["attempts"]),
-            message_id=park["messageId"],
-            at_ms=int(park["at"]),
-            seq=park.get("seq"),
-            reason=DeadReason(park.get("reason", DeadReason.PERMANENT.value)),
-        )
-    return Bookkeeping(
-        applied=tuple(data.get("ids", ())),
-        last_seq=data.get("seq"),
-        buffer=tuple(
-            BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
-            for s, m, t, b in data.get("buf", ())
-        ),
-        attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
-        dead=tuple(data.get("dead", ())),
-        dead_entries=tuple(dead_entry_of_fields(list(fields)) for fields in data.get("deadWhy", ())),
-        parked=parked,
-        skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
-        gap_since_ms=data.get("gap"),
-        owed=tuple(
-            (BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m))), dead_entry_of_fields(list(d)))
-            for s, m, t, b, d in data.get("owed", ())
-        ),
-    )
 
 
 def item_size(item: dict[str, Any]) -> int:

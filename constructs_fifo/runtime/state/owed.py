@@ -26,15 +26,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.dead_job import DeadJob
 from constructs_fifo.runtime.job import record_group, record_message_id
-from constructs_fifo.runtime.state_outcomes import buffered_record
+from constructs_fifo.runtime.state.outcomes import buffered_record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.crash_watch import RunMarker, RunWriter
-    from constructs_fifo.runtime.dead_letter import DeadJob
-    from constructs_fifo.runtime.group_state import BufferedJob, DeadEntry, GroupState
-    from constructs_fifo.runtime.state_outcomes import StateOutcomes
+    from constructs_fifo.runtime.dead_letter import DeadLetter
+    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
+    from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.records import BufferedJob, GroupState
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["OwedLetters", "OwedSend", "owing"]
@@ -46,7 +47,7 @@ class OwedSend:
     DLQ message id or the exception."""
 
     record: SQSRecord
-    message: DeadJob
+    message: DeadLetter
     sent: str | Exception
 
     @property
@@ -55,7 +56,7 @@ class OwedSend:
         return isinstance(self.sent, Exception)
 
 
-def owing(group_state: GroupState, dead: tuple[tuple[BufferedJob, DeadEntry], ...]) -> GroupState:
+def owing(group_state: GroupState, dead: tuple[tuple[BufferedJob, DeadJob], ...]) -> GroupState:
     """``group_state`` owing exactly ``dead`` (what it owed before was paid before the run)."""
     return replace(group_state, book=replace(group_state.book, owed=tuple(dead)))
 
@@ -134,12 +135,12 @@ class OwedLetters:
         self._outcomes.dead_line(send.record, send.message, send.sent, ran=not paid, action=action, **fields)
 
     def _send_all(
-        self, group_state: GroupState, owed: tuple[tuple[BufferedJob, DeadEntry], ...], like: SQSRecord | None
+        self, group_state: GroupState, owed: tuple[tuple[BufferedJob, DeadJob], ...], like: SQSRecord | None
     ) -> list[OwedSend]:
         outcomes, group = self._outcomes, group_state.group
         sends = []
         for entry, dead in owed:
             record = buffered_record(entry, group, like)
-            message = outcomes.dead_job(dead, group=group, body=str(record.get("body", "")))
+            message = outcomes.letter(dead, group=group, body=str(record.get("body", "")))
             sends.append(OwedSend(record, message, outcomes.send(message)))
         return sends

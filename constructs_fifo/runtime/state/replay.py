@@ -7,13 +7,13 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
 ``Query`` each):
 
 1. **Unpark the state first.** When the state is parked at a dead job (``book.parked``), the first
-   page starts with :func:`~constructs_fifo.runtime.transitions.resume_group`, skipping or retrying
+   page starts with :func:`~constructs_fifo.runtime.state.core.resume_group`, skipping or retrying
    the dead job as the header says. The operator's skip already sent a kept dead job to the
    dead-letter queue; a dead job that died waiting in the reorder buffer has no kept record, so the
    replay sends it from the buffer, before the commit (it is dead in the committed state already). A
    group parked at a malformed record has no death in its state: retrying replays the record (which
    parks the group again), skipping dropped it.
-2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state_group.run_group`) and one
+2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state.run.run_group`) and one
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
@@ -26,12 +26,12 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
    message id). Sending a job before the commit of its death would let a crash leave it
    dead-lettered yet not dead, and a later page apply it. A buffered job that dies in a page is
-   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state_owed`); a page sends what
+   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state.owed`); a page sends what
    is owed before anything else, and a group left live still owing one has its wake-up message
    reported, to come back.
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
-4. **A crash counts** (:mod:`constructs_fifo.runtime.crash_watch`). Every page is watched: a run
+4. **A crash counts** (:mod:`constructs_fifo.runtime.state.crash_watch`). Every page is watched: a run
    marker is written before its first transition (replays are rare: the write is cheap insurance),
    and a marker found at the read isolates the first page, whose transitions are then marked one by
    one; the job that stops the worker again is counted, and dead at ``max_attempts`` (the group parks
@@ -44,21 +44,26 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.crash_watch import CrashWatch, RunInterrupted, plan_run
-from constructs_fifo.runtime.job_runner import remaining_ms
+from constructs_fifo.runtime.clock import remaining_ms
+from constructs_fifo.runtime.dead_job import DeadJob
 from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group
-from constructs_fifo.runtime.state_outcomes import buffered_record
-from constructs_fifo.runtime.state_owed import OwedLetters, OwedSend, owing
-from constructs_fifo.runtime.transitions import Outcome, resume_group
+from constructs_fifo.runtime.state.commit import GroupCommit
+from constructs_fifo.runtime.state.core import resume_group
+from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.outcomes import buffered_record
+from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
+from constructs_fifo.runtime.state.records import Outcome
+from constructs_fifo.runtime.state.run import RecordingTransition
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.crash_watch import RunMarker, RunWriter
-    from constructs_fifo.runtime.dead_letter import DeadJob
+    from constructs_fifo.runtime.dead_letter import DeadLetter
     from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
-    from constructs_fifo.runtime.state_outcomes import StateOutcomes
-    from constructs_fifo.runtime.transitions import BatchSettings, DeadEntry, GroupState, Transition
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState
+    from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateReplay"]
@@ -67,7 +72,7 @@ _KEPT_ACTION = "stays kept; the group's replay resumes after the delay"
 _DONE = (Outcome.APPLIED, Outcome.DUPLICATE, Outcome.BUFFERED)
 
 #: A dead job's record, its dead-letter message and what sending it gave (the DLQ id or the error).
-_Sent = tuple["SQSRecord", "DeadJob", "str | Exception"]
+_Sent = tuple["SQSRecord", "DeadLetter", "str | Exception"]
 
 
 class StateReplay:
@@ -83,8 +88,8 @@ class StateReplay:
         The group table's park headers and kept records.
     outcomes : StateOutcomes
         The write, the dead-letter messages and the outcome lines.
-    markers : RunWriter
-        Writes a page's run markers (the :class:`~constructs_fifo.runtime.state.StateStore`).
+    markers : StateStore
+        Writes a page's run markers, and its commit.
     clock_ms : Callable[[], int]
         The time of a page (epoch ms).
     safety_margin_ms : int
@@ -98,7 +103,7 @@ class StateReplay:
         settings: BatchSettings,
         parking: ParkStore,
         outcomes: StateOutcomes,
-        markers: RunWriter,
+        markers: StateStore,
         clock_ms: Callable[[], int],
         safety_margin_ms: int,
     ) -> None:
@@ -110,6 +115,15 @@ class StateReplay:
         self._clock_ms = clock_ms
         self._margin_ms = safety_margin_ms
         self._owed = OwedLetters(outcomes, markers)
+        # a page keeps no marker: see constructs_fifo.runtime.state.commit for why
+        self._commit = GroupCommit(
+            transition=transition,
+            settings=settings,
+            states=markers,
+            outcomes=outcomes,
+            owed=self._owed,
+            keep_marker=False,
+        )
         self._died: frozenset[str] = frozenset()  # kept jobs that died in the page before (rule 2)
 
     def replay(
@@ -154,25 +168,60 @@ class StateReplay:
         self, header: ParkHeader, state: GroupState, page: list[KeptRecord], marker: RunMarker | None
     ) -> tuple[ParkHeader | None, GroupState, bool] | None:
         """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
-        group, outcomes, now = header.group, self._outcomes, self._clock_ms()
+        group, now = header.group, self._clock_ms()
         resumed, skipped = self._resume(header, state)
-        plan = plan_run(resumed, marker, redelivered=True, max_attempts=self._settings.max_attempts)
-        watch = CrashWatch(self._transition, plan, self._markers, group, self._settings.max_attempts)
-        recorder = RecordingTransition(watch)
+        sent_kept: dict[int, _Sent] = {}
+        died: set[str] = set()
+        delay: list[int | None] = [None]
+
+        def items_of(run: BatchResult) -> tuple[ParkHeader | None, list[dict[str, Any]]]:
+            for _, _, sent in skipped:  # dead in the committed state already: sent before the commit
+                if isinstance(sent, Exception):
+                    raise sent
+            done, delay[0] = self._settle_page(group, page, run, sent_kept, died)
+            full = len(page) >= KEPT_PAGE_SIZE or bool(died)
+            return self._header_after(header, run, done, delay[0], full=full, now=now)
+
         like = page[0].record if page else None
-        paid = self._owed.pay(state, like)  # what an earlier run owes goes first (state_owed.py)
         try:
-            run = run_group(plan.start, [kept.record for kept in page], recorder, self._settings, now_ms=now)
+            done = self._commit.run(
+                state,
+                [kept.record for kept in page],
+                start=resumed,
+                marker=marker,
+                redelivered=True,
+                now_ms=now,
+                items_of=items_of,
+                like=like,
+            )
         except RunInterrupted as stop:  # a marker could not be written: nothing of the page is committed
             if stop.cause is not None:
                 raise stop.cause from stop
             return None
-        for _, _, sent in skipped:  # dead in the committed state already: sent before the commit
-            if isinstance(sent, Exception):
-                raise sent
+        if not done.committed:
+            return None
+        for send in done.paid:
+            self._owed.line(send, paid=True, replayed=True)
+        owed, cleared = self._owed.send_new(done.final, done.version + 1, like)
+        self._lines(group, page, run=done.run, recorder=done.recorder, sends=(skipped, owed, sent_kept))
+        self._died = frozenset(died)
+        after = replace(done.final, version=done.version + 1) if done.changed else state
+        if cleared:
+            after = replace(owing(after, ()), version=after.version + 1)
+        more = done.header is not None and done.run.parked_by is None and delay[0] is None
+        return done.header, after, more
+
+    def _settle_page(
+        self,
+        group: str,
+        page: list[KeptRecord],
+        run: BatchResult,
+        sent_kept: dict[int, _Sent],
+        died: set[str],
+    ) -> tuple[list[KeptRecord], int | None]:
+        """Rule 2, before the commit: the kept records finished, the dead copies sent, the delay."""
+        outcomes = self._outcomes
         done: list[KeptRecord] = []
-        sent_kept: dict[int, _Sent] = {}
-        died: set[str] = set()
         delay: int | None = None
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if result.outcome in _DONE:
@@ -192,23 +241,7 @@ class StateReplay:
                 delay = max(delay or 0, outcomes.delay(kept.record, result))
         if run.stalled_on is not None and delay is None:  # a buffered job failed: the group is not done
             delay = outcomes.backoff(run.stalled_on[1])
-        updated, items = self._header_after(
-            header, run, done, delay, full=len(page) >= KEPT_PAGE_SIZE or bool(died), now=now
-        )
-        changed = run.changed or resumed != state or watch.opened or bool(state.book.owed)
-        # rule 2: a buffered job that died has no kept record: committed dead and owed, then sent
-        final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
-        if not outcomes.write(group, final, watch.version, changed=changed, items=items):
-            return None
-        for send in paid:
-            self._owed.line(send, paid=True, replayed=True)
-        owed, cleared = self._owed.send_new(final, watch.version + 1, like)
-        self._lines(group, page, run=run, recorder=recorder, sends=(skipped, owed, sent_kept))
-        self._died = frozenset(died)
-        after = replace(final, version=watch.version + 1) if changed else state
-        if cleared:
-            after = replace(owing(after, ()), version=after.version + 1)
-        return updated, after, updated is not None and run.parked_by is None and delay is None
+        return done, delay
 
     def _resume(self, header: ParkHeader, state: GroupState) -> tuple[GroupState, list[_Sent]]:
         """Rule 1: the state unparked as the operator chose, and the skipped buffered dead job sent."""
@@ -223,8 +256,8 @@ class StateReplay:
             for entry in skipped
         ]
 
-    def _send(self, record: SQSRecord, dead: DeadEntry, group: str, *, copy: bool) -> _Sent:
-        message = self._outcomes.dead_job(
+    def _send(self, record: SQSRecord, dead: DeadJob, group: str, *, copy: bool) -> _Sent:
+        message = self._outcomes.letter(
             dead, group=group, body=str(record.get("body", "")), message_id=record.get("messageId"), copy=copy
         )
         return record, message, self._outcomes.send(message)
@@ -232,7 +265,7 @@ class StateReplay:
     def _header_after(
         self,
         header: ParkHeader,
-        run: GroupRun,
+        run: BatchResult,
         done: list[KeptRecord],
         delay: int | None,
         *,
@@ -242,7 +275,7 @@ class StateReplay:
         """Rule 2: the header after the page, and the transaction items that write it."""
         parking = self._parking
         if run.parked_by is not None:
-            dead = self._outcomes.park_fields(run.parked_by, header.group)
+            dead = run.parked_by
             return parking.advance_items(header, done=done, status=PARKED, retry_at_ms=0, dead=dead)
         if delay is not None:
             return parking.advance_items(header, done=done, retry_at_ms=now + delay * 1000)
@@ -255,7 +288,7 @@ class StateReplay:
         group: str,
         page: list[KeptRecord],
         *,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         sends: tuple[list[_Sent], list[OwedSend], dict[int, _Sent]],
     ) -> None:

@@ -1,7 +1,7 @@
 """State mode's side of a group's results: the one write, dead-letter messages and outcome lines.
 
-Shared by the batch processor (:mod:`constructs_fifo.runtime.state_processor`) and the replay of a
-resuming group (:mod:`constructs_fifo.runtime.state_replay`); the rules are in their docstrings.
+Shared by the batch processor (:mod:`constructs_fifo.runtime.state.processor`) and the replay of a
+resuming group (:mod:`constructs_fifo.runtime.state.replay`); the rules are in their docstrings.
 Every record gets one outcome line; a job applied out of the reorder buffer (its record was deleted
 when it was buffered) gets its ``SUCCEEDED`` line when it is applied, so every counter is exact.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import backoff_seconds
-from constructs_fifo.runtime.batch_report import RETRY_ACTION, job_id_of, park_fields
+from constructs_fifo.runtime.backoff import Backoff
+from constructs_fifo.runtime.batch_report import job_id_of
 from constructs_fifo.runtime.constants import (
     DEFAULT_FIRST_SEQ,
     METRIC_GROUPS_PARKED,
@@ -23,20 +24,22 @@ from constructs_fifo.runtime.constants import (
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
-from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_letter import DeadLetter
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
-from constructs_fifo.runtime.transitions import DeadEntry, Outcome, RetryReason
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
+from constructs_fifo.runtime.state.records import Outcome, RetryReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.batch_report import BatchReport
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.job import Job
-    from constructs_fifo.runtime.job_runner import OutcomeWriter
+    from constructs_fifo.runtime.observability import OutcomeWriter
     from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state import StateStore
-    from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition
-    from constructs_fifo.runtime.transitions import BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.records import BatchResult, BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.run import RecordingTransition
+    from constructs_fifo.runtime.state.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateOutcomes", "buffered_record"]
@@ -97,13 +100,9 @@ class StateOutcomes:
         self._parking = parking
         self._dead_letters = dead_letters
         self._max_attempts = max_attempts
-        self._base = backoff_base_seconds
-        self._cap = cap_seconds
         self._queue_name = queue_name
-
-    def backoff(self, attempt: int) -> int:
-        """The retry delay after ``attempt`` runs."""
-        return backoff_seconds(attempt, base_seconds=self._base, cap_seconds=self._cap)
+        #: The retry delay after ``attempt`` runs: ``backoff(attempt)``.
+        self.backoff = Backoff(backoff_base_seconds, cap_seconds)
 
     # --- the write -------------------------------------------------------------------------------------
 
@@ -131,41 +130,31 @@ class StateOutcomes:
 
     # --- dead jobs ---------------------------------------------------------------------------------
 
-    def dead_job(
+    def letter(
         self,
-        entry: DeadEntry,
+        entry: DeadJob,
         *,
         group: str,
         body: str,
         message_id: str | None = None,
         copy: bool = False,
-    ) -> DeadJob:
+    ) -> DeadLetter:
         """The dead-letter message of a dead entry (``copy``: a copy, in another message, of a job that
         died before; give ``copy=result.dead is None``)."""
+        dead = replace(entry, message_id=message_id or entry.message_id)
         if copy:
             error = f"job {entry.job_id!r} died before; this copy follows it to the dead-letter queue"
-            reason, error_type, attempts = DeadReason.COPY_OF_DEAD_JOB, "DeadJob", 0
-        else:
-            reason, error_type, error, attempts = entry.reason, entry.error_type, entry.error, entry.attempts
-        return DeadJob(
-            body=body,
-            group=group,
-            message_id=message_id or entry.message_id,
-            reason=reason,
-            error_type=error_type,
-            error=error,
-            attempts=attempts,
-            job_id=entry.job_id or None,
-            job_type=entry.job_type or None,
-            dead_at_ms=entry.at_ms,
-        )
+            dead = replace(
+                dead, reason=DeadReason.COPY_OF_DEAD_JOB, error_type="DeadJob", error=error, attempts=0
+            )
+        return DeadLetter(body=body, group=group, dead=dead)
 
-    def entry_of(self, result: JobResult, job: Job | None) -> DeadEntry:
+    def entry_of(self, result: JobResult, job: Job | None) -> DeadJob:
         """The dead entry of a result: its own (DEAD, or a DEAD_COPY of the message the job died in),
         or one standing for a copy in another message (the core gives none)."""
         if result.dead is not None:
             return result.dead
-        return DeadEntry(
+        return DeadJob(
             job_id=result.job_id,
             job_type=job.type if job is not None else "",
             error_type="DeadJob",
@@ -176,32 +165,28 @@ class StateOutcomes:
             reason=DeadReason.COPY_OF_DEAD_JOB,
         )
 
-    def park_fields(self, entry: DeadEntry, group: str) -> dict[str, Any]:
-        """The park header's ``dead`` of the entry that parks ``group``."""
-        return park_fields(self.dead_job(entry, group=group, body=""))
-
-    def send(self, dead: DeadJob) -> str | Exception:
+    def send(self, letter: DeadLetter) -> str | Exception:
         """Send one dead job; its DLQ message id, or the exception when the send failed."""
         try:
-            return self._dead_letters.send(dead)
+            return self._dead_letters.send(letter)
         except Exception as exc:  # the caller keeps the record (reported, or still kept)
             return exc
 
     def dead_line(
-        self, record: SQSRecord, dead: DeadJob, sent: str | Exception, *, ran: bool = True, **fields: Any
+        self, record: SQSRecord, letter: DeadLetter, sent: str | Exception, *, ran: bool = True, **fields: Any
     ) -> None:
         """The line of a dead job sent (``DEAD_LETTERED``) or not (``ERROR``; ``action``: what then).
 
         ``ran``: the job died in this invocation (counts on JobsFailed; a DEAD_COPY did not, even when it
         is the message the job died in: that failure was counted when its send failed).
         """
-        action = fields.pop("action", RETRY_ACTION)
+        action, dead = fields.pop("action", RETRY_ACTION), letter.dead
         if isinstance(sent, Exception):
             self.out.write(
                 OutcomeStatus.ERROR,
                 record,
-                job_id=dead.job_id,
-                job_type=dead.job_type,
+                job_id=dead.job_id or None,
+                job_type=dead.job_type or None,
                 error=f"{type(sent).__name__}: {sent}",
                 action=f"the dead job could not be sent to the dead-letter queue; {action}",
                 reason=dead.reason.value,
@@ -211,8 +196,8 @@ class StateOutcomes:
         self.out.write(
             OutcomeStatus.DEAD_LETTERED,
             record,
-            job_id=dead.job_id,
-            job_type=dead.job_type,
+            job_id=dead.job_id or None,
+            job_type=dead.job_type or None,
             attempt=dead.attempts,
             error=f"{dead.error_type}: {dead.error}",
             attempt_failed=ran and dead.reason is not DeadReason.COPY_OF_DEAD_JOB,
@@ -222,6 +207,43 @@ class StateOutcomes:
             dlqMessageId=sent,
             **fields,
         )
+
+    def settle(
+        self,
+        group: str,
+        records: list[SQSRecord],
+        run: BatchResult,
+        recorder: RecordingTransition,
+        report: BatchReport,
+    ) -> None:
+        """After a live group's commit: the lines, the dead-letter sends, the reported records, the
+        metrics (rule 3 of :mod:`constructs_fifo.runtime.state.processor`)."""
+        like = records[0] if records else None
+        self.buffer_lines(run, recorder, group, like)
+        for record, job, result in zip(records, run.jobs, run.results, strict=True):
+            if result.outcome in (Outcome.DEAD, Outcome.DEAD_COPY):
+                dead = self.letter(
+                    self.entry_of(result, job),
+                    group=group,
+                    body=str(record.get("body", "")),
+                    message_id=result.message_id,
+                    copy=result.dead is None,
+                )
+                sent = self.send(dead)
+                self.dead_line(record, dead, sent, ran=result.outcome is Outcome.DEAD, action=RETRY_ACTION)
+                if isinstance(sent, Exception):
+                    report.report(record, self.backoff(1))
+                continue
+            self.line(record, job, result, run, recorder)
+            if result.outcome is Outcome.RETRY:
+                delay = self.delay(record, result)
+                report.report(record, delay)
+                if result.stops_group:
+                    report.blocked.setdefault(group, delay)
+        buffered_parker = run.parked_by is not None and not any(
+            r.outcome is Outcome.KEEP and r.dead is not None for r in run.results
+        )
+        self.group_metrics(run, group, like, parked_without_record=buffered_parker)
 
     # --- lines ---------------------------------------------------------------------------------------
 
@@ -236,7 +258,7 @@ class StateOutcomes:
         record: SQSRecord,
         job: Job | None,
         result: JobResult,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         *,
         retry_action: str = RETRY_ACTION,
@@ -287,7 +309,7 @@ class StateOutcomes:
         record: SQSRecord,
         result: JobResult,
         *,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         ids: dict[str, Any],
         retry_action: str,
@@ -373,7 +395,7 @@ class StateOutcomes:
 
     def buffer_lines(
         self,
-        run: GroupRun,
+        run: BatchResult,
         recorder: RecordingTransition,
         group: str,
         like: SQSRecord | None,
@@ -420,7 +442,7 @@ class StateOutcomes:
             )
 
     def group_metrics(
-        self, run: GroupRun, group: str, like: SQSRecord | None, *, parked_without_record: bool = False
+        self, run: BatchResult, group: str, like: SQSRecord | None, *, parked_without_record: bool = False
     ) -> None:
         """The group's metric line: the open gap, the ranges skipped, a group parked at a buffered job."""
         values: dict[str, tuple[float, str]] = {}

@@ -8,11 +8,17 @@ from typing import Any
 import pytest
 
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.runtime.crash_watch import GROUP_RUN, CrashWatch, RunInterrupted, RunMarker, plan_run
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state_group import run_group
-from constructs_fifo.runtime.transitions import BatchSettings, Bookkeeping, GroupState, Outcome
+from constructs_fifo.runtime.state.crash_watch import (
+    GROUP_RUN,
+    CrashWatch,
+    RunInterrupted,
+    RunMarker,
+    plan_run,
+)
+from constructs_fifo.runtime.state.records import BatchSettings, Bookkeeping, GroupState, Outcome
+from constructs_fifo.runtime.state.run import run_group
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"

@@ -10,8 +10,9 @@ import pytest
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state_group import GroupRun, RecordingTransition, run_group, stalled_on
-from constructs_fifo.runtime.transitions import BatchSettings, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.engine import stalled_on
+from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"
@@ -47,12 +48,12 @@ class Log:
 
 def run(
     records: list[SQSRecord], transition: Log, start: GroupState | None = None, **options: Any
-) -> GroupRun:
+) -> BatchResult:
     settings = BatchSettings(**{"max_attempts": 3, "park_on_dead": False, **options})
     return run_group(start or GroupState(GROUP), records, transition, settings, now_ms=1_000)
 
 
-def outcomes(result: GroupRun) -> list[tuple[str, str]]:
+def outcomes(result: BatchResult) -> list[tuple[str, str]]:
     return [(r.job_id, r.outcome.value if r.reason is None else r.reason.value) for r in result.results]
 
 

@@ -14,7 +14,7 @@ Rules, per record and in batch order:
    record is reported failed (``DEADLINE``, visibility 0).
 4. **Parse.** A body that is not a job envelope is dead at once: parsing is deterministic. When it
    carries a usable ``jobId`` its claim is marked DEAD, so copies of it follow it.
-5. **Claim and run** (:mod:`constructs_fifo.runtime.job_runner`). A duplicate of a SUCCEEDED job is
+5. **Claim and run** (:mod:`constructs_fifo.runtime.claim.runner`). A duplicate of a SUCCEEDED job is
    deleted; a conflict with another worker's live lease, a transient failure with attempts left and
    a fenced write are retried with backoff and block the group; a job that raised
    :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed on its last attempt, or
@@ -41,17 +41,18 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityApplier
 from constructs_fifo.runtime.batch_report import (
-    RETRY_ACTION,
     BatchReport,
     job_id_of,
-    park_fields,
     refresh_worn_wake_ups,
     settle_wake_ups,
 )
+from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
 from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
@@ -59,33 +60,39 @@ from constructs_fifo.runtime.constants import (
     DeadJobPolicy,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_letter import DeadLetter
 from constructs_fifo.runtime.exceptions import MalformedJobError
-from constructs_fifo.runtime.job import parse_record, record_group, record_message_id
-from constructs_fifo.runtime.job_runner import (
-    JobHandler,
-    JobRunner,
-    OutcomeWriter,
-    Step,
-    StepKind,
-    remaining_ms,
-)
-from constructs_fifo.runtime.observability import OutcomeStatus
+from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
 from constructs_fifo.runtime.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.claims import ClaimStore
+    from constructs_fifo.runtime.claim.store import ClaimStore
     from constructs_fifo.runtime.dead_letter import DeadLetterSender
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
-__all__ = ["DEFAULT_SAFETY_MARGIN_MS", "JobHandler", "OrderedBatchProcessor"]
+__all__ = ["ClaimBatchReport", "OrderedBatchProcessor"]
 
-#: No job starts with less than this much invocation time left.
-DEFAULT_SAFETY_MARGIN_MS = 1000
+
+@dataclass
+class ClaimBatchReport(BatchReport):
+    """A batch's report with claim mode's parking: records to keep, and the dead job that parks a group.
+
+    Attributes
+    ----------
+    keep : dict
+        Group -> records to keep in its parked group.
+    parking : dict
+        Group -> the step of the dead job that parks it in this batch.
+    """
+
+    keep: dict[str, list[SQSRecord]] = field(default_factory=dict)
+    parking: dict[str, Step] = field(default_factory=dict)
 
 
 class OrderedBatchProcessor:
@@ -185,7 +192,7 @@ class OrderedBatchProcessor:
             ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
         """
         records: list[SQSRecord] = list(event.get("Records") or [])
-        batch = BatchReport()
+        batch = ClaimBatchReport()
         headers = self._read_headers(records, batch)
         if headers is not None:
             refresh_worn_wake_ups(
@@ -212,7 +219,9 @@ class OrderedBatchProcessor:
 
     # --- rule 1: parked groups ----------------------------------------------------------------------
 
-    def _read_headers(self, records: list[SQSRecord], batch: BatchReport) -> dict[str, ParkHeader] | None:
+    def _read_headers(
+        self, records: list[SQSRecord], batch: ClaimBatchReport
+    ) -> dict[str, ParkHeader] | None:
         """The park headers of the batch's groups; ``None`` (every record reported) when unreadable."""
         if self._parking is None:
             return {}
@@ -224,7 +233,7 @@ class OrderedBatchProcessor:
             return None
 
     def _keep_and_replay(
-        self, headers: dict[str, ParkHeader], context: Any, batch: BatchReport
+        self, headers: dict[str, ParkHeader], context: Any, batch: ClaimBatchReport
     ) -> dict[str, ParkHeader | None]:
         """Keep the records of parked groups, then replay resuming groups; return their last headers."""
         latest: dict[str, ParkHeader | None] = dict(headers)
@@ -237,7 +246,7 @@ class OrderedBatchProcessor:
         return latest
 
     def _keep(
-        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: BatchReport
+        self, group: str, records: list[SQSRecord], header: ParkHeader | None, batch: ClaimBatchReport
     ) -> ParkHeader | None:
         parking = self._parking
         assert parking is not None  # the PARK policy is the only way records are kept
@@ -246,7 +255,7 @@ class OrderedBatchProcessor:
             if header is None:
                 dead = step.dead if step is not None else None
                 assert dead is not None  # a group without a header is kept only when it parks now
-                updated = parking.park(group, records, dead=park_fields(dead))
+                updated = parking.park(group, records, dead=dead)
             else:
                 updated = parking.keep(header, records)
         except Exception as exc:  # nothing was written: every record comes back, in order
@@ -269,7 +278,7 @@ class OrderedBatchProcessor:
             )
         return updated
 
-    def _replay_group(self, header: ParkHeader, context: Any, batch: BatchReport) -> ParkHeader | None:
+    def _replay_group(self, header: ParkHeader, context: Any, batch: ClaimBatchReport) -> ParkHeader | None:
         """Replay a resuming group's kept records in order; return its header (``None``: live again)."""
         parking = self._parking
         assert parking is not None
@@ -306,9 +315,7 @@ class OrderedBatchProcessor:
                     self._log_dead(
                         OutcomeStatus.PARKED, kept.record, step, action="group parked again", replayed=True
                     )
-                    return parking.advance(
-                        current, done=done, status=PARKED, retry_at_ms=0, dead=park_fields(dead)
-                    )
+                    return parking.advance(current, done=done, status=PARKED, retry_at_ms=0, dead=dead)
                 if dead is not None and self._send_dead(kept.record, step):
                     done.append(kept)  # a copy of a dead job follows it to the dead-letter queue
                     continue
@@ -319,7 +326,7 @@ class OrderedBatchProcessor:
     # --- rules 2 to 6: records of live groups -------------------------------------------------------
 
     def _process_records(
-        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: BatchReport
+        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: ClaimBatchReport
     ) -> None:
         out_of_time = False
         for record in records:
@@ -377,21 +384,20 @@ class OrderedBatchProcessor:
                         }
                     )
             dead = DeadJob(
-                body=str(record.get("body", "")),
-                group=record_group(record),
-                message_id=record_message_id(record),
-                reason=DeadReason.MALFORMED,
+                job_id=exc.job_id or "",
+                job_type="",
                 error_type=type(exc).__name__,
                 error=str(exc),
                 attempts=0,
-                job_id=exc.job_id,
-                job_type=None,
-                dead_at_ms=self._claims.now_ms(),
+                message_id=record_message_id(record),
+                at_ms=self._claims.now_ms(),
+                reason=DeadReason.MALFORMED,
             )
-            return Step(StepKind.DEAD, dead=dead, attempt_failed=True)
+            letter = DeadLetter(body=str(record.get("body", "")), group=record_group(record), dead=dead)
+            return Step(StepKind.DEAD, letter=letter, attempt_failed=True)
         return self._runner.run(job, record, context, **fields)
 
-    def _settle(self, record: SQSRecord, step: Step, batch: BatchReport) -> None:
+    def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
         group = record_group(record)
         if step.kind is StepKind.RETRY:
             batch.report(record, step.delay_seconds)
@@ -410,17 +416,17 @@ class OrderedBatchProcessor:
 
     def _send_dead(self, record: SQSRecord, step: Step) -> bool:
         """Send a dead job to the dead-letter queue; ``False`` (logged) when the send failed."""
-        assert step.dead is not None
+        assert step.letter is not None
         try:
-            dlq_message_id = self._dead_letters.send(step.dead)
+            dlq_message_id = self._dead_letters.send(step.letter)
         except Exception as exc:
             self._out.write(
                 OutcomeStatus.ERROR,
                 record,
-                job_id=step.dead.job_id,
+                job_id=step.letter.dead.job_id or None,
                 error=f"{type(exc).__name__}: {exc}",
                 action=f"the dead job could not be sent to the dead-letter queue; {RETRY_ACTION}",
-                reason=step.dead.reason.value,
+                reason=step.letter.dead.reason.value,
             )
             return False
         self._log_dead(
@@ -434,7 +440,7 @@ class OrderedBatchProcessor:
 
     # --- outcome lines ------------------------------------------------------------------------------
 
-    def _skip(self, record: SQSRecord, delay: int, batch: BatchReport) -> None:
+    def _skip(self, record: SQSRecord, delay: int, batch: ClaimBatchReport) -> None:
         group = record_group(record)
         self._out.write(
             OutcomeStatus.SKIPPED,
@@ -451,8 +457,8 @@ class OrderedBatchProcessor:
         self._out.write(
             status,
             record,
-            job_id=dead.job_id,
-            job_type=dead.job_type,
+            job_id=dead.job_id or None,
+            job_type=dead.job_type or None,
             attempt=dead.attempts,
             duration_ms=step.duration_ms,
             error=f"{dead.error_type}: {dead.error}",
@@ -463,7 +469,7 @@ class OrderedBatchProcessor:
         )
 
     def _internal_error(
-        self, record: SQSRecord, exc: Exception, batch: BatchReport, *, note: str = ""
+        self, record: SQSRecord, exc: Exception, batch: ClaimBatchReport, *, note: str = ""
     ) -> None:
         group = record_group(record)
         delay = batch.blocked.get(group, self._runner.backoff(1))

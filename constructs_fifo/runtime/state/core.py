@@ -4,7 +4,7 @@ In state mode a job function is a transition ``apply(job, state) -> next_state``
 state. :func:`apply_batch` runs one group's jobs against the group's committed :class:`GroupState`
 and returns the next one with one outcome per job. It does no I/O: the processor reads the group
 once, calls this, and commits the result in one write conditioned on ``version``
-(:mod:`constructs_fifo.runtime.state`). A lost race or a crash before the commit commits nothing:
+(:mod:`constructs_fifo.runtime.state.store`). A lost race or a crash before the commit commits nothing:
 the group's records come back and run again from the state that stands, so each transition's effect
 is committed exactly once. The transition gets a fresh copy of the state (decoded from its JSON), so
 it cannot change what an earlier step committed.
@@ -68,7 +68,7 @@ their error texts make them large; a dead id whose entry was pushed out has its 
 a copy). ``size_of`` is checked against the item limit less :data:`BOOKKEEPING_RESERVE_BYTES`, the
 most those bounded records can still grow. Attempts live in the committed item; a run that kills the
 process (timeout, out of memory) before the commit is counted by the processor's run marker
-(:mod:`constructs_fifo.runtime.crash_watch`), which hands the core that attempt back.
+(:mod:`constructs_fifo.runtime.state.crash_watch`), which hands the core that attempt back.
 """
 
 from __future__ import annotations
@@ -83,62 +83,17 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     MAX_ITEM_BYTES,
 )
-from constructs_fifo.runtime.group_batch import (
-    MAX_ATTEMPT_ENTRIES,
-    MAX_DEAD_IDS,
-    MAX_SKIPPED_RANGES,
-    GroupBatch,
-    Transition,
-    gap_since,
-    next_seq,
-)
-from constructs_fifo.runtime.group_state import (
-    BOOKKEEPING_RESERVE_BYTES,
+from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.engine import GroupBatch, Transition, gap_since, next_seq
+from constructs_fifo.runtime.state.records import (
     BatchResult,
     BatchSettings,
-    Bookkeeping,
-    BufferedJob,
-    DeadEntry,
     GapPolicy,
     GroupState,
-    JobResult,
-    Outcome,
-    RetryReason,
     SizeFunction,
-    SkippedRange,
-    dead_entry_fields,
-    encode_state,
-    job_seq,
-    remember_dead_entry,
 )
-from constructs_fifo.runtime.job import Job
 
-__all__ = [
-    "BOOKKEEPING_RESERVE_BYTES",
-    "MAX_ATTEMPT_ENTRIES",
-    "MAX_DEAD_IDS",
-    "MAX_SKIPPED_RANGES",
-    "BatchResult",
-    "BatchSettings",
-    "Bookkeeping",
-    "BufferedJob",
-    "DeadEntry",
-    "GapPolicy",
-    "GroupState",
-    "JobResult",
-    "Outcome",
-    "RetryReason",
-    "SizeFunction",
-    "SkippedRange",
-    "Transition",
-    "apply_batch",
-    "apply_batch_with",
-    "dead_entry_fields",
-    "encode_state",
-    "job_seq",
-    "remember_dead_entry",
-    "resume_group",
-]
+__all__ = ["apply_batch", "apply_batch_with", "resume_group"]
 
 
 def apply_batch(

@@ -8,14 +8,13 @@ every result except a dead job's, whose final status (dead-lettered or parked) t
 from __future__ import annotations
 
 import enum
-import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import backoff_seconds, lease_delay_seconds
-from constructs_fifo.runtime.claims import ClaimOutcome
+from constructs_fifo.runtime.backoff import Backoff, lease_delay_seconds
+from constructs_fifo.runtime.claim.store import ClaimOutcome
+from constructs_fifo.runtime.clock import elapsed_ms, remaining_ms, started
 from constructs_fifo.runtime.constants import (
     ATTR_DEAD_REASON,
     ATTR_ERROR,
@@ -23,33 +22,27 @@ from constructs_fifo.runtime.constants import (
     ATTR_MESSAGE_ID,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_letter import DeadJob
+from constructs_fifo.runtime.dead_job import DeadJob, stored_reason
+from constructs_fifo.runtime.dead_letter import DeadLetter
+from constructs_fifo.runtime.error_text import describe, error_text
 from constructs_fifo.runtime.exceptions import PermanentJobError
-from constructs_fifo.runtime.job import Job, record_attempt, record_group, record_message_id
-from constructs_fifo.runtime.observability import OutcomeStatus, queue_name_from_arn
+from constructs_fifo.runtime.job import Job, JobHandler
+from constructs_fifo.runtime.observability import (
+    RETRY_ACTION,
+    OutcomeStatus,
+    OutcomeWriter,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.runtime.claims import Claim, ClaimStore
-    from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.claim.store import Claim, ClaimStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
-    "FALLBACK_REMAINING_MS",
-    "JobHandler",
     "JobRunner",
-    "OutcomeWriter",
     "Step",
     "StepKind",
-    "remaining_ms",
 ]
 
-#: The user's job function: ``handle(job, context)``; its return value is ignored.
-JobHandler = Callable[[Job, Any], object]
-
-#: Lease used when the context cannot tell the remaining time: Lambda's 15-minute maximum.
-FALLBACK_REMAINING_MS = 15 * 60 * 1000
-
-_RETRY_ACTION = "reported failed; retried after the visibility delay"
 _FENCED_ERROR = "the claim write was refused: another worker took the claim over after this lease expired"
 
 
@@ -74,8 +67,8 @@ class Step:
         Done, retry or dead.
     delay_seconds : int
         RETRY: how long the record (and its group) waits.
-    dead : DeadJob or None
-        DEAD: the dead job to forward.
+    letter : DeadLetter or None
+        DEAD: the dead job's letter to forward (or to park its group at).
     attempt_failed : bool
         DEAD: the job's own run failed in this invocation (counts on JobsFailed).
     duration_ms : float or None
@@ -84,63 +77,21 @@ class Step:
 
     kind: StepKind
     delay_seconds: int = 0
-    dead: DeadJob | None = None
+    letter: DeadLetter | None = None
     attempt_failed: bool = False
     duration_ms: float | None = None
+
+    @property
+    def dead(self) -> DeadJob | None:
+        """DEAD: why the job died (the letter's record)."""
+        return None if self.letter is None else self.letter.dead
 
 
 DONE = Step(StepKind.DONE)
 
 
-def remaining_ms(context: Any) -> int:
-    """Milliseconds left in the invocation (:data:`FALLBACK_REMAINING_MS` without a Lambda context)."""
-    getter = getattr(context, "get_remaining_time_in_millis", None)
-    if getter is None:
-        return FALLBACK_REMAINING_MS
-    return int(getter())
-
-
-class OutcomeWriter:
-    """Writes a record's outcome line with its identity filled in (queue, group, ids, counts)."""
-
-    def __init__(self, logger: JobLogger, queue_name: str) -> None:
-        self.logger = logger
-        self._queue_name = queue_name
-
-    def write(
-        self,
-        status: OutcomeStatus,
-        record: SQSRecord,
-        *,
-        job: Job | None = None,
-        job_id: str | None = None,
-        job_type: str | None = None,
-        attempt: int = 0,
-        duration_ms: float | None = None,
-        error: str | None = None,
-        attempt_failed: bool = False,
-        **fields: Any,
-    ) -> None:
-        """Write one line; ``job`` (when parsed) gives the id, type and attempt, else the arguments do."""
-        arn = str(record.get("eventSourceARN", ""))
-        self.logger.outcome(
-            status,
-            queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
-            job_id=job.id if job else job_id,
-            group=record_group(record),
-            job_type=job.type if job else job_type,
-            attempt=job.attempt if job else attempt,
-            message_id=record_message_id(record),
-            duration_ms=duration_ms,
-            error=error,
-            attempt_failed=attempt_failed,
-            receiveCount=record_attempt(record),
-            **fields,
-        )
-
-
 class JobRunner:
-    """Claims and runs one job; see :mod:`constructs_fifo.runtime.claims` for the claim rules.
+    """Claims and runs one job; see :mod:`constructs_fifo.runtime.claim.store` for the claim rules.
 
     Parameters
     ----------
@@ -166,12 +117,9 @@ class JobRunner:
         self.claims = claims
         self._handler = handler
         self._out = out
-        self._base = backoff_base_seconds
         self._cap = cap_seconds
-
-    def backoff(self, attempt: int) -> int:
-        """The retry delay after ``attempt`` runs."""
-        return backoff_seconds(attempt, base_seconds=self._base, cap_seconds=self._cap)
+        #: The retry delay after ``attempt`` runs: ``backoff(attempt)``.
+        self.backoff = Backoff(backoff_base_seconds, cap_seconds)
 
     def run(self, job: Job, record: SQSRecord, context: Any, **fields: Any) -> Step:
         """Claim ``job``, run it when the claim is ours, and record what happened.
@@ -186,7 +134,7 @@ class JobRunner:
             )
             return DONE
         if claim.outcome is ClaimOutcome.DEAD:
-            return Step(StepKind.DEAD, dead=self._dead_of_existing(job, record, claim))
+            return Step(StepKind.DEAD, letter=self._dead_of_existing(job, record, claim))
         if claim.outcome is ClaimOutcome.CONFLICT:
             delay = max(
                 self.backoff(claim.attempt),
@@ -196,7 +144,7 @@ class JobRunner:
                 OutcomeStatus.CONFLICT,
                 record,
                 job=job,
-                action=f"not run: another worker holds a live lease; {_RETRY_ACTION}",
+                action=f"not run: another worker holds a live lease; {RETRY_ACTION}",
                 leaseExpiresAt=claim.lease_expires_at_ms,
                 visibilityTimeout=delay,
                 **fields,
@@ -221,14 +169,14 @@ class JobRunner:
         self, job: Job, record: SQSRecord, context: Any, claim: Claim, fields: dict[str, Any]
     ) -> Step:
         owner = claim.owner or ""
-        started = time.perf_counter()
+        mark = started()
         try:
             self._handler(job, context)
         except PermanentJobError as exc:
             step = self._declare_dead(job, record, owner, _cause(DeadReason.PERMANENT, exc), fields, ran=True)
-            return replace(step, duration_ms=_elapsed_ms(started))
+            return replace(step, duration_ms=elapsed_ms(mark))
         except Exception as exc:
-            duration = _elapsed_ms(started)
+            duration = elapsed_ms(mark)
             if job.attempt >= self.claims.max_attempts:
                 step = self._declare_dead(
                     job, record, owner, _cause(DeadReason.ATTEMPTS_EXHAUSTED, exc), fields, ran=True
@@ -241,15 +189,15 @@ class JobRunner:
                 record,
                 job=job,
                 duration_ms=duration,
-                error=_describe(exc),
+                error=describe(exc),
                 traceback=traceback.format_exc(limit=5),
-                action=f"attempt {job.attempt} of {self.claims.max_attempts}; {_RETRY_ACTION}",
+                action=f"attempt {job.attempt} of {self.claims.max_attempts}; {RETRY_ACTION}",
                 visibilityTimeout=delay,
                 **note,
                 **fields,
             )
             return Step(StepKind.RETRY, delay_seconds=delay)
-        duration = _elapsed_ms(started)
+        duration = elapsed_ms(mark)
         if self.claims.complete(job.id, owner):
             self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **fields)
             return DONE
@@ -260,7 +208,7 @@ class JobRunner:
             job=job,
             duration_ms=duration,
             error=_FENCED_ERROR,
-            action=_RETRY_ACTION,
+            action=RETRY_ACTION,
             visibilityTimeout=delay,
             **fields,
         )
@@ -290,8 +238,8 @@ class JobRunner:
                 OutcomeStatus.ERROR,
                 record,
                 job=job,
-                error=_describe(exc),
-                action=f"the DEAD claim could not be written; {_RETRY_ACTION}",
+                error=describe(exc),
+                action=f"the DEAD claim could not be written; {RETRY_ACTION}",
                 visibilityTimeout=delay,
                 **fields,
             )
@@ -303,7 +251,7 @@ class JobRunner:
                 record,
                 job=job,
                 error=_FENCED_ERROR,
-                action=_RETRY_ACTION,
+                action=RETRY_ACTION,
                 visibilityTimeout=delay,
                 **fields,
             )
@@ -311,13 +259,15 @@ class JobRunner:
         dead = _dead_job(
             job, record, reason, error_type, error, attempts=job.attempt, now_ms=self.claims.now_ms()
         )
-        return Step(StepKind.DEAD, dead=dead, attempt_failed=ran)
+        return Step(StepKind.DEAD, letter=dead, attempt_failed=ran)
 
-    def _dead_of_existing(self, job: Job, record: SQSRecord, claim: Claim) -> DeadJob:
+    def _dead_of_existing(self, job: Job, record: SQSRecord, claim: Claim) -> DeadLetter:
         """A record whose claim is already DEAD: the same message again, or a copy that follows it."""
         existing = claim.existing or {}
         same_message = existing.get(ATTR_MESSAGE_ID) == job.message_id
-        reason = _stored_reason(existing) if same_message else DeadReason.COPY_OF_DEAD_JOB
+        reason = (
+            stored_reason(existing.get(ATTR_DEAD_REASON)) if same_message else DeadReason.COPY_OF_DEAD_JOB
+        )
         return _dead_job(
             job,
             record,
@@ -331,22 +281,14 @@ class JobRunner:
     def _write_failure(self, job: Job, owner: str, exc: Exception) -> dict[str, Any]:
         """Write the FAILED claim; its own failure is noted on the outcome line, never raised."""
         try:
-            kept = self.claims.fail(job.id, owner, error=str(exc) or repr(exc), error_type=type(exc).__name__)
+            kept = self.claims.fail(job.id, owner, error=error_text(exc), error_type=type(exc).__name__)
         except Exception as write_error:  # the record is reported anyway; the lease will expire
-            return {"claimWriteError": _describe(write_error)}
+            return {"claimWriteError": describe(write_error)}
         return {} if kept else {"claimWriteError": "fenced: another worker owns the claim now"}
 
 
 def _cause(reason: DeadReason, exc: Exception) -> tuple[DeadReason, str, str]:
-    return reason, type(exc).__name__, str(exc) or repr(exc)
-
-
-def _stored_reason(existing: dict[str, Any]) -> DeadReason:
-    """The reason a DEAD claim stores (PERMANENT for an item of runtime 0.1, which had none)."""
-    try:
-        return DeadReason(str(existing.get(ATTR_DEAD_REASON) or DeadReason.PERMANENT.value))
-    except ValueError:
-        return DeadReason.PERMANENT
+    return reason, type(exc).__name__, error_text(exc)
 
 
 def _dead_job(
@@ -358,24 +300,6 @@ def _dead_job(
     *,
     attempts: int,
     now_ms: int,
-) -> DeadJob:
-    return DeadJob(
-        body=str(record.get("body", "")),
-        group=job.group,
-        message_id=job.message_id,
-        reason=reason,
-        error_type=error_type,
-        error=error,
-        attempts=attempts,
-        job_id=job.id,
-        job_type=job.type,
-        dead_at_ms=now_ms,
-    )
-
-
-def _elapsed_ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+) -> DeadLetter:
+    dead = DeadJob(job.id, job.type, error_type, error, attempts, job.message_id, now_ms, reason=reason)
+    return DeadLetter(body=str(record.get("body", "")), group=job.group, dead=dead)

@@ -1,0 +1,119 @@
+"""The bookkeeping's JSON: how a group's :class:`~constructs_fifo.runtime.state.records.Bookkeeping`
+is stored in its item's ``book`` attribute, and read back.
+
+Compact on purpose (every write rewrites the whole item, 1 WCU per KB): short keys, empty parts
+left out. Every dead job in it is the named object of the one dead-job codec
+(:mod:`constructs_fifo.runtime.dead_job`). The format number ``f`` is raised on any incompatible
+change; this runtime writes format 2 and still reads format 1.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from constructs_fifo.runtime.constants import STATE_BOOK_FORMAT
+from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
+from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob, SkippedRange, compact_json
+
+__all__ = ["decode_book", "encode_book"]
+
+#: The bookkeeping formats this runtime reads: 1 (positional dead entries, before the dead-job codec)
+#: and the one it writes.
+_READABLE_BOOK_FORMATS = (1, STATE_BOOK_FORMAT)
+
+
+def encode_book(book: Bookkeeping) -> str:
+    """The bookkeeping as compact JSON; empty parts are left out.
+
+    Every dead job in it (``deadWhy``, ``park``, each ``owed`` letter's ``dead``) is the named object
+    of :func:`~constructs_fifo.runtime.dead_job.encode_dead_job`, and an owed letter is an object too
+    (``seq``, ``messageId``, ``bufferedAt``, ``body``, ``dead``): format 2. Format 1 (positional
+    lists) is still read, see :func:`decode_book`. A book without ``deadWhy`` reads as dead ids
+    without entries, one without ``owed`` as nothing owed. ``text`` maps the message id of a
+    buffered or owed job to its body exactly as sent, when that is not the compact encoding of its
+    decoded body, so it reaches the dead-letter queue unchanged.
+    """
+    data: dict[str, Any] = {"f": STATE_BOOK_FORMAT}
+    if book.applied:
+        data["ids"] = list(book.applied)
+    if book.last_seq is not None:
+        data["seq"] = book.last_seq
+    if book.buffer:
+        data["buf"] = [[e.seq, e.message_id, e.buffered_at_ms, e.body] for e in book.buffer]
+    if book.attempts:
+        data["att"] = dict(book.attempts)
+    if book.dead:
+        data["dead"] = list(book.dead)
+    if book.dead_entries:
+        data["deadWhy"] = [encode_dead_job(entry) for entry in book.dead_entries]
+    if book.parked is not None:
+        data["park"] = encode_dead_job(book.parked)
+    if book.skipped:
+        data["skip"] = [[r.first, r.last, r.at_ms] for r in book.skipped]
+    if book.gap_since_ms is not None:
+        data["gap"] = book.gap_since_ms
+    if book.owed:
+        data["owed"] = [
+            {"seq": e.seq, "messageId": e.message_id, "bufferedAt": e.buffered_at_ms, "body": e.body}
+            | {"dead": encode_dead_job(dead)}
+            for e, dead in book.owed
+        ]
+    texts = {
+        e.message_id: e.body_text
+        for e in [*book.buffer, *(entry for entry, _ in book.owed)]
+        if e.body_text is not None and e.body_text != compact_json(e.body)
+    }
+    if texts:
+        data["text"] = texts
+    return compact_json(data)
+
+
+def decode_book(text: str) -> Bookkeeping:
+    """The :class:`Bookkeeping` of :func:`encode_book`'s JSON, or of format 1's.
+
+    Format 1 (written by runtimes before the dead-job codec) stored each dead entry as a positional
+    list, the parked entry with ``type`` for its job type, and each owed letter as ``[seq, messageId,
+    bufferedAt, body, <dead entry>]``; the codec reads those as they are.
+
+    Raises
+    ------
+    ValueError
+        Not JSON, or a format this runtime does not know (a newer runtime wrote it).
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"the bookkeeping is a JSON {type(data).__name__}, not an object")
+    fmt = data.get("f", STATE_BOOK_FORMAT)
+    if fmt not in _READABLE_BOOK_FORMATS:
+        raise ValueError(
+            f"bookkeeping format {fmt!r}; this runtime reads formats {list(_READABLE_BOOK_FORMATS)}"
+        )
+    texts: dict[str, str] = {str(k): str(v) for k, v in data.get("text", {}).items()}
+    park = data.get("park")
+    return Bookkeeping(
+        applied=tuple(data.get("ids", ())),
+        last_seq=data.get("seq"),
+        buffer=tuple(
+            BufferedJob(int(s), str(m), int(t), dict(b), texts.get(str(m)))
+            for s, m, t, b in data.get("buf", ())
+        ),
+        attempts={str(k): int(v) for k, v in data.get("att", {}).items()},
+        dead=tuple(data.get("dead", ())),
+        dead_entries=tuple(decode_dead_job(entry) for entry in data.get("deadWhy", ())),
+        parked=None if park is None else decode_dead_job(park),
+        skipped=tuple(SkippedRange(int(a), int(b), int(t)) for a, b, t in data.get("skip", ())),
+        gap_since_ms=data.get("gap"),
+        owed=tuple(_owed_letter(letter, texts) for letter in data.get("owed", ())),
+    )
+
+
+def _owed_letter(letter: dict[str, Any] | list[Any], texts: dict[str, str]) -> tuple[BufferedJob, DeadJob]:
+    """One owed letter of the bookkeeping: an object (format 2) or a positional list (format 1)."""
+    if isinstance(letter, list):
+        seq, message_id, buffered_at, body, dead = letter
+    else:
+        seq, message_id, buffered_at = letter["seq"], letter["messageId"], letter["bufferedAt"]
+        body, dead = letter["body"], letter["dead"]
+    entry = BufferedJob(int(seq), str(message_id), int(buffered_at), dict(body), texts.get(str(message_id)))
+    return entry, decode_dead_job(dead)

@@ -1,0 +1,178 @@
+"""State mode's group commit: one group's records through the core and into one conditional write.
+
+The one unit both paths use: a live group's batch (:mod:`constructs_fifo.runtime.state.processor`)
+and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.replay`). In order:
+
+1. **Plan.** :func:`~constructs_fifo.runtime.state.crash_watch.plan_run` decides how the run is
+   watched from the marker read with the state and whether the records were received before.
+2. **Watch.** The transition runs inside a :class:`~constructs_fifo.runtime.state.crash_watch.CrashWatch`
+   (marker writes) inside a :class:`~constructs_fifo.runtime.state.run.RecordingTransition` (errors,
+   attempts and durations for the outcome lines).
+3. **Pay.** What an earlier run owes is sent before anything of this run
+   (:meth:`~constructs_fifo.runtime.state.owed.OwedLetters.pay`; a failed send raises: nothing is
+   committed).
+4. **Run.** :func:`~constructs_fifo.runtime.state.run.run_group` runs the records through the core.
+5. **Items.** The caller's ``items_of`` gives the park header and the items written in the same
+   transaction (a live group that parks: its header and kept records; a replay page: its header and
+   the deletes of the kept records it finished, after sending the dead ones that must go first).
+6. **Settle and owe.** The state to commit is the run's, with a replayed crash still counted
+   (:meth:`~constructs_fifo.runtime.state.crash_watch.RunPlan.settle`), owing the buffered jobs that
+   died in the run (:func:`~constructs_fifo.runtime.state.owed.owing`).
+7. **Commit.** One conditional write on the version the watch left: with the marker the run keeps
+   (rule 5 of the crash watch), or, without one, a write only when something changed (the state, the
+   marker opened, the resume, what was owed), else only the items.
+
+The caller sends what the commit owes afterwards, and writes the lines. Failures raise
+(:class:`~constructs_fifo.runtime.state.crash_watch.RunInterrupted` when a marker write lost or
+failed, anything else as it came): each caller answers them its own way.
+
+The paths differ in one parameter, ``keep_marker``. A live group keeps a group marker after an
+isolated run that stopped, so its next batch stays isolated until a run goes through (the
+transition that crashed may not have been reached yet). A replay page keeps none: every replay page
+is watched as a redelivery, so the next page writes its own marker before its first transition and a
+crash there is found and isolated all the same, and its commit always writes the state, clearing the
+marker, as the page's header update (``retry_at_ms``) is what brings a stopped replay back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
+from constructs_fifo.runtime.state.owed import owing
+from constructs_fifo.runtime.state.records import BatchResult
+from constructs_fifo.runtime.state.run import RecordingTransition, run_group
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.runtime.parking import ParkHeader
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.engine import Transition
+    from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend
+    from constructs_fifo.runtime.state.records import BatchSettings, GroupState
+    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["Committed", "GroupCommit", "ItemsOf"]
+
+#: Step 5: the park header after the run (``None``: none, or deleted) and the transaction's other items.
+ItemsOf = Callable[[BatchResult], "tuple[ParkHeader | None, Sequence[Mapping[str, Any]]]"]
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What one group commit did.
+
+    Attributes
+    ----------
+    committed : bool
+        Whether the write went through (``False``: another worker committed first; nothing written).
+    run : BatchResult
+        The run's results, one per record.
+    recorder : RecordingTransition
+        The transitions' errors, attempts and durations.
+    final : GroupState
+        The state written (its ``version`` still the one read; the item is at ``version + 1``).
+    version : int
+        The version the write was conditioned on (the one read, or the watch's marker's).
+    changed : bool
+        Whether the state item was written (else only the items were, if any).
+    paid : list of OwedSend
+        What an earlier run owed, sent before this one ran.
+    carried : RunMarker or None
+        The marker the commit kept.
+    header : ParkHeader or None
+        ``items_of``'s header.
+    """
+
+    committed: bool
+    run: BatchResult
+    recorder: RecordingTransition
+    final: GroupState
+    version: int
+    changed: bool
+    paid: list[OwedSend]
+    carried: RunMarker | None
+    header: ParkHeader | None
+
+
+class GroupCommit:
+    """Runs and commits one group's records; see the module docstring for the steps.
+
+    Parameters
+    ----------
+    transition : Transition
+        The user's transition.
+    settings : BatchSettings
+        The queue's state-mode settings.
+    states : StateStore
+        The group table's state items (the marker writes and the commit).
+    outcomes : StateOutcomes
+        The write of a run that keeps no marker.
+    owed : OwedLetters
+        What an earlier run owes.
+    keep_marker : bool
+        Whether the commit keeps a group marker after an isolated run that stopped (a live group:
+        ``True``; a replay page: ``False``, see the module docstring).
+    """
+
+    def __init__(
+        self,
+        *,
+        transition: Transition,
+        settings: BatchSettings,
+        states: StateStore,
+        outcomes: StateOutcomes,
+        owed: OwedLetters,
+        keep_marker: bool,
+    ) -> None:
+        self._transition = transition
+        self._settings = settings
+        self._states = states
+        self._outcomes = outcomes
+        self._owed = owed
+        self._keep_marker = keep_marker
+
+    def run(
+        self,
+        read: GroupState,
+        records: list[SQSRecord],
+        *,
+        marker: RunMarker | None,
+        redelivered: bool,
+        now_ms: int,
+        items_of: ItemsOf,
+        start: GroupState | None = None,
+        like: SQSRecord | None = None,
+    ) -> Committed:
+        """Steps 1-7 for ``records`` of the group ``read`` (``start``: the state to run from, when not
+        the one read: a resumed group's).
+
+        Raises
+        ------
+        RunInterrupted
+            A marker write lost its race (``cause`` ``None``: nothing written) or failed.
+        Exception
+            A send of what is owed, the run, or the write failed: nothing (known to be) committed.
+        """
+        settings, group = self._settings, read.group
+        begin = read if start is None else start
+        plan = plan_run(begin, marker, redelivered=redelivered, max_attempts=settings.max_attempts)
+        watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts)
+        recorder = RecordingTransition(watch)
+        paid = self._owed.pay(read, like)
+        run = run_group(plan.start, records, recorder, settings, now_ms=now_ms)
+        header, items = items_of(run)
+        # a buffered job that died has no record: committed dead and owed, sent after the commit
+        final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
+        clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
+        carried = plan.carried(clean=clean) if self._keep_marker else None
+        if carried is not None:  # the commit keeps a new marker
+            changed = True
+            committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)
+        else:
+            changed = run.changed or watch.opened or begin != read or bool(read.book.owed)
+            committed = self._outcomes.write(group, final, watch.version, changed=changed, items=items)
+        return Committed(committed, run, recorder, final, watch.version, changed, paid, carried, header)
