@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.local.aws import AwsTarget
-    from constructs_fifo.local.event_source.runner import BatchReport, EventSourceRunner
+    from constructs_fifo.local.event_source.reports import BatchReport
+    from constructs_fifo.local.event_source.runner import EventSourceRunner
 
 __all__ = ["GROUP_COUNTS", "NOT_MEASURED", "LocalPipelineResult", "measure_local_pipeline"]
 

@@ -27,7 +27,8 @@ from typing import Any, Final, TextIO
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
 from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
-from constructs_fifo.local.preflight import Check, Facts, Unavailable, verify
+from constructs_fifo.local.preflight.facts import Check, Facts, Unavailable
+from constructs_fifo.local.preflight.verify import verify
 
 __all__ = ["EXIT_PROBLEMS", "add_parser", "format_check", "print_checks", "run"]
 

@@ -1,219 +1,36 @@
-"""The operations commands' parser and rendering: ``status``, ``groups``, ``dlq``, ``claims``, ``state``.
+"""The operations commands: ``status``, ``groups``, ``dlq``, ``claims``, ``state``.
 
-What each command does lives in :mod:`constructs_fifo.local.ops`; this module parses, resolves
-``--stack``/``--queue`` as ``deploy`` and ``drain`` do, and renders: a ``rich`` table on a terminal,
-plain lines otherwise (``key: value``, and tab-separated rows under a header line), one JSON document
-with ``--json``. Every command that changes something builds its plan first, prints it, stops there
-with ``--dry-run``, asks on a terminal unless ``--yes``, then prints what it did.
+What each command does lives in :mod:`constructs_fifo.local.ops`; the parser is
+:mod:`~constructs_fifo.cli.ops_parser`, the printing :mod:`~constructs_fifo.cli.ops_output` (a table on
+a terminal, plain lines otherwise, one JSON document with ``--json``). This module resolves
+``--stack``/``--queue`` as ``deploy`` and ``drain`` do and puts the three together. Every command
+that changes something builds its plan first, prints it, stops there with ``--dry-run``, asks on a
+terminal unless ``--yes``, then prints what it did.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import functools
-import json
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final
 
-from constructs_fifo.cli import render
+from constructs_fifo.cli.ops_output import Output, print_json, when
+from constructs_fifo.cli.ops_parser import add_ops_commands
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.errors import OperationRefusedError
-from constructs_fifo.local.ops import OpsQueue, Plan
+from constructs_fifo.local.demo.sample_app import STACK_NAME
+from constructs_fifo.local.errors import LocalError, OperationRefusedError
+from constructs_fifo.local.ops import STATE_MODE, OpsQueue, Plan
 from constructs_fifo.local.ops.claims import plan_release, plan_reset, show_claim
 from constructs_fifo.local.ops.dlq import list_dead_letters, plan_drop, plan_redrive
-from constructs_fifo.local.ops.groups import group_rows, plan_resume, plan_skip_gap, show_group, show_state
-from constructs_fifo.local.ops.status import queue_status
+from constructs_fifo.local.ops.groups import plan_resume, plan_skip_gap, show_group, show_state
+from constructs_fifo.local.ops.listing import list_groups
+from constructs_fifo.local.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
 from constructs_fifo.local.stack import DeployedQueue, find_queues, select_queue
 
 __all__ = ["OPS_COMMANDS", "add_ops_commands"]
-
-AddOptions = Callable[..., None]
-
-_PEEK_NOTE = (
-    "SQS has no peek: the DLQ is read by receiving its messages with a 30-second visibility timeout and "
-    "releasing them at once (ChangeMessageVisibility 0). Each read raises their ApproximateReceiveCount and "
-    "hides them from other readers meanwhile; at most the first 10 messages of each "
-    "group are seen. Where the "
-    "claim table or the group's state knows the answer, it is shown beside the message."
-)
-
-
-def _common(
-    parser: argparse.ArgumentParser, add_aws: AddOptions, add_stack: AddOptions, *, mutates: bool
-) -> None:
-    add_aws(parser)
-    add_stack(parser, stack_help="deployed stack")
-    parser.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
-    if mutates:
-        parser.add_argument("--dry-run", action="store_true", help="print what would be done; change nothing")
-        parser.add_argument(
-            "--yes", "-y", action="store_true", help="do not ask for confirmation on a terminal"
-        )
-
-
-def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOptions) -> None:
-    """Register the operations commands on the top-level subparsers ``commands``."""
-    status = commands.add_parser(
-        "status", help="each queue's depth, DLQ, parked groups, gaps, stuck claims, alarms"
-    )
-    _common(status, add_aws, add_stack, mutates=False)
-    status.epilog = "Without --queue, every queue of the stack."
-
-    groups = commands.add_parser("groups", help="list, show, resume message groups; skip a sequence gap")
-    group_commands = groups.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
-    listing = group_commands.add_parser("list", help="groups the tables know: parked, resuming, with a gap")
-    _common(listing, add_aws, add_stack, mutates=False)
-    listing.add_argument("--parked", action="store_true", help="only parked or resuming groups")
-    listing.add_argument(
-        "--gaps", action="store_true", help="only groups waiting on a sequence gap (state mode)"
-    )
-    show = group_commands.add_parser(
-        "show", help="why a group stopped, its kept jobs, its state (state mode)"
-    )
-    _common(show, add_aws, add_stack, mutates=False)
-    show.add_argument("group", metavar="GROUP")
-    resume = group_commands.add_parser(
-        "resume", help="resume a parked group: retry its dead job, or --skip-dead"
-    )
-    _common(resume, add_aws, add_stack, mutates=True)
-    resume.add_argument("group", metavar="GROUP")
-    resume.add_argument(
-        "--skip-dead", action="store_true", help="send the dead job to the DLQ instead of running it again"
-    )
-    skip = group_commands.add_parser(
-        "skip-gap", help="state mode: give up a group's missing seqs, as SKIP_GAP"
-    )
-    _common(skip, add_aws, add_stack, mutates=True)
-    skip.add_argument("group", metavar="GROUP")
-
-    dlq = commands.add_parser("dlq", help="list, show, redrive, drop dead-letter messages")
-    dlq_commands = dlq.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
-    dlq_list = dlq_commands.add_parser(
-        "list", help="the DLQ's jobs: group, type, reason, error", epilog=_PEEK_NOTE
-    )
-    _common(dlq_list, add_aws, add_stack, mutates=False)
-    dlq_list.add_argument("--group", metavar="GROUP", help="only this group's messages")
-    dlq_show = dlq_commands.add_parser(
-        "show", help="one job's DLQ messages, body and claim or state", epilog=_PEEK_NOTE
-    )
-    _common(dlq_show, add_aws, add_stack, mutates=False)
-    dlq_show.add_argument("job", metavar="JOB")
-    redrive = dlq_commands.add_parser(
-        "redrive",
-        help="move dead jobs back to the queue, keeping each group's order",
-        epilog="Without --group/--job: StartMessageMoveTask of the whole DLQ. With them: received, "
-        "sent again in the DLQ's order with the same group and a deduplication id per DLQ message, "
-        "and deleted from the DLQ only after the send. " + _PEEK_NOTE,
-    )
-    _common(redrive, add_aws, add_stack, mutates=True)
-    which = redrive.add_mutually_exclusive_group()
-    which.add_argument("--group", metavar="GROUP", help="only this group's messages, in order")
-    which.add_argument("--job", metavar="JOB", help="only this job's messages")
-    redrive.add_argument(
-        "--reset",
-        action="store_true",
-        help="first make each dead job runnable (claim mode: its DEAD claim; state mode: its death)",
-    )
-    redrive.add_argument(
-        "--force", action="store_true", help="redrive jobs that already succeeded too (they are skipped)"
-    )
-    drop = dlq_commands.add_parser("drop", help="delete a job's messages from the DLQ (it stays dead)")
-    _common(drop, add_aws, add_stack, mutates=True)
-    drop.add_argument("job", metavar="JOB")
-
-    claims = commands.add_parser("claims", help="claim mode: show, release, reset one job's claim")
-    claim_commands = claims.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
-    claim_show = claim_commands.add_parser(
-        "show", help="the job's claim: status, owner, lease, attempts, error"
-    )
-    _common(claim_show, add_aws, add_stack, mutates=False)
-    claim_show.add_argument("job", metavar="JOB")
-    release = claim_commands.add_parser("release", help="end an IN_FLIGHT claim whose lease expired (FAILED)")
-    _common(release, add_aws, add_stack, mutates=True)
-    release.add_argument("job", metavar="JOB")
-    release.add_argument(
-        "--force", action="store_true", help="release a live lease too (its worker may run on)"
-    )
-    reset = claim_commands.add_parser("reset", help="delete a DEAD claim, so the job may run again")
-    _common(reset, add_aws, add_stack, mutates=True)
-    reset.add_argument("job", metavar="JOB")
-
-    state = commands.add_parser("state", help="state mode: a group's state and bookkeeping")
-    state_commands = state.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
-    state_show = state_commands.add_parser(
-        "show", help="the state, version, last seq, buffer, dead jobs, skips"
-    )
-    _common(state_show, add_aws, add_stack, mutates=False)
-    state_show.add_argument("group", metavar="GROUP")
-
-
-# --- output ---------------------------------------------------------------------------------------------
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list | dict):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return str(value)
-
-
-class _Out:
-    """Prints tables and key/value blocks: rich on a terminal, plain lines otherwise."""
-
-    def __init__(self) -> None:
-        self.tty = sys.stdout.isatty()
-        self.console = render.console()
-
-    def pairs(self, title: str, values: Sequence[tuple[str, object]]) -> None:
-        if self.tty:
-            from rich.table import Table  # noqa: PLC0415 - rich is a base dependency; local to the renderer
-
-            table = Table(title=title, show_header=False)
-            table.add_column("")
-            table.add_column("")
-            for key, value in values:
-                table.add_row(key, _cell(value))
-            self.console.print(table)
-            return
-        print(f"# {title}")
-        for key, value in values:
-            print(f"{key}: {_cell(value)}")
-
-    def rows(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-        if self.tty:
-            from rich.table import Table  # noqa: PLC0415
-
-            table = Table(title=title)
-            for column in columns:
-                table.add_column(column)
-            for row in rows:
-                table.add_row(*(_cell(value) for value in row))
-            self.console.print(table)
-            return
-        print(f"# {title}")
-        print("\t".join(columns))
-        for row in rows:
-            print("\t".join(_cell(value) for value in row))
-
-    def line(self, text: str) -> None:
-        if self.tty:
-            self.console.print(text, markup=False)
-        else:
-            print(text)
-
-
-def _when(epoch_ms: object) -> str | None:
-    """Epoch milliseconds as ISO 8601 UTC (what the DLQ's ``deadAt`` says), for people."""
-    if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
-        return None
-    return dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC).isoformat(timespec="seconds")
-
-
-def _json(document: object) -> None:
-    print(json.dumps(document, indent=2, sort_keys=True, default=str))
 
 
 @functools.cache
@@ -256,7 +73,7 @@ def _queue(args: argparse.Namespace) -> OpsQueue:
 def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
     """Show the plan; stop at --dry-run; confirm on a terminal unless --yes; apply; say what was done."""
     plan = make()
-    out = _Out()
+    out = Output()
     try:
         if not args.json:
             for note in plan.notes:
@@ -265,12 +82,20 @@ def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
                 out.line(f"{'would ' if args.dry_run else 'will '}{step.describe}")
         if args.dry_run:
             if args.json:
-                _json(plan.to_dict(dry_run=True))
+                print_json(plan.to_dict(dry_run=True))
             else:
                 out.line("dry run: nothing was changed")
             return 0
         if sys.stdin.isatty() and sys.stdout.isatty() and not args.yes and not args.json:
-            answer = input(f"{plan.command}: go ahead? [y/N] ").strip().lower()
+            try:
+                answer = input(f"{plan.command}: go ahead? [y/N] ").strip().lower()
+            except EOFError:  # Ctrl-D: no answer is a no
+                answer = ""
+                print()
+            except KeyboardInterrupt:
+                print()
+                out.line("nothing was changed")
+                raise
             if answer not in {"y", "yes"}:
                 out.line("nothing was changed")
                 return 1
@@ -281,7 +106,7 @@ def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
                 for done in plan.done:
                     out.line(f"done: {done}")
         if args.json:
-            _json(plan.to_dict(dry_run=False))
+            print_json(plan.to_dict(dry_run=False))
     finally:
         plan.close()
     return 0
@@ -295,11 +120,10 @@ def _status(args: argparse.Namespace) -> int:
     chosen = [select_queue(args.stack, queues, args.queue)] if args.queue or len(queues) <= 1 else queues
     statuses = [queue_status(_connect(queue, clients)) for queue in chosen]
     if args.json:
-        _json({"stack": args.stack, "queues": [status.to_dict() for status in statuses]})
+        print_json({"stack": args.stack, "queues": [status.to_dict() for status in statuses]})
         return 0
-    out = _Out()
+    out = Output()
     for status in statuses:
-        age = status.oldest_age_seconds
         out.pairs(
             f"{status.queue} ({status.mode} mode)",
             [
@@ -307,7 +131,14 @@ def _status(args: argparse.Namespace) -> int:
                     "visible / in flight / delayed",
                     f"{status.visible} / {status.in_flight} / {status.delayed}",
                 ),
-                ("oldest message age", "n/a (no CloudWatch data)" if age is None else f"{age:.0f} s"),
+                ("oldest message age", _age(status)),
+                (
+                    "oldest parked job",
+                    "none"
+                    if status.oldest_parked is None
+                    else f"{status.oldest_parked[1]:.0f} s (group {status.oldest_parked[0]}; not in the "
+                    "queue's age)",
+                ),
                 ("DLQ depth", status.dead_letter_depth),
                 ("parked groups", ", ".join(status.parked_groups) or "none"),
                 (
@@ -325,26 +156,45 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _age(status: QueueStatus) -> str:
+    age = status.oldest_age_seconds
+    if age is None:
+        return f"unknown: {AGE_UNKNOWN}"
+    if status.oldest_age_source == AGE_FROM_EMPTY_QUEUE:
+        return "0 s (the queue is empty)"
+    return f"{age:.0f} s ({status.oldest_age_source})"
+
+
 def _groups(args: argparse.Namespace) -> int:
     ops = _queue(args)
     if args.ops_command == "list":
-        rows = group_rows(ops, parked=args.parked, gaps=args.gaps)
-        if args.json:
-            _json({"queue": ops.label, "groups": [row.to_dict() for row in rows]})
-            return 0
-        _Out().rows(
-            f"groups of {ops.label}",
-            ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"],
-            [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows],
+        page = list_groups(
+            ops,
+            parked=args.parked,
+            gaps=args.gaps,
+            max_items=args.max_items,
+            starting_token=args.starting_token,
         )
+        if args.json:
+            print_json(page.to_dict())
+            return 0
+        out = Output()
+        rows = page.rows
+        columns = ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+        cells = [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows]
+        if ops.mode != STATE_MODE:  # no seq bookkeeping in claim mode
+            columns, cells = columns[:5], [row[:5] for row in cells]
+        out.rows(f"groups of {ops.label}", columns, cells)
+        if page.next_token is not None:
+            out.line(f"more groups: pass --starting-token {page.next_token}")
         return 0
     if args.ops_command == "show":
         detail = show_group(ops, args.group)
         document = detail.to_dict()
         if args.json:
-            _json(document)
+            print_json(document)
             return 0
-        out = _Out()
+        out = Output()
         dead = document["dead"] or {}
         out.pairs(
             f"group {args.group} of {ops.label}",
@@ -355,7 +205,7 @@ def _groups(args: argparse.Namespace) -> int:
                 ("reason", dead.get("reason")),
                 ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
                 ("attempts", dead.get("attempts")),
-                ("parked at", _when(dead.get("at"))),
+                ("parked at", when(dead.get("at"))),
                 ("kept jobs", document["keptTotal"]),
             ],
         )
@@ -375,7 +225,7 @@ def _groups(args: argparse.Namespace) -> int:
     return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
 
 
-def _state_pairs(out: _Out, group: str, state: dict[str, Any]) -> None:
+def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
     out.pairs(
         f"state of group {group}",
         [
@@ -399,14 +249,14 @@ def _dlq(args: argparse.Namespace) -> int:
         job = getattr(args, "job", None)
         listing = list_dead_letters(ops, group=group, job=job)
         if args.json:
-            _json(listing.to_dict())
+            print_json(listing.to_dict())
             return 0
         if args.ops_command == "show" and not listing.letters:
             raise OperationRefusedError(
                 f"the dead-letter queue of {ops.label} holds no message of job {job!r}",
                 "list what it holds: `constructs-fifo dlq list`",
             )
-        out = _Out()
+        out = Output()
         if args.ops_command == "list":
             out.rows(
                 f"dead-letter queue of {ops.label} ({listing.depth} message(s))",
@@ -417,9 +267,7 @@ def _dlq(args: argparse.Namespace) -> int:
                         letter.group,
                         letter.job_type,
                         letter.reason,
-                        f"{letter.attributes.get('errorType', '')}: {letter.attributes.get('error', '')}"[
-                            :80
-                        ],
+                        f"{letter.attributes.get('errorType', '')}: {letter.attributes.get('error', '')}",
                         letter.attributes.get("attempts"),
                         letter.attributes.get("deadAt"),
                         _table_says(listing.table_view(letter)),
@@ -459,10 +307,10 @@ def _claims(args: argparse.Namespace) -> int:
     if args.ops_command == "show":
         shown = show_claim(ops, args.job)
         if args.json:
-            _json(shown)
+            print_json(shown)
             return 0
         claim = shown["claim"]
-        _Out().pairs(
+        Output().pairs(
             f"claim of job {args.job} ({shown['table']})",
             [(key, claim[key]) for key in sorted(claim)]
             + [("lease remaining (s)", shown["leaseRemainingSeconds"])],
@@ -477,16 +325,42 @@ def _state(args: argparse.Namespace) -> int:
     ops = _queue(args)
     shown = show_state(ops, args.group)
     if args.json:
-        _json(shown)
+        print_json(shown)
         return 0
-    _state_pairs(_Out(), args.group, shown)
+    _state_pairs(Output(), args.group, shown)
     return 0
 
 
+_SUGGESTED: Final = re.compile(r"`(constructs-fifo [^`]*)`")
+
+
+def _same_target(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """Run ``command``; a command its error suggests gets the ``--stack``/``--queue`` of this one, so
+    it can be pasted as it is."""
+    try:
+        return command(args)
+    except LocalError as error:
+        words = ([f"--stack {args.stack}"] if args.stack != STACK_NAME else []) + (
+            [f"--queue {args.queue}"] if getattr(args, "queue", None) else []
+        )
+
+        def complete(match: re.Match[str]) -> str:
+            line = match.group(1)
+            extra = [word for word in words if word.split()[0] not in line.split()]
+            return f"`{' '.join([line, *extra])}`"
+
+        error.message = _SUGGESTED.sub(complete, error.message)
+        error.fix = _SUGGESTED.sub(complete, error.fix)
+        raise
+
+
 OPS_COMMANDS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
-    "status": _status,
-    "groups": _groups,
-    "dlq": _dlq,
-    "claims": _claims,
-    "state": _state,
+    name: functools.partial(_same_target, command=command)
+    for name, command in {
+        "status": _status,
+        "groups": _groups,
+        "dlq": _dlq,
+        "claims": _claims,
+        "state": _state,
+    }.items()
 }

@@ -147,7 +147,8 @@ def print_status(out: Console, statuses: list[dict[str, Any]]) -> None:
         "expired claims",
         "alarms",
     ):
-        table.add_column(column)
+        # fold, never cut: a queue's construct path is what an operator pastes into `--queue`
+        table.add_column(column, overflow="fold")
     for status in statuses:
         table.add_row(
             str(status["queue"]),

@@ -21,9 +21,11 @@ dashboard body is one ``Fn::Join`` rendered at synth.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
@@ -36,12 +38,15 @@ from constructs_fifo.construct.alarms import (
     SEQUENCE_GAP_ALARM_ID,
     first_command,
 )
+from constructs_fifo.runtime import constants
 
 __all__ = [
     "DASHBOARD_ID",
     "DashboardMetrics",
+    "MetricFactory",
     "build_dashboard",
     "check_dashboard",
+    "runtime_metrics",
 ]
 
 #: The construct id of the dashboard.
@@ -79,6 +84,33 @@ class DashboardMetrics:
     groups_parked: cloudwatch.IMetric | None
     jobs_kept: cloudwatch.IMetric | None
     sequence_gap: cloudwatch.IMetric | None
+
+
+class MetricFactory(Protocol):
+    """A queue's runtime metric by name (:meth:`OrderedAgentQueue.metric`)."""
+
+    def __call__(
+        self, metric_name: str, *, statistic: str = ..., period: Duration | None = ...
+    ) -> cloudwatch.Metric: ...
+
+
+def runtime_metrics(
+    metric: MetricFactory, *, alarms: dict[str, cloudwatch.Alarm], claims: bool, parks: bool
+) -> DashboardMetrics:
+    """The runtime's metrics to draw, at the alarms' period: the alarm's own metric where one watches
+    it; claim conflicts in claim mode only, kept jobs with the PARK policy only."""
+    period = defaults.ALARM_PERIOD
+    parked_alarm, gap_alarm = alarms.get(PARKED_GROUPS_ALARM_ID), alarms.get(SEQUENCE_GAP_ALARM_ID)
+    return DashboardMetrics(
+        succeeded=metric(constants.METRIC_JOBS_SUCCEEDED, period=period),
+        failed=metric(constants.METRIC_JOBS_FAILED, period=period),
+        dead_lettered=metric(constants.METRIC_JOBS_DEAD_LETTERED, period=period),
+        duplicates_skipped=metric(constants.METRIC_DUPLICATES_SKIPPED, period=period),
+        claim_conflicts=metric(constants.METRIC_CLAIM_CONFLICTS, period=period) if claims else None,
+        groups_parked=parked_alarm.metric if parked_alarm is not None else None,
+        jobs_kept=metric(constants.METRIC_JOBS_KEPT, period=period) if parks else None,
+        sequence_gap=gap_alarm.metric if gap_alarm is not None else None,
+    )
 
 
 def _annotations(*alarms: cloudwatch.Alarm | None) -> list[cloudwatch.HorizontalAnnotation]:
@@ -125,8 +157,10 @@ def build_dashboard(
     queue: sqs.IQueue,
     function: lambda_.IFunction,
     reserved_concurrency: int | float | None,
-    alarms: dict[str, cloudwatch.Alarm],
-    metrics: DashboardMetrics,
+    alarms: Sequence[cloudwatch.Alarm],
+    metric: MetricFactory,
+    claims: bool,
+    parks: bool,
 ) -> cloudwatch.Dashboard:
     """Create the dashboard in ``scope`` (the queue construct, whose path the commands name).
 
@@ -140,19 +174,22 @@ def build_dashboard(
         The function's reserved concurrency, drawn on the concurrency graph (not drawn when ``None``:
         no reservation).
     alarms
-        The construct's alarms by construct id (:data:`~constructs_fifo.construct.alarms.ALARM_IDS`
-        and the optional ones): each is drawn with its threshold on the graph of its metric.
-    metrics
-        The runtime's metrics.
+        The construct's alarms (:data:`~constructs_fifo.construct.alarms.ALARM_IDS` and the optional
+        ones): each is drawn with its threshold on the graph of its metric.
+    metric, claims, parks
+        The queue's runtime metrics by name, whether it is in claim mode and parks dead jobs
+        (:func:`runtime_metrics`).
 
     Returns
     -------
     cloudwatch.Dashboard
         Its name is left to CloudFormation (unique per stack and construct).
     """
+    by_id = {alarm.node.id: alarm for alarm in alarms}
+    metrics = runtime_metrics(metric, alarms=by_id, claims=claims, parks=parks)
     age_id, dlq_id, errors_id, throttles_id = ALARM_IDS
-    age, dead_letters = alarms[age_id], alarms[dlq_id]
-    errors, throttles = alarms[errors_id], alarms[throttles_id]
+    age, dead_letters = by_id[age_id], by_id[dlq_id]
+    errors, throttles = by_id[errors_id], by_id[throttles_id]
     period = defaults.ALARM_PERIOD
     rows: list[list[cloudwatch.IWidget]] = [
         [cloudwatch.TextWidget(markdown=_commands_text(scope, metrics), width=_FULL_WIDTH, height=4)],
@@ -223,7 +260,7 @@ def build_dashboard(
                 "Groups parked, jobs kept",
                 [metrics.groups_parked, metrics.jobs_kept],
                 width=_QUARTER,
-                alarms=(alarms.get(PARKED_GROUPS_ALARM_ID),),
+                alarms=(by_id.get(PARKED_GROUPS_ALARM_ID),),
             )
         )
     if metrics.sequence_gap is not None:
@@ -232,7 +269,7 @@ def build_dashboard(
                 "Sequence gap open (seconds)",
                 [metrics.sequence_gap],
                 width=_QUARTER,
-                alarms=(alarms.get(SEQUENCE_GAP_ALARM_ID),),
+                alarms=(by_id.get(SEQUENCE_GAP_ALARM_ID),),
             )
         )
     rows.append(runtime)

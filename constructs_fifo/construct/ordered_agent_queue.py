@@ -9,16 +9,17 @@ expose them. Each part is a module of its own:
 - :mod:`~constructs_fifo.construct.tables`: the claim and group tables the mode needs;
 - :mod:`~constructs_fifo.construct.function`: the function, its log group, role and environment (its
   asset in :mod:`~constructs_fifo.construct.packaging`);
-- :mod:`~constructs_fifo.construct.permissions`: the function's statements and the public grants;
+- :mod:`~constructs_fifo.construct.permissions`: the function's statements, the log key's policy (or
+  a warning for an imported key) and the public grants;
 - :mod:`~constructs_fifo.construct.alarms`: the alarms, each saying what to run first;
-- :mod:`~constructs_fifo.construct.dashboard`: the CloudWatch dashboard.
+- :mod:`~constructs_fifo.construct.dashboard`: the CloudWatch dashboard and which runtime metrics it draws.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Annotations, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ec2 as ec2
@@ -32,9 +33,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct import defaults, permissions
-from constructs_fifo.construct.alarms import PARKED_GROUPS_ALARM_ID, SEQUENCE_GAP_ALARM_ID, build_alarms
+from constructs_fifo.construct.alarms import build_alarms
 from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.dashboard import DashboardMetrics, build_dashboard, check_dashboard
+from constructs_fifo.construct.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
 from constructs_fifo.construct.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -46,7 +47,7 @@ from constructs_fifo.construct.permissions import (
 from constructs_fifo.construct.props import check_all
 from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY, InvalidPropsError, raise_if_any
+from constructs_fifo.construct.validation import InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.state.records import GapPolicy
 
@@ -366,17 +367,8 @@ class OrderedAgentQueue(Construct):
             encryption_key=encryption_key,
         )
         self.function, self.log_group = job_function.function, job_function.log_group
-        if encryption_key is not None and not permissions.allow_log_encryption(
-            encryption_key, Stack.of(self)
-        ):
-            Annotations.of(self).add_warning_v2(
-                WARNING_LOG_KEY_POLICY,
-                "encryption_key is imported, so this stack cannot add to its key policy the statement "
-                "CloudWatch Logs needs to encrypt the function's log group (log group creation fails "
-                "without it); allow the service principal logs.<region>.amazonaws.com "
-                f"{', '.join(permissions.LOG_KEY_ACTIONS)} on the key, with the condition "
-                "ArnLike kms:EncryptionContext:aws:logs:arn = arn:aws:logs:<region>:<account>:log-group:*.",
-            )
+        if encryption_key is not None:
+            permissions.allow_log_encryption_or_warn(self, encryption_key)
 
         # --- wire: least privilege, then the event source ------------------------------------------
         permissions.grant_function_access(
@@ -425,30 +417,19 @@ class OrderedAgentQueue(Construct):
                 else None
             ),
         )
-        self.dashboard = self._build_dashboard(reserved_concurrency, parks) if dashboard else None
-
-    def _build_dashboard(self, reserved_concurrency: int | float | None, parks: bool) -> cloudwatch.Dashboard:
-        """The dashboard, drawing each alarm's own metric (and threshold) where there is one."""
-        by_id = {alarm.node.id: alarm for alarm in self.alarms}
-        period = defaults.ALARM_PERIOD
-        claims = self.mode is constants.JobMode.CLAIM
-        parked_alarm, gap_alarm = by_id.get(PARKED_GROUPS_ALARM_ID), by_id.get(SEQUENCE_GAP_ALARM_ID)
-        return build_dashboard(
-            self,
-            queue=self.queue,
-            function=self.function,
-            reserved_concurrency=reserved_concurrency,
-            alarms=by_id,
-            metrics=DashboardMetrics(
-                succeeded=self.metric_jobs_succeeded(period=period),
-                failed=self.metric_jobs_failed(period=period),
-                dead_lettered=self.metric_jobs_dead_lettered(period=period),
-                duplicates_skipped=self.metric_duplicates_skipped(period=period),
-                claim_conflicts=self.metric_claim_conflicts(period=period) if claims else None,
-                groups_parked=parked_alarm.metric if parked_alarm is not None else None,
-                jobs_kept=self.metric_jobs_kept(period=period) if parks else None,
-                sequence_gap=gap_alarm.metric if gap_alarm is not None else None,
-            ),
+        self.dashboard = (
+            build_dashboard(
+                self,
+                queue=self.queue,
+                function=self.function,
+                reserved_concurrency=reserved_concurrency,
+                alarms=self.alarms,
+                metric=self.metric,
+                claims=self.mode is constants.JobMode.CLAIM,
+                parks=parks,
+            )
+            if dashboard
+            else None
         )
 
     # --- grants -------------------------------------------------------------------------------------

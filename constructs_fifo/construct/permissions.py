@@ -15,12 +15,15 @@ AwsSolutions-IAM5 on the role with that reason (:data:`WILDCARD_ACKNOWLEDGEMENTS
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
@@ -37,6 +40,7 @@ __all__ = [
     "WILDCARD_ACKNOWLEDGEMENTS",
     "acknowledge_wildcards",
     "allow_log_encryption",
+    "allow_log_encryption_or_warn",
     "grant_enqueue",
     "grant_function_access",
     "grant_read_state",
@@ -183,6 +187,21 @@ def allow_log_encryption(key: kms.IKey, log_group_scope: Stack) -> bool:
         },
     )
     return key.add_to_resource_policy(statement).statement_added
+
+
+def allow_log_encryption_or_warn(scope: Construct, key: kms.IKey) -> None:
+    """:func:`allow_log_encryption` in ``scope``'s stack; for an imported key, whose policy the stack
+    does not own, warn (:data:`~constructs_fifo.construct.validation.WARNING_LOG_KEY_POLICY`) with the
+    statement to add by hand."""
+    if not allow_log_encryption(key, Stack.of(scope)):
+        Annotations.of(scope).add_warning_v2(
+            WARNING_LOG_KEY_POLICY,
+            "encryption_key is imported, so this stack cannot add to its key policy the statement "
+            "CloudWatch Logs needs to encrypt the function's log group (log group creation fails "
+            "without it); allow the service principal logs.<region>.amazonaws.com "
+            f"{', '.join(LOG_KEY_ACTIONS)} on the key, with the condition "
+            "ArnLike kms:EncryptionContext:aws:logs:arn = arn:aws:logs:<region>:<account>:log-group:*.",
+        )
 
 
 def acknowledge_wildcards(role: iam.Role, *, in_vpc: bool, traced: bool) -> None:

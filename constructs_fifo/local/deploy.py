@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.local import preflight
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import (
     CdkCommandError,
@@ -50,6 +49,10 @@ from constructs_fifo.local.errors import (
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
+from constructs_fifo.local.preflight.facts import AccountConcurrency, Check, Facts, StackConcurrency
+from constructs_fifo.local.preflight.observe import observe, with_stack
+from constructs_fifo.local.preflight.verify import verify
 from constructs_fifo.local.stack_status import BOOTSTRAP_STACK, COMPLETE_STATES, is_missing_stack
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -227,8 +230,8 @@ def run_preflight(
     ssm_client: Any = None,
     lambda_client: Any = None,
     run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
-) -> preflight.Facts:
-    """Observe the :class:`~constructs_fifo.local.preflight.Facts` of ``target`` (read-only calls).
+) -> Facts:
+    """Observe the :class:`~constructs_fifo.local.preflight.facts.Facts` of ``target`` (read-only calls).
 
     Clients default to the target's; ``assembly`` is the synthesized app (``None``: no app).
     """
@@ -236,7 +239,7 @@ def run_preflight(
     if target.endpoint_url is None:
         with contextlib.suppress(Exception):  # botocore's partition data; the check is skipped without it
             known_regions = list(target.session().get_available_regions("lambda"))
-    return preflight.observe(
+    return observe(
         target=target.describe(),
         region=target.region,
         endpoint_url=target.endpoint_url,
@@ -253,7 +256,7 @@ def run_preflight(
     )
 
 
-def _refuse(checks: Sequence[preflight.Check]) -> PreflightError:
+def _refuse(checks: Sequence[Check]) -> PreflightError:
     problems = [check for check in checks if not check.ok]
     first = problems[0]
     others = [f"{c.name}: {c.message}. Fix: {c.fix}" for c in problems[1:]]
@@ -264,12 +267,12 @@ def _refuse(checks: Sequence[preflight.Check]) -> PreflightError:
     )
 
 
-def _can_drop_reservation(facts: preflight.Facts, checks: Sequence[preflight.Check]) -> bool:
+def _can_drop_reservation(facts: Facts, checks: Sequence[Check]) -> bool:
     problems = [check.name for check in checks if not check.ok]
     return (
         problems == ["concurrency"]
-        and isinstance(facts.account, preflight.AccountConcurrency)
-        and isinstance(facts.stack, preflight.StackConcurrency)
+        and isinstance(facts.account, AccountConcurrency)
+        and isinstance(facts.stack, StackConcurrency)
         and facts.stack.total > 0
     )
 
@@ -289,7 +292,7 @@ def deploy(
     lambda_client: Any = None,
     check: bool = True,
     allow_unreserved: bool = False,
-    report: Callable[[preflight.Check], None] | None = None,
+    report: Callable[[Check], None] | None = None,
 ) -> dict[str, str]:
     """Synthesize, run the preflight, bootstrap if needed, ``cdk deploy`` and return the outputs.
 
@@ -366,7 +369,7 @@ def deploy(
                 ssm_client=ssm_client,
                 lambda_client=lambda_client,
             )
-            checks = preflight.verify(facts)
+            checks = verify(facts)
             if allow_unreserved and _can_drop_reservation(facts, checks):
                 if echo is not None:
                     echo("the account cannot hold the reserved concurrency: synthesizing without it")
@@ -377,10 +380,10 @@ def deploy(
                     assembly=assembly,
                     env=child_env,
                     echo=echo,
-                    context={preflight.UNRESERVED_CONTEXT: "true"},
+                    context={UNRESERVED_CONTEXT: "true"},
                 )
-                facts = preflight.with_stack(facts, assembly, allow_unreserved=True)
-                checks = preflight.verify(facts)
+                facts = with_stack(facts, assembly, allow_unreserved=True)
+                checks = verify(facts)
             for line in checks:
                 if report is not None:
                     report(line)

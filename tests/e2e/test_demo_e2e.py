@@ -153,13 +153,18 @@ def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(deployment
     resources = sample_resources(workspaces, queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"])
     send_workload(workload, workspaces.queue_url, sqs_client=clients.sqs, target=target, queue="workspaces")
     # AND the deployed mapping run with a naive handler that does not stop a group at its failure
-    with EventSourceRunner.from_function(
-        workspaces.function_name, target=target, queue_arn=workspaces.queue_arn
-    ) as runner:
-        shutil.copy(Path(__file__).with_name("naive_consumer.py"), runner.function.code_dir)
-        runner.function = dataclasses.replace(runner.function, handler="naive_consumer.handler")
-        # WHEN the queue drains
-        runner.drain(until_empty=True, for_seconds=15)  # failed ones wait out visibility
+    try:
+        with EventSourceRunner.from_function(
+            workspaces.function_name, target=target, queue_arn=workspaces.queue_arn
+        ) as runner:
+            shutil.copy(Path(__file__).with_name("naive_consumer.py"), runner.function.code_dir)
+            runner.function = dataclasses.replace(runner.function, handler="naive_consumer.handler")
+            # WHEN the queue drains
+            runner.drain(until_empty=True, for_seconds=15)  # failed ones wait out visibility
+    finally:
+        # The failed ones would wait out their 12-minute visibility in the session's shared queue, and
+        # hold up the next test's drain: the queue is left as this test found it.
+        clients.sqs.purge_queue(QueueUrl=workspaces.queue_url)
     # THEN the verifier reports the reordered workspaces, with expected and actual orders
     observed = observe(
         workload.workspace_ids,

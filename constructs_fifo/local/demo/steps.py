@@ -308,7 +308,7 @@ def drain(
     Returns
     -------
     dict
-        The runner's statistics (:meth:`~constructs_fifo.local.event_source.runner.DrainStats.as_dict`),
+        The runner's statistics (:meth:`~constructs_fifo.local.event_source.reports.DrainStats.as_dict`),
         the AWS calls of the function included.
     """
     stop = threading.Event()

@@ -15,7 +15,8 @@
 - a delete SQS refuses (on a FIFO queue, a receipt handle whose visibility timeout ended during a
   long invocation: "The receipt handle has expired.") leaves the record, which is received again, as
   Lambda's does; the drain counts it (:attr:`DrainStats.delete_failures`) and writes one JSON line
-  ``{"event": "delete_refused", ...}`` to the function log. A group's front received again while a
+  ``{"event": "delete_refused", ...}`` to the function log
+  (:mod:`~constructs_fifo.local.event_source.receipts`). A group's front received again while a
   later record of it is still in flight (AWS's FIFO rule) needs nothing of the drain: the runtime's
   claims order the runs;
 - a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
@@ -25,9 +26,10 @@ Stopping: a drain that ends by itself (empty queue, ``for_seconds``, :meth:`Even
 lets the batches in flight finish. One that is interrupted (Ctrl-C in the thread running it, or its
 ``cancel`` event, set by a command whose main thread waits for drains on other threads) stops at
 once: no new batch, the workers running one are killed, and their records, like any received but not
-run, are made visible again (ChangeMessageVisibility 0), so the next drain takes them at once instead
-of after the visibility timeout (12 minutes for the construct's defaults). The workers never see the
-terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
+run, are made visible again (ChangeMessageVisibility 0:
+:func:`~constructs_fifo.local.event_source.receipts.release`), so the next drain takes them at once
+instead of after the visibility timeout (12 minutes for the construct's defaults). The workers never
+see the terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
 
 The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
 bounded (:mod:`~constructs_fifo.local.event_source.function_log`), and a drain waiting only on
@@ -45,14 +47,11 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
@@ -71,6 +70,8 @@ from constructs_fifo.local.event_source.deployment import (
 from constructs_fifo.local.event_source.events import build_event, parse_batch_response
 from constructs_fifo.local.event_source.function_log import FunctionLog
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
+from constructs_fifo.local.event_source.receipts import delete, release
+from constructs_fifo.local.event_source.reports import BatchReport, DrainStats
 from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue
@@ -80,114 +81,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-__all__ = ["DEFAULT_CONCURRENCY", "BatchReport", "DrainStats", "EventSourceRunner"]
+__all__ = ["DEFAULT_CONCURRENCY", "EventSourceRunner"]
 
 #: Concurrency when the mapping has no MaximumConcurrency and the function no reserved concurrency.
 DEFAULT_CONCURRENCY: Final = 5
-
-
-@dataclass(frozen=True, slots=True)
-class BatchReport:
-    """One invocation, as passed to ``drain(on_batch=...)``.
-
-    Attributes
-    ----------
-    slot:
-        The concurrency slot (worker) that ran it.
-    message_ids:
-        The records' message ids, in batch order.
-    groups:
-        The records' message group ids, in batch order.
-    deleted:
-        Message ids deleted from the queue (succeeded).
-    failed:
-        Message ids left on the queue: reported failed, or every record on a handler error/timeout.
-    error:
-        ``None``, or what went wrong with the invocation (``"Timeout"``, the exception's type and
-        message, or ``"InvalidResponse: ..."``).
-    duration_seconds:
-        Time in the handler.
-    cold_start:
-        Whether this invocation started its worker.
-    """
-
-    slot: int
-    message_ids: tuple[str, ...]
-    groups: tuple[str, ...]
-    deleted: tuple[str, ...]
-    failed: tuple[str, ...]
-    error: str | None
-    duration_seconds: float
-    cold_start: bool
-
-
-@dataclass(slots=True)
-class DrainStats:
-    """Totals of one ``drain``.
-
-    Attributes
-    ----------
-    batches:
-        Invocations.
-    records:
-        Records delivered (a record received twice counts twice).
-    succeeded:
-        Records deleted after the handler returned.
-    failed_reported:
-        Records listed in ``batchItemFailures`` (left on the queue).
-    handler_errors:
-        Invocations that raised, returned an invalid response, or timed out (their whole batch left).
-    timeouts:
-        Invocations killed at the function timeout (also counted in ``handler_errors``).
-    cold_starts:
-        Worker processes started.
-    delete_failures:
-        Records whose delete SQS refused (e.g. the receipt handle expired after a long invocation).
-    elapsed_seconds:
-        Wall time of the drain.
-    skipped:
-        Why nothing was drained (a disabled mapping), else ``None``.
-    aws_calls:
-        AWS API calls the function made, summed over every invocation: ``{"dynamodb.PutItem claims": n}``
-        (see :class:`~constructs_fifo.local.event_source.pool.Invocation`).
-    """
-
-    batches: int = 0
-    records: int = 0
-    succeeded: int = 0
-    failed_reported: int = 0
-    handler_errors: int = 0
-    timeouts: int = 0
-    cold_starts: int = 0
-    delete_failures: int = 0
-    elapsed_seconds: float = 0.0
-    skipped: str | None = None
-    aws_calls: dict[str, int] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def add(self, *, aws_calls: Mapping[str, int] | None = None, **counts: int) -> None:
-        """Add to counters and to the AWS call counts (thread-safe: slots report concurrently)."""
-        with self._lock:
-            for name, value in counts.items():
-                setattr(self, name, getattr(self, name) + value)
-            for key, value in (aws_calls or {}).items():
-                self.aws_calls[key] = self.aws_calls.get(key, 0) + value
-
-    def as_dict(self) -> dict[str, float | int | str | dict[str, int]]:
-        """The totals as a plain dict (for JSON reports)."""
-        return {
-            "batches": self.batches,
-            "records": self.records,
-            "succeeded": self.succeeded,
-            "failed_reported": self.failed_reported,
-            "handler_errors": self.handler_errors,
-            "timeouts": self.timeouts,
-            "cold_starts": self.cold_starts,
-            "delete_failures": self.delete_failures,
-            "elapsed_seconds": round(self.elapsed_seconds, 3),
-            "aws_calls": dict(sorted(self.aws_calls.items())),
-            **({"skipped": self.skipped} if self.skipped else {}),
-        }
 
 
 class EventSourceRunner:
@@ -468,16 +365,6 @@ class EventSourceRunner:
             command += f" --endpoint-url {self.target.endpoint_url}"
         return command
 
-    def _release(self, messages: Sequence[MessageTypeDef]) -> None:
-        """Make received messages visible again at once (best effort: they come back anyway)."""
-        for start in range(0, len(messages), 10):
-            entries = [
-                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
-                for i, m in enumerate(messages[start : start + 10])
-            ]
-            with contextlib.suppress(ClientError, BotoCoreError):
-                self._sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
-
     def _poll_slot(
         self,
         slot: int,
@@ -506,7 +393,7 @@ class EventSourceRunner:
             if not messages:
                 continue
             if self._abandon.is_set():  # received as the drain stopped at once: not run
-                self._release(messages)
+                release(self._sqs, self.queue.url, messages)
                 return
             busy[slot] = True
             try:
@@ -514,7 +401,9 @@ class EventSourceRunner:
             finally:
                 busy[slot] = False
             if report.error is not None and self._abandon.is_set():
-                self._release(messages)  # its worker was killed by the stop, not by the job
+                release(
+                    self._sqs, self.queue.url, messages
+                )  # its worker was killed by the stop, not by the job
             self._function_log.bound()
             if on_batch is not None:
                 with callback_lock:
@@ -570,7 +459,9 @@ class EventSourceRunner:
         deleted: list[str] = []
         delete_failures = 0
         if error is None:
-            deleted, delete_failures = self._delete([m for m in messages if m["MessageId"] not in failed])
+            deleted, delete_failures = delete(
+                self._sqs, self.queue.url, [m for m in messages if m["MessageId"] not in failed], self._log
+            )
         stats.add(
             batches=1,
             records=len(ids),
@@ -592,37 +483,3 @@ class EventSourceRunner:
             duration_seconds=invocation.duration_seconds,
             cold_start=invocation.cold_start,
         )
-
-    def _delete(self, messages: Sequence[MessageTypeDef]) -> tuple[list[str], int]:
-        deleted: list[str] = []
-        failures = 0
-        for start in range(0, len(messages), 10):
-            chunk = messages[start : start + 10]
-            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)]
-            try:
-                response = self._sqs.delete_message_batch(QueueUrl=self.queue.url, Entries=entries)  # type: ignore[arg-type]
-            except ClientError as err:
-                failures += len(chunk)
-                error = err.response.get("Error", {})
-                for message in chunk:
-                    self._delete_refused(message, str(error.get("Code")), str(error.get("Message")))
-                continue
-            deleted.extend(chunk[int(ok["Id"])]["MessageId"] for ok in response.get("Successful", []))
-            for failed in response.get("Failed", []):
-                failures += 1
-                self._delete_refused(
-                    chunk[int(failed["Id"])], failed.get("Code", ""), failed.get("Message", "")
-                )
-        return deleted, failures
-
-    def _delete_refused(self, message: MessageTypeDef, code: str, text: str) -> None:
-        """One line in the function log: the record stays on the queue and is received again."""
-        line = {
-            "event": "delete_refused",
-            "messageId": message["MessageId"],
-            "group": message.get("Attributes", {}).get("MessageGroupId", ""),
-            "error": f"{code}: {text}",
-            "action": "the record stays on the queue and is received again, as with Lambda",
-        }
-        self._log.write(json.dumps(line).encode() + b"\n")
-        self._log.flush()

@@ -1,4 +1,4 @@
-"""``groups list``, ``groups show``, ``groups resume``, ``groups skip-gap``, ``state show``.
+"""``groups show``, ``groups resume``, ``groups skip-gap``, ``state show``.
 
 What a group is doing, from the tables that know it: its park header and kept records
 (:class:`~constructs_fifo.client.ParkedGroups`, both modes) and, in state mode, its state item
@@ -6,14 +6,14 @@ What a group is doing, from the tables that know it: its park header and kept re
 for the bookkeeping's detail: buffered ``seq`` values, dead ids, skipped ranges). SQS knows nothing
 per group (it cannot even receive from a chosen one), so a group the tables do not mention is live.
 
-``groups list`` reads with Scans of the group table: an operator's command, never the runtime's path;
-on a large table it costs one read unit per 4 KB scanned.
+``groups list`` is :mod:`.listing` (one Scan of the group table, paged as the AWS CLI pages).
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.client.parked import GroupNotParkedError
 from constructs_fifo.local.errors import OperationRefusedError
@@ -21,21 +21,17 @@ from constructs_fifo.local.ops.dead_letters import decode_body
 from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
-from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, STATE_SK
+from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX
 from constructs_fifo.runtime.dead_job import encode_dead_job
 from constructs_fifo.runtime.parking import PARKED, ParkHeader
-from constructs_fifo.runtime.state.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
     from constructs_fifo.runtime.parking import KeptRecord
-    from constructs_fifo.runtime.state.records import GroupState
 
 __all__ = [
     "KEPT_SHOWN",
     "GroupDetail",
-    "GroupRow",
-    "group_rows",
     "kept_count",
     "plan_resume",
     "plan_skip_gap",
@@ -45,34 +41,6 @@ __all__ = [
 
 #: Kept jobs ``groups show`` lists (the first ones, in order).
 KEPT_SHOWN: Final = 10
-
-
-@dataclass(frozen=True)
-class GroupRow:
-    """One line of ``groups list``."""
-
-    group: str
-    status: str  # PARKED, RESUMING, GAP or LIVE
-    dead_job_id: str | None = None
-    reason: str | None = None
-    kept: int = 0
-    version: int | None = None
-    last_seq: int | None = None
-    buffered: int = 0
-    gap_open_since_ms: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "status": self.status,
-            "deadJobId": self.dead_job_id,
-            "reason": self.reason,
-            "kept": self.kept,
-            "version": self.version,
-            "lastSeq": self.last_seq,
-            "buffered": self.buffered,
-            "gapOpenSinceMs": self.gap_open_since_ms,
-        }
 
 
 def kept_count(ops: OpsQueue, group: str) -> int:
@@ -95,68 +63,6 @@ def kept_count(ops: OpsQueue, group: str) -> int:
         if "LastEvaluatedKey" not in response:
             return total
         params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-
-def _state_items(ops: OpsQueue) -> list[GroupState]:
-    """Every state item of the group table (a Scan), decoded by the runtime's codec."""
-    table = ops.deployed.group_table
-    if ops.mode != STATE_MODE or not table:
-        return []
-    params: dict[str, Any] = {
-        "TableName": table,
-        "FilterExpression": "#sk = :state",
-        "ExpressionAttributeNames": {"#sk": GROUP_ATTR_SK},
-        "ExpressionAttributeValues": {":state": {"S": STATE_SK}},
-        "ConsistentRead": True,
-    }
-    found: list[GroupState] = []
-    while True:
-        response = ops.dynamodb.scan(**params)
-        found += [decode_item(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
-        if "LastEvaluatedKey" not in response:
-            return found
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-
-def _gap(group_state: GroupState) -> bool:
-    return skip_gap_range(group_state) is not None
-
-
-def group_rows(ops: OpsQueue, *, parked: bool = False, gaps: bool = False) -> list[GroupRow]:
-    """The groups the tables know: parked or resuming (both modes) and, in state mode, every state item.
-
-    ``parked`` keeps the parked and resuming groups; ``gaps`` the groups waiting on a sequence gap;
-    both keep either.
-    """
-    operator = ops.parked
-    headers = {header.group: header for header in operator.list_groups()} if operator is not None else {}
-    states = {group_state.group: group_state for group_state in _state_items(ops)}
-    rows: list[GroupRow] = []
-    for group in sorted(set(headers) | set(states)):
-        header = headers.get(group)
-        group_state = states.get(group)
-        book = group_state.book if group_state is not None else None
-        status = (
-            header.status if header is not None else "GAP" if group_state and _gap(group_state) else "LIVE"
-        )
-        if (parked or gaps) and not (
-            (parked and header is not None) or (gaps and group_state is not None and _gap(group_state))
-        ):
-            continue
-        rows.append(
-            GroupRow(
-                group=group,
-                status=status,
-                dead_job_id=None if header is None else header.dead_job_id,
-                reason=None if header is None else header.dead.reason.value,
-                kept=kept_count(ops, group) if header is not None else 0,
-                version=None if group_state is None else group_state.version,
-                last_seq=None if book is None else book.last_seq,
-                buffered=0 if book is None else len(book.buffer),
-                gap_open_since_ms=None if book is None else book.gap_since_ms,
-            )
-        )
-    return rows
 
 
 def _str(value: object) -> str | None:
@@ -247,15 +153,47 @@ def show_group(ops: OpsQueue, group: str) -> GroupDetail:
     detail = GroupDetail(group, ops.mode, header, kept, kept_count(ops, group) if header is not None else 0)
     if ops.mode == STATE_MODE:
         detail.state = _state_view(ops, group)
+    if header is None and detail.state is not None and detail.state["version"] == 0:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} has no state item and is not parked: no job of it has run"
+            + _did_you_mean(ops, group),
+            "check the group id (`constructs-fifo groups list` lists the groups with a state)",
+        )
     if header is None and (detail.state is None or not detail.state["bufferedSeqs"]):
-        detail.notes.append("the tables hold nothing that stops this group: it is live")
+        detail.notes.append(
+            "the tables hold nothing that stops this group: it is live"
+            + (
+                " (claim mode keeps nothing about a group that is not parked, so a mistyped id reads "
+                "the same)" + _did_you_mean(ops, group)
+                if ops.mode != STATE_MODE
+                else ""
+            )
+        )
     return detail
+
+
+def _did_you_mean(ops: OpsQueue, group: str) -> str:
+    """``; parked: ws#42`` naming the parked groups closest to ``group`` (a typo), or ``""``."""
+    operator = ops.parked
+    if operator is None:
+        return ""
+    parked = [header.group for header in operator.list_groups()]
+    close = difflib.get_close_matches(group, parked, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 def show_state(ops: OpsQueue, group: str) -> dict[str, Any]:
     """``state show``: the group's state and bookkeeping (state mode only)."""
     ops.require_state_mode("state show")
-    return {"group": group, **_state_view(ops, group)}
+    view = _state_view(ops, group)
+    operator = ops.parked
+    if view["version"] == 0 and (operator is None or operator.get(group) is None):
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} has no state item: no job of it has run"
+            + _did_you_mean(ops, group),
+            "check the group id (`constructs-fifo groups list` lists the groups with a state)",
+        )
+    return {"group": group, **view}
 
 
 def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
@@ -270,14 +208,17 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
     header = operator.get(group) if operator is not None else None
     if operator is None or header is None:
         raise OperationRefusedError(
-            f"group {group!r} of {ops.label} is not parked (no park header in the group table)",
+            f"group {group!r} of {ops.label} is not parked (no park header in the group table)"
+            + _did_you_mean(ops, group),
             "list the parked groups: `constructs-fifo groups list --parked`",
         )
     job = header.dead_job_id or "(no job id)"
     plan = Plan(
         "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": header.dead_job_id}
     )
-    total = kept_count(ops, group)
+    first = operator.kept(group, limit=1)
+    dead_is_kept = bool(first) and first[0].record.get("messageId") == header.dead_message_id
+    behind = kept_count(ops, group) - (1 if dead_is_kept else 0)  # the kept jobs after the dead one
     if header.status != PARKED:
         plan.notes.append(f"group {group} is already {header.status}: only a new wake-up message is sent")
     elif skip_dead:
@@ -287,12 +228,12 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
         )
     else:
         plan.notes.append(f"job {job} runs again first: fix what killed it, or it parks the group again")
-    action = (
-        "send dead job " + job + " to the DLQ, then replay"
-        if skip_dead
-        else "retry dead job " + job + ", then"
+    action = f"send dead job {job} to the DLQ" if skip_dead else f"retry dead job {job}"
+    describe = (
+        f"resume group {group}: {action}, then run the {behind} kept job(s) behind it in order, before "
+        "anything sent later"
     )
-    describe = f"resume group {group}: {action} {total} kept job(s) in order, before anything sent later"
+    plan.details["keptBehind"] = behind
 
     def resume() -> str:
         try:

@@ -8,6 +8,7 @@ refuses a live lease; every ``--dry-run`` changes nothing; the queue ends empty.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -174,7 +175,8 @@ def test_plain_lines_off_a_terminal_and_a_question_on_one(
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "# groups of OpsStack/Jobs"
-    assert lines[1].split("\t") == ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+    state_columns = [] if ops.claim_mode else ["last seq", "buffered"]  # no seq bookkeeping in claim mode
+    assert lines[1].split("\t") == ["group", "status", "dead job", "reason", "kept", *state_columns]
     assert lines[2].split("\t")[:5] == ["ws#1", "PARKED", POISON, "PERMANENT", "2"]
 
     # WHEN a mutator runs on a terminal and the operator answers no THEN nothing changes (exit 1)
@@ -189,3 +191,81 @@ def test_plain_lines_off_a_terminal_and_a_question_on_one(
     code, out = ops.cli("groups", "resume", "ws#1", "--skip-dead", "--yes", tty=True)
     assert code == 0
     assert "resumed group ws#1" in out
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_a_terminal_of_any_width_shows_every_id_whole(
+    ops: World, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    # GIVEN a dead job with a long id and group in the DLQ, and a terminal this wide
+    job, group = "job-0123456789-abcdef", "ws#workspace-0123456789"
+    ops.send_dead(group, job)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    # WHEN the DLQ is listed on it
+    code, styled = ops.cli("dlq", "list", tty=True)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", styled)  # the terminal's colours
+    # THEN the job id, group and error are printed whole on one line each, nothing cut with an ellipsis
+    assert code == 0
+    assert "…" not in out
+    assert any(job in line for line in out.splitlines())
+    assert any(group in line for line in out.splitlines())
+    assert max(len(line) for line in out.splitlines()) <= columns
+    # AND a table that does not fit becomes one block per row
+    assert ("one block per row" in out) == (columns == 80)
+
+
+def test_ctrl_c_at_the_question_changes_nothing_and_says_so(
+    ops: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a parked group and an operator at a terminal
+    ops.harness.behaviour[POISON] = _poison
+    ops.send("ws#1", "a1", POISON, "a3")
+    ops.drain()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+
+    def interrupt(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", interrupt)
+    before = ops.snapshot()
+    # WHEN Ctrl-C is pressed at the question
+    code, out = ops.cli("groups", "resume", "ws#1", "--skip-dead", tty=True)
+    # THEN exit 130 (interrupted), nothing changed, and it says so on its own line
+    assert code == 130
+    assert "\nnothing was changed" in out
+    assert ops.snapshot() == before
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_mistyped_group_is_named_with_the_parked_one_and_a_fix_for_this_queue(
+    ops: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN ws#night parked
+    ops.harness.behaviour[POISON] = _poison
+    ops.send("ws#night", "a1", POISON)
+    ops.drain()
+    # WHEN the operator types ws#nigth with --queue
+    code, _ = ops.cli("groups", "resume", "ws#nigth", "--queue", "Jobs")
+    err = capsys.readouterr().err
+    # THEN refused (exit 1), naming the parked group it was probably meant to be, and the fix's
+    # command carries the same --stack and --queue so it can be pasted
+    assert code == EXIT_VIOLATIONS
+    assert "group 'ws#nigth'" in err and "did you mean ws#night?" in err
+    assert "`constructs-fifo groups list --parked --stack OpsStack --queue Jobs`" in err
+    if not ops.claim_mode:
+        # AND in state mode, `groups show` of a group without a state item says no job of it ran
+        code, _ = ops.cli("groups", "show", "ws#nigth")
+        assert code == EXIT_VIOLATIONS
+        assert "no job of it has run; did you mean ws#night?" in capsys.readouterr().err
+
+
+def test_resume_counts_the_kept_jobs_behind_the_dead_one(ops: World) -> None:
+    # GIVEN a group parked at its poison job with two jobs behind it (three kept records)
+    ops.harness.behaviour[POISON] = _poison
+    ops.send("ws#1", "a1", POISON, "a3", "a4")
+    ops.drain()
+    # WHEN a resume is planned
+    code, out = ops.cli("groups", "resume", "ws#1", "--skip-dead", "--dry-run")
+    # THEN it names two jobs to run after the dead one, not three
+    assert code == 0
+    assert "then run the 2 kept job(s) behind it in order" in out

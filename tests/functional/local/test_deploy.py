@@ -31,7 +31,8 @@ from constructs_fifo.local.errors import (
     StackNotFoundError,
     StackOutputsError,
 )
-from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER, Check
+from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER
+from constructs_fifo.local.preflight.facts import Check
 
 REGION = "eu-west-1"
 FAKE_CDK = """#!{python}

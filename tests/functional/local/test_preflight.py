@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from constructs_fifo.local.preflight import (
-    BOOTSTRAP_VERSION_PARAMETER,
+from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER
+from constructs_fifo.local.preflight.facts import (
     AccountConcurrency,
     Bootstrap,
     CdkCli,
@@ -22,10 +22,9 @@ from constructs_fifo.local.preflight import (
     StackConcurrency,
     Status,
     Unavailable,
-    observe,
-    read_assembly,
-    verify,
 )
+from constructs_fifo.local.preflight.observe import observe, read_assembly
+from constructs_fifo.local.preflight.verify import verify
 
 REGION = "us-east-1"
 

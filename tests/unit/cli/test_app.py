@@ -12,7 +12,7 @@ from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
 from constructs_fifo.cli import app as cli_app
 from constructs_fifo.local.emulator import launch
 from constructs_fifo.local.errors import CdkNotFoundError, EmulatorError
-from constructs_fifo.local.event_source.runner import DrainStats
+from constructs_fifo.local.event_source.reports import DrainStats
 from constructs_fifo.local.stack import DeployedQueue
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from constructs_fifo.local.preflight import (
+from constructs_fifo.local.preflight.facts import (
     AccountConcurrency,
     Bootstrap,
     CdkCli,
@@ -17,9 +17,8 @@ from constructs_fifo.local.preflight import (
     StackConcurrency,
     Status,
     Unavailable,
-    reservable,
-    verify,
 )
+from constructs_fifo.local.preflight.verify import reservable, verify
 
 #: The sample app: two functions reserving 10 each.
 SAMPLE = StackConcurrency(

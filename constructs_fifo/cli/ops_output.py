@@ -1,0 +1,99 @@
+"""How the operations commands print: a ``rich`` table on a terminal, plain lines otherwise, JSON.
+
+Plain lines are ``key: value`` under a ``# title`` line, and tab-separated rows under a header line.
+On a terminal nothing an operator types next (a job id, a group) is ever cut: values fold onto more
+lines, and a table too wide for the terminal is printed as one key/value block per row instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from constructs_fifo.cli import render
+
+__all__ = ["Output", "cell", "print_json", "when"]
+
+#: A width no table reaches: what a table measures when nothing bounds it.
+_UNBOUNDED_COLUMNS: Final = 100_000
+
+
+def cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | dict):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
+
+
+class Output:
+    """Prints tables and key/value blocks: rich on a terminal, plain lines otherwise.
+
+    Nothing an operator types next (a job id, a group) is ever cut: values fold onto more lines, and a
+    table too wide for the terminal is printed as one key/value block per row instead.
+    """
+
+    def __init__(self) -> None:
+        self.tty = sys.stdout.isatty()
+        self.console = render.console()
+
+    def pairs(self, title: str, values: Sequence[tuple[str, object]]) -> None:
+        if self.tty:
+            from rich.table import Table  # noqa: PLC0415 - rich is a base dependency; local to the renderer
+
+            table = Table(title=title, show_header=False, min_width=min(len(title), self.console.width))
+            table.add_column("", no_wrap=True)
+            table.add_column("", overflow="fold")
+            for key, value in values:
+                table.add_row(key, cell(value))
+            self.console.print(table)
+            return
+        print(f"# {title}")
+        for key, value in values:
+            print(f"{key}: {cell(value)}")
+
+    def rows(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        if self.tty:
+            from rich.measure import Measurement  # noqa: PLC0415
+            from rich.table import Table  # noqa: PLC0415
+
+            table = Table(title=title, min_width=min(len(title), self.console.width))
+            for column in columns:
+                table.add_column(column, no_wrap=True)
+            for row in rows:
+                table.add_row(*(cell(value) for value in row))
+            unbounded = self.console.options.update_width(_UNBOUNDED_COLUMNS)
+            needed = Measurement.get(self.console, unbounded, table).maximum
+            if needed <= self.console.width or not rows:
+                self.console.print(table)
+                return
+            self.console.print(
+                f"{title}: one block per row (a table is too wide for {self.console.width} columns)"
+            )
+            for row in rows:
+                self.pairs(f"{columns[0]} {cell(row[0])}", list(zip(columns[1:], row[1:], strict=True)))
+            return
+        print(f"# {title}")
+        print("\t".join(columns))
+        for row in rows:
+            print("\t".join(cell(value) for value in row))
+
+    def line(self, text: str) -> None:
+        if self.tty:
+            self.console.print(text, markup=False)
+        else:
+            print(text)
+
+
+def when(epoch_ms: object) -> str | None:
+    """Epoch milliseconds as ISO 8601 UTC (what the DLQ's ``deadAt`` says), for people."""
+    if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
+        return None
+    return dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def print_json(document: object) -> None:
+    print(json.dumps(document, indent=2, sort_keys=True, default=str))
