@@ -9,7 +9,9 @@ One dashboard per queue (construct id ``Dashboard``, unless ``dashboard=False``)
    reserved concurrency;
 4. the runtime's metrics (:mod:`constructs_fifo.runtime.observability`): jobs succeeded, failed and
    dead-lettered; duplicates skipped and (claim mode) claim conflicts; (PARK) parked groups and kept
-   jobs; (state mode) the age of the oldest open sequence gap.
+   jobs; (state mode) the age of the oldest open sequence gap;
+5. the DynamoDB capacity units the runtime's calls consumed (``CapacityUnitsConsumed``) beside the jobs
+   succeeded: their ratio is what a job costs in DynamoDB (docs/capacity.md).
 
 A graph of a metric an alarm watches draws the alarm's own metric with its threshold as a horizontal
 annotation, so the line and the threshold are the ones the alarm compares. There is no alarm status
@@ -84,6 +86,7 @@ class DashboardMetrics:
     groups_parked: cloudwatch.IMetric | None
     jobs_kept: cloudwatch.IMetric | None
     sequence_gap: cloudwatch.IMetric | None
+    capacity_units: cloudwatch.IMetric
 
 
 class MetricFactory(Protocol):
@@ -110,6 +113,7 @@ def runtime_metrics(
         groups_parked=parked_alarm.metric if parked_alarm is not None else None,
         jobs_kept=metric(constants.METRIC_JOBS_KEPT, period=period) if parks else None,
         sequence_gap=gap_alarm.metric if gap_alarm is not None else None,
+        capacity_units=metric(constants.METRIC_CAPACITY_UNITS_CONSUMED, period=period),
     )
 
 
@@ -273,5 +277,16 @@ def build_dashboard(
             )
         )
     rows.append(runtime)
+    # What the jobs cost in DynamoDB, as the runtime's calls reported it (docs/capacity.md): units per job
+    # is this Sum over JobsSucceeded's.
+    rows.append(
+        [
+            _graph(
+                "DynamoDB capacity units consumed (read + write)",
+                [metrics.capacity_units, metrics.succeeded],
+                width=_FULL_WIDTH // 2,
+            )
+        ]
+    )
     # Every row in the one constructor call (one jsii call, not one per row).
     return cloudwatch.Dashboard(scope, DASHBOARD_ID, widgets=rows)

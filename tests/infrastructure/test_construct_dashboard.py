@@ -147,6 +147,8 @@ def test_the_runtime_graphs_draw_every_metric_of_claim_mode_under_park(synthesiz
         constants.METRIC_CLAIM_CONFLICTS,
         constants.METRIC_GROUPS_PARKED,
         constants.METRIC_JOBS_KEPT,
+        constants.METRIC_CAPACITY_UNITS_CONSUMED,
+        constants.METRIC_JOBS_SUCCEEDED,
     ]
     for graph in runtime.values():
         for line in graph["metrics"]:
@@ -154,6 +156,12 @@ def test_the_runtime_graphs_draw_every_metric_of_claim_mode_under_park(synthesiz
             assert (line[-1]["stat"], line[-1]["period"]) == ("Sum", 60)
     # AND the parked groups against the parked-groups alarm's threshold (1)
     assert _thresholds(graphs["Groups parked, jobs kept"]) == [1]
+    # AND the DynamoDB capacity the runtime's calls consumed, beside the jobs it bought
+    capacity = graphs["DynamoDB capacity units consumed (read + write)"]
+    assert _metrics(capacity) == [
+        (constants.DEFAULT_METRICS_NAMESPACE, constants.METRIC_CAPACITY_UNITS_CONSUMED, "Sum"),
+        (constants.DEFAULT_METRICS_NAMESPACE, constants.METRIC_JOBS_SUCCEEDED, "Sum"),
+    ]
 
 
 def test_the_state_mode_dashboard_draws_the_gap_against_gap_timeout(synthesized: Synthesized) -> None:
