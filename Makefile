@@ -81,10 +81,10 @@ chaos: setup
 	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
 		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
-		tests/unit/test_runtime_state_core.py tests/chaos
+		tests/unit/test_runtime_state_core_apply.py tests/chaos
 
 # The props tables of README.md and docs/construct.md, written from the settings spec
-# (constructs_fifo/runtime/settings.py); tests/unit/test_construct_props_table.py fails when one drifts.
+# (constructs_fifo/runtime/settings/spec.py); tests/unit/test_construct_props_table.py fails when one drifts.
 docs: setup
 	$(PY) -m constructs_fifo.construct.props_table
 

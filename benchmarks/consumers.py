@@ -136,9 +136,9 @@ def build_claim_park(env: ConsumerEnv) -> BatchFn:
 
 
 def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
-    from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
+    from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
 
     def handle(job: Any, context: Any) -> None:
         env.job_ran()
@@ -166,9 +166,9 @@ def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
     0 keeps it a few dozen bytes.
     """
     pad = "x" * max(0, state_bytes - _STATE_JSON_BYTES)
-    from constructs_fifo.runtime.config import RuntimeConfig  # noqa: PLC0415
     from constructs_fifo.runtime.constants import JobMode  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
+    from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
 
     def apply(job: Any, state: dict[str, Any] | None) -> dict[str, Any]:
         env.job_ran()

@@ -21,7 +21,7 @@ from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode, OutcomeLin
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
-    from constructs_fifo.runtime.state.records import GapPolicy
+    from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "CodeBundling",
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
     if name == "GapPolicy":
         # Lazy too: state mode's records load only where state mode runs (a claim-mode container
         # imports this package, and must load claim mode alone).
-        from constructs_fifo.runtime.state.records import GapPolicy  # noqa: PLC0415
+        from constructs_fifo.runtime.state.core.records import GapPolicy  # noqa: PLC0415
 
         return GapPolicy
     raise AttributeError(f"module 'constructs_fifo' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """Operating parked groups: list them, read what they keep, resume them (retrying or skipping the dead job).
 
 Under the PARK policy a group whose job died stops there; the dead job and every later job of the
-group are kept, in order, in the queue's group table (see :mod:`constructs_fifo.runtime.parking`).
+group are kept, in order, in the queue's group table (see :mod:`constructs_fifo.runtime.dead_jobs.parking`).
 Resuming replays them first and in order, before anything sent later:
 
 * ``resume(group)`` retries the dead job: its DEAD claim is reset, so it runs again (fix the cause
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
-from constructs_fifo.runtime.dead_letter import DeadLetter, DeadLetterSender
-from constructs_fifo.runtime.parking import (
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetter, DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import (
     PARKED,
     RESUMING,
     KeptRecord,

@@ -3,8 +3,9 @@
 Other services (a dashboard, a verifier, an API) read what state mode committed: the user's state,
 its version, and whether the group waits on a sequence gap or is parked. ``get`` and ``version``
 make one ``GetItem`` (the state item); ``snapshot`` two (the state item and the group's park
-header). The layout is decoded by the runtime's own codecs (:mod:`constructs_fifo.runtime.state.store`,
-:mod:`constructs_fifo.runtime.parking`), so the two cannot drift apart. The reader needs
+header). The layout is decoded by the runtime's own codecs
+(:mod:`constructs_fifo.runtime.state.storage.store`,
+:mod:`constructs_fifo.runtime.dead_jobs.parking`), so the two cannot drift apart. The reader needs
 ``dynamodb:GetItem`` on the table (the construct's ``grant_read_state``).
 
 Parked or not is read from the park header, as the runtime and ``ParkedGroups`` read it: the one
@@ -37,14 +38,14 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_UPDATED_AT,
     STATE_SK,
 )
+from constructs_fifo.runtime.dead_jobs.parking import decode_header
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.parking import decode_header
-from constructs_fifo.runtime.state.store import decode_item
+from constructs_fifo.runtime.state.storage.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-    from constructs_fifo.runtime.state.records import GroupState
+    from constructs_fifo.runtime.state.core.records import GroupState
 
 __all__ = ["GroupSnapshot", "GroupStateReader", "StateReadError"]
 

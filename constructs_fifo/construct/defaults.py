@@ -18,8 +18,8 @@ from aws_cdk import aws_logs as logs
 
 from constructs_fifo.construct import tokens
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode, OutcomeLines
-from constructs_fifo.runtime.settings import SETTINGS, Setting
-from constructs_fifo.runtime.state.records import GapPolicy
+from constructs_fifo.runtime.settings.spec import SETTINGS, Setting
+from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",

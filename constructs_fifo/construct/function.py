@@ -31,8 +31,8 @@ from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.packaging import build_function_code
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
-from constructs_fifo.runtime.state.records import GapPolicy
+from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
+from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "RUNTIME_ENVIRONMENT",

@@ -49,7 +49,7 @@ from constructs_fifo.construct.queues import build_queues
 from constructs_fifo.construct.tables import build_tables
 from constructs_fifo.construct.validation import InvalidPropsError, raise_if_any
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.state.records import GapPolicy
+from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",

@@ -32,7 +32,7 @@ from constructs_fifo.construct.validation import (
     warn_risky,
 )
 from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.state.records import GapPolicy
+from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = ["CheckedProps", "check_all"]
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Final
 
 from constructs_fifo.construct.errors import PropsTableMissingError
-from constructs_fifo.runtime.settings import SETTINGS, Setting
+from constructs_fifo.runtime.settings.spec import SETTINGS, Setting
 
 __all__ = ["BEGIN", "DOCS", "END", "main", "render", "rewrite"]
 
 #: The line before a generated table.
 BEGIN: Final = (
-    "<!-- props table: generated from constructs_fifo/runtime/settings.py by "
+    "<!-- props table: generated from constructs_fifo/runtime/settings/spec.py by "
     "`python -m constructs_fifo.construct.props_table`; edit the rows there -->"
 )
 #: The line after it.

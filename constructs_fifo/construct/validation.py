@@ -31,7 +31,7 @@ from constructs_fifo.construct import defaults, tokens
 from constructs_fifo.construct.bundling import CodeBundling
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting, human_seconds
+from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting, human_seconds
 
 __all__ = [
     "RESERVED_PACKAGE",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.exceptions import (
     ConfigurationError,
     ConstructsFifoRuntimeError,
@@ -29,6 +28,7 @@ from constructs_fifo.runtime.exceptions import (
 )
 from constructs_fifo.runtime.job import Job, JobHandler, parse_record
 from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient

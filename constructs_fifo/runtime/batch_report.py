@@ -3,7 +3,7 @@
 :class:`BatchReport` collects what one batch decided (the records reported failed with their
 visibility, blocked groups, records to keep, wake-up messages); :func:`refresh_worn_wake_ups` (before
 anything of the batch runs) and :func:`settle_wake_ups` (after) apply the wake-up rule of a
-resuming group (rule 4 of :mod:`constructs_fifo.runtime.parking`) to it.
+resuming group (rule 4 of :mod:`constructs_fifo.runtime.dead_jobs.parking`) to it.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import VisibilityChange
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES
+from constructs_fifo.runtime.dead_jobs.parking import RESUMING, is_wake_up, wake_up_message
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
-from constructs_fifo.runtime.parking import RESUMING, is_wake_up, wake_up_message
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.parking import ParkHeader
+    from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The Lambda handler the construct configures: ``constructs_fifo.runtime.entrypoint.handler``.
 
 Importing it loads neither boto3, nor the user's code, nor either mode's modules. The first
-invocation of a container reads :class:`~constructs_fifo.runtime.config.RuntimeConfig` from the
+invocation of a container reads :class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` from the
 environment, imports boto3, creates the clients, imports the configured mode's package
 (:mod:`constructs_fifo.runtime.claim` or :mod:`constructs_fifo.runtime.state`: a container loads one
 mode's modules, not both) and the user's ``module.function``, once; a wrong environment is raised
@@ -15,12 +15,12 @@ import importlib
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, JobMode
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import ConfigurationError
 from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
-from constructs_fifo.runtime.parking import ParkStore
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -138,9 +138,9 @@ def _state_processor(
     cfg: RuntimeConfig, transition: Any, dynamodb_client: Any, sqs_client: Any, log: JobLogger
 ) -> BatchProcessor:
     # Imported here: a container loads only the modules of its own mode at cold start.
+    from constructs_fifo.runtime.state.core.records import GapPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.state.processor import StateBatchProcessor  # noqa: PLC0415
-    from constructs_fifo.runtime.state.records import GapPolicy  # noqa: PLC0415
-    from constructs_fifo.runtime.state.store import StateStore  # noqa: PLC0415
+    from constructs_fifo.runtime.state.storage.store import StateStore  # noqa: PLC0415
 
     table = cfg.group_table or ""
     return StateBatchProcessor(

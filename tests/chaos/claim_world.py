@@ -15,8 +15,8 @@ from typing import Any
 from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.parking import ParkStore
 
 from .calls import Point
 from .history import ClaimSeen

@@ -14,10 +14,10 @@ from collections import defaultdict
 from typing import Any
 
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, STATE_ATTR_RUN, STATE_SK, JobMode
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
-from constructs_fifo.runtime.state.store import StateStore, decode_item
+from constructs_fifo.runtime.state.storage.store import StateStore, decode_item
 
 from .calls import Point
 from .history import StateSeen

@@ -57,11 +57,11 @@ from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.defaults import min_receive_count_for
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import PARKED
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import PARKED
 
 from .calls import Point
 from .faults import Fault, FaultInjector

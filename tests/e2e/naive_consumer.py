@@ -22,7 +22,7 @@ import boto3
 
 from constructs_fifo.runtime import Job
 from constructs_fifo.runtime.constants import ENV_GROUP_TABLE
-from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.storage.store import StateStore
 
 __all__ = ["handler"]
 

@@ -23,8 +23,8 @@ from constructs_fifo.local.ops import OpsQueue
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.local.stack import resolve_queue
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.runtime.dead_job import DeadJob
-from constructs_fifo.runtime.dead_letter import DeadLetter, DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetter, DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 
 from .runtime_harness import (
     DLQ_NAME,

@@ -18,10 +18,10 @@ from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import ParkStore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient

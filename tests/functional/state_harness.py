@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.client.parked import ParkedGroups
+from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.parking import ParkHeader
+from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
-from constructs_fifo.runtime.state.records import GroupState
-from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.storage.store import StateStore
 
 from .fifo_model import Crash
 from .runtime_harness import GROUP_TABLE_NAME, ProcessorHarness, failed_ids, make_record, receive_records

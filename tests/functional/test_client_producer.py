@@ -19,8 +19,8 @@ from constructs_fifo.client import (
     SendFailedError,
 )
 from constructs_fifo.client.producer import FIRST_SEQ, message_attributes
-from constructs_fifo.runtime.settings import SETTINGS
-from constructs_fifo.runtime.state.records import BatchSettings
+from constructs_fifo.runtime.settings.spec import SETTINGS
+from constructs_fifo.runtime.state.core.records import BatchSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient

@@ -12,9 +12,9 @@ from constructs_fifo.client.state_reader import GroupSnapshot, GroupStateReader,
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.core import apply_batch
-from constructs_fifo.runtime.state.records import GroupState
-from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.core.apply import apply_batch
+from constructs_fifo.runtime.state.core.records import GroupState
+from constructs_fifo.runtime.state.storage.store import StateStore
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table, make_record

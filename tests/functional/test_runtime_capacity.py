@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime import entrypoint
 from constructs_fifo.runtime.capacity import CapacityTally, consumed_units
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 from .runtime_harness import GROUP_TABLE_NAME, TABLE_NAME, FakeContext
 from .state_harness import job_record

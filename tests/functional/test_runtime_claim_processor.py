@@ -386,7 +386,7 @@ def test_the_runbooks_claim_reset_works_as_written(harness: Harness) -> None:
 
 def test_a_dlq_send_failure_keeps_the_record_and_the_next_delivery_sends_it(harness: Harness) -> None:
     # GIVEN a DLQ that does not exist (the send fails), and p1 that dies
-    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 
     harness.behaviour["p1"] = poison
     broken = DeadLetterSender(harness.sqs, harness.dlq_url + "-missing")

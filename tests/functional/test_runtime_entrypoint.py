@@ -16,7 +16,6 @@ import pytest
 
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.runtime import entrypoint
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import (
     ENV_BACKOFF_BASE_SECONDS,
     ENV_CLAIM_TABLE,
@@ -28,9 +27,10 @@ from constructs_fifo.runtime.constants import (
     ENV_VISIBILITY_TIMEOUT_SECONDS,
     DeadJobPolicy,
 )
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import ConfigurationError
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import ParkStore
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 from .runtime_harness import (
     GROUP_TABLE_NAME,
@@ -268,7 +268,7 @@ def test_a_container_loads_only_the_modules_of_its_mode(mode: str, loaded: str, 
     # GIVEN a fresh interpreter that builds the entry point's processor for one mode (clients injected)
     probe = (
         "import sys; from constructs_fifo.runtime import entrypoint; "
-        "from constructs_fifo.runtime.config import RuntimeConfig; "
+        "from constructs_fifo.runtime.settings.config import RuntimeConfig; "
         "from constructs_fifo.runtime.constants import JobMode; "
         "cfg = RuntimeConfig(claim_table='claims', queue_url='q', group_table='groups', "
         f"mode=JobMode.{mode}); "

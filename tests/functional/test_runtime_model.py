@@ -36,11 +36,11 @@ from constructs_fifo.construct.defaults import min_receive_count_for
 from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import ParkStore
 
 from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_delivery, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, TABLE_NAME, FakeClock, create_tables

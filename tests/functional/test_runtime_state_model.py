@@ -42,13 +42,13 @@ from moto import mock_aws
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.defaults import min_receive_count_for
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
-from constructs_fifo.runtime.dead_letter import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.runtime.parking import ParkStore
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
-from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.storage.store import StateStore
 
 from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_delivery, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, FakeClock, create_tables

@@ -15,7 +15,7 @@ import pytest
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.book import decode_book, encode_book
+from constructs_fifo.runtime.state.storage.book import decode_book, encode_book
 
 from .runtime_harness import make_record, receive_records
 from .state_harness import StateHarness, job_record

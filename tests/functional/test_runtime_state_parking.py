@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.dead_job import encode_dead_job
+from constructs_fifo.runtime.dead_jobs.parking import wake_up_message
+from constructs_fifo.runtime.dead_jobs.record import encode_dead_job
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.parking import wake_up_message
 
 from .fifo_model import Crash
 from .runtime_harness import DynamoCallCounter, make_record, receive_records

@@ -15,7 +15,7 @@ import pytest
 from constructs_fifo.runtime.constants import STATE_ATTR_RUN, DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.records import GapPolicy
+from constructs_fifo.runtime.state.core.records import GapPolicy
 
 from .fifo_model import Crash
 from .runtime_harness import (
@@ -409,7 +409,7 @@ def test_a_dead_job_whose_dlq_send_fails_is_sent_as_it_died_on_redelivery_and_a_
     state: StateHarness, sqs: SQSClient
 ) -> None:
     # GIVEN the dead-letter queue cannot be reached
-    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 
     state.behaviour["p"] = poison
     records = [job_record("a"), job_record("p"), job_record("b")]

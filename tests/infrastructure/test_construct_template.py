@@ -19,7 +19,7 @@ from constructs_fifo.construct import (
 )
 from constructs_fifo.construct.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.settings import SETTINGS
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 from .stacks import REPO, Synthesized
 

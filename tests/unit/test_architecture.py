@@ -185,3 +185,21 @@ def test_only_the_emulator_server_and_patches_need_the_local_extra() -> None:
     allowed = {f"{emulator}.server", f"{emulator}.__main__"}
     assert {f"{emulator}.server", f"{emulator}.patches"} <= needing
     assert [m for m in sorted(needing) if m not in allowed and not m.startswith(f"{emulator}.patches")] == []
+
+
+#: The house bar of the runtime's rooms (issue 15): one job per module, rooms before a folder grows flat.
+MAX_RUNTIME_MODULE_LINES = 500
+MAX_RUNTIME_FOLDER_LINES = 2_500
+
+
+def test_the_runtime_keeps_its_modules_and_rooms_small() -> None:
+    # GIVEN every module of the runtime (what ships in the function's asset), by folder
+    runtime = ROOT / "constructs_fifo" / "runtime"
+    lines = {path: len(path.read_text().splitlines()) for path in runtime.rglob("*.py")}
+    # THEN no module passes the line signal
+    assert {str(p.relative_to(ROOT)): n for p, n in lines.items() if n > MAX_RUNTIME_MODULE_LINES} == {}
+    # AND no folder's own modules (its rooms not counted) pass the folder signal
+    folders: dict[Path, int] = {}
+    for path, count in lines.items():
+        folders[path.parent] = folders.get(path.parent, 0) + count
+    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_RUNTIME_FOLDER_LINES} == {}

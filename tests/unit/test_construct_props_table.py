@@ -15,7 +15,7 @@ from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct import tokens
 from constructs_fifo.construct.errors import PropsTableMissingError
 from constructs_fifo.construct.props_table import DOCS, main, render, rewrite
-from constructs_fifo.runtime.settings import SETTINGS
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from aws_cdk.assertions import Match, Template
 from constructs_fifo import CodeBundling, OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
+from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -339,7 +339,7 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
 
 def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
     # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
-    from constructs_fifo.runtime.state.records import GapPolicy
+    from constructs_fifo.runtime.state.core.records import GapPolicy
 
     problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
     assert problems == [

@@ -10,6 +10,7 @@ import pytest
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.core.records import BatchSettings, Bookkeeping, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import (
     GROUP_RUN,
     CrashWatch,
@@ -17,7 +18,6 @@ from constructs_fifo.runtime.state.crash_watch import (
     RunMarker,
     plan_run,
 )
-from constructs_fifo.runtime.state.records import BatchSettings, Bookkeeping, GroupState, Outcome
 from constructs_fifo.runtime.state.run import run_group
 from constructs_fifo.runtime.types import SQSRecord
 

@@ -10,8 +10,14 @@ import pytest
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.engine import stalled_on
-from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState, Outcome, RetryReason
+from constructs_fifo.runtime.state.core.engine import stalled_on
+from constructs_fifo.runtime.state.core.records import (
+    BatchResult,
+    BatchSettings,
+    GroupState,
+    Outcome,
+    RetryReason,
+)
 from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 from constructs_fifo.runtime.types import SQSRecord
 

@@ -38,13 +38,13 @@ from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
-from constructs_fifo.runtime.state.records import job_key
+from constructs_fifo.runtime.state.core.records import job_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
     from constructs_fifo.runtime.claim.store import ClaimStore
-    from constructs_fifo.runtime.state.records import GroupState
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.core.records import GroupState
+    from constructs_fifo.runtime.state.storage.store import StateStore
 
 __all__ = [
     "REDRIVE_DEDUP_PREFIX",

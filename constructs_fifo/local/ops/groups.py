@@ -22,12 +22,12 @@ from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX
-from constructs_fifo.runtime.dead_job import encode_dead_job
-from constructs_fifo.runtime.parking import PARKED, ParkHeader
+from constructs_fifo.runtime.dead_jobs.parking import PARKED, ParkHeader
+from constructs_fifo.runtime.dead_jobs.record import encode_dead_job
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.parking import KeptRecord
+    from constructs_fifo.runtime.dead_jobs.parking import KeptRecord
 
 __all__ = [
     "KEPT_SHOWN",

@@ -32,13 +32,13 @@ from constructs_fifo.local.ops.groups import kept_count
 from constructs_fifo.local.ops.state_edits import skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_PARK, STATE_SK
-from constructs_fifo.runtime.parking import decode_header
-from constructs_fifo.runtime.state.store import decode_item
+from constructs_fifo.runtime.dead_jobs.parking import decode_header
+from constructs_fifo.runtime.state.storage.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.parking import ParkHeader
-    from constructs_fifo.runtime.state.records import GroupState
+    from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
+    from constructs_fifo.runtime.state.core.records import GroupState
 
 __all__ = ["GroupPage", "GroupRow", "group_rows", "list_groups"]
 

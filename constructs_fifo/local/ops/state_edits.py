@@ -1,8 +1,8 @@
 """An operator's two changes to a state-mode group's bookkeeping: forget a dead job, give up a gap.
 
 Both are one conditional write of the group's state item through the runtime's own store
-(:meth:`~constructs_fifo.runtime.state.store.StateStore.commit`, conditioned on the version read), so a
-worker that commits meanwhile wins and the operator's write fails with nothing changed (run the command
+(:meth:`~constructs_fifo.runtime.state.storage.store.StateStore.commit`, conditioned on the version read),
+so a worker that commits meanwhile wins and the operator's write fails with nothing changed (run the command
 again). The item's run marker, if any, is written back as it was: it is the crash watch's evidence.
 
 * **Forget a dead job** (``dlq redrive --reset``, state mode): its id leaves ``dead``, its entry
@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING
 
 from constructs_fifo.local.errors import OperationRefusedError
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
-from constructs_fifo.runtime.parking import wake_up_message
-from constructs_fifo.runtime.state.engine import MAX_SKIPPED_RANGES, next_seq
-from constructs_fifo.runtime.state.records import GroupState, SkippedRange
+from constructs_fifo.runtime.dead_jobs.parking import wake_up_message
+from constructs_fifo.runtime.state.core.engine import MAX_SKIPPED_RANGES, next_seq
+from constructs_fifo.runtime.state.core.records import GroupState, SkippedRange
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.state.crash_watch import RunMarker
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.storage.store import StateStore
 
 __all__ = ["check_forget", "dead_job_seq", "forget_dead_job", "read_group", "skip_gap", "skip_gap_range"]
 

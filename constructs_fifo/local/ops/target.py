@@ -21,7 +21,7 @@ from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.errors import OperationError
 from constructs_fifo.runtime.claim.store import ClaimStore
-from constructs_fifo.runtime.state.store import StateStore
+from constructs_fifo.runtime.state.storage.store import StateStore
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient

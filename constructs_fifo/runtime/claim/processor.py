@@ -3,7 +3,7 @@
 Rules, per record and in batch order:
 
 1. **Parked groups first.** Under the PARK policy the park headers of the batch's groups are read
-   with one consistent ``BatchGetItem`` (:mod:`constructs_fifo.runtime.parking`). Every record of a
+   with one consistent ``BatchGetItem`` (:mod:`constructs_fifo.runtime.dead_jobs.parking`). Every record of a
    group that has a header is kept in the group table behind the group's dead job instead of
    running. A resuming group then replays its kept records, in order, before anything else of it.
 2. **Group blocked?** Once a record of group G is retried in this batch, every later record of G is
@@ -53,27 +53,27 @@ from constructs_fifo.runtime.batch_report import (
 )
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
-from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_ON_DEAD_JOB,
     DeadJobPolicy,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_job import DeadJob
-from constructs_fifo.runtime.dead_letter import DeadLetter
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
+from constructs_fifo.runtime.dead_jobs.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
-from constructs_fifo.runtime.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
+from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.claim.store import ClaimStore
-    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.observability import JobLogger
-    from constructs_fifo.runtime.parking import ParkStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["ClaimBatchReport", "OrderedBatchProcessor"]

@@ -22,8 +22,8 @@ from constructs_fifo.runtime.constants import (
     ATTR_MESSAGE_ID,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_job import DeadJob, stored_reason
-from constructs_fifo.runtime.dead_letter import DeadLetter
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, stored_reason
 from constructs_fifo.runtime.error_text import describe, error_text
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job, JobHandler

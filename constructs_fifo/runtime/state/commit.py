@@ -40,19 +40,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.state.core.records import BatchResult
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
 from constructs_fifo.runtime.state.owed import owing
-from constructs_fifo.runtime.state.records import BatchResult
 from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.runtime.parking import ParkHeader
+    from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
+    from constructs_fifo.runtime.state.core.engine import Transition
+    from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState
     from constructs_fifo.runtime.state.crash_watch import RunMarker
-    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend
-    from constructs_fifo.runtime.state.records import BatchSettings, GroupState
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["Committed", "GroupCommit", "ItemsOf"]

@@ -51,8 +51,8 @@ from constructs_fifo.runtime.exceptions import WorkerCrashedError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
-    from constructs_fifo.runtime.state.engine import Transition
-    from constructs_fifo.runtime.state.records import GroupState
+    from constructs_fifo.runtime.state.core.engine import Transition
+    from constructs_fifo.runtime.state.core.records import GroupState
 
 __all__ = ["GROUP_RUN", "CrashWatch", "RunInterrupted", "RunMarker", "RunPlan", "RunWriter", "plan_run"]
 
@@ -174,7 +174,7 @@ def plan_run(read: GroupState, found: RunMarker | None, *, redelivered: bool, ma
 
     Examples
     --------
-    >>> from constructs_fifo.runtime.state.records import GroupState
+    >>> from constructs_fifo.runtime.state.core.records import GroupState
     >>> plan = plan_run(GroupState("ws#1"), RunMarker("j1", 2), redelivered=True, max_attempts=5)
     >>> plan.isolate, dict(plan.start.book.attempts)
     (True, {'j1': 2})
@@ -196,7 +196,7 @@ def plan_run(read: GroupState, found: RunMarker | None, *, redelivered: bool, ma
 
 
 class RunWriter(Protocol):
-    """The writes a watched run makes (:class:`constructs_fifo.runtime.state.store.StateStore`)."""
+    """The writes a watched run makes (:class:`constructs_fifo.runtime.state.storage.store.StateStore`)."""
 
     def commit(
         self, group: str, group_state: GroupState, expected_version: int, *, run: RunMarker | None = None

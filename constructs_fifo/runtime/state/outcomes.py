@@ -24,22 +24,22 @@ from constructs_fifo.runtime.constants import (
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAP_OPEN_SECONDS as GAP_OPEN
 from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SKIPPED
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
-from constructs_fifo.runtime.dead_job import DeadJob
-from constructs_fifo.runtime.dead_letter import DeadLetter
+from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
-from constructs_fifo.runtime.state.records import Outcome, RetryReason
+from constructs_fifo.runtime.state.core.records import Outcome, RetryReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import OutcomeWriter
-    from constructs_fifo.runtime.parking import ParkStore
-    from constructs_fifo.runtime.state.records import BatchResult, BufferedJob, GroupState, JobResult
+    from constructs_fifo.runtime.state.core.records import BatchResult, BufferedJob, GroupState, JobResult
     from constructs_fifo.runtime.state.run import RecordingTransition
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateOutcomes", "buffered_record"]

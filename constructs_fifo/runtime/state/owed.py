@@ -26,16 +26,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.job import record_group, record_message_id
 from constructs_fifo.runtime.state.outcomes import buffered_record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.dead_letter import DeadLetter
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
+    from constructs_fifo.runtime.state.core.records import BufferedJob, GroupState
     from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
-    from constructs_fifo.runtime.state.records import BufferedJob, GroupState
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["OwedLetters", "OwedSend", "owing"]

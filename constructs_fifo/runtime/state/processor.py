@@ -1,11 +1,11 @@
 """The state-mode batch processor: each group's jobs applied to its state once, in order, one write.
 
 In state mode the job function is a transition ``apply(job, state) -> next_state`` of its group's
-state (:mod:`constructs_fifo.runtime.state.core` states the core's rules). Rules, per batch:
+state (:mod:`constructs_fifo.runtime.state.core.apply` states the core's rules). Rules, per batch:
 
 1. **One read.** The state items (``sk = "state"``) and park headers (``sk = "park"``) of every group
    of the batch come in one consistent ``BatchGetItem``
-   (:meth:`~constructs_fifo.runtime.state.store.StateStore.load_with_park_headers`).
+   (:meth:`~constructs_fifo.runtime.state.storage.store.StateStore.load_with_park_headers`).
 2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left; the
    records of the groups not started are reported (``DEADLINE``, visibility 0). A group is applied
    and committed whole or not at all.
@@ -76,7 +76,6 @@ from constructs_fifo.runtime.batch_report import (
     settle_wake_ups,
 )
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
-from constructs_fifo.runtime.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_FIRST_SEQ,
@@ -87,29 +86,30 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
+from constructs_fifo.runtime.dead_jobs.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
-from constructs_fifo.runtime.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
+from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.state.commit import GroupCommit
+from constructs_fifo.runtime.state.core.engine import stalled_on
+from constructs_fifo.runtime.state.core.records import BatchSettings, GapPolicy, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
-from constructs_fifo.runtime.state.engine import stalled_on
 from constructs_fifo.runtime.state.outcomes import StateOutcomes
 from constructs_fifo.runtime.state.owed import OwedLetters
-from constructs_fifo.runtime.state.records import BatchSettings, GapPolicy, GroupState, Outcome
 from constructs_fifo.runtime.state.replay import StateReplay
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
-    from constructs_fifo.runtime.dead_letter import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
+    from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.observability import JobLogger
-    from constructs_fifo.runtime.parking import ParkStore
+    from constructs_fifo.runtime.state.core.engine import Transition
+    from constructs_fifo.runtime.state.core.records import BatchResult
     from constructs_fifo.runtime.state.crash_watch import RunMarker
-    from constructs_fifo.runtime.state.engine import Transition
-    from constructs_fifo.runtime.state.records import BatchResult
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
 __all__ = ["StateBatchProcessor"]
@@ -139,7 +139,7 @@ class StateBatchProcessor:
     policy : DeadJobPolicy
         What a dead job does to its group: PARK (the default of the construct) or CONTINUE.
     max_attempts, reorder_limit, gap_policy, gap_timeout_seconds, first_seq, remember_job_ids
-        The state-mode settings (see :func:`~constructs_fifo.runtime.state.core.apply_batch`).
+        The state-mode settings (see :func:`~constructs_fifo.runtime.state.core.apply.apply_batch`).
     backoff_base_seconds : int
         First retry delay; doubles with every attempt.
     visibility_timeout_seconds : int

@@ -7,7 +7,7 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
 ``Query`` each):
 
 1. **Unpark the state first.** When the state is parked at a dead job (``book.parked``), the first
-   page starts with :func:`~constructs_fifo.runtime.state.core.resume_group`, skipping or retrying
+   page starts with :func:`~constructs_fifo.runtime.state.core.apply.resume_group`, skipping or retrying
    the dead job as the header says. The operator's skip already sent a kept dead job to the
    dead-letter queue; a dead job that died waiting in the reorder buffer has no kept record, so the
    replay sends it from the buffer, before the commit (it is dead in the committed state already). A
@@ -45,25 +45,25 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.clock import remaining_ms
-from constructs_fifo.runtime.dead_job import DeadJob
-from constructs_fifo.runtime.parking import KEPT_PAGE_SIZE, PARKED
+from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.state.commit import GroupCommit
-from constructs_fifo.runtime.state.core import resume_group
+from constructs_fifo.runtime.state.core.apply import resume_group
+from constructs_fifo.runtime.state.core.records import Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
-from constructs_fifo.runtime.state.records import Outcome
 from constructs_fifo.runtime.state.run import RecordingTransition
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
-    from constructs_fifo.runtime.dead_letter import DeadLetter
-    from constructs_fifo.runtime.parking import KeptRecord, ParkHeader, ParkStore
+    from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
+    from constructs_fifo.runtime.dead_jobs.parking import KeptRecord, ParkHeader, ParkStore
+    from constructs_fifo.runtime.state.core.engine import Transition
+    from constructs_fifo.runtime.state.core.records import BatchResult, BatchSettings, GroupState
     from constructs_fifo.runtime.state.crash_watch import RunMarker
-    from constructs_fifo.runtime.state.engine import Transition
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
-    from constructs_fifo.runtime.state.records import BatchResult, BatchSettings, GroupState
-    from constructs_fifo.runtime.state.store import StateStore
+    from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateReplay"]

@@ -4,11 +4,11 @@ Pure, without I/O: :class:`~constructs_fifo.runtime.state.processor.StateBatchPr
 group, calls :func:`run_group` (for a batch's records, or a page of a resuming group's kept records)
 and commits what it returns in one write.
 
-Rules (the core's are in :mod:`constructs_fifo.runtime.state.core`):
+Rules (the core's are in :mod:`constructs_fifo.runtime.state.core.apply`):
 
 1. **Malformed records never reach the core.** A body that is not a job envelope is dead at once
    (parsing is deterministic). The group's records are split at malformed ones into segments, and
-   :func:`~constructs_fifo.runtime.state.core.apply_batch_with` runs on each non-empty segment in
+   :func:`~constructs_fifo.runtime.state.core.apply.apply_batch_with` runs on each non-empty segment in
    order, carrying the state from one to the next (the caller commits once, at the end).
 2. **A malformed record in its place.** Behind a job that stopped the group (``FAILED``, ``BLOCKED``,
    ``CARRIER``, or a buffered job that failed and waits at the head of the buffer) it is ``RETRY``
@@ -16,11 +16,11 @@ Rules (the core's are in :mod:`constructs_fifo.runtime.state.core`):
    would run the failed buffered job a second time in one invocation. In a parked group it is
    ``KEEP``. Otherwise it is ``DEAD`` (go-on policy) or, with ``park_on_dead``, parks the group at
    itself: ``KEEP`` with its dead entry, and every later record ``KEEP``.
-3. **One result per record**, as the core's :class:`~constructs_fifo.runtime.state.records.JobResult`;
+3. **One result per record**, as the core's :class:`~constructs_fifo.runtime.state.core.records.JobResult`;
    a malformed record's dead entry has reason ``MALFORMED``, no type, and its ``jobId`` when usable.
-   The run's result is the core's own type, :class:`~constructs_fifo.runtime.state.records.BatchResult`:
+   The run's result is the core's own type, :class:`~constructs_fifo.runtime.state.core.records.BatchResult`:
    each step (a segment's core call, a malformed record, a segment not run) gives one, and the run
-   folds them in record order (:meth:`~constructs_fifo.runtime.state.records.BatchResult.then`).
+   folds them in record order (:meth:`~constructs_fifo.runtime.state.core.records.BatchResult.then`).
 4. **A tick.** Without records the core runs once with no jobs: it drains what the buffer can apply
    and applies the gap policy (the processor ticks a live group when its wake-up message comes).
 5. **Stalled.** When the run ends with a buffered job that failed waiting at the head of the buffer
@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.clock import elapsed_ms, started
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import cut_error
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import Job, parse_record, record_message_id
-from constructs_fifo.runtime.state.core import apply_batch_with
-from constructs_fifo.runtime.state.engine import Transition, stalled_on
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.state.core.apply import apply_batch_with
+from constructs_fifo.runtime.state.core.engine import Transition, stalled_on
+from constructs_fifo.runtime.state.core.records import (
     BatchResult,
     BatchSettings,
     GroupState,

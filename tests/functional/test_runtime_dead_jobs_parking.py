@@ -9,7 +9,7 @@ import pytest
 
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups
 from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.dead_job import encode_dead_job
+from constructs_fifo.runtime.dead_jobs.record import encode_dead_job
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
@@ -225,7 +225,7 @@ def test_a_kept_job_that_dies_during_replay_parks_the_group_again_at_it(parked: 
 
 def test_a_wake_up_message_of_a_group_that_is_not_resuming_is_deleted(parked: Harness) -> None:
     # GIVEN a stray wake-up message of a live group
-    from constructs_fifo.runtime.parking import wake_up_message
+    from constructs_fifo.runtime.dead_jobs.parking import wake_up_message
 
     parked.sqs.send_message(**wake_up_message(parked.queue_url, "ws#9"))
     (record,) = receive_records(parked.sqs, parked.queue_url)

@@ -1,17 +1,16 @@
 """The records of state mode: a group's committed state, its bookkeeping, and what a batch did.
 
-Also the two rules on values: what a ``seq`` may be (:func:`job_seq`) and what a state may hold
-(:func:`encode_state`). Pure, without I/O: :func:`constructs_fifo.runtime.state.core.apply_batch`
-computes these records and :class:`constructs_fifo.runtime.state.store.StateStore` stores them (its module
-docstring gives the item layout). Every class here is frozen; a batch returns new ones.
+The rules on values (what a ``seq`` may be, what a state may hold) are in
+:mod:`constructs_fifo.runtime.state.core.values`. Pure, without I/O:
+:func:`constructs_fifo.runtime.state.core.apply.apply_batch` computes these records and
+:class:`constructs_fifo.runtime.state.storage.store.StateStore` stores them (its module docstring gives
+the item layout). Every class here is frozen; a batch returns new ones.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
-import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -27,9 +26,9 @@ from constructs_fifo.runtime.constants import (
     MAX_DEAD_ENTRIES_BYTES,
     MAX_ITEM_BYTES,
 )
-from constructs_fifo.runtime.dead_job import DeadJob, encode_dead_job
-from constructs_fifo.runtime.exceptions import MalformedJobError, TransitionResultError
-from constructs_fifo.runtime.settings import SETTINGS
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, encode_dead_job
+from constructs_fifo.runtime.settings.spec import SETTINGS
+from constructs_fifo.runtime.state.core.values import compact_json
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -47,10 +46,7 @@ __all__ = [
     "RetryReason",
     "SizeFunction",
     "SkippedRange",
-    "compact_json",
-    "encode_state",
     "job_key",
-    "job_seq",
     "remember_dead_entry",
 ]
 
@@ -65,7 +61,7 @@ class GapPolicy(enum.Enum):
 
 
 class Outcome(enum.Enum):
-    """What :func:`~constructs_fifo.runtime.state.core.apply_batch` decided for one job."""
+    """What :func:`~constructs_fifo.runtime.state.core.apply.apply_batch` decided for one job."""
 
     #: Applied in this batch (directly, or out of the buffer once its gap closed): delete the record.
     APPLIED = "APPLIED"
@@ -348,7 +344,7 @@ class JobResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What the core returns for one group: :func:`~constructs_fifo.runtime.state.core.apply_batch`
+    """What the core returns for one group: :func:`~constructs_fifo.runtime.state.core.apply.apply_batch`
     for its jobs, :func:`~constructs_fifo.runtime.state.run.run_group` for its records (the same type:
     a run of records is its steps' results folded with :meth:`then`).
 
@@ -379,7 +375,7 @@ class BatchResult:
         The dead job that parked the group in this batch (``None`` when it did not park here).
     stalled_on : tuple of (str, int) or None
         The job id and attempt of a buffered job that failed and waits at the head of the buffer at
-        the end (see :func:`~constructs_fifo.runtime.state.engine.stalled_on`).
+        the end (see :func:`~constructs_fifo.runtime.state.core.engine.stalled_on`).
     """
 
     group_state: GroupState
@@ -438,81 +434,3 @@ def remember_dead_entry(
 
 def _encoded_bytes(value: object) -> int:
     return len(compact_json(value).encode("utf-8"))
-
-
-def compact_json(value: object) -> str:
-    """``value`` as compact JSON (no spaces, non-ASCII kept): the bookkeeping's encoding."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def job_seq(job: Job) -> int | None:
-    """Return the job's ``seq`` (the body's ``"seq"``), or ``None`` when it has none.
-
-    Raises
-    ------
-    MalformedJobError
-        ``seq`` is present but not a non-negative integer (``true``, ``1.0`` and ``"1"`` are refused).
-
-    Examples
-    --------
-    >>> from constructs_fifo.runtime.job import Job
-    >>> job = Job("j1", "ws#1", "apply_patch", {}, 1, "m1", {"jobId": "j1", "seq": 7})
-    >>> job_seq(job)
-    7
-    """
-    value = job.body.get("seq")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise MalformedJobError(
-            f"message {job.message_id} (jobId {job.id!r}): seq is {value!r}; it must be a non-negative "
-            "integer (the producer's sequence number within the group, e.g. an aggregate's version) or "
-            "be left out",
-            job_id=job.id,
-        )
-    return value
-
-
-def encode_state(state: object) -> str:
-    """Encode a transition's result as the compact JSON the item stores.
-
-    Raises
-    ------
-    TransitionResultError
-        ``state`` is not a dict with string keys whose values are JSON (dict, list, str, int,
-        finite float, bool, None); the message names the type and where it is.
-    """
-    if not isinstance(state, dict):
-        raise TransitionResultError(
-            f"the transition returned a {type(state).__name__}; it must return the group's next state "
-            "as a dict (a JSON object)"
-        )
-    _check_json(state, "state")
-    text = json.dumps(state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise TransitionResultError(f"the state holds a string that is not valid UTF-8 ({exc})") from None
-    return text
-
-
-def _check_json(value: object, path: str) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TransitionResultError(
-                    f"{path} has the key {key!r} ({type(key).__name__}); JSON object keys must be strings"
-                )
-            _check_json(item, f"{path}[{key!r}]")
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _check_json(item, f"{path}[{position}]")
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise TransitionResultError(f"{path} is {value!r}; JSON has no NaN or infinity")
-    elif value is not None and not isinstance(value, str | int):  # bool is an int
-        raise TransitionResultError(
-            f"{path} is a {type(value).__name__}; a state holds only JSON values (dict, list, str, int, "
-            "float, bool, None): convert it, e.g. a tuple to a list, a set to a sorted list, a datetime "
-            "to an ISO string"
-        )

@@ -3,7 +3,7 @@
 Both modes write it down in several places, all from this record and through this codec: state
 mode's bookkeeping (the group's dead entries, the entry it is parked at, the dead letters it owes),
 a parked group's header (``ParkHeader.dead``, both modes), the dead-letter message's attributes
-(:mod:`constructs_fifo.runtime.dead_letter`) and claim mode's DEAD claim (its ``dead_reason``).
+(:mod:`constructs_fifo.runtime.dead_jobs.letters`) and claim mode's DEAD claim (its ``dead_reason``).
 
 The stored form is a JSON object with named fields (:func:`encode_dead_job`): ``jobId``,
 ``jobType``, ``reason``, ``errorType``, ``error``, ``attempts``, ``messageId``, ``at`` (epoch ms)
@@ -33,7 +33,7 @@ class DeadJob:
     """Why a job died, as the dead-letter queue's attributes, a park header and the bookkeeping say.
 
     It holds no body: a dead letter adds the record's
-    (:class:`~constructs_fifo.runtime.dead_letter.DeadLetter`).
+    (:class:`~constructs_fifo.runtime.dead_jobs.letters.DeadLetter`).
 
     Attributes
     ----------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 BASE = {
     "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",

@@ -10,25 +10,25 @@ from typing import TYPE_CHECKING, Any, cast
 import boto3
 import pytest
 
-from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_jobs.parking import ParkStore
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import (
     ConstructsFifoRuntimeError,
     PermanentJobError,
     StateTooLargeError,
 )
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.parking import ParkStore
-from constructs_fifo.runtime.state.book import decode_book, encode_book
-from constructs_fifo.runtime.state.core import apply_batch
-from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.state.core.apply import apply_batch
+from constructs_fifo.runtime.state.core.records import (
     BatchResult,
     Bookkeeping,
     BufferedJob,
     GroupState,
     Outcome,
 )
-from constructs_fifo.runtime.state.store import StateStore, decode_item, item_size
+from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.state.storage.book import decode_book, encode_book
+from constructs_fifo.runtime.state.storage.store import StateStore, decode_item, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE
 from .runtime_harness import REGION, FakeClock, create_group_table

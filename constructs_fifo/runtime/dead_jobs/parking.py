@@ -55,7 +55,7 @@ from constructs_fifo.runtime.constants import (
     SK_KEPT_PREFIX,
     SK_PARK,
 )
-from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, decode_dead_job, encode_dead_job
 from constructs_fifo.runtime.exceptions import ParkConflictError, RecordTooLargeToKeepError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -103,7 +103,7 @@ class ParkHeader:
         Sequence number the next kept record gets.
     dead : DeadJob
         The dead job that parked the group (stored as
-        :func:`~constructs_fifo.runtime.dead_job.encode_dead_job` gives it).
+        :func:`~constructs_fifo.runtime.dead_jobs.record.encode_dead_job` gives it).
     retry_at_ms : int
         While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
     skip_dead : bool

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.runtime.config import RuntimeConfig
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.settings import SECONDS, SETTINGS, Setting
-from constructs_fifo.runtime.state.records import BatchSettings
+from constructs_fifo.runtime.settings.config import RuntimeConfig
+from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
+from constructs_fifo.runtime.state.core.records import BatchSettings
 
 BASE = {
     "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",

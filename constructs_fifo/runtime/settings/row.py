@@ -1,4 +1,4 @@
-"""One row of the settings spec (:mod:`constructs_fifo.runtime.settings`): its fields and its limits
+"""One row of the settings spec (:mod:`constructs_fifo.runtime.settings.spec`): its fields and its limits
 as words, for errors and docs.
 
 Standard library only: the runtime ships alone in the function's asset.

@@ -6,7 +6,7 @@ Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one
 - the construct's validation (``constructs_fifo.construct.validation``) checks each prop against the
   row's limits and writes the row's reason and example into its error;
 - the function's environment (``constructs_fifo.construct.function``) is written under the rows'
-  variables, and :class:`~constructs_fifo.runtime.config.RuntimeConfig` reads them back, checked
+  variables, and :class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` reads them back, checked
   against the same limits;
 - the processors' settings (``BatchSettings``, the processors' keyword defaults) take their defaults
   and limits from the rows;
@@ -74,7 +74,7 @@ from constructs_fifo.runtime.constants import (
     JobMode,
     OutcomeLines,
 )
-from constructs_fifo.runtime.setting_row import SECONDS, Setting, human_seconds
+from constructs_fifo.runtime.settings.row import SECONDS, Setting, human_seconds
 
 __all__ = [
     "MAX_VISIBILITY_TIMEOUT_SECONDS",

@@ -13,12 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_LENGTH, DeadReason
-from constructs_fifo.runtime.dead_job import DeadJob, encode_dead_job
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, encode_dead_job
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.book import encode_book
-from constructs_fifo.runtime.state.core import apply_batch, resume_group
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.state.core.apply import apply_batch, resume_group
+from constructs_fifo.runtime.state.core.records import (
     BOOKKEEPING_RESERVE_BYTES,
     BatchResult,
     Bookkeeping,
@@ -27,11 +26,11 @@ from constructs_fifo.runtime.state.records import (
     Outcome,
     RetryReason,
     SkippedRange,
-    encode_state,
     job_key,
-    job_seq,
     remember_dead_entry,
 )
+from constructs_fifo.runtime.state.core.values import encode_state, job_seq
+from constructs_fifo.runtime.state.storage.book import encode_book
 
 GROUP = "ws#1"
 State = dict[str, Any] | None

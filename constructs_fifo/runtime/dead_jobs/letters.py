@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
-from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import truncate_error
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

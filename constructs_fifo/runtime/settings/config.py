@@ -35,7 +35,7 @@ from constructs_fifo.runtime.constants import (
     OutcomeLines,
 )
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.settings import MAX_VISIBILITY_TIMEOUT_SECONDS, SETTINGS, Setting
+from constructs_fifo.runtime.settings.spec import MAX_VISIBILITY_TIMEOUT_SECONDS, SETTINGS, Setting
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "RuntimeConfig"]
 

@@ -28,7 +28,7 @@ Rules:
    ``ConsistentRead`` (chunks of 100 keys), retrying ``UnprocessedKeys`` with backoff. A group
    without an item is ``GroupState(group)``: version 0, no state.
    :meth:`StateStore.load_with_park_headers` reads the groups' park headers (``sk = "park"``, see
-   :mod:`constructs_fifo.runtime.parking`) in the same call, and :meth:`StateStore.load_for_batch`
+   :mod:`constructs_fifo.runtime.dead_jobs.parking`) in the same call, and :meth:`StateStore.load_for_batch`
    also the groups' run markers.
 2. **Write.** :meth:`StateStore.commit` writes the whole item with one ``PutItem``, conditioned on
    ``attribute_not_exists(#group)`` when the state was read at version 0 and on
@@ -40,7 +40,7 @@ Rules:
    item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
    the marker alone (``UpdateItem``), conditioned on the version, which it leaves as it is.
 3. **Bounded bookkeeping.** Jobs without ``seq`` are remembered by key (8 bytes of SHA-256,
-   :func:`~constructs_fifo.runtime.state.records.job_key`), at most 100: ``ids`` takes at most 800
+   :func:`~constructs_fifo.runtime.state.core.records.job_key`), at most 100: ``ids`` takes at most 800
    bytes, whatever the ids. Every other part of the bookkeeping is left out while it is empty (the
    reorder buffer, attempts, dead ids and their entries, the parked entry, skipped ranges, what is
    owed). So a group in its steady state (no failure, no gap) carries the keys, about 70 bytes of
@@ -75,11 +75,11 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_VERSION,
     STATE_SK,
 )
+from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
-from constructs_fifo.runtime.parking import ParkHeader, decode_header
-from constructs_fifo.runtime.state.book import decode_book, encode_book, encode_ids
+from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.crash_watch import RunMarker
-from constructs_fifo.runtime.state.records import GroupState
+from constructs_fifo.runtime.state.storage.book import decode_book, encode_book, encode_ids
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -175,7 +175,7 @@ class StateStore:
         -------
         tuple
             The states (as :meth:`load`) and the headers of the groups that have one (as
-            :meth:`constructs_fifo.runtime.parking.ParkStore.headers`).
+            :meth:`constructs_fifo.runtime.dead_jobs.parking.ParkStore.headers`).
 
         Raises
         ------

@@ -12,10 +12,10 @@ import json
 import pytest
 
 from constructs_fifo.runtime.constants import MAX_ERROR_LENGTH, STATE_BOOK_FORMAT, DeadReason
-from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job, stored_reason
-from constructs_fifo.runtime.parking import decode_header
-from constructs_fifo.runtime.state.book import decode_book, encode_book
-from constructs_fifo.runtime.state.records import Bookkeeping, BufferedJob
+from constructs_fifo.runtime.dead_jobs.parking import decode_header
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, decode_dead_job, encode_dead_job, stored_reason
+from constructs_fifo.runtime.state.core.records import Bookkeeping, BufferedJob
+from constructs_fifo.runtime.state.storage.book import decode_book, encode_book
 
 P = DeadJob("p", "apply_patch", "PermanentJobError", "no diff", 1, "m-p", 1_700_000_000_000, 3)
 X = DeadJob(

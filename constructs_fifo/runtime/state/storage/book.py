@@ -1,9 +1,9 @@
-"""The bookkeeping's JSON: how a group's :class:`~constructs_fifo.runtime.state.records.Bookkeeping`
+"""The bookkeeping's JSON: how a group's :class:`~constructs_fifo.runtime.state.core.records.Bookkeeping`
 is stored in its item's ``book`` attribute, and read back.
 
 Compact on purpose (every write rewrites the whole item, 1 WCU per KB): short keys, empty parts
 left out. Every dead job in it is the named object of the one dead-job codec
-(:mod:`constructs_fifo.runtime.dead_job`). The format number ``f`` is raised on any incompatible
+(:mod:`constructs_fifo.runtime.dead_jobs.record`). The format number ``f`` is raised on any incompatible
 change; this runtime writes format 3 and still reads formats 1 and 2. The remembered job ids are
 not in the JSON since format 3: they are 8-byte keys in the item's binary ``ids`` attribute
 (:func:`encode_ids`), 800 bytes for 100 whatever the ids' length.
@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from constructs_fifo.runtime.constants import JOB_KEY_BYTES, STATE_BOOK_FORMAT
-from constructs_fifo.runtime.dead_job import DeadJob, decode_dead_job, encode_dead_job
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.dead_jobs.record import DeadJob, decode_dead_job, encode_dead_job
+from constructs_fifo.runtime.state.core.records import (
     Bookkeeping,
     BufferedJob,
     SkippedRange,
-    compact_json,
     job_key,
 )
+from constructs_fifo.runtime.state.core.values import compact_json
 
 __all__ = ["decode_book", "decode_ids", "encode_book", "encode_ids"]
 
@@ -54,7 +54,7 @@ def encode_book(book: Bookkeeping) -> str:
     """The bookkeeping as compact JSON; empty parts are left out.
 
     Every dead job in it (``deadWhy``, ``park``, each ``owed`` letter's ``dead``) is the named object
-    of :func:`~constructs_fifo.runtime.dead_job.encode_dead_job`, and an owed letter is an object too
+    of :func:`~constructs_fifo.runtime.dead_jobs.record.encode_dead_job`, and an owed letter is an object too
     (``seq``, ``messageId``, ``bufferedAt``, ``body``, ``dead``): format 2. Format 1 (positional
     lists) is still read, see :func:`decode_book`. A book without ``deadWhy`` reads as dead ids
     without entries, one without ``owed`` as nothing owed. ``text`` maps the message id of a
@@ -99,7 +99,7 @@ def decode_book(text: str, *, ids: bytes = b"") -> Bookkeeping:
     """The :class:`Bookkeeping` of :func:`encode_book`'s JSON and the item's ``ids``, or of format 1's or 2's.
 
     Formats 1 and 2 hold the remembered ids as plain strings (``"ids"``): they are read as their keys
-    (:func:`~constructs_fifo.runtime.state.records.job_key`), so such an item keeps recognising its
+    (:func:`~constructs_fifo.runtime.state.core.records.job_key`), so such an item keeps recognising its
     duplicates.
 
     Format 1 (written by runtimes before the dead-job codec) stored each dead entry as a positional

@@ -1,6 +1,6 @@
 """The working copy of one group's batch in state mode: the engine behind ``apply_batch``.
 
-The rules it implements are stated once, in :mod:`constructs_fifo.runtime.state.core`; this module
+The rules it implements are stated once, in :mod:`constructs_fifo.runtime.state.core.apply`; this module
 is its mechanics (pure, no I/O), kept apart so that each module stays readable.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.runtime.dead_job import DeadJob
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import cut_error, error_text
 from constructs_fifo.runtime.exceptions import (
     MalformedJobError,
@@ -22,7 +22,7 @@ from constructs_fifo.runtime.exceptions import (
     TransitionResultError,
 )
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.state.core.records import (
     BatchResult,
     BatchSettings,
     Bookkeeping,
@@ -33,11 +33,10 @@ from constructs_fifo.runtime.state.records import (
     Outcome,
     RetryReason,
     SkippedRange,
-    encode_state,
     job_key,
-    job_seq,
     remember_dead_entry,
 )
+from constructs_fifo.runtime.state.core.values import encode_state, job_seq
 
 __all__ = [
     "MAX_ATTEMPT_ENTRIES",

@@ -4,8 +4,8 @@ In state mode a job function is a transition ``apply(job, state) -> next_state``
 state. :func:`apply_batch` runs one group's jobs against the group's committed :class:`GroupState`
 and returns the next one with one outcome per job. It does no I/O: the processor reads the group
 once, calls this, and commits the result in one write conditioned on ``version``
-(:mod:`constructs_fifo.runtime.state.store`). A lost race or a crash before the commit commits nothing:
-the group's records come back and run again from the state that stands, so each transition's effect
+(:mod:`constructs_fifo.runtime.state.storage.store`). A lost race or a crash before the commit commits
+nothing: the group's records come back and run again from the state that stands, so each transition's effect
 is committed exactly once. The transition gets a fresh copy of the state (decoded from its JSON), so
 it cannot change what an earlier step committed.
 
@@ -84,8 +84,8 @@ from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
 )
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.engine import GroupBatch, Transition, gap_since, next_seq
-from constructs_fifo.runtime.state.records import (
+from constructs_fifo.runtime.state.core.engine import GroupBatch, Transition, gap_since, next_seq
+from constructs_fifo.runtime.state.core.records import (
     BatchResult,
     BatchSettings,
     GapPolicy,
