@@ -126,7 +126,8 @@ class Operator:
             tables.append(self.deployment.outputs[OUTPUT_NOTIFICATION_TABLE_NAME])
         items = {
             table: sorted(
-                json.dumps(item, sort_keys=True)
+                # a Binary attribute (state mode's remembered ids) compares by its bytes' hex
+                json.dumps(item, sort_keys=True, default=bytes.hex)
                 for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
                 for item in page["Items"]
             )
