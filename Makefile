@@ -22,10 +22,21 @@ export CDK_DISABLE_VERSION_CHECK := 1
 UV := $(BIN)/uv
 UV_PIP := $(UV) pip install --quiet --python $(PY) --compile-bytecode
 
+# aws-cdk-lib and its dependency aws-cdk.cloud-assembly-schema both ship aws_cdk/cloud_assembly_schema/__init__.py
+# (two jsii assemblies, one path). pip installs a dependency before its dependent, so aws-cdk-lib's copy wins;
+# uv installs wheels in parallel, so either can. When the schema package's copy wins, aws-cdk-lib's
+# cloud_assembly_schema types never register and reading a synthesized app's annotations
+# (Annotations.find_warning) fails with "Unknown interface: aws-cdk-lib.cloud_assembly_schema.MetadataEntry"
+# (CI failed so once). Reinstalling aws-cdk-lib alone (~9 s) puts its copy back; the check reads the file
+# (importing aws_cdk would start jsii).
+CDK_SCHEMA_IS_LIBS := $(PY) -c "import pathlib, sys, sysconfig; p = pathlib.Path(sysconfig.get_paths()['purelib'], 'aws_cdk', 'cloud_assembly_schema', '__init__.py'); sys.exit(0 if 'aws-cdk-lib.cloud_assembly_schema' in p.read_text() else 'aws_cdk/cloud_assembly_schema is aws-cdk.cloud-assembly-schema\'s copy, not aws-cdk-lib\'s (see the Makefile)')"
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet uv==0.13.9
 	$(UV_PIP) -e '.[dev]'
+	$(CDK_SCHEMA_IS_LIBS) || $(UV_PIP) --no-deps --reinstall-package aws-cdk-lib "aws-cdk-lib==$$($(PY) -c 'import importlib.metadata as m; print(m.version("aws-cdk-lib"))')"
+	$(CDK_SCHEMA_IS_LIBS)
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
