@@ -7,10 +7,11 @@
   after the other (1, 2, 3, ...), and each version's log extends the one before: no lost race, crash
   or stale worker ever committed something the next commit had to take back.
 - **Dead only because it itself died.** Every dead-letter message is a job whose kind kills it
-  (permanent, malformed), a job run or marked (a crash counted) by at least ``max_attempts`` workers,
-  with the reason its kind gives, or a copy of one that is there with its reason (``COPY_OF_DEAD_JOB``
-  alone is not a death: a dead job whose first dead-letter send failed must still arrive with its
-  reason); a job whose kind always kills it is dead.
+  (permanent, malformed) with the reason its kind gives, a job run or marked (a crash counted) by at
+  least ``max_attempts`` workers with ``ATTEMPTS_EXHAUSTED`` (a permanent one too, as in claim mode:
+  its last allowed run may have stopped before its group committed), or a copy of one that is there
+  with its reason (``COPY_OF_DEAD_JOB`` alone is not a death: a dead job whose first dead-letter send
+  failed must still arrive with its reason); a job whose kind always kills it is dead.
 - **Nothing lost**, SQS's own rule never fired, nothing escaped the processor, the queue is empty;
   and while groups are still parked, every job is applied, dead-lettered, kept in its group or
   waiting in its reorder buffer (:func:`while_parked`).
@@ -76,7 +77,12 @@ def deaths(world: StateWorld) -> list[str]:
     dead_ids = _dead_ids(world)
     for job_id, reason in world.dead_letters():
         spec = world.workload.spec(job_id)
-        exhausted = spec.kind in ("ok", "transient", "crash") and len(world.tried(job_id)) >= attempts
+        # A permanent job too: its failure is recorded by its group's commit, so a run that stopped after
+        # its transition returned and before the commit (a crash, a throttled marker write) is counted
+        # as its attempt (crash_watch rule 4), as claim mode counts a stop before its DEAD write.
+        exhausted = (
+            spec.kind in ("ok", "transient", "crash", "permanent") and len(world.tried(job_id)) >= attempts
+        )
         expected = {
             DeadReason.MALFORMED.value: spec.kind == "malformed",
             DeadReason.PERMANENT.value: spec.kind == "permanent",

@@ -55,6 +55,15 @@
    minutes). No loss and no order broken, so the runtime is unchanged; the model tests now expect
    one skip per *delivery* (a refused delete is one), and this example pins the behaviour. A later
    fix could drop a kept record whose messageId the group already keeps.
+8. **State mode: a stale worker's run marker was overwritten by its successor's** (found by
+   ``make chaos`` at 1,000 schedules: CONTINUE, ``max_attempts`` 2, visibility = timeout, a permanent
+   job P before a job C that crashes its worker). An isolated run marks each transition with an
+   ``UpdateItem`` conditioned on the version, which it left unchanged; a worker that had read the
+   group before a stale worker's mark of C (its batch received again) wrote P's next marker over the
+   same version, and it was accepted: C's crash went uncounted, and when that worker's own mark of C
+   was throttled, P was blamed for a run that had returned and died ``ATTEMPTS_EXHAUSTED`` instead of
+   ``PERMANENT``. Fixed: a mark raises the version like every write (``StateStore.mark_run``), so the
+   successor's marker is refused and it retries from the state that names C.
 """
 
 from __future__ import annotations
@@ -220,5 +229,50 @@ def test_a_malformed_record_kept_again_after_its_delete_was_refused_is_skipped_o
             assert [run.job_id for run in world.history.runs if run.completed] == ["P"]
             assert world.skipped == ["M", "M"]
             assert [job_id for job_id, _ in world.dead_letters()] == ["M"]
+        finally:
+            world.close()
+
+
+def test_state_mode_a_stale_workers_mark_is_not_overwritten_by_its_successors_marker() -> None:
+    with mock_aws():
+        # GIVEN state mode under CONTINUE, max_attempts 2, visibility = timeout = 20 s, and group
+        # ws#1 = [P (permanent), C (crashes its worker on its first three runs)]; two deliveries crashed
+        # on C, the second leaving a group marker, so the group's runs are isolated
+        config = WorldConfig(max_attempts=2, timeout_s=20, visibility_s=20)
+        world = StateWorld(
+            config, _workload(JobSpec("P", "ws#1", "permanent"), JobSpec("C", "ws#1", "crash", 3))
+        )
+        try:
+            world.send_next()
+            world.send_next()
+            for _ in range(2):
+                crashed = world.invoke()
+                assert crashed is not None
+                world.finish(crashed)
+                world.clock.advance(21)
+            # AND worker A marked P (attempt 1), ran it, and is about to mark C when its visibility
+            # ends; worker B receives the batch again and reads the group (P's marker)
+            stale = world.invoke()
+            assert stale is not None
+            world.advance(stale, "dynamodb.UpdateItem", "groups")
+            world.clock.advance(21)
+            successor = world.invoke()
+            assert successor is not None
+            world.advance(successor, "dynamodb.PutItem", "groups")
+            # WHEN A marks C and crashes on it, then B writes P's next marker over the version it read,
+            # runs P, and its mark of C is throttled
+            world.finish(stale)
+            while not successor.finished:
+                point = successor.point
+                marking = (
+                    point is not None and point.label == "dynamodb.UpdateItem" and "groups" in point.target
+                )
+                world.step(successor, Fault.THROTTLING if marking else None)
+            world.settle()
+            # THEN B's marker was refused (A's mark raised the version), so C's crash was counted and
+            # P was never blamed for a run that returned: P died of its permanent error, C was applied
+            assert world.dead_letters() == [("P", "PERMANENT")]
+            assert world.committed_log("ws#1") == ["C"]
+            assert world.sqs_dead() == []
         finally:
             world.close()

@@ -390,15 +390,18 @@ def test_a_run_marker_is_written_read_back_replaced_and_removed_by_the_next_comm
     # WHEN it is read THEN the marker comes back with the state, one version on
     states, _, markers = store.load_for_batch(["ws#1", "ws#2"])
     assert (states["ws#1"].version, markers) == (1, {"ws#1": GROUP_RUN})
-    # WHEN a job's marker replaces it on that version THEN the version stays, the marker changes
+    # WHEN a job's marker replaces it on that version THEN the marker changes and the version goes on
     assert store.mark_run("ws#1", 1, RunMarker("a", 2))
     states, _, markers = store.load_for_batch(["ws#1"])
-    assert (states["ws#1"].version, markers) == (1, {"ws#1": RunMarker("a", 2)})
-    # AND a mark on another version is refused (another worker wrote the group), writing nothing
-    assert not store.mark_run("ws#1", 0, RunMarker("b", 1))
+    assert (states["ws#1"].version, markers) == (2, {"ws#1": RunMarker("a", 2)})
+    # AND a mark or a commit over the version before it is refused (another worker marked the group
+    # first), writing nothing: the mark is never lost
+    assert not store.mark_run("ws#1", 1, RunMarker("b", 1))
+    assert not store.commit("ws#1", GroupState("ws#1", version=1), 1, run=RunMarker("b", 1))
     assert not store.mark_run("ws#9", 0, RunMarker("b", 1))
+    assert store.load_for_batch(["ws#1"])[2] == {"ws#1": RunMarker("a", 2)}
     # WHEN the group commits without a marker THEN the marker is gone
-    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 1)
+    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 2)
     assert store.load_for_batch(["ws#1"])[2] == {}
 
 

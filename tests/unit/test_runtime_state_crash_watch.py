@@ -176,12 +176,14 @@ def test_an_isolated_run_marks_each_transition_with_its_job_and_attempt() -> Non
     # GIVEN a group marker found WHEN the group runs a, b, c
     watch, writer, _ = watched(GROUP_RUN)
     run(watch, "a", "b", "c")
-    # THEN a's marker goes with the first write, b's and c's replace it on that version
+    # THEN a's marker goes with the first write, b's and c's replace it, each on the version the one
+    # before it wrote; the commit follows on the last
     assert writer.writes == [
         ("commit", 4, RunMarker("a", 1)),
         ("mark", 5, RunMarker("b", 1)),
-        ("mark", 5, RunMarker("c", 1)),
+        ("mark", 6, RunMarker("c", 1)),
     ]
+    assert watch.version == 7
 
 
 def test_a_job_whose_last_attempt_crashed_is_dead_without_running_and_the_others_apply() -> None:
@@ -208,7 +210,7 @@ def test_a_job_whose_attempt_crashed_below_the_limit_runs_again_as_the_next_atte
     run(watch, "a", "b")
     # THEN b runs as attempt 2, marked as such
     assert log.runs == [("a", 1), ("b", 2)]
-    assert writer.writes[-1] == ("mark", 5, RunMarker("b", 2))
+    assert writer.writes[-1] == ("mark", 5, RunMarker("b", 2)) and watch.version == 6
 
 
 def test_a_marker_write_that_loses_its_race_stops_the_run_before_any_transition() -> None:

@@ -23,7 +23,10 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    past its visibility (a stale worker: claim mode counts that as an attempt too). The group is then
    **isolated**: its run marks each transition before calling it (``{"job": id, "attempt": n}``, the
    first with the marker write of rule 2, the next ones with an ``UpdateItem`` conditioned on that
-   version), so the next read names the one transition that did not return.
+   version and raising it), so the next read names the one transition that did not return. Raising
+   the version on every mark fences it: a worker that read the group before a mark (a stale worker's
+   successor, say) cannot write its own marker over it, which would lose the crash the mark names
+   (found by the chaos suite: the next job's crash went uncounted and the job before it was blamed).
 4. **A job marker found counts its attempt.** ``{"job": X, "attempt": n}``: X's run number n stopped
    the worker. Below ``max_attempts`` the run starts from the state with X's attempts at n, so X
    runs next as attempt n + 1 (the transition sees it in ``job.attempt``). At ``max_attempts`` X is
@@ -233,8 +236,7 @@ class CrashWatch:
     Attributes
     ----------
     version : int
-        The version the group's commit is conditioned on: the one read, one more once a marker was
-        written.
+        The version the group's commit is conditioned on: the one read, one more per marker written.
     opened : bool
         Whether a marker was written (the commit must then be made, to remove it).
     called : set of str
@@ -272,6 +274,7 @@ class CrashWatch:
                 self.opened = True
             elif self.plan.isolate:
                 self._write(lambda: self.writer.mark_run(self.group, self.version, marker))
+                self.version += 1
         return self.transition(job, state)
 
     def _write(self, write: Any) -> None:

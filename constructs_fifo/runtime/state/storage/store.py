@@ -38,7 +38,8 @@ Rules:
    same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``: ``commit`` with
    ``with_items`` writes the state and a parked group's items in one transaction. With ``run`` the
    item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
-   the marker alone (``UpdateItem``), conditioned on the version, which it leaves as it is.
+   the marker alone (``UpdateItem``), conditioned on the version, which it raises by one like every
+   write: a stale worker's mark and another worker's write over the same version cannot both succeed.
 3. **Bounded bookkeeping.** Jobs without ``seq`` are remembered by key (8 bytes of SHA-256,
    :func:`~constructs_fifo.runtime.state.core.records.job_key`), at most 100: ``ids`` takes at most 800
    bytes, whatever the ids. Every other part of the bookkeeping is left out while it is empty (the
@@ -336,7 +337,10 @@ class StateStore:
     def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool:
         """Replace the group's run marker with ``marker``, if the item is still at ``expected_version``.
 
-        One ``UpdateItem``; the version is left as it is (the run's commit is conditioned on it).
+        One ``UpdateItem`` that writes version ``expected_version + 1`` (the run's commit is then
+        conditioned on that one). Raising it fences the mark: a worker that read the item at
+        ``expected_version`` (a run after this one's visibility ended) can no longer write its own marker
+        over this one and lose the crash this one would have counted.
 
         Returns
         -------
@@ -347,12 +351,13 @@ class StateStore:
             self._client.update_item(
                 TableName=self.table_name,
                 Key=_key(group),
-                UpdateExpression="SET #run = :run",
+                UpdateExpression="SET #run = :run, #version = :next",
                 ConditionExpression=_NEXT_WRITE,
                 ExpressionAttributeNames={"#run": STATE_ATTR_RUN, "#version": STATE_ATTR_VERSION},
                 ExpressionAttributeValues={
                     ":run": {"S": marker.encode()},
                     ":expected": {"N": str(expected_version)},
+                    ":next": {"N": str(expected_version + 1)},
                 },
             )
         except self._client.exceptions.ConditionalCheckFailedException:
