@@ -53,6 +53,7 @@ __all__ = [
     "ENV_VISIBILITY_TIMEOUT_SECONDS",
     "GROUP_ATTR_GROUP",
     "GROUP_ATTR_SK",
+    "KEPT_RECENT_MESSAGE_IDS",
     "MAX_ATTEMPTS_MAX",
     "MAX_ERROR_LENGTH",
     "METRIC_CAPACITY_UNITS_CONSUMED",
@@ -255,6 +256,11 @@ GROUP_ATTR_GROUP: Final = "group"
 GROUP_ATTR_SK: Final = "sk"
 SK_PARK: Final = "park"
 SK_KEPT_PREFIX: Final = "kept#"
+#: A park header remembers the message ids of this many of its group's last kept records, so that a
+#: record delivered again (its delete refused: the receipt handle expired) is not kept twice. Two
+#: Lambda FIFO batches (10 records each): while a kept record is in flight SQS serves nothing of its
+#: group behind it, so what a group keeps between a record's keep and its redelivery is its own batch.
+KEPT_RECENT_MESSAGE_IDS: Final = 20
 
 # --- messages the runtime writes -------------------------------------------------------------------
 #: Message attribute that marks a control message (not a job) on the source queue.

@@ -84,7 +84,8 @@ class OutcomeStatus(enum.Enum):
     PARKED = "PARKED"
     #: The record's group is parked: the record is kept in order behind the dead job, not run.
     KEPT = "KEPT"
-    #: The job already SUCCEEDED: not run, the record is deleted.
+    #: The job already SUCCEEDED (or, in a parked group, its message is kept already): not run, the
+    #: record is deleted.
     DUPLICATE = "DUPLICATE"
     #: Another worker holds a live lease on the job: not run, retried after the lease.
     CONFLICT = "CONFLICT"

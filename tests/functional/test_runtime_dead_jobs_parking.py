@@ -134,6 +134,48 @@ def test_records_arriving_while_parked_are_kept_without_running(parked: Harness)
     assert kept_ids(parked) == ["p", "a4", "a5"]
 
 
+def test_a_record_delivered_again_while_its_group_is_parked_is_kept_once(parked: Harness) -> None:
+    # GIVEN ws#1 parked at p, with a malformed record m (no job id to recognise it by) and a4 kept
+    parked.behaviour["p"] = poison
+    malformed = make_record("not json", group="ws#1")
+    later = make_record(body("a4"), group="ws#1")
+    parked.run(make_record(body("p"), group="ws#1"), malformed, later)
+    assert len(parked.parking.kept("ws#1")) == 3
+    before = parked.parking.header("ws#1")
+    # WHEN SQS delivers m and a4 again (their delete was refused: the receipt handle had expired)
+    response = parked.run(malformed, later)
+    # THEN nothing is kept twice and nothing is written; both records are deleted as duplicates
+    assert response == {"batchItemFailures": []}
+    assert [kept.record["messageId"] for kept in parked.parking.kept("ws#1")] == [
+        parked.parking.kept("ws#1")[0].record["messageId"],
+        malformed["messageId"],
+        later["messageId"],
+    ]
+    assert parked.parking.header("ws#1") == before
+    lines = [line for line in parked.lines() if "status" in line]
+    assert [line["status"] for line in lines[-2:]] == ["DUPLICATE", "DUPLICATE"]
+    assert "keeps this message already" in lines[-1]["action"]
+
+
+def test_a_parked_group_remembers_the_messages_of_its_last_twenty_kept_records(parked: Harness) -> None:
+    # GIVEN ws#1 parked at p, then 25 records kept behind it, one batch at a time
+    parked.behaviour["p"] = poison
+    first = make_record(body("p"), group="ws#1")
+    parked.run(first)
+    records = [make_record(body(f"k{i}"), group="ws#1") for i in range(25)]
+    for record in records:
+        parked.run(record)
+    # WHEN the oldest and the newest are delivered again
+    parked.run(first, records[-1])
+    # THEN the newest is recognised; the oldest, beyond the window of 20, is kept again (no job is
+    # lost or run twice: its claim says what it is when it is replayed)
+    kept = [k.record["messageId"] for k in parked.parking.kept("ws#1", limit=100)]
+    assert kept.count(records[-1]["messageId"]) == 1
+    assert kept.count(first["messageId"]) == 2
+    header = parked.parking.header("ws#1")
+    assert header is not None and len(header.recent_message_ids) == 20
+
+
 def test_resume_replays_the_kept_jobs_in_order_before_anything_sent_later(parked: Harness) -> None:
     # GIVEN ws#1 parked at p with a2, a3 kept behind it; the cause of p's failure is then fixed
     parked.behaviour["p"] = poison

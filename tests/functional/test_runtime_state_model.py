@@ -50,7 +50,7 @@ from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
 from constructs_fifo.runtime.state.storage.store import StateStore
 
-from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_delivery, play, run_steps
+from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_message, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, FakeClock, create_tables
 
 MAX_ATTEMPTS = 3
@@ -330,7 +330,7 @@ def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequen
             s.job_id for s in specs if s.kind == "malformed" for _ in range(world.delivered[s.job_id])
         )
         dead = [job_id for job_id, _ in world.dead_lettered()]
-        assert_skipped_every_delivery(dead, malformed, redelivered=world.model.redelivered)
+        assert_skipped_every_message(dead, malformed)
         assert world.model.sqs_dead == [] and world.model.messages == []
         check_nothing_lost(world, specs, set(malformed))
 

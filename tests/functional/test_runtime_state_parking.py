@@ -139,25 +139,48 @@ def test_resume_skipping_the_dead_job_sends_it_to_the_dlq_and_consumes_its_seq(p
     assert [(j, a["reason"]) for j, a in parked.dead_letters()] == [("p", "COPY_OF_DEAD_JOB")]
 
 
-def test_a_dead_jobs_own_message_kept_twice_is_replayed_as_it_died_after_a_skip(parked: StateHarness) -> None:
-    # GIVEN ws#1 parked at p (seq 1) with b (seq 2) kept, and p's message delivered again while parked
-    # (the worker crashed after the park's commit, before the record was deleted): kept a second time
+def test_a_dead_jobs_own_message_delivered_again_is_not_kept_twice_and_dies_as_it_died_after_a_skip(
+    parked: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at p (seq 1) with b (seq 2) kept
     parked.behaviour["p"] = poison
     records = [job_record("a", 0), job_record("p", 1), job_record("b", 2)]
     parked.run(*records)
+    parked.forget_lines()
+    # WHEN p's message is delivered again while parked (the worker crashed after the park's commit,
+    # before the record was deleted)
     parked.run(records[1])
+    # THEN it is not kept a second time: its outcome line says so
+    assert parked.kept_ids() == ["p", "b"]
+    assert [(line["status"], line["jobId"]) for line in parked.outcome_lines()] == [("DUPLICATE", "p")]
+    # WHEN an operator resumes it skipping p, and the group replays
+    parked.operator().resume("ws#1", skip_dead=True)
+    parked.forget_lines()
+    parked.drain()
+    # THEN b is applied, and p's own message is dead-lettered once, with the reason p died for
+    assert parked.log() == ["a", "b"] and parked.header() is None
+    assert [(j, a["reason"]) for j, a in parked.dead_letters()] == [("p", "PERMANENT")]
+
+
+def test_a_dead_jobs_copy_in_another_message_is_kept_and_dead_lettered_as_a_copy_after_a_skip(
+    parked: StateHarness,
+) -> None:
+    # GIVEN ws#1 parked at p (seq 1) with b (seq 2) kept, and a copy of p in another message (a producer
+    # resend with a new deduplication id) kept behind them
+    parked.behaviour["p"] = poison
+    parked.run(job_record("a", 0), job_record("p", 1), job_record("b", 2))
+    parked.run(job_record("p", 1))
     assert parked.kept_ids() == ["p", "b", "p"]
     # WHEN an operator resumes it skipping p, and the group replays
     parked.operator().resume("ws#1", skip_dead=True)
     parked.forget_lines()
     parked.drain()
-    # THEN b is applied, and p's own message is dead-lettered with the reason p died for, not as a copy
+    # THEN b is applied; p is in the dead-letter queue for the reason it died for, and its copy as a copy
     assert parked.log() == ["a", "b"] and parked.header() is None
-    replayed = [line for line in parked.outcome_lines() if line["jobId"] == "p"]
-    assert [(line["status"], line["reason"], line["JobsFailed"]) for line in replayed] == [
-        ("DEAD_LETTERED", "PERMANENT", 0)
+    assert sorted((j, a["reason"]) for j, a in parked.dead_letters()) == [
+        ("p", "COPY_OF_DEAD_JOB"),
+        ("p", "PERMANENT"),
     ]
-    assert {(j, a["reason"]) for j, a in parked.dead_letters()} == {("p", "PERMANENT")}
 
 
 def test_a_kept_job_failing_during_replay_waits_for_its_backoff_then_goes_on(parked: StateHarness) -> None:

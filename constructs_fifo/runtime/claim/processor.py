@@ -60,7 +60,14 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
-from constructs_fifo.runtime.dead_jobs.parking import PARKED, RESUMING, KeptRecord, ParkHeader, is_wake_up
+from constructs_fifo.runtime.dead_jobs.parking import (
+    PARKED,
+    RESUMING,
+    KeptRecord,
+    ParkHeader,
+    is_wake_up,
+    kept_action,
+)
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
@@ -270,12 +277,15 @@ class OrderedBatchProcessor:
             self._log_dead(OutcomeStatus.PARKED, first, step, action="group parked at this dead job; kept")
         else:
             rest = records
+        repeated = (
+            set() if header is None else {id(r) for r in rest} - {id(r) for r in header.new_records(rest)}
+        )
         for record in rest:
             self._out.write(
-                OutcomeStatus.KEPT,
+                OutcomeStatus.DUPLICATE if id(record) in repeated else OutcomeStatus.KEPT,
                 record,
                 job_id=job_id_of(record),
-                action=f"not run: group {group!r} is parked; kept in order behind its dead job",
+                action=kept_action(group, again=id(record) in repeated, verb="run"),
             )
         return updated
 

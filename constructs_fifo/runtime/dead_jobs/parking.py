@@ -25,7 +25,12 @@ The rules
 3. **Keep.** Every record of a group that has a header is appended to its kept records (one
    transaction: the puts and the header's ``next_seq``/``version`` on condition of the version read in
    rule 1) instead of running. Everything kept precedes everything still in the queue, because a
-   group's records are kept in the order SQS delivers them.
+   group's records are kept in the order SQS delivers them. **Once per message:** the header remembers
+   the ``messageId`` of the group's last ``KEPT_RECENT_MESSAGE_IDS`` kept records, and a record
+   whose message is among them is not kept again (its batch's delete was refused, or a stale worker
+   kept it: SQS delivered the same message twice). Without this, a malformed record, which has no
+   job id to recognise it by, was kept once per delivery and an operator skipped it once per copy
+   (found by the chaos suite: five malformed records, refused deletes, 100 resumes).
 4. **Resume.** An operator (:class:`constructs_fifo.client.ParkedGroups`) sets the header to
    ``RESUMING`` (after resetting the dead job's claim, or after sending the dead job to the
    dead-letter queue when it is skipped) and sends a wake-up message in group G. Whenever the runtime
@@ -39,30 +44,36 @@ The rules
 
 from __future__ import annotations
 
-import json
-import uuid
-import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
-from constructs_fifo.runtime.constants import (
-    CONTROL_ATTRIBUTE,
-    CONTROL_RESUME,
-    GROUP_ATTR_GROUP,
-    GROUP_ATTR_SK,
-    SK_KEPT_PREFIX,
-    SK_PARK,
+from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, SK_PARK
+from constructs_fifo.runtime.dead_jobs.park_records import (
+    PARKED,
+    RESUMING,
+    KeptRecord,
+    ParkHeader,
+    decode_header,
+    decode_kept,
+    encode_header,
+    encode_kept,
+    is_wake_up,
+    kept_action,
+    kept_sort_key,
+    recent_after,
+    wake_up_message,
 )
-from constructs_fifo.runtime.dead_jobs.record import DeadJob, decode_dead_job, encode_dead_job
-from constructs_fifo.runtime.exceptions import ParkConflictError, RecordTooLargeToKeepError
+from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.runtime.exceptions import ParkConflictError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
     from constructs_fifo.runtime.types import SQSRecord
 
+# The park items' types and codecs live in park_records; they are re-exported here, where the rules are.
 __all__ = [
     "KEPT_PAGE_SIZE",
     "PARKED",
@@ -72,106 +83,15 @@ __all__ = [
     "ParkStore",
     "decode_header",
     "is_wake_up",
+    "kept_action",
+    "kept_sort_key",
     "wake_up_message",
 ]
 
-PARKED = "PARKED"
-RESUMING = "RESUMING"
 #: Kept records replayed per page (one Query, one closing transaction of at most this many deletes).
 KEPT_PAGE_SIZE = 25
-#: DynamoDB's item limit is 400 KB; a kept record above this many bytes is stored compressed.
-_COMPRESS_ABOVE_BYTES = 100_000
-#: A kept record that is still larger than this compressed cannot be kept (key and header room left).
-_MAX_KEPT_BYTES = 390_000
 #: BatchGetItem reads at most 100 keys per call.
 _MAX_BATCH_GET = 100
-
-
-@dataclass(frozen=True)
-class ParkHeader:
-    """A parked (or resuming) group's header item.
-
-    Attributes
-    ----------
-    group : str
-        The MessageGroupId.
-    status : str
-        ``PARKED`` (stopped at its dead job) or ``RESUMING`` (replaying its kept records).
-    version : int
-        Raised by every write; every write is conditioned on the version read.
-    next_seq : int
-        Sequence number the next kept record gets.
-    dead : DeadJob
-        The dead job that parked the group (stored as
-        :func:`~constructs_fifo.runtime.dead_jobs.record.encode_dead_job` gives it).
-    retry_at_ms : int
-        While ``RESUMING``: replay does not start again before this time (a kept job's backoff).
-    skip_dead : bool
-        While ``RESUMING``: the operator chose to skip the dead job rather than retry it. State mode
-        reads it to unpark the group's state the same way (claim mode's resume already reset the dead
-        job's claim or sent it to the dead-letter queue, and ignores it).
-    """
-
-    group: str
-    status: str
-    version: int
-    next_seq: int
-    dead: DeadJob
-    retry_at_ms: int = 0
-    skip_dead: bool = False
-
-    @property
-    def dead_job_id(self) -> str | None:
-        """The dead job's ``jobId``; ``None`` when its body had no usable one (a malformed body)."""
-        return self.dead.job_id or None
-
-    @property
-    def dead_message_id(self) -> str | None:
-        """The ``messageId`` of the message the group is parked at (set by every runtime that parks)."""
-        return self.dead.message_id or None
-
-
-@dataclass(frozen=True)
-class KeptRecord:
-    """One kept record: the SQS record as it was delivered, minus its receipt handle."""
-
-    group: str
-    seq: int
-    record: SQSRecord
-
-    @property
-    def sort_key(self) -> str:
-        return kept_sort_key(self.seq)
-
-
-def kept_sort_key(seq: int) -> str:
-    """The sort key of the kept record ``seq`` (zero-padded, so the string order is the number order).
-
-    Examples
-    --------
-    >>> kept_sort_key(7)
-    'kept#00000000000000000007'
-    """
-    return f"{SK_KEPT_PREFIX}{seq:020d}"
-
-
-def is_wake_up(record: SQSRecord) -> bool:
-    """Whether a record is the wake-up message of a resume (a control message, not a job)."""
-    attributes = record.get("messageAttributes") or {}
-    marker = attributes.get(CONTROL_ATTRIBUTE) or {}
-    value = marker.get("stringValue", marker.get("StringValue"))
-    return value == CONTROL_RESUME
-
-
-def wake_up_message(queue_url: str, group: str) -> dict[str, Any]:
-    """The SendMessage parameters of a wake-up message for ``group`` on the source queue."""
-    return {
-        "QueueUrl": queue_url,
-        "MessageBody": json.dumps({"constructsFifo": CONTROL_RESUME, "group": group}),
-        "MessageGroupId": group,
-        "MessageDeduplicationId": f"{CONTROL_RESUME}-{uuid.uuid4()}",
-        "MessageAttributes": {CONTROL_ATTRIBUTE: {"DataType": "String", "StringValue": CONTROL_RESUME}},
-    }
 
 
 class ParkStore:
@@ -231,7 +151,7 @@ class ParkStore:
             ConsistentRead=True,
             Limit=limit,
         )
-        return [_decode_kept(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
+        return [decode_kept(cast("dict[str, Any]", item)) for item in response.get("Items", [])]
 
     def parked(self) -> list[ParkHeader]:
         """Every header in the table (a Scan: for operators, not for the runtime's hot path)."""
@@ -272,12 +192,23 @@ class ParkStore:
         self, group: str, records: Sequence[SQSRecord], *, dead: DeadJob
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """:meth:`park`'s header and transaction items (the header on condition that none exists)."""
-        header = ParkHeader(group=group, status=PARKED, version=1, next_seq=len(records), dead=dead)
+        records = ParkHeader(group, PARKED, 0, 0, dead).new_records(records)
+        header = ParkHeader(
+            group=group,
+            status=PARKED,
+            version=1,
+            next_seq=len(records),
+            dead=dead,
+            recent_message_ids=recent_after((), records),
+        )
         puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
         return header, [self._put_header(header, expected_version=None), *puts]
 
     def keep(self, header: ParkHeader, records: Sequence[SQSRecord]) -> ParkHeader:
         """Rule 3: append ``records`` to the kept records of a group that has ``header``.
+
+        A record whose message the group kept already is left out; when none is left nothing is
+        written and ``header`` comes back as it was.
 
         Raises
         ------
@@ -286,6 +217,7 @@ class ParkStore:
         RecordTooLargeToKeepError
             A record does not fit in a DynamoDB item even compressed: nothing was written.
         """
+        records = header.new_records(records)
         if not records:
             return header
         updated, items = self.keep_items(header, records)
@@ -295,8 +227,17 @@ class ParkStore:
     def keep_items(
         self, header: ParkHeader, records: Sequence[SQSRecord]
     ) -> tuple[ParkHeader, list[dict[str, Any]]]:
-        """:meth:`keep`'s new header and transaction items (on condition of ``header.version``)."""
-        updated = replace(header, version=header.version + 1, next_seq=header.next_seq + len(records))
+        """:meth:`keep`'s new header and transaction items (on condition of ``header.version``).
+
+        Every record of ``records`` is kept: leave out those the group kept already with
+        :meth:`ParkHeader.new_records` first (:meth:`keep` does).
+        """
+        updated = replace(
+            header,
+            version=header.version + 1,
+            next_seq=header.next_seq + len(records),
+            recent_message_ids=recent_after(header.recent_message_ids, records),
+        )
         puts = [
             self._put_kept(KeptRecord(header.group, header.next_seq + offset, record))
             for offset, record in enumerate(records)
@@ -398,16 +339,7 @@ class ParkStore:
         ]
 
     def _put_header(self, header: ParkHeader, *, expected_version: int | None) -> dict[str, Any]:
-        item = {
-            **_key(header.group, SK_PARK),
-            "status": {"S": header.status},
-            "version": {"N": str(header.version)},
-            "next_seq": {"N": str(header.next_seq)},
-            "retry_at_ms": {"N": str(header.retry_at_ms)},
-            "dead": {"S": json.dumps(encode_dead_job(header.dead), separators=(",", ":"))},
-            "skip_dead": {"BOOL": header.skip_dead},
-            "updated_at": {"N": str(self.now_ms())},
-        }
+        item = encode_header(header, updated_at_ms=self.now_ms())
         condition: dict[str, Any] = (
             {
                 "ConditionExpression": "attribute_not_exists(#sk)",
@@ -420,69 +352,6 @@ class ParkStore:
 
     def _put_kept(self, kept: KeptRecord) -> dict[str, Any]:
         return {"Put": {"TableName": self.table_name, "Item": encode_kept(kept, kept_at_ms=self.now_ms())}}
-
-
-def encode_kept(kept: KeptRecord, *, kept_at_ms: int) -> dict[str, Any]:
-    """The item of a kept record; large records are stored zlib-compressed.
-
-    Raises
-    ------
-    RecordTooLargeToKeepError
-        The record does not fit in a DynamoDB item even compressed.
-    """
-    record = kept.record
-    payload = json.dumps(
-        {
-            "messageId": record.get("messageId", ""),
-            "body": record.get("body", ""),
-            "attributes": record.get("attributes", {}),
-            "messageAttributes": record.get("messageAttributes", {}),
-        },
-        separators=(",", ":"),
-    ).encode()
-    item: dict[str, Any] = {
-        **_key(kept.group, kept.sort_key),
-        "message_id": {"S": str(record.get("messageId", ""))},
-        "kept_at": {"N": str(kept_at_ms)},
-    }
-    if len(payload) <= _COMPRESS_ABOVE_BYTES:
-        item["record"] = {"S": payload.decode()}
-        return item
-    packed = zlib.compress(payload, level=6)
-    if len(packed) > _MAX_KEPT_BYTES:
-        raise RecordTooLargeToKeepError(
-            f"message {record.get('messageId', '')!r} of group {kept.group!r}: {len(packed)} bytes "
-            f"compressed, over the {_MAX_KEPT_BYTES} bytes a kept record may take in a DynamoDB item "
-            "(400 KB); keep large payloads in S3 and send a pointer, or use the CONTINUE policy"
-        )
-    item["record_z"] = {"B": packed}
-    return item
-
-
-def _decode_kept(item: dict[str, Any]) -> KeptRecord:
-    if "record_z" in item:
-        payload = json.loads(zlib.decompress(item["record_z"]["B"]))
-    else:
-        payload = json.loads(item["record"]["S"])
-    sort_key = item[GROUP_ATTR_SK]["S"]
-    return KeptRecord(
-        group=item[GROUP_ATTR_GROUP]["S"],
-        seq=int(sort_key[len(SK_KEPT_PREFIX) :]),
-        record=cast("SQSRecord", payload),
-    )
-
-
-def decode_header(item: Mapping[str, Any]) -> ParkHeader:
-    """The :class:`ParkHeader` of a header item (``sk = "park"``) as DynamoDB returns it."""
-    return ParkHeader(
-        group=item[GROUP_ATTR_GROUP]["S"],
-        status=item["status"]["S"],
-        version=int(item["version"]["N"]),
-        next_seq=int(item["next_seq"]["N"]),
-        dead=decode_dead_job(json.loads(item.get("dead", {}).get("S", "{}"))),
-        retry_at_ms=int(item.get("retry_at_ms", {}).get("N", "0")),
-        skip_dead=bool(item.get("skip_dead", {}).get("BOOL", False)),
-    )
 
 
 def _key(group: str, sort_key: str) -> dict[str, Any]:

@@ -86,7 +86,13 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_REORDER_LIMIT,
     DeadJobPolicy,
 )
-from constructs_fifo.runtime.dead_jobs.parking import RESUMING, ParkHeader, is_wake_up, wake_up_message
+from constructs_fifo.runtime.dead_jobs.parking import (
+    RESUMING,
+    ParkHeader,
+    is_wake_up,
+    kept_action,
+    wake_up_message,
+)
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
@@ -443,6 +449,7 @@ class StateBatchProcessor:
         """Keep a parked group's records; replay a resuming one; return its header after."""
         group = header.group
         if records:
+            repeated = {id(r) for r in records} - {id(r) for r in header.new_records(records)}
             try:
                 header = self._parking.keep(header, records)
             except Exception as exc:  # nothing was written: every record comes back, in order
@@ -453,10 +460,10 @@ class StateBatchProcessor:
                 return header
             for record in records:
                 self._outcomes.out.write(
-                    OutcomeStatus.KEPT,
+                    OutcomeStatus.DUPLICATE if id(record) in repeated else OutcomeStatus.KEPT,
                     record,
                     job_id=job_id_of(record),
-                    action=f"not applied: group {group!r} is parked; kept in order behind its dead job",
+                    action=kept_action(group, again=id(record) in repeated, verb="applied"),
                 )
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
             return self._replay.replay(header, read, context, report, marker)
