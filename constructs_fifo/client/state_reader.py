@@ -71,10 +71,9 @@ class GroupSnapshot:
         The user's state, ``None`` when no transition was applied yet (or the group has no item).
     version:
         The item's version: 0 without an item, then one more per write of the item. A batch that
-        changed the group writes it once on its first delivery; a redelivered batch writes its run
-        marker first, so it adds two; a group whose crash is being isolated one more per transition,
-        and a commit that owed a dead letter one more to clear it. Compare versions for "changed
-        since", not to count batches.
+        changed the group writes it once (a redelivered batch too: its run marker goes to a run item
+        of its own), and a commit that owed a dead letter one more to clear it. Compare versions for
+        "changed since", not to count batches.
     updated_at_ms:
         Epoch ms of the last commit (``None`` without an item).
     last_seq:

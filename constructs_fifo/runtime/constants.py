@@ -297,6 +297,9 @@ __all__ += [
     "METRIC_SEQ_GAPS_SKIPPED",
     "METRIC_SEQ_GAP_OPEN_SECONDS",
     "METRIC_SEQ_JOBS_SKIPPED",
+    "RUN_ATTR_OF",
+    "RUN_ATTR_TOKEN",
+    "RUN_SK",
     "STATE_ATTR_BOOK",
     "STATE_ATTR_GROUP",
     "STATE_ATTR_IDS",
@@ -352,6 +355,14 @@ STATE_ATTR_UPDATED_AT: Final = "updated_at"
 #: commit that follows them; found at a read, it means that run did not commit (a crash, a timeout, a
 #: stale worker). See :mod:`constructs_fifo.runtime.state.crash_watch`.
 STATE_ATTR_RUN: Final = "run"
+#: The group's run item (sort key ``run``): the marker a redelivered run writes before its
+#: transitions, kept out of the state item so that writing it costs one write unit, not the state's
+#: size. It holds ``STATE_ATTR_RUN`` (the marker), ``RUN_ATTR_OF`` (the state version it was written
+#: over: a later state version passes it, and it is ignored) and ``RUN_ATTR_TOKEN`` (what the next
+#: marker write is conditioned on). See :mod:`constructs_fifo.runtime.state.storage.runs`.
+RUN_SK: Final = "run"
+RUN_ATTR_OF: Final = "of"
+RUN_ATTR_TOKEN: Final = "token"
 #: The format number written in the bookkeeping (``"f"``), raised on any incompatible change. 2: every
 #: dead job is a named object. 3: the remembered job ids left the bookkeeping (``ids``, plain ids) for
 #: ``STATE_ATTR_IDS`` (keys). Formats 1 and 2 are still read (their ids turned into keys); a runtime

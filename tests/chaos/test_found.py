@@ -64,8 +64,9 @@
    group before a stale worker's mark of C (its batch received again) wrote P's next marker over the
    same version, and it was accepted: C's crash went uncounted, and when that worker's own mark of C
    was throttled, P was blamed for a run that had returned and died ``ATTEMPTS_EXHAUSTED`` instead of
-   ``PERMANENT``. Fixed: a mark raises the version like every write (``StateStore.mark_run``), so the
-   successor's marker is refused and it retries from the state that names C.
+   ``PERMANENT``. Fixed: every marker write is fenced (first by raising the state's version; since
+   markers moved to the group's run item, issue 17, by the run item's token), so the successor's
+   marker is refused and it retries from the state that names C.
 """
 
 from __future__ import annotations
@@ -255,23 +256,26 @@ def test_state_mode_a_stale_workers_mark_is_not_overwritten_by_its_successors_ma
             # ends; worker B receives the batch again and reads the group (P's marker)
             stale = world.invoke()
             assert stale is not None
-            world.advance(stale, "dynamodb.UpdateItem", "groups")
+            world.advance(stale, "dynamodb.PutItem", "groups")
+            world.step(stale)
+            world.advance(stale, "dynamodb.PutItem", "groups")
             world.clock.advance(21)
             successor = world.invoke()
             assert successor is not None
             world.advance(successor, "dynamodb.PutItem", "groups")
-            # WHEN A marks C and crashes on it, then B writes P's next marker over the version it read,
-            # runs P, and its mark of C is throttled
+            # WHEN A marks C and crashes on it, then B writes P's next marker over the group it read,
+            # runs P, and its mark of C (its second marker write) is throttled
             world.finish(stale)
+            marks = 0
             while not successor.finished:
                 point = successor.point
-                marking = (
-                    point is not None and point.label == "dynamodb.UpdateItem" and "groups" in point.target
-                )
-                world.step(successor, Fault.THROTTLING if marking else None)
+                marking = point is not None and point.label == "dynamodb.PutItem" and "groups" in point.target
+                marks += marking
+                world.step(successor, Fault.THROTTLING if marking and marks == 2 else None)
             world.settle()
-            # THEN B's marker was refused (A's mark raised the version), so C's crash was counted and
-            # P was never blamed for a run that returned: P died of its permanent error, C was applied
+            # THEN B's marker was refused (A's mark had changed the run item's token), so C's crash was
+            # counted and P was never blamed for a run that returned: P died of its permanent error, C
+            # was applied
             assert world.dead_letters() == [("P", "PERMANENT")]
             assert world.committed_log("ws#1") == ["C"]
             assert world.sqs_dead() == []

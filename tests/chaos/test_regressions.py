@@ -175,12 +175,11 @@ def test_a_worker_that_lost_the_state_race_commits_nothing_of_its_half_applied_b
             # WHEN B applies [a, b, c] and commits, then A tries to commit
             world.finish(takeover)
             world.finish(stale)
-            # THEN A's write was refused: the only versions ever committed are B's run marker (B's
-            # records were received before: the state as read, marked) and B's whole batch
+            # THEN A's write was refused: the only version ever committed is B's whole batch (B's run
+            # marker, its records having been received before, went to the group's run item)
             assert _refused(world, stale.name, GROUPS) == ["dynamodb.PutItem"]
             assert [(s.version, s.log, s.worker) for s in world.history.states] == [
-                (1, (), takeover.name),
-                (2, ("a", "b", "c"), takeover.name),
+                (1, ("a", "b", "c"), takeover.name),
             ]
             world.settle()
             assert world.committed_log("ws#1") == ["a", "b", "c"]
@@ -211,14 +210,11 @@ def test_a_worker_that_lost_the_state_race_keeps_none_of_the_records_of_the_grou
             world.finish(takeover)
             world.finish(stale)
             # THEN A's transaction was cancelled whole: P and c are kept once (B's), the state is B's
-            # (its run marker, then its commit)
+            # commit (its run marker went to the group's run item)
             assert _refused(world, stale.name, GROUPS) == ["dynamodb.TransactWriteItems"]
             operators = world.operators()
             assert [k.record["body"] for k in operators.kept("ws#1")] == [specs[1].body(), specs[2].body()]
-            assert [(s.version, s.log) for s in world.history.states] == [
-                (1, ()),
-                (2, ("a",)),
-            ]  # marker, commit
+            assert [(s.version, s.log) for s in world.history.states] == [(1, ("a",))]
             # AND once the group is resumed (P fixed), every job is applied once, in order
             world.settle()
             world.resume_all()

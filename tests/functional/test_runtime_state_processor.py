@@ -556,12 +556,16 @@ def test_a_redelivered_groups_batch_costs_one_write_more_for_its_run_marker(
     records = delivery([job_record(f"j{i}", i) for i in range(10)], 2)
     # WHEN it is processed
     assert state.run(*records) == {"batchItemFailures": []}
-    # THEN one read, the marker's write, the commit; the commit removed the marker
+    # THEN one read, the marker's write (the group's run item, not the state), the commit, which
+    # passed the marker: the state item is at version 1 and carries none, the run item is over version 0
     assert calls.calls == ["BatchGetItem", "PutItem", "PutItem"]
-    assert state.log() == [f"j{i}" for i in range(10)] and state.group_state().version == 2
+    assert state.log() == [f"j{i}" for i in range(10)] and state.group_state().version == 1
     key = {"group": {"S": "ws#1"}, "sk": {"S": "state"}}
     item = state.dynamodb.get_item(TableName=GROUP_TABLE_NAME, Key=key)
     assert STATE_ATTR_RUN not in item["Item"]
+    run_key = {"group": {"S": "ws#1"}, "sk": {"S": "run"}}
+    run_item = state.dynamodb.get_item(TableName=GROUP_TABLE_NAME, Key=run_key)["Item"]
+    assert (run_item["run"]["S"], run_item["of"]["N"]) == ("{}", "0")
 
 
 def test_a_redelivered_batch_of_duplicates_writes_no_marker(

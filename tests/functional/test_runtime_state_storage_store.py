@@ -26,7 +26,7 @@ from constructs_fifo.runtime.state.core.records import (
     GroupState,
     Outcome,
 )
-from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
+from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, FoundRun, RunMarker
 from constructs_fifo.runtime.state.storage.book import decode_book, encode_book
 from constructs_fifo.runtime.state.storage.store import StateStore, decode_item, item_size
 
@@ -382,27 +382,49 @@ def test_a_commit_with_park_items_writes_both_in_one_transaction_or_nothing(
     assert store.load(["ws#1"])["ws#1"].version == 1
 
 
-def test_a_run_marker_is_written_read_back_replaced_and_removed_by_the_next_commit(
+def test_a_state_item_carries_a_run_marker_until_the_next_commit(
     store: StateStore, groups_table: DynamoDBClient
 ) -> None:
-    # GIVEN a new group whose first write carries a group's run marker
+    # GIVEN a new group whose first write carries a group's run marker (an isolated run that stopped)
     assert store.commit("ws#1", GroupState("ws#1"), 0, run=GROUP_RUN)
-    # WHEN it is read THEN the marker comes back with the state, one version on
-    states, _, markers = store.load_for_batch(["ws#1", "ws#2"])
-    assert (states["ws#1"].version, markers) == (1, {"ws#1": GROUP_RUN})
-    # WHEN a job's marker replaces it on that version THEN the marker changes and the version goes on
-    assert store.mark_run("ws#1", 1, RunMarker("a", 2))
-    states, _, markers = store.load_for_batch(["ws#1"])
-    assert (states["ws#1"].version, markers) == (2, {"ws#1": RunMarker("a", 2)})
-    # AND a mark or a commit over the version before it is refused (another worker marked the group
-    # first), writing nothing: the mark is never lost
-    assert not store.mark_run("ws#1", 1, RunMarker("b", 1))
-    assert not store.commit("ws#1", GroupState("ws#1", version=1), 1, run=RunMarker("b", 1))
-    assert not store.mark_run("ws#9", 0, RunMarker("b", 1))
-    assert store.load_for_batch(["ws#1"])[2] == {"ws#1": RunMarker("a", 2)}
-    # WHEN the group commits without a marker THEN the marker is gone
-    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 2)
-    assert store.load_for_batch(["ws#1"])[2] == {}
+    # WHEN it is read THEN the marker comes back with the state, whether or not the run item is read
+    states, _, runs = store.load_for_batch(["ws#1", "ws#2"])
+    assert (states["ws#1"].version, runs["ws#1"].marker, runs["ws#2"].marker) == (1, GROUP_RUN, None)
+    assert store.load_for_batch(["ws#1"], runs_of=["ws#1"])[2]["ws#1"] == FoundRun(GROUP_RUN, None, read=True)
+    # WHEN the group commits without a marker THEN it is gone
+    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 1)
+    assert store.load_for_batch(["ws#1"])[2]["ws#1"].marker is None
+
+
+def test_a_run_item_holds_the_marker_beside_the_state_fenced_by_its_token_and_passed_by_a_commit(
+    store: StateStore, groups_table: DynamoDBClient
+) -> None:
+    # GIVEN a group at version 1
+    assert store.commit("ws#1", GroupState("ws#1"), 0)
+    # WHEN a redelivered run marks it (no run item yet) THEN the run item holds the marker over version
+    # 1, the state item is untouched, and a read of the run item finds it with its token
+    token = store.mark_run("ws#1", 1, GROUP_RUN, replaces=None, read=True)
+    assert token is not None
+    states, _, runs = store.load_for_batch(["ws#1"], runs_of=["ws#1"])
+    assert (states["ws#1"].version, runs["ws#1"]) == (1, FoundRun(GROUP_RUN, token, read=True))
+    # AND a read that does not ask for it does not see it (a first delivery)
+    assert store.load_for_batch(["ws#1"])[2]["ws#1"] == FoundRun(None, None, read=False)
+    # WHEN a job's marker replaces it with the token read THEN it is the marker in force
+    second = store.mark_run("ws#1", 1, RunMarker("a", 2), replaces=token, read=True)
+    assert second is not None
+    assert store.load_for_batch(["ws#1"], runs_of=["ws#1"])[2]["ws#1"].marker == RunMarker("a", 2)
+    # AND writes by a worker that read the group before it are refused, writing nothing: with the old
+    # token, as "no run item", or without reading it, over the same version
+    assert store.mark_run("ws#1", 1, RunMarker("b", 1), replaces=token, read=True) is None
+    assert store.mark_run("ws#1", 1, RunMarker("b", 1), replaces=None, read=True) is None
+    assert store.mark_run("ws#1", 1, RunMarker("b", 1), replaces=None, read=False) is None
+    assert store.load_for_batch(["ws#1"], runs_of=["ws#1"])[2]["ws#1"].marker == RunMarker("a", 2)
+    # WHEN the group commits over version 1 THEN the run item is passed: no marker is in force
+    assert store.commit("ws#1", batch(store, states["ws#1"], [job("a")], Counting()).group_state, 1)
+    found = store.load_for_batch(["ws#1"], runs_of=["ws#1"])[2]["ws#1"]
+    assert (found.marker, found.token) == (None, second)
+    # AND a worker that did not read the run item may now write over it (it is over an older version)
+    assert store.mark_run("ws#1", 2, GROUP_RUN, replaces=None, read=False) is not None
 
 
 def test_a_run_marker_this_runtime_did_not_write_is_refused_with_the_fix(

@@ -14,6 +14,7 @@ from constructs_fifo.runtime.state.core.records import BatchSettings, Bookkeepin
 from constructs_fifo.runtime.state.crash_watch import (
     GROUP_RUN,
     CrashWatch,
+    FoundRun,
     RunInterrupted,
     RunMarker,
     plan_run,
@@ -31,24 +32,20 @@ def job(job_id: str) -> SQSRecord:
 
 
 class Writer:
-    """A fake group table: records each write; ``refuse`` makes the next writes lose their race."""
+    """A fake group table's run item: records each marker write; ``refuse`` makes them lose their race."""
 
     def __init__(self, *, refuse: bool = False, fail: Exception | None = None) -> None:
-        self.writes: list[tuple[str, int, RunMarker | None]] = []
+        self.writes: list[tuple[int, RunMarker, str | None, bool]] = []
         self.refuse = refuse
         self.fail = fail
 
-    def commit(
-        self, group: str, group_state: GroupState, expected_version: int, *, run: RunMarker | None = None
-    ) -> bool:
+    def mark_run(
+        self, group: str, of_version: int, marker: RunMarker, *, replaces: str | None, read: bool
+    ) -> str | None:
         if self.fail is not None:
             raise self.fail
-        self.writes.append(("commit", expected_version, run))
-        return not self.refuse
-
-    def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool:
-        self.writes.append(("mark", expected_version, marker))
-        return not self.refuse
+        self.writes.append((of_version, marker, replaces, read))
+        return None if self.refuse else f"t{len(self.writes)}"
 
 
 class Log:
@@ -63,11 +60,16 @@ class Log:
 
 
 def watched(
-    found: RunMarker | None, *, redelivered: bool = True, read: GroupState | None = None
+    found: RunMarker | None,
+    *,
+    redelivered: bool = True,
+    read: GroupState | None = None,
+    run_item: FoundRun | None = None,
 ) -> tuple[CrashWatch, Writer, Log]:
     plan = plan_run(read or GroupState(GROUP, version=4), found, redelivered=redelivered, max_attempts=3)
     writer, log = Writer(), Log()
-    return CrashWatch(log, plan, writer, GROUP, MAX_ATTEMPTS), writer, log
+    item = run_item or FoundRun(found, "t0" if found is not None else None, read=redelivered)
+    return CrashWatch(log, plan, writer, GROUP, MAX_ATTEMPTS, item), writer, log
 
 
 def run(watch: CrashWatch, *ids: str) -> Any:
@@ -164,26 +166,34 @@ def test_an_unwatched_run_writes_nothing_before_its_transitions() -> None:
 
 
 def test_a_watched_run_writes_one_group_marker_before_its_first_transition() -> None:
-    # GIVEN a redelivery WHEN the group runs three jobs
+    # GIVEN a redelivery (its run item read: none) WHEN the group runs three jobs
     watch, writer, _ = watched(None)
     run(watch, "a", "b", "c")
-    # THEN one write, of a group marker, on the version read; the commit follows on the next version
-    assert writer.writes == [("commit", 4, GROUP_RUN)]
-    assert (watch.opened, watch.version) == (True, 5)
+    # THEN one write, of a group marker over the version read, where no run item exists; the commit
+    # stays on the version read (the marker is not in the state item)
+    assert writer.writes == [(4, GROUP_RUN, None, True)]
+    assert (watch.opened, watch.version, watch.token) == (True, 4, "t1")
 
 
-def test_an_isolated_run_marks_each_transition_with_its_job_and_attempt() -> None:
-    # GIVEN a group marker found WHEN the group runs a, b, c
+def test_an_isolated_run_marks_each_transition_each_write_fenced_by_the_token_before_it() -> None:
+    # GIVEN a group marker found (run item token t0) WHEN the group runs a, b, c
     watch, writer, _ = watched(GROUP_RUN)
     run(watch, "a", "b", "c")
-    # THEN a's marker goes with the first write, b's and c's replace it, each on the version the one
-    # before it wrote; the commit follows on the last
+    # THEN a's marker replaces the one read, b's replaces a's, c's replaces b's, all over version 4
     assert writer.writes == [
-        ("commit", 4, RunMarker("a", 1)),
-        ("mark", 5, RunMarker("b", 1)),
-        ("mark", 6, RunMarker("c", 1)),
+        (4, RunMarker("a", 1), "t0", True),
+        (4, RunMarker("b", 1), "t1", True),
+        (4, RunMarker("c", 1), "t2", True),
     ]
-    assert watch.version == 7
+    assert watch.version == 4
+
+
+def test_a_marker_carried_by_the_state_item_is_watched_without_the_run_item_read() -> None:
+    # GIVEN a first delivery whose state item carries a group marker (an isolated run that stopped)
+    watch, writer, _ = watched(GROUP_RUN, redelivered=False, run_item=FoundRun(GROUP_RUN, None, read=False))
+    run(watch, "a")
+    # THEN its first mark is written where no run item over its version exists (not read: no token)
+    assert writer.writes == [(4, RunMarker("a", 1), None, False)]
 
 
 def test_a_job_whose_last_attempt_crashed_is_dead_without_running_and_the_others_apply() -> None:
@@ -210,7 +220,7 @@ def test_a_job_whose_attempt_crashed_below_the_limit_runs_again_as_the_next_atte
     run(watch, "a", "b")
     # THEN b runs as attempt 2, marked as such
     assert log.runs == [("a", 1), ("b", 2)]
-    assert writer.writes[-1] == ("mark", 5, RunMarker("b", 2)) and watch.version == 6
+    assert writer.writes[-1] == (4, RunMarker("b", 2), "t1", True)
 
 
 def test_a_marker_write_that_loses_its_race_stops_the_run_before_any_transition() -> None:

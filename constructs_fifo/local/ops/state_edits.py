@@ -3,7 +3,8 @@
 Both are one conditional write of the group's state item through the runtime's own store
 (:meth:`~constructs_fifo.runtime.state.storage.store.StateStore.commit`, conditioned on the version read),
 so a worker that commits meanwhile wins and the operator's write fails with nothing changed (run the command
-again). The item's run marker, if any, is written back as it was: it is the crash watch's evidence.
+again). The run marker in force, if any (the run item's, or the state item's own), is written into the
+state item: it is the crash watch's evidence, and the edit's new version passes the run item.
 
 * **Forget a dead job** (``dlq redrive --reset``, state mode): its id leaves ``dead``, its entry
   ``dead_entries`` and its count ``attempts``. A redelivered copy then runs as a new job instead of
@@ -38,9 +39,13 @@ __all__ = ["check_forget", "dead_job_seq", "forget_dead_job", "read_group", "ski
 
 
 def read_group(states: StateStore, group: str) -> tuple[GroupState, RunMarker | None]:
-    """The group's committed state and its run marker (one consistent read)."""
-    found, _, markers = states.load_for_batch([group])
-    return found[group], markers.get(group)
+    """The group's committed state and the run marker in force (one consistent read).
+
+    An edit commits the state with that marker (in the state item), so that a crash a worker's run
+    marker names is still counted after the edit's new version passes the run item.
+    """
+    found, _, runs = states.load_for_batch([group], runs_of=[group])
+    return found[group], runs[group].marker
 
 
 def dead_job_seq(group_state: GroupState, job_id: str) -> int | None:

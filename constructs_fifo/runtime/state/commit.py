@@ -4,7 +4,7 @@ The one unit both paths use: a live group's batch (:mod:`constructs_fifo.runtime
 and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.replay`). In order:
 
 1. **Plan.** :func:`~constructs_fifo.runtime.state.crash_watch.plan_run` decides how the run is
-   watched from the marker read with the state and whether the records were received before.
+   watched from what the read found of the group's run and whether the records were received before.
 2. **Watch.** The transition runs inside a :class:`~constructs_fifo.runtime.state.crash_watch.CrashWatch`
    (marker writes) inside a :class:`~constructs_fifo.runtime.state.run.RecordingTransition` (errors,
    attempts and durations for the outcome lines).
@@ -18,7 +18,7 @@ and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.
 6. **Settle and owe.** The state to commit is the run's, with a replayed crash still counted
    (:meth:`~constructs_fifo.runtime.state.crash_watch.RunPlan.settle`), owing the buffered jobs that
    died in the run (:func:`~constructs_fifo.runtime.state.owed.owing`).
-7. **Commit.** One conditional write on the version the watch left: with the marker the run keeps
+7. **Commit.** One conditional write on the version read: with the marker the run keeps
    (rule 5 of the crash watch), or, without one, a write only when something changed (the state, the
    marker opened, the resume, what was owed), else only the items.
 
@@ -30,7 +30,7 @@ The paths differ in one parameter, ``keep_marker``. A live group keeps a group m
 isolated run that stopped, so its next batch stays isolated until a run goes through (the
 transition that crashed may not have been reached yet). A replay page keeps none: every replay page
 is watched as a redelivery, so the next page writes its own marker before its first transition and a
-crash there is found and isolated all the same, and its commit always writes the state, clearing the
+crash there is found and isolated all the same, and its commit always writes the state, passing the
 marker, as the page's header update (``retry_at_ms``) is what brings a stopped replay back.
 """
 
@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend
     from constructs_fifo.runtime.state.storage.store import StateStore
@@ -76,7 +76,7 @@ class Committed:
     final : GroupState
         The state written (its ``version`` still the one read; the item is at ``version + 1``).
     version : int
-        The version the write was conditioned on (the one read, or the watch's marker's).
+        The version the write was conditioned on (the one read).
     changed : bool
         Whether the state item was written (else only the items were, if any).
     paid : list of OwedSend
@@ -108,7 +108,7 @@ class GroupCommit:
     settings : BatchSettings
         The queue's state-mode settings.
     states : StateStore
-        The group table's state items (the marker writes and the commit).
+        The group table's state and run items (the marker writes and the commit).
     outcomes : StateOutcomes
         The write of a run that keeps no marker.
     owed : OwedLetters
@@ -140,7 +140,7 @@ class GroupCommit:
         read: GroupState,
         records: list[SQSRecord],
         *,
-        marker: RunMarker | None,
+        found: FoundRun,
         redelivered: bool,
         now_ms: int,
         items_of: ItemsOf,
@@ -148,7 +148,7 @@ class GroupCommit:
         like: SQSRecord | None = None,
     ) -> Committed:
         """Steps 1-7 for ``records`` of the group ``read`` (``start``: the state to run from, when not
-        the one read: a resumed group's).
+        the one read: a resumed group's; ``found``: what the read found of the group's run).
 
         Raises
         ------
@@ -159,8 +159,8 @@ class GroupCommit:
         """
         settings, group = self._settings, read.group
         begin = read if start is None else start
-        plan = plan_run(begin, marker, redelivered=redelivered, max_attempts=settings.max_attempts)
-        watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts)
+        plan = plan_run(begin, found.marker, redelivered=redelivered, max_attempts=settings.max_attempts)
+        watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts, found)
         recorder = RecordingTransition(watch)
         paid = self._owed.pay(read, like)
         run = run_group(plan.start, records, recorder, settings, now_ms=now_ms)

@@ -4,8 +4,12 @@ A state-mode group commits once per batch, after its transitions ran, so a trans
 worker (a crash, out of memory, the function timeout) leaves no trace in the committed item: without
 this module it would never be counted, and SQS's ``maxReceiveCount`` would dead-letter its whole
 batch, healthy jobs included. Claim mode counts it because the claim is written before the run; here
-a **run marker** (the item's ``run`` attribute) is written before the transitions run, but only when
-the group's records were received before, so the first delivery keeps its one write per group.
+a **run marker** is written before the transitions run, but only when the group's records were
+received before, so the first delivery keeps its one write per group. The marker lives in the
+group's **run item** (``sk = "run"``, :mod:`constructs_fifo.runtime.state.storage.runs`), a small item
+of its own: a marker costs one write unit whatever the state's size (it used to rewrite the state
+item). The run item names the state version it was written over, so the group's next commit passes
+it without touching it: a run item over an older version than the state's is ignored.
 
 Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` writes):
 
@@ -14,19 +18,21 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    ``BatchGetItem`` per batch and one write per group, as before. A crash there is not counted; it
    always causes a redelivery with a higher receive count.
 2. **Redelivery: one marker for the group.** When a record was received before, the first
-   transition the run calls is preceded by a write of the state as read with a group marker
-   (``{}``), conditioned on the version read (``attribute_not_exists`` for a new group), so a lost
-   race commits nothing: the usual retry. Every write raises the version by one, the marker's too;
-   the group's commit (conditioned on the marker's version) rewrites the item without it. A run that
-   calls no transition (duplicates, dead copies, buffered jobs) writes no marker.
+   transition the run calls is preceded by a write of the run item with a group marker (``{}``) over
+   the version read. The group's commit stays conditioned on the version read; it passes the marker.
+   A run that calls no transition (duplicates, dead copies, buffered jobs) writes no marker.
 3. **A marker found means its run did not commit**: a crash, a timeout, or a worker still running
    past its visibility (a stale worker: claim mode counts that as an attempt too). The group is then
    **isolated**: its run marks each transition before calling it (``{"job": id, "attempt": n}``, the
-   first with the marker write of rule 2, the next ones with an ``UpdateItem`` conditioned on that
-   version and raising it), so the next read names the one transition that did not return. Raising
-   the version on every mark fences it: a worker that read the group before a mark (a stale worker's
+   first with the marker write of rule 2, the next ones replacing it), so the next read names the one
+   transition that did not return.
+   **Every marker write is fenced** by the run item's token: it is conditioned on the token the
+   worker read (or wrote last), and writes a new one; a worker that did not read the run item (a
+   first delivery whose state carries a marker, rule 5) writes only where no run item over its
+   version exists. So a worker that read the group before another worker's mark (a stale worker's
    successor, say) cannot write its own marker over it, which would lose the crash the mark names
-   (found by the chaos suite: the next job's crash went uncounted and the job before it was blamed).
+   (found by the chaos suite: the next job's crash went uncounted and the job before it was blamed);
+   its write is refused, and the run stops as a lost race.
 4. **A job marker found counts its attempt.** ``{"job": X, "attempt": n}``: X's run number n stopped
    the worker. Below ``max_attempts`` the run starts from the state with X's attempts at n, so X
    runs next as attempt n + 1 (the transition sees it in ``job.attempt``). At ``max_attempts`` X is
@@ -37,11 +43,14 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    commit (in the commit itself, or a timeout there) is that transition's, as claim mode counts a
    crash between a job's effect and its ``SUCCEEDED`` write.
 5. **Isolation lasts until a clean run.** The commit of an isolated run that stopped (a failure, a
-   job of the group blocked) keeps a group marker, so the group stays isolated until a run goes
-   through: the transition that crashed may not have been reached yet.
+   job of the group blocked) keeps a group marker in the state item it writes anyway (its ``run``
+   attribute), so the group stays isolated until a run goes through: the transition that crashed may
+   not have been reached yet. A run item over the same version as the state is newer than that, and
+   wins.
 
-Costs, on redeliveries only: one write more per group (rule 2); while a crash is isolated, one write
-more per transition (rule 3).
+Costs, on redeliveries only: one read unit (the run item, in the batch's one ``BatchGetItem``) and
+one write unit more per group (rule 2); while a crash is isolated, one write unit more per transition
+(rule 3). None of them grows with the state.
 """
 
 from __future__ import annotations
@@ -57,7 +66,16 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import GroupState
 
-__all__ = ["GROUP_RUN", "CrashWatch", "RunInterrupted", "RunMarker", "RunPlan", "RunWriter", "plan_run"]
+__all__ = [
+    "GROUP_RUN",
+    "CrashWatch",
+    "FoundRun",
+    "RunInterrupted",
+    "RunMarker",
+    "RunPlan",
+    "RunWriter",
+    "plan_run",
+]
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,26 @@ class RunMarker:
 
 #: The marker of a group's run (rule 2).
 GROUP_RUN = RunMarker()
+
+
+@dataclass(frozen=True)
+class FoundRun:
+    """What a read found of a group's run.
+
+    Attributes
+    ----------
+    marker : RunMarker or None
+        The marker in force: the run item's when it was written over the state's version, else the one
+        the state item carries (rule 5), else ``None``.
+    token : str or None
+        The run item's token (``None``: the group has no run item, or it was not read).
+    read : bool
+        Whether the run item was read (the runtime reads it for a redelivered group only).
+    """
+
+    marker: RunMarker | None = None
+    token: str | None = None
+    read: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,11 +239,13 @@ def plan_run(read: GroupState, found: RunMarker | None, *, redelivered: bool, ma
 class RunWriter(Protocol):
     """The writes a watched run makes (:class:`constructs_fifo.runtime.state.storage.store.StateStore`)."""
 
-    def commit(
-        self, group: str, group_state: GroupState, expected_version: int, *, run: RunMarker | None = None
-    ) -> bool: ...
-
-    def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool: ...
+    def mark_run(
+        self, group: str, of_version: int, marker: RunMarker, *, replaces: str | None, read: bool
+    ) -> str | None:
+        """Write the group's run item with ``marker`` over state version ``of_version``, if its token is
+        still ``replaces`` (``read`` ``False``: if it has no run item over ``of_version`` or later);
+        return the new token, ``None`` when the condition failed (nothing written)."""
+        ...
 
 
 class RunInterrupted(BaseException):
@@ -235,10 +275,14 @@ class CrashWatch:
 
     Attributes
     ----------
+    found : FoundRun
+        What the read found of the group's run (the token the first marker write is conditioned on).
     version : int
-        The version the group's commit is conditioned on: the one read, one more per marker written.
+        The version the group's commit is conditioned on: the one read (a marker does not change it).
     opened : bool
-        Whether a marker was written (the commit must then be made, to remove it).
+        Whether a marker was written (the commit must then be made, to pass it).
+    token : str or None
+        The token of the last marker written.
     called : set of str
         The job ids the core called the transition for.
     """
@@ -248,8 +292,10 @@ class CrashWatch:
     writer: RunWriter
     group: str
     max_attempts: int
+    found: FoundRun = field(default_factory=FoundRun)
     version: int = 0
     opened: bool = False
+    token: str | None = None
     called: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -269,18 +315,17 @@ class CrashWatch:
         if self.plan.watch:
             marker = RunMarker(job.id, job.attempt) if self.plan.isolate else GROUP_RUN
             if not self.opened:
-                self._write(lambda: self.writer.commit(self.group, self.plan.start, self.version, run=marker))
-                self.version += 1
+                self._mark(marker, replaces=self.found.token, read=self.found.read)
                 self.opened = True
             elif self.plan.isolate:
-                self._write(lambda: self.writer.mark_run(self.group, self.version, marker))
-                self.version += 1
+                self._mark(marker, replaces=self.token, read=True)
         return self.transition(job, state)
 
-    def _write(self, write: Any) -> None:
+    def _mark(self, marker: RunMarker, *, replaces: str | None, read: bool) -> None:
         try:
-            written = write()
+            token = self.writer.mark_run(self.group, self.version, marker, replaces=replaces, read=read)
         except Exception as exc:
             raise RunInterrupted(self.group, exc) from exc
-        if not written:
+        if token is None:
             raise RunInterrupted(self.group, None)
+        self.token = token

@@ -34,8 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
     from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
     from constructs_fifo.runtime.state.core.records import BufferedJob, GroupState
-    from constructs_fifo.runtime.state.crash_watch import RunMarker, RunWriter
+    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["OwedLetters", "OwedSend", "owing"]
@@ -64,7 +65,7 @@ def owing(group_state: GroupState, dead: tuple[tuple[BufferedJob, DeadJob], ...]
 class OwedLetters:
     """Sends a group's dead letters owed, and clears them once sent; see the module docstring."""
 
-    def __init__(self, outcomes: StateOutcomes, states: RunWriter) -> None:
+    def __init__(self, outcomes: StateOutcomes, states: StateStore) -> None:
         self._outcomes = outcomes
         self._states = states
 

@@ -45,19 +45,19 @@ state (:mod:`constructs_fifo.runtime.state.core.apply` states the core's rules).
    replayed, in order, through the core (:mod:`constructs_fifo.runtime.state.replay`). Wake-up
    messages follow claim mode's rule (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
 
-5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.state.crash_watch`). A live group whose
-   records were received before writes a run marker before its first transition; a marker found at
-   the read means that run did not commit, and the group's next run marks each transition before it
-   runs, so the next crash names its job: that job's attempt is counted, and at ``max_attempts`` it is
-   dead (``WorkerCrashedError``) without running. A marker write that loses its race commits nothing
-   (``FENCED``, as a lost commit); one that fails is ``ERROR``.
+5. **A crash counts as an attempt** (:mod:`constructs_fifo.runtime.state.crash_watch`). A live group
+   whose records were received before writes a run marker (its run item) before its first transition;
+   a marker found at the read means that run did not commit, and the group's next run marks each
+   transition, so the next crash names its job: that job's attempt is counted, and at ``max_attempts``
+   it is dead (``WorkerCrashedError``) without running. A marker write that loses its race commits
+   nothing (``FENCED``, as a lost commit); one that fails is ``ERROR``.
 
 Every record gets one outcome line; a buffered job gets its ``SUCCEEDED`` line when it is applied.
 Per group and batch, a metric line gives the open sequence gap (``SequenceGapOpenSeconds``) and the
 ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
 
 Call budget: one ``BatchGetItem`` per batch and one write per group that changed: a batch of ten jobs
-of one group costs 2 DynamoDB calls on its first delivery. A redelivered group adds its marker write;
+of one group costs 2 DynamoDB calls on its first delivery. A redelivered group adds its marker write (1 unit);
 while a crash is isolated, one write per transition; a group whose buffered job died, one write
 more (clearing the dead letter owed once sent). A resuming group adds one transaction to keep
 its records and a ``Query`` and a transaction per page of kept records replayed.
@@ -114,7 +114,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchResult
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.crash_watch import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import BatchResponse, SQSRecord
 
@@ -269,8 +269,9 @@ class StateBatchProcessor:
             target = report.wake_ups if is_wake_up(record) else by_group
             target.setdefault(group, []).append(record)
         groups = list(dict.fromkeys(record_group(record) for record in records))
+        redelivered = {record_group(record) for record in records if record_attempt(record) > 1}
         try:
-            states, headers, markers = self._states.load_for_batch(groups)
+            states, headers, runs = self._states.load_for_batch(groups, runs_of=redelivered)
         except Exception as exc:  # without the states and headers nothing may run
             for record in records:
                 self._error(record, exc, report, note="the groups' states could not be read")
@@ -286,17 +287,17 @@ class StateBatchProcessor:
             latest: dict[str, ParkHeader | None] = dict(headers)
             out_of_time = False
             for group in groups:
-                group_records, marker = by_group.get(group, []), markers.get(group)
+                group_records, found = by_group.get(group, []), runs[group]
                 out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
                 if out_of_time:  # a live group's wake-up too: it may be its only way back
                     live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
                     self._deadline([*group_records, *live_wake_ups], report)
                 elif group in headers:
                     latest[group] = self._parked_group(
-                        headers[group], group_records, states[group], context, report, marker=marker
+                        headers[group], group_records, states[group], context, report, found=found
                     )
                 else:
-                    latest[group] = self._live_group(group, group_records, states[group], marker, report)
+                    latest[group] = self._live_group(group, group_records, states[group], found, report)
             settle_wake_ups(
                 latest,
                 report,
@@ -317,7 +318,7 @@ class StateBatchProcessor:
         group: str,
         records: list[SQSRecord],
         read: GroupState,
-        marker: RunMarker | None,
+        found: FoundRun,
         report: BatchReport,
     ) -> ParkHeader | None:
         """Run, commit and settle one live group's records; return its new header if it parked.
@@ -331,14 +332,14 @@ class StateBatchProcessor:
             return None
         answerable = records or wake_ups[:1]  # what is reported when nothing could be committed
         redelivered = any(record_attempt(record) > 1 for record in [*records, *wake_ups])
-        if marker is not None and marker.job_id is not None:
-            self._outcomes.out.logger.event(marker.counted_event(group))
+        if found.marker is not None and found.marker.job_id is not None:
+            self._outcomes.out.logger.event(found.marker.counted_event(group))
         like = records[0] if records else None
         try:
             done = self._commit.run(
                 read,
                 records,
-                marker=marker,
+                found=found,
                 redelivered=redelivered,
                 now_ms=self._states.now_ms(),
                 items_of=lambda run: self._park_items(group, records, run),
@@ -444,7 +445,7 @@ class StateBatchProcessor:
         context: Any,
         report: BatchReport,
         *,
-        marker: RunMarker | None,
+        found: FoundRun,
     ) -> ParkHeader | None:
         """Keep a parked group's records; replay a resuming one; return its header after."""
         group = header.group
@@ -466,7 +467,7 @@ class StateBatchProcessor:
                     action=kept_action(group, again=id(record) in repeated, verb="applied"),
                 )
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
-            return self._replay.replay(header, read, context, report, marker)
+            return self._replay.replay(header, read, context, report, found)
         return header
 
     # --- lines of records not run --------------------------------------------------------------------

@@ -35,7 +35,7 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    marker is written before its first transition (replays are rare: the write is cheap insurance),
    and a marker found at the read isolates the first page, whose transitions are then marked one by
    one; the job that stops the worker again is counted, and dead at ``max_attempts`` (the group parks
-   at it again). The page's transaction then always writes the state, which removes the marker.
+   at it again). The page's transaction then always writes the state, which passes the marker.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.apply import resume_group
 from constructs_fifo.runtime.state.core.records import Outcome
-from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.crash_watch import FoundRun, RunInterrupted
 from constructs_fifo.runtime.state.outcomes import buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
 from constructs_fifo.runtime.state.run import RecordingTransition
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import KeptRecord, ParkHeader, ParkStore
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchResult, BatchSettings, GroupState
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
@@ -132,19 +131,19 @@ class StateReplay:
         read: GroupState,
         context: Any,
         report: BatchReport,
-        marker: RunMarker | None = None,
+        found: FoundRun | None = None,
     ) -> ParkHeader | None:
         """Replay a resuming group's kept records; return its header after (``None``: live again).
 
-        ``marker`` is the run marker read with the state (rule 4).
+        ``found`` is what the read found of the group's run (rule 4).
         """
         group, state = header.group, read
         log = self._outcomes.out.logger.event
         self._died = frozenset()
         try:
             while remaining_ms(context) >= self._margin_ms:
-                step = self._page(header, state, self._parking.kept(group), marker)
-                marker = None  # the page's commit removed it
+                step = self._page(header, state, self._parking.kept(group), found or FoundRun())
+                found = FoundRun()  # the page's commit passed any marker: the next page writes over it
                 if step is None:
                     log({"event": "replay_conflict", "group": group, "error": "the group changed meanwhile"})
                     report.blocked.setdefault(group, self._outcomes.backoff(1))
@@ -165,7 +164,7 @@ class StateReplay:
         return header
 
     def _page(
-        self, header: ParkHeader, state: GroupState, page: list[KeptRecord], marker: RunMarker | None
+        self, header: ParkHeader, state: GroupState, page: list[KeptRecord], found: FoundRun
     ) -> tuple[ParkHeader | None, GroupState, bool] | None:
         """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
         group, now = header.group, self._clock_ms()
@@ -188,7 +187,7 @@ class StateReplay:
                 state,
                 [kept.record for kept in page],
                 start=resumed,
-                marker=marker,
+                found=found,
                 redelivered=True,
                 now_ms=now,
                 items_of=items_of,

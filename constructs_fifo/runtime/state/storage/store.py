@@ -29,7 +29,7 @@ Rules:
    without an item is ``GroupState(group)``: version 0, no state.
    :meth:`StateStore.load_with_park_headers` reads the groups' park headers (``sk = "park"``, see
    :mod:`constructs_fifo.runtime.dead_jobs.parking`) in the same call, and :meth:`StateStore.load_for_batch`
-   also the groups' run markers.
+   also the run items (``sk = "run"``) of the groups it is asked to (the redelivered ones).
 2. **Write.** :meth:`StateStore.commit` writes the whole item with one ``PutItem``, conditioned on
    ``attribute_not_exists(#group)`` when the state was read at version 0 and on
    ``#version = :expected`` otherwise, and writes ``expected + 1``. A failed condition (another worker
@@ -37,9 +37,9 @@ Rules:
    failed, and the retry starts from the state that won. :meth:`StateStore.put_request` gives the
    same parameters, so the write can also be a ``Put`` of a ``TransactWriteItems``: ``commit`` with
    ``with_items`` writes the state and a parked group's items in one transaction. With ``run`` the
-   item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` replaces
-   the marker alone (``UpdateItem``), conditioned on the version, which it raises by one like every
-   write: a stale worker's mark and another worker's write over the same version cannot both succeed.
+   item carries a run marker; without it the write removes any. :meth:`StateStore.mark_run` writes the
+   group's run item (:mod:`~constructs_fifo.runtime.state.storage.runs`), not this one: a marker costs
+   one write unit, whatever the state's size.
 3. **Bounded bookkeeping.** Jobs without ``seq`` are remembered by key (8 bytes of SHA-256,
    :func:`~constructs_fifo.runtime.state.core.records.job_key`), at most 100: ``ids`` takes at most 800
    bytes, whatever the ids. Every other part of the bookkeeping is left out while it is empty (the
@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any, cast
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
+    RUN_SK,
     SK_PARK,
     STATE_ATTR_BOOK,
     STATE_ATTR_GROUP,
@@ -79,8 +80,9 @@ from constructs_fifo.runtime.constants import (
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.state.core.records import GroupState
-from constructs_fifo.runtime.state.crash_watch import RunMarker
+from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
 from constructs_fifo.runtime.state.storage.book import decode_book, encode_book, encode_ids
+from constructs_fifo.runtime.state.storage.runs import RunItem, decode_run_item, run_item_put
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -161,7 +163,7 @@ class StateStore:
             Keys were still unprocessed after ``max_read_retries`` retries (throttling), or an
             item cannot be decoded.
         """
-        states, _, _ = self._read(groups, with_park_headers=False)
+        states, _, _ = self._read(groups, with_park_headers=False, runs_of=())
         return states
 
     def load_with_park_headers(
@@ -187,29 +189,42 @@ class StateStore:
         return states, headers
 
     def load_for_batch(
-        self, groups: Iterable[str]
-    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, RunMarker]]:
-        """:meth:`load_with_park_headers`, and the run markers of the groups that have one.
+        self, groups: Iterable[str], *, runs_of: Iterable[str] = ()
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, FoundRun]]:
+        """:meth:`load_with_park_headers`, and what each group's read found of its run.
+
+        ``runs_of`` are the groups whose run items are read too (in the same call): a run item is
+        only written, and so only looked for, when a group's records come back.
+
+        Returns
+        -------
+        tuple
+            The states, the headers, and one :class:`FoundRun` per group asked for: the marker in force
+            (the run item's when it was written over the state's version, else the state item's own),
+            and the run item's token.
 
         Raises
         ------
         ConstructsFifoRuntimeError
             As :meth:`load`, or a run marker cannot be decoded.
         """
-        states, headers, markers = self._read(groups, with_park_headers=True)
-        return states, headers, markers
+        return self._read(groups, with_park_headers=True, runs_of=runs_of)
 
     def _read(
-        self, groups: Iterable[str], *, with_park_headers: bool
-    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, RunMarker]]:
+        self, groups: Iterable[str], *, with_park_headers: bool, runs_of: Iterable[str]
+    ) -> tuple[dict[str, GroupState], dict[str, ParkHeader], dict[str, FoundRun]]:
         wanted = list(dict.fromkeys(groups))
+        watched = set(runs_of) & set(wanted)
         states: dict[str, GroupState] = {group: GroupState(group) for group in wanted}
         headers: dict[str, ParkHeader] = {}
-        markers: dict[str, RunMarker] = {}
+        carried: dict[str, RunMarker] = {}
+        run_items: dict[str, RunItem] = {}
         sort_keys = (STATE_SK, SK_PARK) if with_park_headers else (STATE_SK,)
         keys = [_key(group, sort_key) for group in wanted for sort_key in sort_keys]
+        keys += [_key(group, RUN_SK) for group in wanted if group in watched]
         for item in self._batch_get(keys):
             sort_key = item.get(STATE_ATTR_SK, {}).get("S")
+            group = item.get(STATE_ATTR_GROUP, {}).get("S", "")
             if sort_key == SK_PARK:
                 header = decode_header(item)
                 headers[header.group] = header
@@ -218,8 +233,19 @@ class StateStore:
                 states[state.group] = state
                 marker = decode_marker(item)
                 if marker is not None:
-                    markers[state.group] = marker
-        return states, headers, markers
+                    carried[state.group] = marker
+            elif sort_key == RUN_SK:
+                run_items[group] = decode_run_item(item)
+        runs: dict[str, FoundRun] = {}
+        for group in wanted:
+            run_item = run_items.get(group)
+            live = run_item is not None and run_item.live_over(states[group].version)
+            runs[group] = FoundRun(
+                marker=run_item.marker if live and run_item is not None else carried.get(group),
+                token=None if run_item is None else run_item.token,
+                read=group in watched,
+            )
+        return states, headers, runs
 
     def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Every item of ``keys`` that exists: consistent ``BatchGetItem`` calls of at most 100 keys each,
@@ -334,35 +360,30 @@ class StateStore:
             return False
         return True
 
-    def mark_run(self, group: str, expected_version: int, marker: RunMarker) -> bool:
-        """Replace the group's run marker with ``marker``, if the item is still at ``expected_version``.
+    def mark_run(
+        self, group: str, of_version: int, marker: RunMarker, *, replaces: str | None, read: bool
+    ) -> str | None:
+        """Write the group's run item: ``marker`` over state version ``of_version`` (one ``PutItem``
+        of about 100 bytes; :mod:`~constructs_fifo.runtime.state.storage.runs`).
 
-        One ``UpdateItem`` that writes version ``expected_version + 1`` (the run's commit is then
-        conditioned on that one). Raising it fences the mark: a worker that read the item at
-        ``expected_version`` (a run after this one's visibility ended) can no longer write its own marker
-        over this one and lose the crash this one would have counted.
+        Conditioned on the item's token still being ``replaces`` (``None``: no item), or, when the
+        worker did not read the item (``read`` ``False``), on there being none over ``of_version`` or a
+        later version. The state item is not touched.
 
         Returns
         -------
-        bool
-            ``False`` when the item is no longer at ``expected_version`` (nothing was written).
+        str or None
+            The token written; ``None`` when the condition failed (another worker marked the group
+            since it was read): nothing was written.
         """
+        put, token = run_item_put(
+            self.table_name, group, of_version, marker, replaces=replaces, read=read, now_ms=self.now_ms()
+        )
         try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key=_key(group),
-                UpdateExpression="SET #run = :run, #version = :next",
-                ConditionExpression=_NEXT_WRITE,
-                ExpressionAttributeNames={"#run": STATE_ATTR_RUN, "#version": STATE_ATTR_VERSION},
-                ExpressionAttributeValues={
-                    ":run": {"S": marker.encode()},
-                    ":expected": {"N": str(expected_version)},
-                    ":next": {"N": str(expected_version + 1)},
-                },
-            )
+            self._client.put_item(**put)
         except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+            return None
+        return token
 
 
 def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[str, Any]:
