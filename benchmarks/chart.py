@@ -1,11 +1,12 @@
 """The charts: figures 1-3, one panel per figure, one bar per consumer and pass; figure 9, write units
-per job against state size (matplotlib, PNG)."""
+per job against state size, first delivery and redelivered (matplotlib, PNG)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from benchmarks.consumers import BASELINE, CONSUMERS
+from benchmarks.cost_per_job import FILLS, REDELIVERED, delivery_case
 from benchmarks.passes import PASSES
 from benchmarks.results import FIGURES, Results
 
@@ -72,20 +73,27 @@ def _state_kb(subject: str) -> float | None:
 
 
 def draw_capacity(results: Results, path: Path) -> Path | None:
-    """Figure 9's write units per job against state size: one line per batch fill, claim mode flat.
+    """Figure 9's write units per job against state size: one line per batch fill (first delivery solid,
+    redelivered dotted), claim mode's first delivery flat.
 
     Returns ``None`` (and draws nothing) when figure 9 has no state values.
     """
     rows = [
         r for r in results.figure(9) if r.measure.startswith("DynamoDB write units") and r.value is not None
     ]
+    redelivered = {delivery_case(fill, REDELIVERED): fill for fill in FILLS}
     lines: dict[str, list[tuple[float, float]]] = {}
+    again: dict[str, list[tuple[float, float]]] = {}
     claim: dict[str, float] = {}
     for row in rows:
         kb = _state_kb(row.subject)
-        if kb is not None and row.value is not None:
+        if row.value is None or (row.case not in FILLS and row.case not in redelivered):
+            continue
+        if kb is not None and row.case in redelivered:
+            again.setdefault(redelivered[row.case], []).append((kb, row.value))
+        elif kb is not None:
             lines.setdefault(row.case, []).append((kb, row.value))
-        elif row.subject == "claim" and row.value is not None:
+        elif row.subject == "claim" and row.case in FILLS:
             claim[row.case] = row.value
     if not lines:
         return None
@@ -101,6 +109,10 @@ def draw_capacity(results: Results, path: Path) -> Path | None:
         points.sort()
         axis.plot([kb for kb, _ in points], [units for _, units in points], marker="o", color=colour,
                   label=f"state mode, {fill}")  # fmt: skip
+        if fill in again:
+            marked = sorted(again[fill])
+            axis.plot([kb for kb, _ in marked], [units for _, units in marked], marker=".", color=colour,
+                      linestyle=":", label=f"state mode, {fill}, redelivered")  # fmt: skip
         if fill in claim and not same:
             axis.axhline(claim[fill], color=colour, linestyle="--", linewidth=1,
                          label=f"claim mode, {fill} ({claim[fill]:g})")  # fmt: skip

@@ -16,13 +16,30 @@ Before the measured jobs, ``warmup_per_group`` jobs per group run unmeasured, so
 bookkeeping is in its steady state (it remembers up to 100 job ids per group today). The state cases
 pad the state's JSON to 0.1, 1, 10 and 100 KB.
 
+Three deliveries, measured one after the other on the same consumer and tables (:data:`DELIVERIES`):
+
+- **first delivery**: ``jobs`` new jobs, every record received for the first time (the healthy case);
+- **duplicates**: the same batches again, after they were committed, each record received a second
+  time (as when an invocation committed but its response was lost or came after the visibility
+  timeout): every job is skipped as a duplicate, none runs;
+- **redelivered**: ``jobs`` other new jobs, never run, every record received a second time (as after
+  an invocation that crashed or timed out before reaching them). Claim mode ignores the receive
+  count, so it pays what a first delivery pays; state mode reads the group's run item with the batch's
+  read and writes a run marker (one small item) before the group's first transition, then commits.
+  A job whose own run crashed is not in it: in claim mode its claim is still ``IN_FLIGHT``, and the
+  retry pays a refused claim and a retake on top (:mod:`constructs_fifo.runtime.claim.store`, rules 2
+  and 3); in state mode its group is isolated and marks every transition (one unit each).
+
 The models (each stated once, here):
 
-- **SQS requests per job**: the producer's ``SendMessageBatch`` of 10; the mapping's one
-  ``ReceiveMessage`` per batch and one ``DeleteMessageBatch`` per batch for its successes (as Lambda's
-  poller does; empty receives of an idle queue are not per job and are left out); and every SQS call
-  the runtime makes itself (visibility changes, dead-letter and wake-up sends), counted. A request
-  whose payload passes 64 KB counts once per 64 KB chunk.
+- **SQS requests per job**: *modelled* (made by code this benchmark does not run): the producer's
+  ``SendMessageBatch`` of 10, on the first delivery only (a duplicate or a redelivery here is the same
+  message received again); the mapping's one ``ReceiveMessage`` per batch and one
+  ``DeleteMessageBatch`` per batch for its successes (as Lambda's poller does; empty receives of an
+  idle queue are not per job and are left out). *Counted*: every SQS call the runtime makes itself
+  (``ChangeMessageVisibility(Batch)`` for retries, ``SendMessage(Batch)`` to the dead-letter queue and
+  of wake-up messages), as the in-memory responder answers it. A request whose payload passes 64 KB
+  counts once per 64 KB chunk.
 - **Lambda**: one request per batch; billed duration per batch = its measured CPU, scaled to the
   function's share of a vCPU (Lambda gives one vCPU at 1,769 MB, proportionally less below), plus
   :data:`LATENCY_MS_PER_CALL` per DynamoDB or SQS call the consumer makes, rounded up to 1 ms; at the
@@ -38,7 +55,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from benchmarks.consumer_env import ConsumerEnv
+from benchmarks.consumer_env import BatchFn, ConsumerEnv
 from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerSpec, build_state
 from benchmarks.counting import CallCounter
 from benchmarks.prices import (
@@ -54,19 +71,30 @@ from benchmarks.responder import Responder
 from benchmarks.workload import QUEUE_URL, REGION, Batch, Record, aws_environment, fifo_batches, records
 
 __all__ = [
+    "DELIVERIES",
+    "DUPLICATES",
     "FILLS",
+    "FIRST_DELIVERY",
     "LATENCY_MS_PER_CALL",
     "PLATFORM_LOG_BYTES_PER_INVOCATION",
+    "REDELIVERED",
     "STATE_SIZES_KB",
     "CostCase",
     "JobCost",
     "cost_cases",
     "crossover_state_bytes",
+    "delivery_case",
+    "expected_runs",
     "measure_cost",
 ]
 
 #: The two batch fills of figure 9.
 FILLS = ("one job per group", "ten jobs per group")
+#: The three deliveries of figure 9 (see the module docstring), in the order they are shown.
+FIRST_DELIVERY, REDELIVERED, DUPLICATES = "first delivery", "redelivered", "duplicates"
+DELIVERIES = (FIRST_DELIVERY, REDELIVERED, DUPLICATES)
+#: The receive count of a record received before (``ApproximateReceiveCount``).
+SECOND_RECEIVE = "2"
 #: The state sizes of figure 9, in KB (of the state's JSON).
 STATE_SIZES_KB = (0.1, 1.0, 10.0, 100.0)
 #: The latency model: wall time per DynamoDB or SQS call (about DynamoDB's in-region latency).
@@ -99,6 +127,15 @@ def _state_spec(state_bytes: int) -> ConsumerSpec:
     return replace(base, name=f"state-{state_bytes}", build=partial(build_state, state_bytes=state_bytes))
 
 
+def delivery_case(fill: str, delivery: str) -> str:
+    """The ``case`` of figure 9's rows: the fill alone for a first delivery, else fill and delivery.
+
+    >>> delivery_case("one job per group", "first delivery"), delivery_case("one job per group", "duplicates")
+    ('one job per group', 'one job per group, duplicates')
+    """
+    return fill if delivery == FIRST_DELIVERY else f"{fill}, {delivery}"
+
+
 def _kb(size_kb: float) -> str:
     return f"state {size_kb:g} KB"
 
@@ -117,11 +154,12 @@ def cost_cases(state_sizes_kb: tuple[float, ...] = STATE_SIZES_KB) -> list[CostC
 
 @dataclass
 class JobCost:
-    """What the measured jobs of one case consumed, in total; per job by the properties."""
+    """What the measured jobs of one case and delivery consumed, in total; per job by the properties."""
 
     case: CostCase
     jobs: int
     batches: int
+    delivery: str = FIRST_DELIVERY
     write_units: float = 0.0
     read_units: float = 0.0
     items_written: int = 0
@@ -198,47 +236,51 @@ def _memory_mb() -> int:
     return int(MEMORY_SIZE)
 
 
-def measure_cost(
-    case: CostCase, *, jobs: int, warmup_per_group: int, memory_mb: int | None = None
-) -> JobCost:
-    """Run ``case`` against a fresh metering responder: warm-up jobs, then ``jobs`` measured."""
-    aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
+def _received_again(batches: list[Batch]) -> list[Batch]:
+    """The same records, each received a second time (``ApproximateReceiveCount`` 2)."""
+    return [
+        [{**record, "attributes": {**record["attributes"], "ApproximateReceiveCount": SECOND_RECEIVE}}
+         for record in batch]
+        for batch in batches
+    ]  # fmt: skip
 
-    if case.spec.build is None:
-        raise ValueError(f"consumer {case.spec.name!r} is not built: {case.spec.status()}")
-    memory = memory_mb if memory_mb is not None else _memory_mb()
-    cpu_scale = max(1.0, ONE_VCPU_MEMORY_MB / memory)
-    groups = BATCH_RECORDS
-    warm = records([f"warm-{index}" for index in range(warmup_per_group * groups)], groups)
-    measured = records([f"job-{index}" for index in range(jobs)], groups)
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
-    responder = Responder(case.spec.tables)
-    responder.attach(dynamodb, sqs)
-    env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
-    process = case.spec.build(env)
-    counter = CallCounter(dynamodb, sqs)
-    try:
-        for batch in _batches(case.fill, warm):
-            process(batch)
-        batches = _batches(case.fill, measured)
-        cost = JobCost(case, jobs=len(measured), batches=len(batches), memory_mb=memory)
+
+@dataclass
+class _Meter:
+    """One case's consumer, wired to a metering responder; measures one delivery at a time."""
+
+    process: BatchFn
+    responder: Responder
+    counter: CallCounter
+    env: ConsumerEnv
+    memory_mb: int
+
+    def deliver(
+        self, case: CostCase, delivery: str, batches: list[Batch], *, producer_sends: bool
+    ) -> JobCost:
+        """Process ``batches`` and return what they consumed (``producer_sends``: the jobs were sent)."""
+        responder, env = self.responder, self.env
+        cpu_scale = max(1.0, ONE_VCPU_MEMORY_MB / self.memory_mb)
+        jobs = [record for batch in batches for record in batch]
+        cost = JobCost(
+            case, jobs=len(jobs), batches=len(batches), delivery=delivery, memory_mb=self.memory_mb
+        )
         responder.capacity.reset()
         sqs_before = _sqs_calls(responder)
         dynamodb_before = _calls(responder, "dynamodb.")
         log_before, batch_log_before, env.ran = env.log.bytes, env.batch_log.bytes, 0
         for batch in batches:
-            counter.reset()
+            self.counter.reset()
             server_before, cpu_before = responder.cpu_seconds, time.process_time()
-            cost.failures += len(process(batch)["batchItemFailures"])
+            cost.failures += len(self.process(batch)["batchItemFailures"])
             cpu = time.process_time() - cpu_before - (responder.cpu_seconds - server_before)
             cost.cpu_seconds += cpu
-            cost.billed_ms += math.ceil(cpu * 1000 * cpu_scale + LATENCY_MS_PER_CALL * counter.total)
+            cost.billed_ms += math.ceil(cpu * 1000 * cpu_scale + LATENCY_MS_PER_CALL * self.counter.total)
             cost.mapping_sqs_requests += _chunks(_body_bytes(batch)) + 1  # receive + delete the successes
-        cost.producer_sqs_requests = sum(
-            _chunks(_body_bytes(measured[start : start + 10])) for start in range(0, len(measured), 10)
-        )
+        if producer_sends:
+            cost.producer_sqs_requests = sum(
+                _chunks(_body_bytes(jobs[start : start + 10])) for start in range(0, len(jobs), 10)
+            )
         runtime_sqs = {name: count - sqs_before.get(name, 0) for name, count in _sqs_calls(responder).items()}
         cost.sqs_by_operation = {name: count for name, count in runtime_sqs.items() if count}
         cost.runtime_sqs_requests = sum(runtime_sqs.values())
@@ -250,6 +292,42 @@ def measure_cost(
         cost.log_bytes = env.log.bytes - log_before
         cost.batch_log_bytes = env.batch_log.bytes - batch_log_before
         cost.executed = env.ran
+        return cost
+
+
+def measure_cost(
+    case: CostCase, *, jobs: int, warmup_per_group: int, memory_mb: int | None = None
+) -> dict[str, JobCost]:
+    """Run ``case`` against a fresh metering responder: warm-up jobs, then each of :data:`DELIVERIES`.
+
+    The first delivery and the duplicates are ``jobs`` new jobs and the same records received again;
+    the redelivery is ``jobs`` other new jobs, received a second time without ever having run. The
+    duplicates come right after the first delivery, so state mode still remembers every job id (it
+    remembers 100 per group: at most ``jobs`` of 1,000 over the 10 groups).
+    """
+    aws_environment()
+    import boto3  # noqa: PLC0415 - keep importing this module cheap
+
+    if case.spec.build is None:
+        raise ValueError(f"consumer {case.spec.name!r} is not built: {case.spec.status()}")
+    groups = BATCH_RECORDS
+    warm = records([f"warm-{index}" for index in range(warmup_per_group * groups)], groups)
+    first = _batches(case.fill, records([f"job-{index}" for index in range(jobs)], groups))
+    again = _batches(case.fill, records([f"again-{index}" for index in range(jobs)], groups))
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    sqs = boto3.client("sqs", region_name=REGION)
+    responder = Responder(case.spec.tables)
+    responder.attach(dynamodb, sqs)
+    env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
+    process = case.spec.build(env)
+    counter = CallCounter(dynamodb, sqs)
+    meter = _Meter(process, responder, counter, env, memory_mb if memory_mb is not None else _memory_mb())
+    try:
+        for batch in _batches(case.fill, warm):
+            process(batch)
+        measured = {FIRST_DELIVERY: meter.deliver(case, FIRST_DELIVERY, first, producer_sends=True)}
+        measured[DUPLICATES] = meter.deliver(case, DUPLICATES, _received_again(first), producer_sends=False)
+        measured[REDELIVERED] = meter.deliver(case, REDELIVERED, _received_again(again), producer_sends=False)
     finally:
         counter.close()
         responder.detach()
@@ -258,7 +336,12 @@ def measure_cost(
             f"{case.subject}: requests outside the in-memory model (extend benchmarks/responder.py): "
             + "; ".join(sorted(set(responder.errors)))
         )
-    return cost
+    return {delivery: measured[delivery] for delivery in DELIVERIES}
+
+
+def expected_runs(cost: JobCost) -> int:
+    """How many times the job function must have run in ``cost``'s delivery: none for duplicates."""
+    return 0 if cost.delivery == DUPLICATES else cost.jobs
 
 
 def _calls(responder: Responder, prefix: str) -> int:

@@ -102,8 +102,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def table_rows(results: Results) -> list[tuple[str, ...]]:
-    """Every row as strings, in :data:`HEADER` order."""
+def table_rows(results: Results, *, skip: frozenset[int] = frozenset()) -> list[tuple[str, ...]]:
+    """Every row as strings, in :data:`HEADER` order (but those of the figures in ``skip``)."""
     return [
         (
             str(row.figure),
@@ -119,6 +119,7 @@ def table_rows(results: Results) -> list[tuple[str, ...]]:
             row.shown_met,
         )
         for row in results.rows
+        if row.figure not in skip
     ]
 
 
@@ -163,16 +164,23 @@ def render(results: Results) -> str:
         lines += ["Not measured in this run:", "", *[f"- {note}" for note in results.notes], ""]
     if results.problems:
         lines += ["## Problems in this run", "", *[f"- {problem}" for problem in results.problems], ""]
+    costs = cost_section(results)
+    # figure 9 has a table of its own (one line per case, every measure): its rows are not repeated here
+    in_own_section = frozenset({9}) if costs else frozenset()
     lines += [
         "## Results",
         "",
         "| " + " | ".join(HEADER) + " |",
         "| " + " | ".join("---" for _ in HEADER) + " |",
-        *["| " + " | ".join(_cell(cell) for cell in cells) + " |" for cells in table_rows(results)],
+        *[
+            "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+            for cells in table_rows(results, skip=in_own_section)
+        ],
         "",
         "Figures: " + "; ".join(f"{number}. {title}" for number, title in FIGURES.items()) + ".",
+        *(["Figure 9's rows are in its own section below (and all of them in `--json`)."] if costs else []),
         "",
-        *cost_section(results),
+        *costs,
         "## How to read",
         "",
         HOW_TO_READ,

@@ -1,5 +1,6 @@
 """Figure 9 (``python -m benchmarks --only 9``) at a tiny size: it runs every case through the runtime's
-entry point, and its units, requests, log bytes and dollars add up. No timing is asserted."""
+entry point, and its units, requests, log bytes and dollars add up, for a first delivery, a redelivery
+and duplicates. No timing is asserted."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ import pytest
 
 from benchmarks import report
 from benchmarks.consumers import CONSUMERS
-from benchmarks.cost_per_job import FILLS, CostCase, measure_cost
+from benchmarks.cost_per_job import (
+    DUPLICATES,
+    FILLS,
+    FIRST_DELIVERY,
+    REDELIVERED,
+    CostCase,
+    cost_cases,
+    delivery_case,
+    measure_cost,
+)
 from benchmarks.workload import REGION
 
 TINY = ["--only", "9", "--cost-jobs", "20", "--cost-warmup", "1"]
@@ -57,10 +67,18 @@ def test_figure_9_alone_measures_every_case_and_writes_its_section_and_chart(
             "state size above which state mode's write units per job exceed claim mode's", fill, "state"
         ]
         assert crossover["value"] is not None
-    # THEN BENCHMARKS.md has figure 9's section with the prices, and the chart is a PNG
+        # THEN a redelivery and duplicates have their units and dollars, but no goal
+        for delivery in (REDELIVERED, DUPLICATES):
+            again = rows["DynamoDB write units per job", delivery_case(fill, delivery), "state 1 KB"]
+            assert again["target"] is None
+            assert ("dollars per million jobs", delivery_case(fill, delivery), "claim") in rows
+    # THEN BENCHMARKS.md has figure 9's two tables with the prices, its rows only there, and the chart
     markdown = (tmp_path / "BENCHMARKS.md").read_text(encoding="utf-8")
     assert "## Figure 9: what a job costs" in markdown
+    assert "### Redeliveries and duplicates" in markdown
+    assert "| state 10 KB | one job per group | 11.00 / 12.00 / 0.00 |" in markdown
     assert "https://aws.amazon.com/dynamodb/pricing/on-demand/" in markdown
+    assert "| 9 |" not in markdown
     assert (tmp_path / "capacity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -68,7 +86,7 @@ def test_the_sqs_requests_and_dollars_follow_the_stated_models() -> None:
     # GIVEN claim mode at ten jobs per group: 100 jobs, 10 full batches
     case = CostCase("claim", FILLS[1], CONSUMERS["claim"])
     # WHEN measured at 256 MB
-    cost = measure_cost(case, jobs=100, warmup_per_group=1, memory_mb=256)
+    cost = measure_cost(case, jobs=100, warmup_per_group=1, memory_mb=256)[FIRST_DELIVERY]
     # THEN every job ran once; SQS: 10 producer batches, a receive and a delete per batch, no call of
     # the runtime's own; Lambda: one request per batch; the dollars add up to their total
     assert (cost.jobs, cost.batches, cost.executed, cost.failures) == (100, 10, 100, 0)
@@ -78,3 +96,42 @@ def test_the_sqs_requests_and_dollars_follow_the_stated_models() -> None:
     assert dollars["total"] == pytest.approx(sum(v for k, v in dollars.items() if k != "total"))
     assert dollars["DynamoDB writes"] == pytest.approx(2.0 * 0.625)
     assert dollars["Lambda requests"] == pytest.approx(0.1 * 0.20)
+
+
+def _state_case(size_kb: float, fill: str) -> CostCase:
+    (case,) = [c for c in cost_cases((size_kb,)) if c.fill == fill and c.state_bytes is not None]
+    return case
+
+
+def test_a_redelivered_state_group_pays_one_marker_unit_not_a_second_rewrite_of_its_state() -> None:
+    # GIVEN state mode with a 10 KB state, batches of one job per group (each job is its group's commit)
+    case = _state_case(10.0, FILLS[0])
+    # WHEN new jobs are delivered, and other new jobs, never run, arrive with ApproximateReceiveCount 2
+    costs = measure_cost(case, jobs=20, warmup_per_group=1, memory_mb=256)
+    first, again = costs[FIRST_DELIVERY], costs[REDELIVERED]
+    commit = first.per_job(first.write_units)
+    # THEN the commit writes the whole item (10 KB and its bookkeeping: 11 units) once per job
+    assert commit == 11.0
+    # THEN a redelivery adds the run marker, one unit per group and batch, not a rewrite of the state
+    # (which cost the commit's units again before the marker moved to its own run item: 22)
+    assert again.per_job(again.write_units) == commit + 1
+    # THEN its read asks for each group's run item too: one read unit more per group
+    assert again.per_job(again.read_units) == first.per_job(first.read_units) + 1
+    # THEN every job ran once, none failed, and the redelivery has no producer send
+    assert (again.executed, again.failures, again.producer_sqs_requests) == (20, 0, 0)
+
+
+def test_duplicates_cost_state_mode_its_read_and_claim_mode_one_refused_write() -> None:
+    # GIVEN state mode (0.1 KB state) and claim mode, ten jobs per group per batch
+    state = measure_cost(_state_case(0.1, FILLS[1]), jobs=20, warmup_per_group=1, memory_mb=256)
+    claim = measure_cost(CostCase("claim", FILLS[1], CONSUMERS["claim"]), jobs=20, warmup_per_group=1)
+    # WHEN the committed batches are delivered again (duplicates) and new jobs are redelivered
+    # THEN no duplicate runs: state mode writes nothing, claim mode one refused claim per job
+    assert (state[DUPLICATES].executed, claim[DUPLICATES].executed) == (0, 0)
+    assert state[DUPLICATES].write_units == 0.0
+    assert claim[DUPLICATES].per_job(claim[DUPLICATES].write_units) == 1.0
+    # THEN claim mode ignores the receive count: a redelivered job costs what a new one does
+    assert claim[REDELIVERED].per_job(claim[REDELIVERED].write_units) == 2.0
+    assert claim[REDELIVERED].executed == 20
+    # THEN the runtime made no SQS call of its own (counted): nothing failed, died or parked
+    assert all(cost.runtime_sqs_requests == 0 for cost in [*state.values(), *claim.values()])
