@@ -344,7 +344,9 @@ def _cost_note(cost: JobCost, unit: str) -> str:
         dollars = cost.dollars_per_million_jobs
         return "; ".join(f"{name} {value:.3f}" for name, value in dollars.items() if name != "total")
     if unit == "requests/job":
-        runtime = ", ".join(f"{name} {count}" for name, count in sorted(cost.sqs_by_operation.items()))
+        runtime = ", ".join(
+            f"{name.removeprefix('sqs.')} {count}" for name, count in sorted(cost.sqs_by_operation.items())
+        )
         return (
             f"producer {cost.per_job(cost.producer_sqs_requests):.2f} (modelled); mapping "
             f"{cost.per_job(cost.mapping_sqs_requests):.2f} (modelled); runtime "

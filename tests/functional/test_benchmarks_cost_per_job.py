@@ -5,12 +5,15 @@ and duplicates. No timing is asserted."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks import report
-from benchmarks.consumers import CONSUMERS
+from benchmarks.consumer_env import BatchFn, ConsumerEnv
+from benchmarks.consumers import CLAIM_TABLE, CONSUMERS, quiet_logger
 from benchmarks.cost_per_job import (
     DUPLICATES,
     FILLS,
@@ -135,3 +138,42 @@ def test_duplicates_cost_state_mode_its_read_and_claim_mode_one_refused_write() 
     assert claim[REDELIVERED].executed == 20
     # THEN the runtime made no SQS call of its own (counted): nothing failed, died or parked
     assert all(cost.runtime_sqs_requests == 0 for cost in [*state.values(), *claim.values()])
+
+
+def _claim_failing_every_fifth_job(env: ConsumerEnv) -> BatchFn:
+    """Claim mode (CONTINUE) whose job function fails every fifth job for good: it dies."""
+    from constructs_fifo.runtime.constants import DeadJobPolicy
+    from constructs_fifo.runtime.entrypoint import build_processor
+    from constructs_fifo.runtime.exceptions import PermanentJobError
+    from constructs_fifo.runtime.settings.config import RuntimeConfig
+
+    def handle(job: Any, context: Any) -> None:
+        env.job_ran()
+        if int(job.id.rsplit("-", 1)[1]) % 5 == 4:
+            raise PermanentJobError(f"job {job.id} fails for good (test)")
+
+    processor = build_processor(
+        RuntimeConfig(
+            claim_table=CLAIM_TABLE,
+            queue_url=env.queue_url,
+            dead_letter_queue_url=env.queue_url,
+            on_dead_job=DeadJobPolicy.CONTINUE,
+        ),
+        dynamodb_client=env.dynamodb,
+        sqs_client=env.sqs,
+        job_handler=handle,
+        logger=quiet_logger(env.log),
+    )
+    return lambda batch: processor.process({"Records": batch}, env.context)
+
+
+def test_the_runtimes_own_sqs_calls_are_counted_not_modelled() -> None:
+    # GIVEN claim mode whose every fifth job dies (CONTINUE: sent to the dead-letter queue)
+    spec = replace(CONSUMERS["claim"], name="claim-dying", build=_claim_failing_every_fifth_job)
+    # WHEN 20 new jobs are measured, one job per group
+    cost = measure_cost(CostCase("claim-dying", FILLS[0], spec), jobs=20, warmup_per_group=0)[FIRST_DELIVERY]
+    # THEN the runtime's dead-letter sends are counted by operation and in the SQS requests, beside
+    # the modelled producer sends (2 batches of 10) and the mapping's receive and delete per batch
+    assert cost.sqs_by_operation == {"sqs.SendMessage": 4}
+    assert (cost.runtime_sqs_requests, cost.executed) == (4, 20)
+    assert cost.sqs_requests == 2 + 2 * 2 + 4
