@@ -125,9 +125,13 @@ def quiet_logger(stream: LogCounter | None = None, batch_stream: LogCounter | No
     return _Both("Bench", stream=out)
 
 
-def build_claim(env: ConsumerEnv) -> BatchFn:
-    """Claim mode under CONTINUE, as the entry point builds it (``build_processor``), clients injected."""
-    return _claim(env, parks=False)
+def build_claim(env: ConsumerEnv, *, job: Callable[[Any], None] | None = None) -> BatchFn:
+    """Claim mode under CONTINUE, as the entry point builds it (``build_processor``), clients injected.
+
+    ``job``: called with each job after its run is counted (it may raise, as a job function does);
+    by default a job does nothing.
+    """
+    return _claim(env, parks=False, job=job)
 
 
 def build_claim_park(env: ConsumerEnv) -> BatchFn:
@@ -135,19 +139,21 @@ def build_claim_park(env: ConsumerEnv) -> BatchFn:
     return _claim(env, parks=True)
 
 
-def _claim(env: ConsumerEnv, *, parks: bool) -> BatchFn:
+def _claim(env: ConsumerEnv, *, parks: bool, job: Callable[[Any], None] | None = None) -> BatchFn:
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
     from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
 
-    def handle(job: Any, context: Any) -> None:
+    def handle(one: Any, context: Any) -> None:
         env.job_ran()
+        if job is not None:
+            job(one)
 
     processor = build_processor(
         RuntimeConfig(
             claim_table=CLAIM_TABLE,
             queue_url=env.queue_url,
-            dead_letter_queue_url=env.queue_url,  # never sent to: no job dies in this workload
+            dead_letter_queue_url=env.queue_url,  # sent to only when ``job`` raises
             on_dead_job=DeadJobPolicy.PARK if parks else DeadJobPolicy.CONTINUE,
             group_table=GROUP_TABLE if parks else None,
         ),

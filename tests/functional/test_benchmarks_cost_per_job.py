@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks import report
-from benchmarks.consumer_env import BatchFn, ConsumerEnv
-from benchmarks.consumers import CLAIM_TABLE, CONSUMERS, quiet_logger
+from benchmarks.consumers import CONSUMERS, build_claim
 from benchmarks.cost_per_job import (
     DUPLICATES,
     FILLS,
@@ -25,6 +25,7 @@ from benchmarks.cost_per_job import (
     measure_cost,
 )
 from benchmarks.workload import REGION
+from constructs_fifo.runtime.exceptions import PermanentJobError
 
 TINY = ["--only", "9", "--cost-jobs", "20", "--cost-warmup", "1"]
 
@@ -140,36 +141,16 @@ def test_duplicates_cost_state_mode_its_read_and_claim_mode_one_refused_write() 
     assert all(cost.runtime_sqs_requests == 0 for cost in [*state.values(), *claim.values()])
 
 
-def _claim_failing_every_fifth_job(env: ConsumerEnv) -> BatchFn:
-    """Claim mode (CONTINUE) whose job function fails every fifth job for good: it dies."""
-    from constructs_fifo.runtime.constants import DeadJobPolicy
-    from constructs_fifo.runtime.entrypoint import build_processor
-    from constructs_fifo.runtime.exceptions import PermanentJobError
-    from constructs_fifo.runtime.settings.config import RuntimeConfig
-
-    def handle(job: Any, context: Any) -> None:
-        env.job_ran()
-        if int(job.id.rsplit("-", 1)[1]) % 5 == 4:
-            raise PermanentJobError(f"job {job.id} fails for good (test)")
-
-    processor = build_processor(
-        RuntimeConfig(
-            claim_table=CLAIM_TABLE,
-            queue_url=env.queue_url,
-            dead_letter_queue_url=env.queue_url,
-            on_dead_job=DeadJobPolicy.CONTINUE,
-        ),
-        dynamodb_client=env.dynamodb,
-        sqs_client=env.sqs,
-        job_handler=handle,
-        logger=quiet_logger(env.log),
-    )
-    return lambda batch: processor.process({"Records": batch}, env.context)
+def _fails_every_fifth_job(job: Any) -> None:
+    if int(job.id.rsplit("-", 1)[1]) % 5 == 4:
+        raise PermanentJobError(f"job {job.id} fails for good (test)")
 
 
 def test_the_runtimes_own_sqs_calls_are_counted_not_modelled() -> None:
     # GIVEN claim mode whose every fifth job dies (CONTINUE: sent to the dead-letter queue)
-    spec = replace(CONSUMERS["claim"], name="claim-dying", build=_claim_failing_every_fifth_job)
+    spec = replace(
+        CONSUMERS["claim"], name="claim-dying", build=partial(build_claim, job=_fails_every_fifth_job)
+    )
     # WHEN 20 new jobs are measured, one job per group
     cost = measure_cost(CostCase("claim-dying", FILLS[0], spec), jobs=20, warmup_per_group=0)[FIRST_DELIVERY]
     # THEN the runtime's dead-letter sends are counted by operation and in the SQS requests, beside
