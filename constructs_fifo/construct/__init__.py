@@ -8,8 +8,8 @@ from __future__ import annotations
 from constructs_fifo.construct.bundling import CodeBundling
 from constructs_fifo.construct.errors import ConstructsFifoError, DependencyBundlingError, InvalidPropsError
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
+from constructs_fifo.construct.permissions import WARNING_LOG_KEY_POLICY
 from constructs_fifo.construct.validation import (
-    WARNING_LOG_KEY_POLICY,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
 )

@@ -35,7 +35,6 @@ from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting, hu
 
 __all__ = [
     "RESERVED_PACKAGE",
-    "WARNING_LOG_KEY_POLICY",
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
     "InvalidPropsError",  # defined in errors.py; re-exported: ordered_agent_queue.py imports it here
@@ -55,7 +54,6 @@ RESERVED_PACKAGE = "constructs_fifo"
 #: Warning ids, for ``Validations.of(scope).acknowledge(id=...)``.
 WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTimeout"
 WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
-WARNING_LOG_KEY_POLICY = "constructs-fifo:encryptionKeyPolicyNotManaged"
 
 
 @dataclass(frozen=True)
