@@ -1,18 +1,18 @@
 """``OrderedAgentQueue``: an ordered, exactly-once-effect job queue on SQS FIFO, Lambda and DynamoDB.
 
 The construct is the readable assembly of its parts: check the props, build the resources, wire them,
-expose them. Each part is a module of its own:
+expose them. Each part is a module of its own, in a room of :mod:`constructs_fifo.construct`:
 
-- :mod:`~constructs_fifo.construct.props`: dependent defaults, validation, warnings (the rules in
-  :mod:`~constructs_fifo.construct.validation`, the defaults in :mod:`~constructs_fifo.construct.defaults`);
-- :mod:`~constructs_fifo.construct.queues`: the FIFO queue and its dead-letter queue;
-- :mod:`~constructs_fifo.construct.tables`: the claim and group tables the mode needs;
-- :mod:`~constructs_fifo.construct.function`: the function, its log group, role and environment (its
-  asset in :mod:`~constructs_fifo.construct.packaging`);
-- :mod:`~constructs_fifo.construct.permissions`: the function's statements, the log key's policy (or
-  a warning for an imported key) and the public grants;
-- :mod:`~constructs_fifo.construct.alarms`: the alarms, each saying what to run first;
-- :mod:`~constructs_fifo.construct.dashboard`: the CloudWatch dashboard and which runtime metrics it draws.
+- ``checks/props.py``: dependent defaults, validation, warnings (the rules in ``checks/validation.py``,
+  the defaults in ``settings/defaults.py``);
+- ``resources/queues.py``: the FIFO queue and its dead-letter queue;
+- ``resources/tables.py``: the claim and group tables the mode needs;
+- ``resources/function.py``: the function, its log group, role and environment (its asset in
+  ``code/packaging.py``, its dependencies in ``code/bundling.py``);
+- ``resources/permissions.py``: the function's statements, the log key's policy (or a warning for an
+  imported key) and the public grants;
+- ``observability/alarms.py``: the alarms, each saying what to run first;
+- ``observability/dashboard.py``: the CloudWatch dashboard and which runtime metrics it draws.
 """
 
 from __future__ import annotations
@@ -32,22 +32,23 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults, permissions
-from constructs_fifo.construct.alarms import build_alarms
-from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.dashboard import build_dashboard, check_dashboard
-from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
-from constructs_fifo.construct.permissions import (
+from constructs_fifo.construct.checks.props import check_all
+from constructs_fifo.construct.checks.validation import InvalidPropsError, raise_if_any
+from constructs_fifo.construct.code.bundling import CodeBundling
+from constructs_fifo.construct.observability.alarms import build_alarms
+from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
+from constructs_fifo.construct.resources import permissions
+from constructs_fifo.construct.resources.function import FunctionSettings, RuntimeSettings, build_function
+from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
     ENQUEUE_ACTIONS,
     ENQUEUE_KEY_ACTIONS,
     GROUP_TABLE_ACTIONS,
     READ_STATE_ACTIONS,
 )
-from constructs_fifo.construct.props import check_all
-from constructs_fifo.construct.queues import build_queues
-from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import InvalidPropsError, raise_if_any
+from constructs_fifo.construct.resources.queues import build_queues
+from constructs_fifo.construct.resources.tables import build_tables
+from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.state.core.records import GapPolicy
 
@@ -163,7 +164,7 @@ class OrderedAgentQueue(Construct):
     security_groups
         1 to 5 security groups. Default one the function creates (all outbound, no inbound). Needs ``vpc``.
     bundling
-        :class:`~constructs_fifo.construct.bundling.CodeBundling`: ``exclude`` patterns, the
+        :class:`~constructs_fifo.construct.code.bundling.CodeBundling`: ``exclude`` patterns, the
         dependencies to install (default the code directory's ``requirements.txt`` or
         ``pyproject.toml``), index options, cache, or Docker bundling. Default: install what the code
         directory declares, from the installer's configured index, into the user cache.

@@ -27,9 +27,9 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct import defaults, tokens
-from constructs_fifo.construct.bundling import CodeBundling
+from constructs_fifo.construct.code.bundling import CodeBundling
 from constructs_fifo.construct.errors import InvalidPropsError
+from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting, human_seconds
 
