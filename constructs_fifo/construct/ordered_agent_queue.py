@@ -3,8 +3,8 @@
 The construct is the readable assembly of its parts: check the props, build the resources, wire them,
 expose them. Each part is a module of its own, in a room of :mod:`constructs_fifo.construct`:
 
-- ``checks/props.py``: dependent defaults, validation, warnings (the rules in ``checks/validation.py``,
-  the defaults in ``settings/defaults.py``);
+- ``checks/props.py``: dependent defaults, validation, warnings (the rules in ``checks/validation.py``
+  and ``checks/function_props.py``, the defaults in ``settings/defaults.py``);
 - ``resources/queues.py``: the FIFO queue and its dead-letter queue;
 - ``resources/tables.py``: the claim and group tables the mode needs;
 - ``resources/function.py``: the function, its log group, role and environment (its asset in
@@ -33,8 +33,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct.checks.props import check_all
-from constructs_fifo.construct.checks.validation import InvalidPropsError, raise_if_any
+from constructs_fifo.construct.checks.validation import raise_if_any
 from constructs_fifo.construct.code.bundling import CodeBundling
+from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.resources import permissions

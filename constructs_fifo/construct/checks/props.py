@@ -3,7 +3,8 @@ depend on other props, validate everything at once, warn about risky values.
 
 Defaults that depend on nothing are in the construct's signature (from
 :mod:`constructs_fifo.construct.settings.defaults`); the rules are in
-:mod:`constructs_fifo.construct.checks.validation`.
+:mod:`constructs_fifo.construct.checks.validation` (by value) and
+:mod:`constructs_fifo.construct.checks.function_props` (the function's own props).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct.checks.validation import (
-    Props,
+from constructs_fifo.construct.checks.function_props import (
     check_bundling,
     check_code,
     check_environment,
     check_function_props,
+)
+from constructs_fifo.construct.checks.validation import (
+    Props,
     check_outcome_lines,
     check_props,
     check_state_props,

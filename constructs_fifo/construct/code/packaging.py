@@ -100,7 +100,7 @@ def stage_asset(
     ----------
     user_dir
         The user's asset directory (already checked by
-        :func:`constructs_fifo.construct.checks.validation.check_code`).
+        :func:`constructs_fifo.construct.checks.function_props.check_code`).
     staging_dir
         Where to build; a new temporary directory (removed when the process exits) by default.
     exclude

@@ -82,7 +82,7 @@ class RuntimeSettings:
 @dataclass(frozen=True)
 class FunctionSettings:
     """The function's own settings (the props they come from), checked by
-    :func:`~constructs_fifo.construct.checks.validation.check_function_props`."""
+    :func:`~constructs_fifo.construct.checks.function_props.check_function_props`."""
 
     timeout: Duration
     memory_size: int | float
@@ -193,7 +193,7 @@ def build_function(
         The parent construct.
     code_dir
         The directory of the user's asset (checked by
-        :func:`constructs_fifo.construct.checks.validation.check_code`); the runtime is added next to it.
+        :func:`constructs_fifo.construct.checks.function_props.check_code`); the runtime is added next to it.
     settings
         What the runtime reads from the environment.
     user_environment
