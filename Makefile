@@ -95,9 +95,9 @@ chaos: setup
 		tests/unit/test_runtime_state_core_apply.py tests/chaos
 
 # The props tables of README.md and docs/construct.md, written from the settings spec
-# (constructs_fifo/runtime/settings/spec.py); tests/unit/test_construct_props_table.py fails when one drifts.
+# (constructs_fifo/runtime/settings/spec.py); tests/unit/test_construct_settings_props_table.py fails when one drifts.
 docs: setup
-	$(PY) -m constructs_fifo.construct.props_table
+	$(PY) -m constructs_fifo.construct.settings.props_table
 
 clean:
 	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build

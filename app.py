@@ -39,7 +39,7 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
 from constructs_fifo import JobMode, OrderedAgentQueue
-from constructs_fifo.construct.defaults import RESERVED_CONCURRENCY
+from constructs_fifo.construct.settings.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.local.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,

@@ -107,7 +107,7 @@ ONE_VCPU_MEMORY_MB = 1769
 #: ``REPORT RequestId: <36>  Duration: 2.17 ms  Billed Duration: 3 ms  Memory Size: 256 MB  Max
 #: Memory Used: 65 MB`` (~140 B), each with its timestamp and stream metadata.
 PLATFORM_LOG_BYTES_PER_INVOCATION = 290
-#: Records per batch: the construct's default (constructs_fifo.construct.defaults.BATCH_SIZE).
+#: Records per batch: the construct's default (constructs_fifo.construct.settings.defaults.BATCH_SIZE).
 BATCH_RECORDS = 10
 _GB = 1024**3
 
@@ -231,7 +231,7 @@ def _batches(fill: str, queue: list[Record]) -> list[Batch]:
 
 
 def _memory_mb() -> int:
-    from constructs_fifo.construct.defaults import MEMORY_SIZE  # noqa: PLC0415 - loads aws_cdk
+    from constructs_fifo.construct.settings.defaults import MEMORY_SIZE  # noqa: PLC0415 - loads aws_cdk
 
     return int(MEMORY_SIZE)
 

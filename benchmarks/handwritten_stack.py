@@ -32,9 +32,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
-from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
-from constructs_fifo.construct.packaging import stage_asset
+from constructs_fifo.construct.code.bundling import CodeBundling, bundle_dependencies
+from constructs_fifo.construct.code.packaging import stage_asset
+from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
 
 __all__ = ["HandWrittenStack", "vendored_code_dir"]

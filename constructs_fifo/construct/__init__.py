@@ -1,18 +1,22 @@
 """The CDK side of constructs-fifo: :class:`OrderedAgentQueue` and its errors.
 
+The construct (``ordered_agent_queue.py``) assembles its parts, each in a room: ``settings/`` (defaults,
+limits, props read at synth), ``code/`` (the function's asset), ``checks/`` (the props checked at once),
+``resources/`` (queues, tables, function, permissions), ``observability/`` (alarms, dashboard).
+
 Never imported by the Lambda runtime (the function's asset does not even contain this package).
 """
 
 from __future__ import annotations
 
-from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.errors import ConstructsFifoError, DependencyBundlingError, InvalidPropsError
-from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
-from constructs_fifo.construct.validation import (
-    WARNING_LOG_KEY_POLICY,
+from constructs_fifo.construct.checks.validation import (
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
 )
+from constructs_fifo.construct.code.bundling import CodeBundling
+from constructs_fifo.construct.errors import ConstructsFifoError, DependencyBundlingError, InvalidPropsError
+from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
+from constructs_fifo.construct.resources.permissions import WARNING_LOG_KEY_POLICY
 
 __all__ = [
     "WARNING_LOG_KEY_POLICY",

@@ -1,18 +1,20 @@
 """``OrderedAgentQueue``: an ordered, exactly-once-effect job queue on SQS FIFO, Lambda and DynamoDB.
 
 The construct is the readable assembly of its parts: check the props, build the resources, wire them,
-expose them. Each part is a module of its own:
+expose them. Each part is a module of its own, in a room of :mod:`constructs_fifo.construct`:
 
-- :mod:`~constructs_fifo.construct.props`: dependent defaults, validation, warnings (the rules in
-  :mod:`~constructs_fifo.construct.validation`, the defaults in :mod:`~constructs_fifo.construct.defaults`);
-- :mod:`~constructs_fifo.construct.queues`: the FIFO queue and its dead-letter queue;
-- :mod:`~constructs_fifo.construct.tables`: the claim and group tables the mode needs;
-- :mod:`~constructs_fifo.construct.function`: the function, its log group, role and environment (its
-  asset in :mod:`~constructs_fifo.construct.packaging`);
-- :mod:`~constructs_fifo.construct.permissions`: the function's statements, the log key's policy (or
-  a warning for an imported key) and the public grants;
-- :mod:`~constructs_fifo.construct.alarms`: the alarms, each saying what to run first;
-- :mod:`~constructs_fifo.construct.dashboard`: the CloudWatch dashboard and which runtime metrics it draws.
+- ``checks/props.py``: dependent defaults, validation, warnings (the rules in ``checks/validation.py``
+  and ``checks/function_props.py``, the defaults in ``settings/defaults.py``);
+- ``resources/queues.py``: the FIFO queue and its dead-letter queue;
+- ``resources/tables.py``: the claim and group tables the mode needs;
+- ``resources/function.py``: the function, its log group, role and environment (its asset in
+  ``code/packaging.py``, its dependencies in ``code/bundling.py``);
+- ``resources/permissions.py``: the function's statements, the log key's policy (or a warning for an
+  imported key) and the public grants;
+- ``observability/alarms.py``: the alarms, each saying what to run first;
+- ``observability/dashboard.py``: the CloudWatch dashboard and which runtime metrics it draws;
+- ``observability/metrics.py``: the runtime's metrics of the queue, the construct's ``metric_*``
+  methods (a base of the construct).
 """
 
 from __future__ import annotations
@@ -32,22 +34,25 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults, permissions
-from constructs_fifo.construct.alarms import build_alarms
-from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.dashboard import build_dashboard, check_dashboard
-from constructs_fifo.construct.function import FunctionSettings, RuntimeSettings, build_function
-from constructs_fifo.construct.permissions import (
+from constructs_fifo.construct.checks.props import check_all
+from constructs_fifo.construct.checks.validation import raise_if_any
+from constructs_fifo.construct.code.bundling import CodeBundling
+from constructs_fifo.construct.errors import InvalidPropsError
+from constructs_fifo.construct.observability.alarms import build_alarms
+from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
+from constructs_fifo.construct.observability.metrics import QueueMetrics
+from constructs_fifo.construct.resources import permissions
+from constructs_fifo.construct.resources.function import FunctionSettings, RuntimeSettings, build_function
+from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
     ENQUEUE_ACTIONS,
     ENQUEUE_KEY_ACTIONS,
     GROUP_TABLE_ACTIONS,
     READ_STATE_ACTIONS,
 )
-from constructs_fifo.construct.props import check_all
-from constructs_fifo.construct.queues import build_queues
-from constructs_fifo.construct.tables import build_tables
-from constructs_fifo.construct.validation import InvalidPropsError, raise_if_any
+from constructs_fifo.construct.resources.queues import build_queues
+from constructs_fifo.construct.resources.tables import build_tables
+from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.state.core.records import GapPolicy
 
@@ -61,7 +66,7 @@ __all__ = [
 ]
 
 
-class OrderedAgentQueue(Construct):
+class OrderedAgentQueue(Construct, QueueMetrics):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
     Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
@@ -163,7 +168,7 @@ class OrderedAgentQueue(Construct):
     security_groups
         1 to 5 security groups. Default one the function creates (all outbound, no inbound). Needs ``vpc``.
     bundling
-        :class:`~constructs_fifo.construct.bundling.CodeBundling`: ``exclude`` patterns, the
+        :class:`~constructs_fifo.construct.code.bundling.CodeBundling`: ``exclude`` patterns, the
         dependencies to install (default the code directory's ``requirements.txt`` or
         ``pyproject.toml``), index options, cache, or Docker bundling. Default: install what the code
         directory declares, from the installer's configured index, into the user cache.
@@ -476,77 +481,3 @@ class OrderedAgentQueue(Construct):
                 ]
             )
         return permissions.grant_read_state(grantee, table=table, encryption_key=self.encryption_key)
-
-    # --- metrics ------------------------------------------------------------------------------------
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        statistic: str = "Sum",
-        period: Duration | None = None,
-    ) -> cloudwatch.Metric:
-        """A metric the runtime publishes (embedded metric format) for this queue.
-
-        Parameters
-        ----------
-        metric_name
-            One of the ``METRIC_*`` names of :mod:`constructs_fifo.runtime.constants`.
-        statistic
-            Default ``Sum``.
-        period
-            Default 5 minutes.
-
-        Returns
-        -------
-        cloudwatch.Metric
-            In :attr:`metrics_namespace`, dimension ``QueueName`` = the queue's name.
-        """
-        return cloudwatch.Metric(
-            namespace=self.metrics_namespace,
-            metric_name=metric_name,
-            dimensions_map={constants.METRIC_DIMENSION_QUEUE: self.queue_name},
-            statistic=statistic,
-            period=period,
-        )
-
-    def metric_jobs_succeeded(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Jobs whose function returned (Sum)."""
-        return self.metric(constants.METRIC_JOBS_SUCCEEDED, period=period)
-
-    def metric_jobs_failed(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Job attempts that failed: transient, permanent, malformed, fenced, or a runtime error (Sum)."""
-        return self.metric(constants.METRIC_JOBS_FAILED, period=period)
-
-    def metric_duplicates_skipped(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Records skipped because their job had already succeeded (Sum)."""
-        return self.metric(constants.METRIC_DUPLICATES_SKIPPED, period=period)
-
-    def metric_claim_conflicts(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Records retried because another worker held a live claim on the job (Sum)."""
-        return self.metric(constants.METRIC_CLAIM_CONFLICTS, period=period)
-
-    def metric_jobs_dead_lettered(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Dead jobs the runtime sent to the dead-letter queue (Sum)."""
-        return self.metric(constants.METRIC_JOBS_DEAD_LETTERED, period=period)
-
-    def metric_groups_parked(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Groups parked at a dead job (Sum; PARK policy)."""
-        return self.metric(constants.METRIC_GROUPS_PARKED, period=period)
-
-    def metric_jobs_kept(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """Records kept in a parked group instead of running (Sum; PARK policy)."""
-        return self.metric(constants.METRIC_JOBS_KEPT, period=period)
-
-    def metric_sequence_gap_open_seconds(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """State mode: how long the oldest open sequence gap of a group has been open (Maximum)."""
-        return self.metric(constants.METRIC_SEQ_GAP_OPEN_SECONDS, statistic="Maximum", period=period)
-
-    def metric_capacity_units_consumed(self, *, period: Duration | None = None) -> cloudwatch.Metric:
-        """DynamoDB capacity units (read and write) the runtime's calls consumed, as reported (Sum)."""
-        return self.metric(constants.METRIC_CAPACITY_UNITS_CONSUMED, period=period)
-
-    def metric_job_duration(
-        self, *, statistic: str = "Average", period: Duration | None = None
-    ) -> cloudwatch.Metric:
-        """How long the job function ran, in milliseconds (Average by default)."""
-        return self.metric(constants.METRIC_JOB_DURATION, statistic=statistic, period=period)

@@ -54,7 +54,7 @@ from functional.runtime_harness import (
 from hypothesis import strategies as st
 
 from constructs_fifo.client.parked import ParkedGroups
-from constructs_fifo.construct.defaults import min_receive_count_for
+from constructs_fifo.construct.settings.defaults import min_receive_count_for
 from constructs_fifo.runtime.backoff import VisibilityChanger
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from constructs_fifo.client.parked import ParkedGroups
-from constructs_fifo.construct.defaults import min_receive_count_for
+from constructs_fifo.construct.settings.defaults import min_receive_count_for
 from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy

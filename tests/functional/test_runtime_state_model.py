@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from constructs_fifo.client.parked import ParkedGroups
-from constructs_fifo.construct.defaults import min_receive_count_for
+from constructs_fifo.construct.settings.defaults import min_receive_count_for
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore

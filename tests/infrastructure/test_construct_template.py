@@ -17,7 +17,7 @@ from constructs_fifo.construct import (
     WARNING_VISIBILITY_TIMEOUT,
     InvalidPropsError,
 )
-from constructs_fifo.construct.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
+from constructs_fifo.construct.resources.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SETTINGS
 

@@ -11,7 +11,9 @@
   the package face names claim mode's public classes for type checkers only (it imports them on
   first use), and the entry point imports the configured mode inside the function that builds it;
 - only the emulator's server and its patches import moto (the ``local`` extra), so every other
-  module works on a plain install.
+  module works on a plain install;
+- the runtime and the construct keep each module within 500 lines and each folder's own modules within
+  2,500 (a signal to split, or to give the folder rooms).
 
 The benchmark (``benchmarks/``) is held to the same rules on names and cycles.
 """
@@ -27,6 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("constructs_fifo", "benchmarks")
 RUNTIME = "constructs_fifo.runtime"
+CONSTRUCT = "constructs_fifo.construct"
 MODES = (f"{RUNTIME}.claim", f"{RUNTIME}.state")
 
 
@@ -187,19 +190,28 @@ def test_only_the_emulator_server_and_patches_need_the_local_extra() -> None:
     assert [m for m in sorted(needing) if m not in allowed and not m.startswith(f"{emulator}.patches")] == []
 
 
-#: The house bar of the runtime's rooms (issue 15): one job per module, rooms before a folder grows flat.
-MAX_RUNTIME_MODULE_LINES = 500
-MAX_RUNTIME_FOLDER_LINES = 2_500
+#: The house bar of a package's rooms (issue 15): one job per module, rooms before a folder grows flat.
+MAX_MODULE_LINES = 500
+MAX_FOLDER_LINES = 2_500
+#: The packages held to it: the runtime (what ships in the function's asset) and the construct.
+SIZED = (RUNTIME, CONSTRUCT)
 
 
-def test_the_runtime_keeps_its_modules_and_rooms_small() -> None:
-    # GIVEN every module of the runtime (what ships in the function's asset), by folder
-    runtime = ROOT / "constructs_fifo" / "runtime"
-    lines = {path: len(path.read_text().splitlines()) for path in runtime.rglob("*.py")}
+def _lines_by_module(package: str) -> dict[Path, int]:
+    """The line count of every module of ``package`` (its rooms included), by path."""
+    paths = [path for module, path in MODULES.items() if _in(module, package)]
+    return {path: len(path.read_text().splitlines()) for path in paths}
+
+
+@pytest.mark.parametrize("package", SIZED)
+def test_each_package_keeps_its_modules_and_rooms_small(package: str) -> None:
+    # GIVEN every module of the package, by folder
+    lines = _lines_by_module(package)
+    assert lines, package
     # THEN no module passes the line signal
-    assert {str(p.relative_to(ROOT)): n for p, n in lines.items() if n > MAX_RUNTIME_MODULE_LINES} == {}
+    assert {str(p.relative_to(ROOT)): n for p, n in lines.items() if n > MAX_MODULE_LINES} == {}
     # AND no folder's own modules (its rooms not counted) pass the folder signal
     folders: dict[Path, int] = {}
     for path, count in lines.items():
         folders[path.parent] = folders.get(path.parent, 0) + count
-    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_RUNTIME_FOLDER_LINES} == {}
+    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_FOLDER_LINES} == {}

@@ -1,7 +1,7 @@
 """The settings spec: one limit per setting, read the same by RuntimeConfig and BatchSettings.
 
-The construct's side of the same rows is pinned in ``test_construct_validation.py``; the docs' side in
-``test_construct_props_table.py``.
+The construct's side of the same rows is pinned in ``test_construct_checks_validation.py``; the docs'
+side in ``test_construct_settings_props_table.py``.
 """
 
 from __future__ import annotations

@@ -3,15 +3,15 @@
 Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one :class:`Setting` row of
 :data:`SETTINGS`, and every reader reads the row instead of restating it:
 
-- the construct's validation (``constructs_fifo.construct.validation``) checks each prop against the
+- the construct's validation (``constructs_fifo.construct.checks.validation``) checks each prop against the
   row's limits and writes the row's reason and example into its error;
-- the function's environment (``constructs_fifo.construct.function``) is written under the rows'
+- the function's environment (``constructs_fifo.construct.resources.function``) is written under the rows'
   variables, and :class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` reads them back, checked
   against the same limits;
 - the processors' settings (``BatchSettings``, the processors' keyword defaults) take their defaults
   and limits from the rows;
 - the props tables of README.md and docs/construct.md are generated from the rows
-  (``python -m constructs_fifo.construct.props_table``; a test fails when a doc drifts).
+  (``python -m constructs_fifo.construct.settings.props_table``; a test fails when a doc drifts).
 
 A row with a ``prop`` and no ``env`` is the construct's alone (``batch_size``, ``encryption_key``); a
 row with an ``env`` and no ``prop`` is written by the construct from a resource it built (the queue's

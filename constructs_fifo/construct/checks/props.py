@@ -2,7 +2,9 @@
 depend on other props, validate everything at once, warn about risky values.
 
 Defaults that depend on nothing are in the construct's signature (from
-:mod:`constructs_fifo.construct.defaults`); the rules are in :mod:`constructs_fifo.construct.validation`.
+:mod:`constructs_fifo.construct.settings.defaults`); the rules are in
+:mod:`constructs_fifo.construct.checks.validation` (by value) and
+:mod:`constructs_fifo.construct.checks.function_props` (the function's own props).
 """
 
 from __future__ import annotations
@@ -16,21 +18,23 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
-from constructs_fifo.construct import defaults, tokens
-from constructs_fifo.construct.bundling import CodeBundling
-from constructs_fifo.construct.function import RUNTIME_ENVIRONMENT, StateSettings
-from constructs_fifo.construct.validation import (
-    Props,
+from constructs_fifo.construct.checks.function_props import (
     check_bundling,
     check_code,
     check_environment,
     check_function_props,
+)
+from constructs_fifo.construct.checks.validation import (
+    Props,
     check_outcome_lines,
     check_props,
     check_state_props,
     raise_if_any,
     warn_risky,
 )
+from constructs_fifo.construct.code.bundling import CodeBundling
+from constructs_fifo.construct.resources.function import RUNTIME_ENVIRONMENT, StateSettings
+from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.state.core.records import GapPolicy
 

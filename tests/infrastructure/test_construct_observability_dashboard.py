@@ -1,4 +1,5 @@
-"""The construct's CloudWatch dashboard (construct/dashboard.py): widgets, metrics, alarm thresholds."""
+"""The construct's CloudWatch dashboard (construct/observability/dashboard.py): widgets, metrics, alarm
+thresholds."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
+from constructs_fifo.construct.settings import defaults
 
 __all__ = ["Queues", "build_queues"]
 

@@ -7,7 +7,7 @@ Rules:
   none of them: nothing is installed (the asset is what it was).
 - **For which machine**: wheels only (``--only-binary=:all:``), CPython of the function's runtime
   (``--python-version 3.14 --implementation cp``) and Linux of its architecture
-  (:data:`~constructs_fifo.construct.defaults.WHEEL_PLATFORMS`: ``manylinux2014_x86_64`` and the
+  (:data:`~constructs_fifo.construct.settings.defaults.WHEEL_PLATFORMS`: ``manylinux2014_x86_64`` and the
   newer manylinux tags Amazon Linux 2023 runs, or their ``aarch64`` twins for arm64). Nothing is
   built on this machine, so nothing built for it can reach the function.
 - **With what**: ``uv pip install`` when ``uv`` is on ``PATH`` (or beside this Python), else
@@ -43,8 +43,8 @@ from pathlib import Path
 
 from aws_cdk import BundlingOptions
 
-from constructs_fifo.construct import defaults
 from constructs_fifo.construct.errors import DependencyBundlingError
+from constructs_fifo.construct.settings import defaults
 
 __all__ = [
     "CACHE_DIR_ENV",

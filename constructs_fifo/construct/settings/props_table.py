@@ -1,12 +1,12 @@
 """The props tables of README.md and docs/construct.md, written from the settings spec.
 
 Each table is one line per prop row of :data:`constructs_fifo.runtime.settings.SETTINGS`, between two
-marker comments in the doc; the rest of the doc is left alone. ``tests/unit/test_construct_props_table.py``
-fails when a table differs from what this writes, so a prop's default, limits or doc line is changed
-in its row and the docs follow::
+marker comments in the doc; the rest of the doc is left alone.
+``tests/unit/test_construct_settings_props_table.py`` fails when a table differs from what this writes,
+so a prop's default, limits or doc line is changed in its row and the docs follow::
 
-    python -m constructs_fifo.construct.props_table           # rewrite the tables (or: make docs)
-    python -m constructs_fifo.construct.props_table --check   # exit 1 naming each doc that drifted
+    python -m constructs_fifo.construct.settings.props_table           # rewrite the tables (or: make docs)
+    python -m constructs_fifo.construct.settings.props_table --check   # exit 1 naming each doc that drifted
 
 It reads the rows only (no construct is built, nothing is synthesized).
 """
@@ -27,7 +27,7 @@ __all__ = ["BEGIN", "DOCS", "END", "main", "render", "rewrite"]
 #: The line before a generated table.
 BEGIN: Final = (
     "<!-- props table: generated from constructs_fifo/runtime/settings/spec.py by "
-    "`python -m constructs_fifo.construct.props_table`; edit the rows there -->"
+    "`python -m constructs_fifo.construct.settings.props_table`; edit the rows there -->"
 )
 #: The line after it.
 END: Final = "<!-- end of props table -->"
@@ -78,14 +78,15 @@ def rewrite(text: str, *, with_env: bool) -> str:
     if start < 0 or end < start:
         raise PropsTableMissingError(
             f"no generated props table: the doc must hold the line {BEGIN!r} and, after it, {END!r}; "
-            "add both where the table belongs and run python -m constructs_fifo.construct.props_table"
+            "add both where the table belongs and run "
+            "python -m constructs_fifo.construct.settings.props_table"
         )
     return text[: start + len(BEGIN)] + "\n" + render(with_env=with_env) + "\n" + text[end:]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Rewrite (or with ``--check`` compare) the tables of :data:`DOCS` under ``--root``."""
-    parser = argparse.ArgumentParser(prog="python -m constructs_fifo.construct.props_table")
+    parser = argparse.ArgumentParser(prog="python -m constructs_fifo.construct.settings.props_table")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a table drifted")
     args = parser.parse_args(argv)
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.check:
             path.write_text(fresh, encoding="utf-8")
     for name in drifted:
-        verb = "differs from the settings spec; run python -m constructs_fifo.construct.props_table"
+        verb = "differs from the settings spec; run python -m constructs_fifo.construct.settings.props_table"
         print(f"{name}: props table {verb if args.check else 'rewritten'}")
     return 1 if args.check and drifted else 0
 

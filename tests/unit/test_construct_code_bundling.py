@@ -17,14 +17,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Template
 
 from constructs_fifo import OrderedAgentQueue
-from constructs_fifo.construct.bundling import (
+from constructs_fifo.construct.code.bundling import (
     CodeBundling,
     DependencyBundlingError,
     Installer,
     bundle_dependencies,
     read_requirements,
 )
-from constructs_fifo.construct.packaging import excluded
+from constructs_fifo.construct.code.packaging import excluded
 
 from .wheelhouse import make_wheelhouse
 

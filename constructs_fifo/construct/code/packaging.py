@@ -6,7 +6,7 @@ Lambda side is copied: ``constructs_fifo/__init__.py``, ``constructs_fifo/py.typ
 ``constructs_fifo/runtime/**``; the CDK side (``constructs_fifo/construct``) stays out of the asset.
 
 The staged directory holds, at its root, the installed dependencies
-(:mod:`constructs_fifo.construct.bundling`), then the user's files (less ``exclude``; they win over a
+(:mod:`constructs_fifo.construct.code.bundling`), then the user's files (less ``exclude``; they win over a
 dependency of the same name), then ``constructs_fifo/`` (it wins over both). Lambda puts the root on
 ``sys.path``, and so does the local drain, which runs the extracted asset.
 
@@ -49,7 +49,7 @@ _STAGING_PREFIX = "constructs-fifo-asset-"
 
 def package_root() -> Path:
     """The directory of the installed ``constructs_fifo`` package."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def _remove_later(path: Path) -> None:
@@ -100,7 +100,7 @@ def stage_asset(
     ----------
     user_dir
         The user's asset directory (already checked by
-        :func:`constructs_fifo.construct.validation.check_code`).
+        :func:`constructs_fifo.construct.checks.function_props.check_code`).
     staging_dir
         Where to build; a new temporary directory (removed when the process exits) by default.
     exclude
@@ -195,7 +195,7 @@ def build_function_code(
         Glob patterns of the user's files to leave out.
     dependencies_dir
         Installed dependencies to add at the root
-        (:func:`~constructs_fifo.construct.bundling.bundle_dependencies`).
+        (:func:`~constructs_fifo.construct.code.bundling.bundle_dependencies`).
     docker
         The user's Docker bundling, run by CDK over the staged directory.
 

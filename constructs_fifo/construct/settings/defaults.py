@@ -16,7 +16,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
-from constructs_fifo.construct import tokens
+from constructs_fifo.construct.settings import tokens
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.spec import SETTINGS, Setting
 from constructs_fifo.runtime.state.core.records import GapPolicy

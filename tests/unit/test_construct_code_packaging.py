@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from constructs_fifo.construct.packaging import package_root, stage_asset, staged_asset
+from constructs_fifo.construct.code.packaging import package_root, stage_asset, staged_asset
 
 
 def _files(root: Path) -> set[str]:

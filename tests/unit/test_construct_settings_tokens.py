@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from aws_cdk import App, Aws, CfnParameter, Duration, Fn, Stack, Token
 
-from constructs_fifo.construct import tokens
+from constructs_fifo.construct.settings import tokens
 
 PLAIN_VALUES: list[object] = [
     0,

@@ -12,7 +12,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
 from constructs_fifo import CodeBundling, OrderedAgentQueue
-from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError, defaults
+from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError
+from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
 

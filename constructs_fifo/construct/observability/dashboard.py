@@ -3,7 +3,7 @@
 One dashboard per queue (construct id ``Dashboard``, unless ``dashboard=False``), read top to bottom:
 
 1. the first commands to run, with the stack and queue filled in
-   (:func:`~constructs_fifo.construct.alarms.first_command`);
+   (:func:`~constructs_fifo.construct.observability.alarms.first_command`);
 2. the queue: visible and in-flight messages, age of the oldest message, DLQ depth;
 3. the function: invocations, errors and throttles, duration p50/p99, concurrency against the
    reserved concurrency;
@@ -33,13 +33,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults
-from constructs_fifo.construct.alarms import (
+from constructs_fifo.construct.observability.alarms import (
     ALARM_IDS,
     PARKED_GROUPS_ALARM_ID,
     SEQUENCE_GAP_ALARM_ID,
     first_command,
 )
+from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
 
 __all__ = [
@@ -178,8 +178,8 @@ def build_dashboard(
         The function's reserved concurrency, drawn on the concurrency graph (not drawn when ``None``:
         no reservation).
     alarms
-        The construct's alarms (:data:`~constructs_fifo.construct.alarms.ALARM_IDS` and the optional
-        ones): each is drawn with its threshold on the graph of its metric.
+        The construct's alarms (:data:`~constructs_fifo.construct.observability.alarms.ALARM_IDS` and
+        the optional ones): each is drawn with its threshold on the graph of its metric.
     metric, claims, parks
         The queue's runtime metrics by name, whether it is in claim mode and parks dead jobs
         (:func:`runtime_metrics`).

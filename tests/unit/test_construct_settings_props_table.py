@@ -12,9 +12,9 @@ from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 
 from constructs_fifo import OrderedAgentQueue
-from constructs_fifo.construct import tokens
 from constructs_fifo.construct.errors import PropsTableMissingError
-from constructs_fifo.construct.props_table import DOCS, main, render, rewrite
+from constructs_fifo.construct.settings import tokens
+from constructs_fifo.construct.settings.props_table import DOCS, main, render, rewrite
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_each_docs_props_table_is_the_one_the_spec_writes(name: str, with_env: bool) -> None:
     # GIVEN the committed doc / WHEN its table is written again from the rows
     text = (REPO / name).read_text(encoding="utf-8")
-    # THEN nothing changes (else: python -m constructs_fifo.construct.props_table)
+    # THEN nothing changes (else: python -m constructs_fifo.construct.settings.props_table)
     assert rewrite(text, with_env=with_env) == text
 
 

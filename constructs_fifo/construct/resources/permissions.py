@@ -23,8 +23,6 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct.validation import WARNING_LOG_KEY_POLICY
-
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
     "CLAIM_TABLE_KEY_ACTIONS",
@@ -37,6 +35,7 @@ __all__ = [
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
     "VPC_ACTIONS",
+    "WARNING_LOG_KEY_POLICY",
     "WILDCARD_ACKNOWLEDGEMENTS",
     "acknowledge_wildcards",
     "allow_log_encryption",
@@ -46,6 +45,9 @@ __all__ = [
     "grant_read_state",
 ]
 
+#: The warning id of an imported key whose policy the stack cannot add to, for
+#: ``Validations.of(scope).acknowledge(id=...)``.
+WARNING_LOG_KEY_POLICY = "constructs-fifo:encryptionKeyPolicyNotManaged"
 #: What the function does on its own log group.
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 #: The only DynamoDB actions the function gets, on the claim table only.
@@ -191,7 +193,7 @@ def allow_log_encryption(key: kms.IKey, log_group_scope: Stack) -> bool:
 
 def allow_log_encryption_or_warn(scope: Construct, key: kms.IKey) -> None:
     """:func:`allow_log_encryption` in ``scope``'s stack; for an imported key, whose policy the stack
-    does not own, warn (:data:`~constructs_fifo.construct.validation.WARNING_LOG_KEY_POLICY`) with the
+    does not own, warn (:data:`WARNING_LOG_KEY_POLICY`) with the
     statement to add by hand."""
     if not allow_log_encryption(key, Stack.of(scope)):
         Annotations.of(scope).add_warning_v2(

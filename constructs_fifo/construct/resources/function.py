@@ -2,11 +2,11 @@
 the environment its runtime reads, and the function itself.
 
 The function runs ``constructs_fifo.runtime.entrypoint.handler`` from an asset holding the user's job
-code, its dependencies (:mod:`constructs_fifo.construct.bundling`) and the runtime
-(:mod:`constructs_fifo.construct.packaging`); the user's ``module.function`` goes in its environment,
+code, its dependencies (:mod:`constructs_fifo.construct.code.bundling`) and the runtime
+(:mod:`constructs_fifo.construct.code.packaging`); the user's ``module.function`` goes in its environment,
 with every setting the runtime reads, under the variables of their rows of the settings spec
 (:data:`constructs_fifo.runtime.settings.SETTINGS`, read by both sides). The role starts empty: what
-it may do is granted by :mod:`constructs_fifo.construct.permissions`. With an ``encryption_key`` the
+it may do is granted by :mod:`constructs_fifo.construct.resources.permissions`. With an ``encryption_key`` the
 log group and the environment are encrypted with it too.
 """
 
@@ -27,9 +27,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults, tokens
-from constructs_fifo.construct.bundling import CodeBundling, bundle_dependencies
-from constructs_fifo.construct.packaging import build_function_code
+from constructs_fifo.construct.code.bundling import CodeBundling, bundle_dependencies
+from constructs_fifo.construct.code.packaging import build_function_code
+from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
 from constructs_fifo.runtime.state.core.records import GapPolicy
@@ -82,7 +82,7 @@ class RuntimeSettings:
 @dataclass(frozen=True)
 class FunctionSettings:
     """The function's own settings (the props they come from), checked by
-    :func:`~constructs_fifo.construct.validation.check_function_props`."""
+    :func:`~constructs_fifo.construct.checks.function_props.check_function_props`."""
 
     timeout: Duration
     memory_size: int | float
@@ -193,7 +193,7 @@ def build_function(
         The parent construct.
     code_dir
         The directory of the user's asset (checked by
-        :func:`constructs_fifo.construct.validation.check_code`); the runtime is added next to it.
+        :func:`constructs_fifo.construct.checks.function_props.check_code`); the runtime is added next to it.
     settings
         What the runtime reads from the environment.
     user_environment
@@ -205,7 +205,8 @@ def build_function(
         ``ReservedConcurrentExecutions`` (the function draws on the account's unreserved pool).
     encryption_key
         Encrypts the log group and the environment too, when given (its key policy must let
-        CloudWatch Logs use it: :func:`~constructs_fifo.construct.permissions.allow_log_encryption`).
+        CloudWatch Logs use it:
+        :func:`~constructs_fifo.construct.resources.permissions.allow_log_encryption`).
 
     Raises
     ------

@@ -22,7 +22,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.construct import defaults, tokens
+from constructs_fifo.construct.settings import defaults, tokens
 
 __all__ = [
     "ALARM_IDS",

@@ -1,4 +1,5 @@
-"""The alarms' descriptions (construct/alarms.py): what each means and the exact first command to run."""
+"""The alarms' descriptions (construct/observability/alarms.py): what each means and the exact first
+command to run."""
 
 from __future__ import annotations
 
