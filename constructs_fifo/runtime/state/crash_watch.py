@@ -48,6 +48,15 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    not have been reached yet. A run item over the same version as the state is newer than that, and
    wins.
 
+What the fence does not cover: a stale worker (one still running past its batch's visibility) that
+commits over the version a newer run marked passes that run's marker. The stale commit is a whole run
+of the batch (nothing of the state is lost or applied twice: the version fences commits); but if the
+newer run crashed on a job the stale run did not reach, that crash goes uncounted, and the job gets one
+run more than ``max_attempts`` says. Such a crash needs a stale worker beside it, a disturbed invocation,
+which SQS's ``maxReceiveCount`` default leaves room for (the chaos suite allows one receive more per
+disturbed invocation, and holds). Fencing the commit on the run item too would take a transaction:
+twice the state's write units on every redelivery.
+
 Costs, on redeliveries only: one read unit (the run item, in the batch's one ``BatchGetItem``) and
 one write unit more per group (rule 2); while a crash is isolated, one write unit more per transition
 (rule 3). None of them grows with the state.
