@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # jsii prints a banner about Node 20 on every start; the tests do not need it.
@@ -26,3 +29,17 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raises ``KeyboardInterrupt`` in this process, as it does at a terminal.
+
+    A shell starts a background job (``make test &``, ``nohup``) with SIGINT ignored, and Python then
+    keeps it ignored: a test of what Ctrl-C does would see nothing happen. Restored afterwards.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

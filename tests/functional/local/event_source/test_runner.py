@@ -685,6 +685,7 @@ def test_a_cancelled_drain_stops_at_once_and_gives_its_batches_back(
     assert not code_dir.exists()
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_in_the_draining_thread_stops_it_the_same_way(emulator: LocalEmulator, tmp_path: Path) -> None:
     # GIVEN a job that runs 30 s, a 10-minute visibility timeout
     deployed = deploy(emulator, tmp_path, [], timeout=60, visibility=600)

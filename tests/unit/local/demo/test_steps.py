@@ -106,6 +106,7 @@ def test_queues_that_are_not_the_sample_apps_are_named_with_what_they_lack() -> 
     assert "--stack" in caught.value.fix
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_ctrl_c_while_waiting_for_drains_on_other_threads_stops_them_all() -> None:
     # GIVEN two "drains" on other threads that run until cancelled (at most 20 s)
     cancel = threading.Event()
