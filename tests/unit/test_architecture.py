@@ -164,6 +164,40 @@ def test_the_runtime_kernel_imports_neither_mode() -> None:
     assert offenders == []
 
 
+#: What each room of the construct may import of the others: they build on each other in one direction
+#: (settings, then the asset's code, then the resources; observability reads only the settings; the
+#: checks read all three), and only the top (``ordered_agent_queue``) assembles them all.
+CONSTRUCT_ROOMS: dict[str, set[str]] = {
+    "settings": set(),
+    "code": {"settings"},
+    "resources": {"settings", "code"},
+    "observability": {"settings"},
+    "checks": {"settings", "code", "resources"},
+}
+
+
+def _construct_room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["constructs_fifo", "construct"] else None
+
+
+def test_the_constructs_rooms_import_each_other_in_one_direction() -> None:
+    # GIVEN every module in a room of the construct, and the construct modules it imports
+    rooms = {_construct_room(module) for module in MODULES} - {None}
+    assert rooms == set(CONSTRUCT_ROOMS)
+    crossings = [
+        f"{module} ({room}) imports {target}"
+        for module in MODULES
+        if (room := _construct_room(module)) is not None
+        for target in _project_edges(module)
+        if (other := _construct_room(target)) is not None
+        and other != room
+        and other not in CONSTRUCT_ROOMS[room]
+    ]
+    # THEN each room imports only the rooms below it
+    assert crossings == []
+
+
 def test_the_runtime_imports_only_itself_and_the_worker_script_nothing() -> None:
     for module in MODULES:
         if _in(module, RUNTIME):
