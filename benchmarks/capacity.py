@@ -13,8 +13,7 @@ size. A string is its UTF-8 bytes; a number about 1 byte per two significant dig
 its raw bytes; a boolean or null 1 byte; a list or map 3 bytes plus 1 byte per element plus its
 elements (a map's elements with their names); a set the sum of its elements.
 
-Units ("Capacity unit consumption for read and write operations", .../read-write-operations.html;
-facts.md, "DynamoDB capacity"):
+Units ("Capacity unit consumption for read and write operations", .../read-write-operations.html):
 
 - **write**: 1 unit per 1 KB (rounded up, at least 1) of the larger of the item before and after
   (PutItem, UpdateItem; DeleteItem: the item deleted); a write whose condition fails consumes the

@@ -333,7 +333,7 @@ _COST_MEASURES: list[tuple[str, str, int, Callable[[JobCost], float]]] = [
      lambda c: c.dollars_per_million_jobs["total"]),
 ]  # fmt: skip
 _OTHER_DELIVERY_MEASURES = {_COST_MEASURES[i][0] for i in (0, 1, 2, 6)}
-#: The goal of issue 17: state mode's write units per job for states up to 1 KB, by batch fill.
+#: The target of state mode's write units per job for states up to 1 KB, by batch fill.
 COST_GOALS = {FILLS[0]: Target("<=", 2.0), FILLS[1]: Target("<=", 1.0)}
 CROSSOVER_MEASURE = "state size above which state mode's write units per job exceed claim mode's"
 

@@ -81,9 +81,8 @@ HOW_TO_READ = """\
   serves at most one core's worth (1000 / its CPU ms per job), and the emulator, the worker processes
   and the drain together at most the machine's cores' worth. The jobs/s rows' notes (`--json`) give
   the cores the pipeline actually used; the rest of the 2 cores went to other work on the machine
-  (the load average above). Before the emulator patched moto's request dispatch (docs/emulator.md,
-  gap 20), every request listed moto's package directory under one global lock, and 1, 4 and 16
-  groups gave the same jobs per second.
+  (the load average above). On moto as shipped (docs/emulator.md, row 20) every request lists
+  moto's package directory under one global lock, and 1, 4 and 16 groups give the same jobs per second.
 """
 
 SIMPLIFICATIONS = """\

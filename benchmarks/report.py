@@ -1,4 +1,4 @@
-"""``python -m benchmarks`` (``make bench``): one run of every figure of issue 8, printed and written.
+"""``python -m benchmarks`` (``make bench``): one run of every figure, printed and written.
 
 Prints the table (or, with ``--json``, the same figures as JSON) on stdout, progress on stderr, and
 writes ``BENCHMARKS.md`` and the chart of figures 1-3 (``benchmarks.png``) into ``--out``.

@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["FIGURES", "Results", "Row", "Target", "machine"]
 
-#: The figures, by number (1-8: issue 8; 9: issue 17).
+#: The figures, by number.
 FIGURES = {
     1: "DynamoDB calls per job",
     2: "framework CPU per job (DynamoDB answered instantly)",

@@ -2,8 +2,9 @@
 
 Jobs are sent round-robin over the groups (job ``i`` goes to group ``ws#(i % groups)``), the way many
 workspaces would enqueue at once. Lambda then receives from the FIFO queue: a receive returns as many
-messages of one group as possible, in order, then those of the next group (facts.md, "receive"), so
-with 1,000 jobs over 50 groups in batches of 10 every batch holds 10 consecutive jobs of one group.
+messages of one group as possible, in order, then those of the next group
+(``constructs_fifo/local/emulator/fifo_rule.py``), so with 1,000 jobs over 50 groups in batches of 10
+every batch holds 10 consecutive jobs of one group.
 :func:`fifo_batches` fills batches that way from the queue's order.
 
 The duplicates are the same jobs sent again in new messages (new ``messageId``, same ``jobId``), after

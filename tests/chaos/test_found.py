@@ -64,8 +64,7 @@
    group before a stale worker's mark of C (its batch received again) wrote P's next marker over the
    same version, and it was accepted: C's crash went uncounted, and when that worker's own mark of C
    was throttled, P was blamed for a run that had returned and died ``ATTEMPTS_EXHAUSTED`` instead of
-   ``PERMANENT``. Fixed: every marker write is fenced (first by raising the state's version; since
-   markers moved to the group's run item, issue 17, by the run item's token), so the successor's
+   ``PERMANENT``. Fixed: every marker write is fenced (by the run item's token), so the successor's
    marker is refused and it retries from the state that names C.
 """
 

@@ -1,6 +1,6 @@
 """Regular examples of what the chaos suite checks at random, played step by step.
 
-1. Powertools' stale-lease overwrite (facts.md: its idempotency layer writes success with an
+1. Powertools' stale-lease overwrite (its idempotency layer writes success with an
    UpdateItem and failure with a DeleteItem, both without a condition, so a worker whose lease
    expired overwrites or deletes the record of the worker that took over) cannot happen in claim
    mode: every write after the claim is fenced on the owner token. A negative control plays the

@@ -42,8 +42,7 @@ def test_an_event_source_mapping_never_acts_on_the_queue(
     target: Target, sqs: SQSClient, fifo_queue: QueueFactory
 ) -> None:
     """Emulator: the local drain runner is the event source mapping. moto 5.2.5 received the queue
-    from every SendMessage to invoke the function in Docker, raising ApproximateReceiveCount
-    (facts.md "This machine and these tools")."""
+    from every SendMessage to invoke the function in Docker, raising ApproximateReceiveCount."""
     # GIVEN a function and an event source mapping on a FIFO queue
     iam = target.client("iam")
     lambda_client = target.client("lambda")

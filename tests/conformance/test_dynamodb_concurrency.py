@@ -1,4 +1,4 @@
-"""DynamoDB under concurrent requests, as the drain's workers make them (issue 14); naming its pages.
+"""DynamoDB under concurrent requests, as the drain's workers make them; naming its pages.
 
 Runs against the emulator and unchanged against real AWS with ``--aws`` (a few hundred writes).
 """

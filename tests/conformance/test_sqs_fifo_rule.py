@@ -1,4 +1,4 @@
-"""The FIFO receive rule as observed on AWS (issue 14): the front of a group, and the order of groups.
+"""The FIFO receive rule as observed on AWS: the front of a group, and the order of groups.
 
 ``constructs_fifo/local/emulator/fifo_rule.py`` states the rule every model of SQS in the project
 follows; these tests pin the observations it rests on. They run against the emulator and unchanged

@@ -1,4 +1,4 @@
-"""What SQS refuses or ignores in a request, as observed on AWS (issue 14); one test per behaviour.
+"""What SQS refuses or ignores in a request, as observed on AWS; one test per behaviour.
 
 Runs against the emulator and unchanged against real AWS with ``--aws``.
 """

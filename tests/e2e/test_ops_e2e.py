@@ -1,4 +1,4 @@
-"""Issue 13's "Done when", on the emulator: an operator sees and acts on a poison job in both modes.
+"""On the emulator: an operator sees and acts on a poison job in both modes.
 
 The sample stack (``local serve`` + ``deploy`` with the real CDK CLI, the session's deployment) is
 driven through ``constructs_fifo.cli.main`` in-process, as an operator types it (``--endpoint-url``,

@@ -1,4 +1,4 @@
-"""End to end, issue 6 on the emulator: no healthy job follows a failing one into the DLQ, in both policies.
+"""End to end on the emulator: no healthy job follows a failing one into the DLQ, in both policies.
 
 The stack ``TwoQueues`` (``two_queues/app.py``, deployed with the real CDK CLI) holds two state-mode
 queues running the sample's workspace transition: ``Park`` (the default policy) and ``Continue``. To

@@ -1,7 +1,7 @@
 """A small model of one SQS FIFO queue and its Lambda event source mapping, to drive the real runtime.
 
-What it models, from the AWS pages named in ``shared/reference/facts.md`` and the runs against AWS of
-issue 14:
+What it models, from the AWS pages the conformance tests (``tests/conformance/``) name and runs against
+AWS:
 
 - FIFO receive: the project's one FIFO rule, :func:`constructs_fifo.local.emulator.fifo_rule.select`
   (the emulator's receive asks it too): a group is served from its front, in order, while its

@@ -57,7 +57,7 @@ def test_figure_9_alone_measures_every_case_and_writes_its_section_and_chart(
         assert rows["DynamoDB write units per job", fill, "claim"]["value"] == 2.0
         assert rows["DynamoDB read units per job", fill, "claim"]["value"] == 0.0
         assert rows["log bytes per job", fill, "claim"]["value"] > 0
-        # THEN state mode's small states carry the goal as a target; big states cost more
+        # THEN state mode's small states carry the cost target; big states cost more
         assert rows["DynamoDB write units per job", fill, "state 1 KB"]["target"] is not None
         big = rows["DynamoDB write units per job", fill, "state 100 KB"]
         assert big["value"] > 2.0

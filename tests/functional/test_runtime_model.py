@@ -286,7 +286,7 @@ def _kept_id(body: str) -> str:
         return body.rsplit("#", 1)[-1]
 
 
-# --- the two traces of the failure-isolation issue, kept as examples ---------------------------------
+# --- two traces of healthy jobs that followed a failing one into the DLQ, kept as examples ----------
 
 
 def _group(*specs: JobSpec) -> list[tuple[str, object]]:

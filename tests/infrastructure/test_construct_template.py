@@ -87,7 +87,7 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
     _, queue = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
     # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE, and SQS's redrive
-    # only as the safety net: 2 x (2 x batch_size 10 - 1) x max_attempts 5
+    # only as the safety net: twice the least value, 2 x 96 (docs/architecture.md, rule 9)
     assert queue["Properties"] == {
         "QueueName": synthesized.sample_jobs.queue_name,
         "FifoQueue": True,

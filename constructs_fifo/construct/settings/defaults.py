@@ -153,20 +153,10 @@ def min_receive_count_for(
 ) -> int:
     """The least ``max_receive_count`` that never dead-letters a job for another job's failures.
 
-    SQS raises the receive count of every record it returns. A record is received without finishing
-    only because of another job of its batch: one in front of it is retried (the record is skipped),
-    or one behind it crashes the function (a function error returns the whole batch, finished records
-    included). At most ``batch_size - 1`` jobs stand in front of it and ``batch_size - 1`` behind it
-    in any batch it is in, each with at most ``max_attempts`` runs; its own runs add ``max_attempts``,
-    and a job that crashes its worker on every attempt is dead only on the receive after its last run
-    (one more). So ``(2 x batch_size - 1) x max_attempts + 1`` receives (96 for the defaults) are the
-    most the runtime's own retries can cause (and never fewer than a resume's wake-up message may take
-    before it is refreshed).
-
-    State mode counts a crash of the worker only from the third delivery that ran it (see
-    :mod:`constructs_fifo.runtime.state.crash_watch`): a job that crashes its worker every time has
-    ``max_attempts + 2`` runs that do not finish its batch-mates, plus the one in which it is dead,
-    so ``(2 x batch_size - 1) x (max_attempts + 2) + 1`` (134 for the defaults).
+    ``(2 x batch_size - 1) x runs + 1``, where ``runs`` is ``max_attempts`` (state mode: ``+ 2``, the
+    crashes its crash watch does not count), and never below ``WAKE_UP_REFRESH_RECEIVES + 1``: 96 for
+    the defaults, 134 in state mode. Why each term: docs/architecture.md, rule 9 (the one statement of
+    the rule).
     """
     runs = int(max_attempts) + (STATE_UNCOUNTED_CRASHES if mode is JobMode.STATE else 0)
     return max((2 * int(batch_size) - 1) * runs + 1, WAKE_UP_REFRESH_RECEIVES + 1)

@@ -1,7 +1,7 @@
 """``constructs-fifo demo --scenario divergence``: FIFO keeps the producer's order; ``seq`` repairs it.
 
-Seed 004's lesson on the real pipeline, in three runs of the same three events on the workspace queue
-(state mode), each in a workspace of its own:
+What a shuffled producer does on the real pipeline, in three runs of the same three events on the
+workspace queue (state mode), each in a workspace of its own:
 
 1. **in order**: the producer sends ``apply_patch -> run_tests -> open_pr``;
 2. **shuffled, without seq**: the producer sends ``apply_patch -> open_pr -> run_tests``. FIFO delivers

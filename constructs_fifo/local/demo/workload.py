@@ -67,7 +67,8 @@ SendKind = Literal["original", "sqs_duplicate", "late_duplicate", "poison_copy"]
 #: Which of the sample's queues a job goes to.
 QueueRole = Literal["workspaces", "notifications"]
 
-#: Healthy jobs behind each poison and last-attempt job in its workspace (issue 6's cases).
+#: Healthy jobs behind each poison and last-attempt job in its workspace: the
+#: failures that must not drag them into the DLQ.
 HEALTHY_BEHIND: Final = 10
 _OPEN_PR: Final = JOB_TYPES[2]
 

@@ -54,7 +54,7 @@ def decode_body(body: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """One DLQ message, its triage attributes decoded (the runtime writes them; see ``dead_letter.py``).
+    """One DLQ message, its triage attributes decoded (written by ``runtime/dead_jobs/letters.py``).
 
     A message SQS moved itself (``maxReceiveCount``) or with a malformed body has no attributes: the
     job id and type then come from the body when it has them.

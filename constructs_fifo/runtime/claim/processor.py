@@ -27,8 +27,8 @@ Rules, per record and in batch order:
 Attempts are the runtime's own count of runs started (in the claim), never ``ApproximateReceiveCount``:
 SQS raises the receive count of every record it returns, including the records behind a failing job
 that were reported without running. ``maxReceiveCount`` is only the safety net for a function that
-cannot start at all; the construct keeps it at or above ``(2 x batch_size - 1) x max_attempts``, the
-most receives the runtime's own retries can give a record that never failed itself.
+cannot start at all; the construct keeps it at or above the most receives the runtime's own retries
+can give a record that never failed itself (the rule: docs/architecture.md, rule 9).
 
 Guarantees of the response: it lists every record that is retried, skipped or not reached (never
 empty when something is retried); it is returned, not raised, when every record failed; an

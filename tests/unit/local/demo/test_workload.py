@@ -1,4 +1,5 @@
-"""Unit tests of the demo's workload generator: determinism, counts, ids, issue 6's cases, send plans."""
+"""Unit tests of the demo's workload generator: determinism, counts, ids, poison and last-attempt jobs,
+send plans."""
 
 from __future__ import annotations
 
