@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import Final
 
+from constructs_fifo.runtime.aws_limits import LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
+
 __all__ = [
     "ATTR_ATTEMPTS",
     "ATTR_DEAD_REASON",
@@ -123,8 +125,11 @@ DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
 DEFAULT_CLAIM_TTL_SECONDS: Final = 7 * 24 * 60 * 60
 DEFAULT_METRICS_NAMESPACE: Final = "ConstructsFifo"
 DEFAULT_MAX_ATTEMPTS: Final = 5
-#: The most attempts a job may have: with 10 records a batch, 100 attempts keep the receive-count
-#: safety net (10 x 100) within SQS's maxReceiveCount limit of 1000.
+#: The most attempts a job may have, whatever the batch size. The receive-count safety net needs
+#: ``maxReceiveCount >= (2 x batch_size - 1) x max_attempts + 1`` (state mode: ``max_attempts + 2``;
+#: ``constructs_fifo.construct.settings.defaults.min_receive_count_for``), within SQS's limit of 1000:
+#: 100 attempts fit up to 5 records a batch (901; 919 in state mode), while 10 records a batch allow
+#: at most 52 (50 in state mode; 100 would need 1,901), and the construct refuses more.
 MAX_ATTEMPTS_MAX: Final = 100
 #: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
 #: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
@@ -258,9 +263,9 @@ SK_PARK: Final = "park"
 SK_KEPT_PREFIX: Final = "kept#"
 #: A park header remembers the message ids of this many of its group's last kept records, so that a
 #: record delivered again (its delete refused: the receipt handle expired) is not kept twice. Two
-#: Lambda FIFO batches (10 records each): while a kept record is in flight SQS serves nothing of its
+#: Lambda FIFO batches at their largest: while a kept record is in flight SQS serves nothing of its
 #: group behind it, so what a group keeps between a record's keep and its redelivery is its own batch.
-KEPT_RECENT_MESSAGE_IDS: Final = 20
+KEPT_RECENT_MESSAGE_IDS: Final = 2 * LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
 
 # --- messages the runtime writes -------------------------------------------------------------------
 #: Message attribute that marks a control message (not a job) on the source queue.

@@ -39,6 +39,7 @@ from constructs_fifo.local.demo.sample_app import (
     workspace_of,
 )
 from constructs_fifo.local.queues import queue_counts
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_RECEIVE_MESSAGES
 from constructs_fifo.runtime.constants import DeadReason
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -394,7 +395,7 @@ def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[DeadLetter]:
     while empty < 2:
         messages = sqs.receive_message(
             QueueUrl=queue.dead_letter_queue_url,
-            MaxNumberOfMessages=10,
+            MaxNumberOfMessages=SQS_MAX_RECEIVE_MESSAGES,
             VisibilityTimeout=60,
             WaitTimeSeconds=0,
             MessageAttributeNames=["All"],
@@ -409,12 +410,12 @@ def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[DeadLetter]:
             job_id = _attribute(message, "jobId") or _body_job_id(message.get("Body", ""))
             group = (message.get("Attributes") or {}).get("MessageGroupId")
             found.append(DeadLetter(queue.label, job_id, group, _attribute(message, "reason")))
-    for start in range(0, len(handles), 10):
+    for start in range(0, len(handles), SQS_MAX_BATCH_ENTRIES):
         sqs.change_message_visibility_batch(
             QueueUrl=queue.dead_letter_queue_url,
             Entries=[
                 {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
-                for i, handle in enumerate(handles[start : start + 10])
+                for i, handle in enumerate(handles[start : start + SQS_MAX_BATCH_ENTRIES])
             ],
         )
     return found

@@ -20,6 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_RECEIVE_MESSAGES
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
@@ -40,7 +42,7 @@ MUTATE_VISIBILITY_SECONDS: Final = 300
 #: The most messages one peek holds.
 PEEK_LIMIT: Final = 1000
 #: What one receive can return of a group that has nothing else in flight.
-PER_GROUP_SEEN: Final = 10
+PER_GROUP_SEEN: Final = SQS_MAX_RECEIVE_MESSAGES
 
 
 def decode_body(body: str) -> dict[str, Any]:
@@ -142,8 +144,8 @@ class Peek:
     def release(self) -> None:
         """Make every held message that was not deleted visible again, at once."""
         held = [letter for letter in self.letters if letter.message_id not in self._gone]
-        for start in range(0, len(held), 10):
-            chunk = held[start : start + 10]
+        for start in range(0, len(held), SQS_MAX_BATCH_ENTRIES):
+            chunk = held[start : start + SQS_MAX_BATCH_ENTRIES]
             self.sqs.change_message_visibility_batch(
                 QueueUrl=self.queue_url,
                 Entries=[
@@ -169,7 +171,7 @@ def _receive_all(sqs: SQSClient, queue_url: str, visibility_seconds: int, limit:
     while len(letters) < limit:
         response = sqs.receive_message(
             QueueUrl=queue_url,
-            MaxNumberOfMessages=min(10, limit - len(letters)),
+            MaxNumberOfMessages=min(SQS_MAX_RECEIVE_MESSAGES, limit - len(letters)),
             VisibilityTimeout=visibility_seconds,
             WaitTimeSeconds=0,
             MessageAttributeNames=["All"],

@@ -37,6 +37,7 @@ from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, De
 from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
 from constructs_fifo.local.queues import queue_counts
+from constructs_fifo.runtime.aws_limits import SQS_MAX_ID_LENGTH, SQS_MAX_LIST_MOVE_TASKS_RESULTS
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
 from constructs_fifo.runtime.state.core.records import job_key
 
@@ -228,7 +229,7 @@ def _resend(ops: OpsQueue, held: Peek, letter: DeadLetter) -> str:
         QueueUrl=ops.deployed.queue_url,
         MessageBody=letter.body,
         MessageGroupId=letter.group,
-        MessageDeduplicationId=f"{REDRIVE_DEDUP_PREFIX}{letter.message_id}"[:128],
+        MessageDeduplicationId=f"{REDRIVE_DEDUP_PREFIX}{letter.message_id}"[:SQS_MAX_ID_LENGTH],
     )
     held.delete(letter)
     job = letter.job_id or "(no job id)"
@@ -332,7 +333,9 @@ def _plan_move_task(ops: OpsQueue, held: Peek, plan: Plan, seen: int) -> None:
 
 def move_tasks(ops: OpsQueue) -> list[dict[str, Any]]:
     """The DLQ's message move tasks, newest first (``ListMessageMoveTasks``): status and counts."""
-    response = ops.sqs.list_message_move_tasks(SourceArn=ops.dead_letter_queue_arn, MaxResults=10)
+    response = ops.sqs.list_message_move_tasks(
+        SourceArn=ops.dead_letter_queue_arn, MaxResults=SQS_MAX_LIST_MOVE_TASKS_RESULTS
+    )
     return [dict(task) for task in response.get("Results", [])]
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.aws_limits import SQS_MAX_ID_LENGTH
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import truncate_error
@@ -110,7 +111,7 @@ class DeadLetterSender:
             "QueueUrl": self.queue_url,
             "MessageBody": letter.body or "(empty body)",
             "MessageGroupId": letter.group,
-            "MessageDeduplicationId": f"{_DEDUP_PREFIX}{letter.dead.message_id}"[:128],
+            "MessageDeduplicationId": f"{_DEDUP_PREFIX}{letter.dead.message_id}"[:SQS_MAX_ID_LENGTH],
             "MessageAttributes": dead_letter_attributes(letter.dead),
         }
         response = self._client.send_message(**params)

@@ -62,6 +62,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     MAX_ITEM_BYTES,
@@ -88,16 +89,12 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 __all__ = [
-    "BATCH_GET_LIMIT",
     "StateStore",
     "decode_item",
     "decode_marker",
     "encode_item",
     "item_size",
 ]
-
-#: Keys per BatchGetItem (DynamoDB's limit).
-BATCH_GET_LIMIT = 100
 
 # One condition per rule; ``group`` is a DynamoDB reserved word, so names go through placeholders.
 _FIRST_WRITE = "attribute_not_exists(#group)"
@@ -251,8 +248,8 @@ class StateStore:
         """Every item of ``keys`` that exists: consistent ``BatchGetItem`` calls of at most 100 keys each,
         retrying ``UnprocessedKeys`` with backoff (rule 1)."""
         items: list[dict[str, Any]] = []
-        for start in range(0, len(keys), BATCH_GET_LIMIT):
-            chunk = keys[start : start + BATCH_GET_LIMIT]
+        for start in range(0, len(keys), DYNAMODB_MAX_BATCH_GET_KEYS):
+            chunk = keys[start : start + DYNAMODB_MAX_BATCH_GET_KEYS]
             request: dict[str, Any] = {self.table_name: {"Keys": chunk, "ConsistentRead": True}}
             retries = 0
             while request:
