@@ -35,7 +35,6 @@ __all__ = [
     "DEFAULT_MODE",
     "DEFAULT_ON_DEAD_JOB",
     "DEFAULT_OUTCOME_LINES",
-    "DLQ_ATTRIBUTES",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
     "ENV_CLAIM_TABLE",
@@ -254,10 +253,11 @@ STATUS_DEAD: Final = "DEAD"
 #: Why the claim is DEAD (a :class:`DeadReason` value).
 ATTR_DEAD_REASON: Final = "dead_reason"
 
-# --- the group table: parked groups and their kept jobs -------------------------------------------
-#: Partition key: the MessageGroupId.
+# --- the group table: parked groups and their kept jobs (state mode's items below) -----------------
+#: Partition key of every item of the group table: the MessageGroupId.
 GROUP_ATTR_GROUP: Final = "group"
-#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record.
+#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record, ``state``
+#: for state mode's state item (:data:`STATE_SK`), ``run`` for its run item (:data:`RUN_SK`).
 GROUP_ATTR_SK: Final = "sk"
 SK_PARK: Final = "park"
 SK_KEPT_PREFIX: Final = "kept#"
@@ -272,17 +272,8 @@ KEPT_RECENT_MESSAGE_IDS: Final = 2 * LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
 CONTROL_ATTRIBUTE: Final = "constructs-fifo-control"
 #: Its value on the wake-up message that makes the runtime replay a resumed group's kept jobs.
 CONTROL_RESUME: Final = "resume"
-#: Message attributes of a dead job in the dead-letter queue, for triage without parsing the body.
-DLQ_ATTRIBUTES: Final = (
-    "jobId",
-    "jobType",
-    "reason",
-    "errorType",
-    "error",
-    "attempts",
-    "originalMessageId",
-    "deadAt",
-)
+#: The dead-letter message's attributes are named beside their codec:
+#: :mod:`constructs_fifo.runtime.dead_jobs.letters`.
 
 # === state mode (issue 7): the group table, its defaults and metrics =================================
 # Added in its own section so the failure-isolation work above can change freely. The environment
@@ -306,10 +297,8 @@ __all__ += [
     "RUN_ATTR_TOKEN",
     "RUN_SK",
     "STATE_ATTR_BOOK",
-    "STATE_ATTR_GROUP",
     "STATE_ATTR_IDS",
     "STATE_ATTR_RUN",
-    "STATE_ATTR_SK",
     "STATE_ATTR_STATE",
     "STATE_ATTR_UPDATED_AT",
     "STATE_ATTR_VERSION",
@@ -344,9 +333,7 @@ MAX_ITEM_BYTES: Final = 400_000
 #: recognised), only their own redelivery is then sent as a copy. Part of the bookkeeping's reserve.
 MAX_DEAD_ENTRIES_BYTES: Final = 16 * 1024
 
-# The group table's item layout: one item per group at sort key ``state``.
-STATE_ATTR_GROUP: Final = "group"
-STATE_ATTR_SK: Final = "sk"
+# State mode's item of each group in the group table (keys ``GROUP_ATTR_GROUP``, ``GROUP_ATTR_SK``).
 STATE_SK: Final = "state"
 #: The keys of the remembered job ids, oldest first, concatenated (Binary; absent when there are none).
 STATE_ATTR_IDS: Final = "ids"

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import ClientError
 
 from constructs_fifo.local.errors import OperationError, OperationRefusedError
-from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DeadLetter, Peek, peek
+from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DlqMessage, Peek, peek
 from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
 from constructs_fifo.local.queues import queue_counts
@@ -65,12 +65,12 @@ class DeadLetterListing:
     """What ``dlq list`` / ``dlq show`` found: the messages, what the tables say, and the DLQ's depth."""
 
     queue: str
-    letters: list[DeadLetter]
+    letters: list[DlqMessage]
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     complete: bool = True
     depth: int = 0
 
-    def table_view(self, letter: DeadLetter) -> dict[str, Any]:
+    def table_view(self, letter: DlqMessage) -> dict[str, Any]:
         return self.tables.get(letter.job_id or "", {})
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,7 +82,7 @@ class DeadLetterListing:
         }
 
 
-def _table_view(ops: OpsQueue, letters: list[DeadLetter]) -> dict[str, dict[str, Any]]:
+def _table_view(ops: OpsQueue, letters: list[DlqMessage]) -> dict[str, dict[str, Any]]:
     """Per job id: the claim (claim mode) or the group state's memory of it (state mode)."""
     views: dict[str, dict[str, Any]] = {}
     claims = ops.claims
@@ -138,7 +138,7 @@ def list_dead_letters(
 # --- redrive ------------------------------------------------------------------------------------------
 
 
-def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: bool, force: bool) -> None:
+def _check_jobs(ops: OpsQueue, letters: list[DlqMessage], plan: Plan, *, reset: bool, force: bool) -> None:
     """Refuse jobs that would be skipped (unless ``force``); add the reset steps (``reset``)."""
     claims = ops.claims
     states = ops.states
@@ -223,7 +223,7 @@ def _forget(states: StateStore, group: str, job_id: str, seq: int | None) -> str
     return f"group {group} no longer remembered job {job_id} dead"
 
 
-def _resend(ops: OpsQueue, held: Peek, letter: DeadLetter) -> str:
+def _resend(ops: OpsQueue, held: Peek, letter: DlqMessage) -> str:
     """Send one DLQ message to the queue in its group, then delete it from the DLQ (see the docstring)."""
     ops.sqs.send_message(
         QueueUrl=ops.deployed.queue_url,
@@ -364,7 +364,7 @@ def plan_drop(ops: OpsQueue, job: str) -> Plan:
     plan.details["jobs"] = [letter.to_dict() for letter in chosen]
     for letter in chosen:
 
-        def delete(letter: DeadLetter = letter) -> str:
+        def delete(letter: DlqMessage = letter) -> str:
             held.delete(letter)
             return f"deleted DLQ message {letter.message_id} of job {job} (group {letter.group})"
 
