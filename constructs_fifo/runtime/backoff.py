@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.error_text import describe
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -136,7 +137,7 @@ class VisibilityChanger:
                     {
                         "event": "visibility_change_failed",
                         "messageIds": [change.message_id for change in chunk],
-                        "error": f"{type(exc).__name__}: {exc}",
+                        "error": describe(exc),
                     }
                 )
                 continue

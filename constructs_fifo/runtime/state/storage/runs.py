@@ -42,6 +42,7 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_RUN,
     STATE_ATTR_UPDATED_AT,
 )
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.state.crash_watch import RunMarker
 
@@ -122,6 +123,6 @@ def decode_run_item(item: dict[str, Any]) -> RunItem:
     except (KeyError, TypeError, ValueError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
-            f"the run item of group {shown!r} cannot be read ({type(exc).__name__}: {exc}); delete the "
+            f"the run item of group {shown!r} cannot be read ({describe(exc)}); delete the "
             f"item (sk {RUN_SK!r}): the group then runs as if no crash happened"
         ) from exc

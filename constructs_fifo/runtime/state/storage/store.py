@@ -79,6 +79,7 @@ from constructs_fifo.runtime.constants import (
     STATE_SK,
 )
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
@@ -419,7 +420,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
     except (KeyError, TypeError, ValueError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
-            f"the state item of group {shown!r} cannot be read ({type(exc).__name__}: {exc}); it must hold "
+            f"the state item of group {shown!r} cannot be read ({describe(exc)}); it must hold "
             f"{GROUP_ATTR_GROUP}, {STATE_ATTR_VERSION} and a JSON {STATE_ATTR_BOOK} written by this runtime"
         ) from exc
     if state is not None and not isinstance(state, dict):
