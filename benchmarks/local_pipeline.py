@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.local.aws import AwsTarget
-    from constructs_fifo.local.event_source.reports import BatchReport
+    from constructs_fifo.local.event_source.reports import InvocationReport
     from constructs_fifo.local.event_source.runner import EventSourceRunner
 
 __all__ = ["GROUP_COUNTS", "NOT_MEASURED", "LocalPipelineResult", "measure_local_pipeline"]
@@ -186,7 +186,7 @@ def measure_local_pipeline(
             send(messages, runner.queue.url, sqs_client=sqs, target=target)
             last: list[tuple[float, tuple[float, float] | None]] = []
 
-            def on_batch(_: BatchReport) -> None:
+            def on_batch(_: InvocationReport) -> None:
                 last[:] = [(time.perf_counter(), _cpu_seconds(pid))]
 
             before = _cpu_seconds(pid)

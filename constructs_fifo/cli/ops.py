@@ -267,9 +267,9 @@ def _dlq(args: argparse.Namespace) -> int:
                         letter.group,
                         letter.job_type,
                         letter.reason,
-                        f"{letter.attributes.get('errorType', '')}: {letter.attributes.get('error', '')}",
-                        letter.attributes.get("attempts"),
-                        letter.attributes.get("deadAt"),
+                        f"{letter.attributes.error_type or ''}: {letter.attributes.error or ''}",
+                        letter.attributes.attempts,
+                        letter.attributes.dead_at,
                         _table_says(listing.table_view(letter)),
                     ]
                     for letter in listing.letters

@@ -1,20 +1,15 @@
-"""SQS quotas a producer meets, each stated once (AWS: quotas-messages).
+"""SQS quotas a producer meets, under the names the client has always exported (AWS: quotas-messages).
 
 The client checks jobs against them before sending; the local emulator enforces the id rules the same
-way, so a job refused on AWS is refused locally too.
+way, so a job refused on AWS is refused locally too. Each is AWS's limit as
+:mod:`constructs_fifo.runtime.aws_limits` states it, once.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from constructs_fifo.runtime.aws_limits import SQS_ID_PUNCTUATION as ID_PUNCTUATION
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES as MAX_BATCH_ENTRIES
+from constructs_fifo.runtime.aws_limits import SQS_MAX_ID_LENGTH as MAX_ID_LENGTH
+from constructs_fifo.runtime.aws_limits import SQS_MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 
 __all__ = ["ID_PUNCTUATION", "MAX_BATCH_ENTRIES", "MAX_ID_LENGTH", "MAX_MESSAGE_BYTES"]
-
-#: The largest message (and the largest SendMessageBatch request), 1 MiB.
-MAX_MESSAGE_BYTES: Final = 1024 * 1024
-#: Entries in one SendMessageBatch.
-MAX_BATCH_ENTRIES: Final = 10
-#: Length of MessageGroupId and MessageDeduplicationId.
-MAX_ID_LENGTH: Final = 128
-#: The punctuation MessageGroupId and MessageDeduplicationId may hold besides letters and digits.
-ID_PUNCTUATION: Final = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"

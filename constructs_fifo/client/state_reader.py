@@ -32,9 +32,9 @@ from botocore.exceptions import ClientError
 
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.constants import (
+    GROUP_ATTR_GROUP,
+    GROUP_ATTR_SK,
     SK_PARK,
-    STATE_ATTR_GROUP,
-    STATE_ATTR_SK,
     STATE_ATTR_UPDATED_AT,
     STATE_SK,
 )
@@ -205,7 +205,7 @@ class GroupStateReader:
         try:
             response = self._client.get_item(
                 TableName=self.table_name,
-                Key={STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}},
+                Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}},
                 ConsistentRead=consistent,
             )
         except ClientError as exc:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.error_text import describe
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -25,9 +26,6 @@ __all__ = [
     "lease_delay_seconds",
 ]
 
-#: SQS accepts at most 10 entries per ChangeMessageVisibilityBatch.
-_MAX_BATCH = 10
-
 
 def backoff_seconds(attempt: int, *, base_seconds: int, cap_seconds: int) -> int:
     """Return the retry delay of a record: ``base * 2**(attempt - 1)``, capped.
@@ -39,7 +37,8 @@ def backoff_seconds(attempt: int, *, base_seconds: int, cap_seconds: int) -> int
     base_seconds : int
         Delay after the first attempt.
     cap_seconds : int
-        Upper bound, normally the queue's visibility timeout; never above 43200 (SQS's maximum).
+        Upper bound, normally the queue's visibility timeout; never above SQS's maximum
+        (:data:`~constructs_fifo.runtime.aws_limits.SQS_MAX_VISIBILITY_TIMEOUT_SECONDS`).
 
     Examples
     --------
@@ -76,8 +75,8 @@ def lease_delay_seconds(lease_expires_at_ms: int | None, now_ms: int, *, cap_sec
 
 
 def _clamp_cap(cap_seconds: int) -> int:
-    """Bring a cap into what SQS accepts as a visibility timeout: 0 to 43200 seconds."""
-    return max(0, min(cap_seconds, MAX_VISIBILITY_TIMEOUT_SECONDS))
+    """Bring a cap into what SQS accepts as a visibility timeout: 0 to its maximum."""
+    return max(0, min(cap_seconds, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -118,8 +117,8 @@ class VisibilityChanger:
     def apply(self, changes: Sequence[VisibilityChange]) -> None:
         """Change the visibility of every record in ``changes`` (one call per 10 records)."""
         usable = [change for change in changes if change.receipt_handle]
-        for start in range(0, len(usable), _MAX_BATCH):
-            chunk = usable[start : start + _MAX_BATCH]
+        for start in range(0, len(usable), SQS_MAX_BATCH_ENTRIES):
+            chunk = usable[start : start + SQS_MAX_BATCH_ENTRIES]
             entries = [
                 {
                     "Id": str(index),
@@ -138,7 +137,7 @@ class VisibilityChanger:
                     {
                         "event": "visibility_change_failed",
                         "messageIds": [change.message_id for change in chunk],
-                        "error": f"{type(exc).__name__}: {exc}",
+                        "error": describe(exc),
                     }
                 )
                 continue

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.backoff import VisibilityChange
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES
 from constructs_fifo.runtime.dead_jobs.parking import RESUMING, is_wake_up, wake_up_message
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
 
@@ -100,9 +101,7 @@ def refresh_worn_wake_ups(
                 report.refreshed.add(group)
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=str(record.get("receiptHandle", "")))
         except Exception as exc:  # the worn one stays; settle_wake_ups keeps the group's trigger
-            on_error(
-                {"event": "wake_up_refresh_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"}
-            )
+            on_error({"event": "wake_up_refresh_failed", "group": group, "error": describe(exc)})
 
 
 def settle_wake_ups(
@@ -137,7 +136,7 @@ def settle_wake_ups(
         try:
             sqs.send_message(**wake_up_message(queue_url, group))
         except Exception as exc:  # keep the old one rather than lose the trigger
-            on_error({"event": "wake_up_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"})
+            on_error({"event": "wake_up_failed", "group": group, "error": describe(exc)})
             if wake_ups:
                 report.report(wake_ups[0], delay)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import Final
 
+from constructs_fifo.runtime.aws_limits import LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
+
 __all__ = [
     "ATTR_ATTEMPTS",
     "ATTR_DEAD_REASON",
@@ -33,7 +35,6 @@ __all__ = [
     "DEFAULT_MODE",
     "DEFAULT_ON_DEAD_JOB",
     "DEFAULT_OUTCOME_LINES",
-    "DLQ_ATTRIBUTES",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
     "ENV_CLAIM_TABLE",
@@ -123,8 +124,11 @@ DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
 DEFAULT_CLAIM_TTL_SECONDS: Final = 7 * 24 * 60 * 60
 DEFAULT_METRICS_NAMESPACE: Final = "ConstructsFifo"
 DEFAULT_MAX_ATTEMPTS: Final = 5
-#: The most attempts a job may have: with 10 records a batch, 100 attempts keep the receive-count
-#: safety net (10 x 100) within SQS's maxReceiveCount limit of 1000.
+#: The most attempts a job may have, whatever the batch size. The receive-count safety net needs
+#: ``maxReceiveCount >= (2 x batch_size - 1) x max_attempts + 1`` (state mode: ``max_attempts + 2``;
+#: ``constructs_fifo.construct.settings.defaults.min_receive_count_for``), within SQS's limit of 1000:
+#: 100 attempts fit up to 5 records a batch (901; 919 in state mode), while 10 records a batch allow
+#: at most 52 (50 in state mode; 100 would need 1,901), and the construct refuses more.
 MAX_ATTEMPTS_MAX: Final = 100
 #: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
 #: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
@@ -249,35 +253,27 @@ STATUS_DEAD: Final = "DEAD"
 #: Why the claim is DEAD (a :class:`DeadReason` value).
 ATTR_DEAD_REASON: Final = "dead_reason"
 
-# --- the group table: parked groups and their kept jobs -------------------------------------------
-#: Partition key: the MessageGroupId.
+# --- the group table: parked groups and their kept jobs (state mode's items below) -----------------
+#: Partition key of every item of the group table: the MessageGroupId.
 GROUP_ATTR_GROUP: Final = "group"
-#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record.
+#: Sort key: ``park`` for the park header, ``kept#<20-digit sequence>`` for a kept record, ``state``
+#: for state mode's state item (:data:`STATE_SK`), ``run`` for its run item (:data:`RUN_SK`).
 GROUP_ATTR_SK: Final = "sk"
 SK_PARK: Final = "park"
 SK_KEPT_PREFIX: Final = "kept#"
 #: A park header remembers the message ids of this many of its group's last kept records, so that a
 #: record delivered again (its delete refused: the receipt handle expired) is not kept twice. Two
-#: Lambda FIFO batches (10 records each): while a kept record is in flight SQS serves nothing of its
+#: Lambda FIFO batches at their largest: while a kept record is in flight SQS serves nothing of its
 #: group behind it, so what a group keeps between a record's keep and its redelivery is its own batch.
-KEPT_RECENT_MESSAGE_IDS: Final = 20
+KEPT_RECENT_MESSAGE_IDS: Final = 2 * LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
 
 # --- messages the runtime writes -------------------------------------------------------------------
 #: Message attribute that marks a control message (not a job) on the source queue.
 CONTROL_ATTRIBUTE: Final = "constructs-fifo-control"
 #: Its value on the wake-up message that makes the runtime replay a resumed group's kept jobs.
 CONTROL_RESUME: Final = "resume"
-#: Message attributes of a dead job in the dead-letter queue, for triage without parsing the body.
-DLQ_ATTRIBUTES: Final = (
-    "jobId",
-    "jobType",
-    "reason",
-    "errorType",
-    "error",
-    "attempts",
-    "originalMessageId",
-    "deadAt",
-)
+#: The dead-letter message's attributes are named beside their codec:
+#: :mod:`constructs_fifo.runtime.dead_jobs.letters`.
 
 # === state mode (issue 7): the group table, its defaults and metrics =================================
 # Added in its own section so the failure-isolation work above can change freely. The environment
@@ -301,10 +297,8 @@ __all__ += [
     "RUN_ATTR_TOKEN",
     "RUN_SK",
     "STATE_ATTR_BOOK",
-    "STATE_ATTR_GROUP",
     "STATE_ATTR_IDS",
     "STATE_ATTR_RUN",
-    "STATE_ATTR_SK",
     "STATE_ATTR_STATE",
     "STATE_ATTR_UPDATED_AT",
     "STATE_ATTR_VERSION",
@@ -339,9 +333,7 @@ MAX_ITEM_BYTES: Final = 400_000
 #: recognised), only their own redelivery is then sent as a copy. Part of the bookkeeping's reserve.
 MAX_DEAD_ENTRIES_BYTES: Final = 16 * 1024
 
-# The group table's item layout: one item per group at sort key ``state``.
-STATE_ATTR_GROUP: Final = "group"
-STATE_ATTR_SK: Final = "sk"
+# State mode's item of each group in the group table (keys ``GROUP_ATTR_GROUP``, ``GROUP_ATTR_SK``).
 STATE_SK: Final = "state"
 #: The keys of the remembered job ids, oldest first, concatenated (Binary; absent when there are none).
 STATE_ATTR_IDS: Final = "ids"

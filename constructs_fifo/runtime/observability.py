@@ -19,8 +19,9 @@ DynamoDB client).
 Two levels (:class:`~constructs_fifo.runtime.constants.OutcomeLines`): ``JOB`` writes every outcome
 line; ``BATCH`` folds the outcomes that went well (:data:`SUMMARIZED`) into the batch's line, as one
 EMF document whose counters are their sums and whose JobDuration is the array of their durations
-(EMF takes up to :data:`EMF_MAX_VALUES` values per metric; past that a ``summary`` line is written
-early). Sums, sample counts of JobDuration and its percentiles are the same at both levels.
+(EMF takes up to :data:`~constructs_fifo.runtime.aws_limits.EMF_MAX_VALUES_PER_METRIC` values per
+metric; past that a ``summary`` line is written early). Sums, sample counts of JobDuration and its
+percentiles are the same at both levels.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from constructs_fifo.runtime.aws_limits import EMF_MAX_VALUES_PER_METRIC
 from constructs_fifo.runtime.capacity import CapacityTally
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
@@ -55,7 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
-    "EMF_MAX_VALUES",
     "RETRY_ACTION",
     "SUMMARIZED",
     "JobLogger",
@@ -63,9 +64,6 @@ __all__ = [
     "OutcomeWriter",
     "queue_name_from_arn",
 ]
-
-#: The most values one EMF metric may carry in an array (CloudWatch's embedded metric format).
-EMF_MAX_VALUES = 100
 
 #: The ``action`` of an outcome line whose record is reported failed.
 RETRY_ACTION = "reported failed; retried after the visibility delay"
@@ -304,7 +302,7 @@ class JobLogger:
         if duration is not None:
             self._durations.append(duration)
         self._jobs.append([job_id, group, status.value, duration])
-        if len(self._durations) >= EMF_MAX_VALUES or len(self._jobs) >= EMF_MAX_VALUES:
+        if len(self._durations) >= EMF_MAX_VALUES_PER_METRIC or len(self._jobs) >= EMF_MAX_VALUES_PER_METRIC:
             definitions: list[dict[str, str]] = []
             values: dict[str, float | list[float]] = {}
             summary = self._take_summary(definitions, values)

@@ -7,9 +7,10 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.aws_limits import EMF_MAX_VALUES_PER_METRIC as EMF_MAX_VALUES
 from constructs_fifo.runtime.constants import OutcomeLines
 from constructs_fifo.runtime.exceptions import PermanentJobError
-from constructs_fifo.runtime.observability import EMF_MAX_VALUES, JobLogger, OutcomeStatus
+from constructs_fifo.runtime.observability import JobLogger, OutcomeStatus
 
 from .runtime_harness import Harness, body, make_record
 

@@ -21,13 +21,14 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct.settings import defaults
+from constructs_fifo.runtime.aws_limits import SQS_MAX_QUEUE_NAME_LENGTH
 
 __all__ = ["Queues", "build_queues"]
 
 _DLQ_SUFFIX = "-dlq"
 _FIFO_SUFFIX = ".fifo"
 # Both names share one base; the longer one (``<base>-dlq.fifo``) stays within SQS's 80 characters.
-_BASE_NAME_LENGTH = defaults.MAX_QUEUE_NAME_LENGTH - len(_DLQ_SUFFIX) - len(_FIFO_SUFFIX)
+_BASE_NAME_LENGTH = SQS_MAX_QUEUE_NAME_LENGTH - len(_DLQ_SUFFIX) - len(_FIFO_SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
 from constructs_fifo.construct.settings import tokens
+from constructs_fifo.runtime.aws_limits import SQS_MAX_RETENTION_SECONDS
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.spec import SETTINGS, Setting
 from constructs_fifo.runtime.state.core.records import GapPolicy
@@ -46,7 +47,6 @@ __all__ = [
     "MAX_CONCURRENCY_MAX",
     "MAX_CONCURRENCY_MIN",
     "MAX_CONCURRENCY_UNRESERVED",
-    "MAX_QUEUE_NAME_LENGTH",
     "MAX_RECEIVE_COUNT_MAX",
     "MEMORY_SIZE",
     "MEMORY_SIZE_MAX",
@@ -191,10 +191,8 @@ def max_receive_count_for(
 #: AWS guidance: the queue's visibility timeout is at least 6 x the function timeout.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
 #: How long the dead-letter queue keeps a message: the SQS maximum.
-DLQ_RETENTION: Final = Duration.days(14)
+DLQ_RETENTION: Final = Duration.seconds(SQS_MAX_RETENTION_SECONDS)
 CONTENT_BASED_DEDUPLICATION: Final = bool(SETTINGS["content_based_deduplication"].default)
-#: SQS queue names are at most 80 characters, ``.fifo`` included.
-MAX_QUEUE_NAME_LENGTH: Final = 80
 
 # --- function --------------------------------------------------------------------------------------
 #: The newest Python runtime in aws-cdk-lib 2.275. ``Runtime.determine_latest_python_runtime`` answers

@@ -39,7 +39,9 @@ from constructs_fifo.local.demo.sample_app import (
     workspace_of,
 )
 from constructs_fifo.local.queues import queue_counts
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_RECEIVE_MESSAGES
 from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.runtime.dead_jobs.letters import decode_letter_attributes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -49,9 +51,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "POISON_REASONS",
-    "DeadLetter",
     "Expectations",
     "Observed",
+    "ObservedDeadLetter",
     "Violation",
     "ViolationKind",
     "expectations_of",
@@ -112,7 +114,7 @@ class Expectations:
 
 
 @dataclass(frozen=True)
-class DeadLetter:
+class ObservedDeadLetter:
     """One message of a dead-letter queue, read by its triage attributes (body as a fallback)."""
 
     queue: str
@@ -141,7 +143,7 @@ class Observed:
     """
 
     applied: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    dead_letters: Sequence[DeadLetter] = ()
+    dead_letters: Sequence[ObservedDeadLetter] = ()
     parked: Mapping[str, Sequence[str]] = field(default_factory=dict)
     notifications: Mapping[str, int] = field(default_factory=dict)
     queue_depths: Mapping[str, tuple[int, int]] = field(default_factory=dict)
@@ -366,12 +368,6 @@ def verify(expectations: Expectations, observed: Observed) -> list[Violation]:
     return violations
 
 
-def _attribute(message: Mapping[str, Any], name: str) -> str | None:
-    value = (message.get("MessageAttributes") or {}).get(name) or {}
-    text = value.get("StringValue")
-    return str(text) if text is not None else None
-
-
 def _body_job_id(body: str) -> str | None:
     try:
         decoded = json.loads(body)
@@ -381,20 +377,20 @@ def _body_job_id(body: str) -> str | None:
     return str(job_id) if job_id is not None else None
 
 
-def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[DeadLetter]:
+def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[ObservedDeadLetter]:
     """Receive every message of ``queue``'s dead-letter queue and make it visible again (left as found).
 
     A FIFO queue hides a group's later messages while one is in flight, and hands out as many of one
     group as a receive holds (10), so a group with more than 10 dead messages is read in part; the
     demo's groups hold at most two.
     """
-    found: list[DeadLetter] = []
+    found: list[ObservedDeadLetter] = []
     handles: list[str] = []
     empty = 0
     while empty < 2:
         messages = sqs.receive_message(
             QueueUrl=queue.dead_letter_queue_url,
-            MaxNumberOfMessages=10,
+            MaxNumberOfMessages=SQS_MAX_RECEIVE_MESSAGES,
             VisibilityTimeout=60,
             WaitTimeSeconds=0,
             MessageAttributeNames=["All"],
@@ -406,15 +402,16 @@ def read_dead_letters(sqs: SQSClient, queue: SampleQueue) -> list[DeadLetter]:
         empty = 0
         for message in messages:
             handles.append(message["ReceiptHandle"])
-            job_id = _attribute(message, "jobId") or _body_job_id(message.get("Body", ""))
+            attributes = decode_letter_attributes(message.get("MessageAttributes") or {})
+            job_id = attributes.job_id or _body_job_id(message.get("Body", ""))
             group = (message.get("Attributes") or {}).get("MessageGroupId")
-            found.append(DeadLetter(queue.label, job_id, group, _attribute(message, "reason")))
-    for start in range(0, len(handles), 10):
+            found.append(ObservedDeadLetter(queue.label, job_id, group, attributes.reason))
+    for start in range(0, len(handles), SQS_MAX_BATCH_ENTRIES):
         sqs.change_message_visibility_batch(
             QueueUrl=queue.dead_letter_queue_url,
             Entries=[
                 {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
-                for i, handle in enumerate(handles[start : start + 10])
+                for i, handle in enumerate(handles[start : start + SQS_MAX_BATCH_ENTRIES])
             ],
         )
     return found
@@ -470,7 +467,7 @@ def observe(
             applied[workspace] = activity
     queues = (resources.workspaces, resources.notifications)
     parked: dict[str, list[str]] = {}
-    dead_letters: list[DeadLetter] = []
+    dead_letters: list[ObservedDeadLetter] = []
     depths: dict[str, tuple[int, int]] = {}
     for queue in queues:
         groups = ParkedGroups(

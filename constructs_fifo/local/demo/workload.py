@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from constructs_fifo.client.limits import MAX_ID_LENGTH
+from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH
 from constructs_fifo.local.demo.sample_app import (
     JOB_TYPES,
     NOTIFICATION_TYPE,
@@ -246,14 +246,19 @@ class Workload:
         queues: tuple[QueueRole, ...] = ("workspaces", "notifications") if queue is None else (queue,)
         return sum(1 for q in queues for send in self.sends_to(q) if send.kind == kind)
 
-    def batches(self, size: int = 10, *, queue: QueueRole = "workspaces") -> Iterator[list[PlannedSend]]:
+    def batches(
+        self, size: int = MAX_BATCH_ENTRIES, *, queue: QueueRole = "workspaces"
+    ) -> Iterator[list[PlannedSend]]:
         """Split one queue's sends into SendMessageBatch-sized chunks, in plan order.
 
         A chunk never holds two sends with the same deduplication id, so an ``sqs_duplicate`` always
         goes out in a later request than its original, as a retried send would.
         """
-        if not 1 <= size <= 10:
-            raise WorkloadError(f"batch size={size}: SendMessageBatch takes 1 to 10 entries", "pass 1 to 10")
+        if not 1 <= size <= MAX_BATCH_ENTRIES:
+            raise WorkloadError(
+                f"batch size={size}: SendMessageBatch takes 1 to {MAX_BATCH_ENTRIES} entries",
+                f"pass 1 to {MAX_BATCH_ENTRIES}",
+            )
         chunk: list[PlannedSend] = []
         seen: set[str] = set()
         for send in self.sends_to(queue):

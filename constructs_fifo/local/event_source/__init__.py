@@ -5,7 +5,7 @@
 - :mod:`~constructs_fifo.local.event_source.pool`: one worker process per concurrency slot;
 - :mod:`~constructs_fifo.local.event_source.runner`: :class:`EventSourceRunner`, the drain loop;
 - :mod:`~constructs_fifo.local.event_source.receipts`: deletes and releases by receipt handle;
-- :mod:`~constructs_fifo.local.event_source.reports`: ``BatchReport`` and the ``DrainStats`` totals;
+- :mod:`~constructs_fifo.local.event_source.reports`: ``InvocationReport`` and the ``DrainStats`` totals;
 - ``worker.py``: the standard-library script each worker process runs (never imported).
 """
 

@@ -34,8 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
 __all__ = [
+    "DeployedFunction",
     "Deployment",
-    "FunctionSettings",
     "MappingSettings",
     "QueueSettings",
     "fetch_function_code",
@@ -51,7 +51,7 @@ _POLLING_STATES: Final = frozenset({"Enabled", "Enabling", "Creating", "Updating
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionSettings:
+class DeployedFunction:
     """What the runner needs of the deployed function."""
 
     name: str
@@ -100,7 +100,7 @@ class QueueSettings:
 class Deployment:
     """A deployed function with its mapping and queue; ``cleanup`` lists directories to remove."""
 
-    function: FunctionSettings
+    function: DeployedFunction
     mapping: MappingSettings
     queue: QueueSettings
     cleanup: tuple[Path, ...] = field(default=())
@@ -305,7 +305,7 @@ def read_deployment(
             shutil.rmtree(scratch, ignore_errors=True)
             raise
     reserved = response.get("Concurrency", {}).get("ReservedConcurrentExecutions")
-    function = FunctionSettings(
+    function = DeployedFunction(
         name=name,
         arn=configuration["FunctionArn"],
         handler=configuration.get("Handler", ""),

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from constructs_fifo.local.errors import WorkerError
-from constructs_fifo.local.event_source.deployment import FunctionSettings
+from constructs_fifo.local.event_source.deployment import DeployedFunction
 
 __all__ = [
     "TIMEOUT_GRACE_SECONDS",
@@ -53,7 +53,7 @@ _PASSED_THROUGH: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROO
 
 
 def lambda_environment(
-    function: FunctionSettings,
+    function: DeployedFunction,
     *,
     region: str,
     endpoint_url: str | None,
@@ -201,7 +201,7 @@ class WorkerPool:
         Where the workers' stderr (the function log) goes.
     """
 
-    def __init__(self, function: FunctionSettings, environment: Mapping[str, str], log: IO[bytes]) -> None:
+    def __init__(self, function: DeployedFunction, environment: Mapping[str, str], log: IO[bytes]) -> None:
         self.function = function
         self._environment = dict(environment)
         self._log = log

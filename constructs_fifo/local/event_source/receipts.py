@@ -15,26 +15,25 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-__all__ = ["SQS_BATCH_ENTRIES", "delete", "release"]
-
-#: Entries per DeleteMessageBatch / ChangeMessageVisibilityBatch call (SQS's limit).
-SQS_BATCH_ENTRIES: Final = 10
+__all__ = ["delete", "release"]
 
 
 def release(sqs: SQSClient, queue_url: str, messages: Sequence[MessageTypeDef]) -> None:
     """Make received messages visible again at once (best effort: they come back anyway)."""
-    for start in range(0, len(messages), SQS_BATCH_ENTRIES):
+    for start in range(0, len(messages), SQS_MAX_BATCH_ENTRIES):
         entries = [
             {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
-            for i, m in enumerate(messages[start : start + SQS_BATCH_ENTRIES])
+            for i, m in enumerate(messages[start : start + SQS_MAX_BATCH_ENTRIES])
         ]
         with contextlib.suppress(ClientError, BotoCoreError):
             sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)  # type: ignore[arg-type]
@@ -49,8 +48,8 @@ def delete(
     """
     deleted: list[str] = []
     failures = 0
-    for start in range(0, len(messages), SQS_BATCH_ENTRIES):
-        chunk = messages[start : start + SQS_BATCH_ENTRIES]
+    for start in range(0, len(messages), SQS_MAX_BATCH_ENTRIES):
+        chunk = messages[start : start + SQS_MAX_BATCH_ENTRIES]
         entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)]
         try:
             response = sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries)  # type: ignore[arg-type]

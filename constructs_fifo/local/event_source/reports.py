@@ -1,4 +1,4 @@
-"""What a drain reports: one :class:`BatchReport` per invocation and the :class:`DrainStats` totals.
+"""What a drain reports: one :class:`InvocationReport` per invocation and the :class:`DrainStats` totals.
 
 The runner (:mod:`~constructs_fifo.local.event_source.runner`) fills them: its polling slots report
 concurrently, so :meth:`DrainStats.add` takes a lock.
@@ -10,11 +10,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["BatchReport", "DrainStats"]
+__all__ = ["DrainStats", "InvocationReport"]
 
 
 @dataclass(frozen=True, slots=True)
-class BatchReport:
+class InvocationReport:
     """One invocation, as passed to ``drain(on_batch=...)``.
 
     Attributes

@@ -61,8 +61,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import RunnerError
 from constructs_fifo.local.event_source.deployment import (
+    DeployedFunction,
     Deployment,
-    FunctionSettings,
     MappingSettings,
     QueueSettings,
     read_deployment,
@@ -71,7 +71,7 @@ from constructs_fifo.local.event_source.events import build_event, parse_batch_r
 from constructs_fifo.local.event_source.function_log import FunctionLog
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
 from constructs_fifo.local.event_source.receipts import delete, release
-from constructs_fifo.local.event_source.reports import BatchReport, DrainStats
+from constructs_fifo.local.event_source.reports import DrainStats, InvocationReport
 from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue
@@ -118,7 +118,7 @@ class EventSourceRunner:
         concurrency: int | None = None,
         log_path: Path | None = None,
     ) -> None:
-        self.function: FunctionSettings = deployment.function
+        self.function: DeployedFunction = deployment.function
         self.mapping: MappingSettings = deployment.mapping
         self.queue: QueueSettings = deployment.queue
         self.target = target
@@ -260,7 +260,7 @@ class EventSourceRunner:
         *,
         until_empty: bool = True,
         for_seconds: float | None = None,
-        on_batch: Callable[[BatchReport], None] | None = None,
+        on_batch: Callable[[InvocationReport], None] | None = None,
         quiet_seconds: float = 1.0,
         poll_wait_seconds: int = 1,
         cancel: threading.Event | None = None,
@@ -277,7 +277,7 @@ class EventSourceRunner:
         for_seconds:
             Stop after this long at the latest (batches in flight finish first).
         on_batch:
-            Called after every invocation with its :class:`BatchReport` (one call at a time).
+            Called after every invocation with its :class:`InvocationReport` (one call at a time).
         quiet_seconds:
             How long the queue must stay empty.
         poll_wait_seconds:
@@ -372,7 +372,7 @@ class EventSourceRunner:
         pool: WorkerPool,
         busy: list[bool],
         stats: DrainStats,
-        on_batch: Callable[[BatchReport], None] | None,
+        on_batch: Callable[[InvocationReport], None] | None,
         callback_lock: threading.Lock,
         wait_seconds: int,
     ) -> None:
@@ -443,7 +443,7 @@ class EventSourceRunner:
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats
-    ) -> BatchReport:
+    ) -> InvocationReport:
         event = build_event(messages, queue_arn=self.queue.arn, region=self.target.region)
         ids = tuple(m["MessageId"] for m in messages)
         groups = tuple(m.get("Attributes", {}).get("MessageGroupId", "") for m in messages)
@@ -473,7 +473,7 @@ class EventSourceRunner:
             timeouts=int(invocation.timed_out),
             aws_calls=invocation.aws_calls,
         )
-        return BatchReport(
+        return InvocationReport(
             slot=slot,
             message_ids=ids,
             groups=groups,

@@ -35,10 +35,10 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["CallCounter", "LambdaContext", "load_handler", "main"]
+__all__ = ["CallCounter", "WorkerContext", "load_handler", "main"]
 
 
-class LambdaContext:
+class WorkerContext:
     """The parts of Lambda's context object handlers use.
 
     Parameters
@@ -176,7 +176,7 @@ def main(argv: list[str]) -> int:
         if handler is None:
             _write(protocol, {"ok": False, "error": init_error, "duration_ms": 0})
             continue
-        context = LambdaContext(str(request["request_id"]), int(request["timeout_ms"]))
+        context = WorkerContext(str(request["request_id"]), int(request["timeout_ms"]))
         counter.take()  # calls between invocations (none in Lambda) are not this invocation's
         answer: dict[str, Any]
         try:

@@ -10,7 +10,7 @@ stores in :class:`~constructs_fifo.local.ops.target.OpsQueue`.
 
 from __future__ import annotations
 
-from constructs_fifo.local.ops.plan import Plan, Step
+from constructs_fifo.local.ops.plan import Plan, PlanStep
 from constructs_fifo.local.ops.target import CLAIM_MODE, STATE_MODE, OpsQueue
 
-__all__ = ["CLAIM_MODE", "STATE_MODE", "OpsQueue", "Plan", "Step"]
+__all__ = ["CLAIM_MODE", "STATE_MODE", "OpsQueue", "Plan", "PlanStep"]

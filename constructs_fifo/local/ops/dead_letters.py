@@ -20,6 +20,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_RECEIVE_MESSAGES
+from constructs_fifo.runtime.dead_jobs.letters import LetterAttributes, decode_letter_attributes
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
@@ -27,7 +30,7 @@ __all__ = [
     "MUTATE_VISIBILITY_SECONDS",
     "PEEK_LIMIT",
     "PEEK_VISIBILITY_SECONDS",
-    "DeadLetter",
+    "DlqMessage",
     "Peek",
     "decode_body",
     "peek",
@@ -40,7 +43,7 @@ MUTATE_VISIBILITY_SECONDS: Final = 300
 #: The most messages one peek holds.
 PEEK_LIMIT: Final = 1000
 #: What one receive can return of a group that has nothing else in flight.
-PER_GROUP_SEEN: Final = 10
+PER_GROUP_SEEN: Final = SQS_MAX_RECEIVE_MESSAGES
 
 
 def decode_body(body: str) -> dict[str, Any]:
@@ -53,8 +56,8 @@ def decode_body(body: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class DeadLetter:
-    """One DLQ message, its triage attributes decoded (written by ``runtime/dead_jobs/letters.py``).
+class DlqMessage:
+    """One DLQ message, its triage attributes decoded by ``runtime/dead_jobs/letters.py``'s codec.
 
     A message SQS moved itself (``maxReceiveCount``) or with a malformed body has no attributes: the
     job id and type then come from the body when it has them.
@@ -64,7 +67,7 @@ class DeadLetter:
     receipt_handle: str
     group: str
     body: str
-    attributes: dict[str, str]
+    attributes: LetterAttributes
     receive_count: int
     sent_at_ms: int
 
@@ -75,13 +78,13 @@ class DeadLetter:
     @property
     def job_id(self) -> str | None:
         body = self.decoded_body
-        value = self.attributes.get("jobId") or body.get("jobId")
+        value = self.attributes.job_id or body.get("jobId")
         return str(value) if value else None
 
     @property
     def job_type(self) -> str | None:
         body = self.decoded_body
-        value = self.attributes.get("jobType") or body.get("type")
+        value = self.attributes.job_type or body.get("type")
         return str(value) if value else None
 
     @property
@@ -92,7 +95,7 @@ class DeadLetter:
     @property
     def reason(self) -> str:
         """The runtime's ``reason``; ``maxReceiveCount`` when SQS moved it (no attributes)."""
-        return self.attributes.get("reason") or "maxReceiveCount (moved by SQS, not the runtime)"
+        return self.attributes.reason or "maxReceiveCount (moved by SQS, not the runtime)"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (no receipt handle: it is worthless once released)."""
@@ -102,11 +105,11 @@ class DeadLetter:
             "jobId": self.job_id,
             "jobType": self.job_type,
             "reason": self.reason,
-            "errorType": self.attributes.get("errorType"),
-            "error": self.attributes.get("error"),
-            "attempts": int(self.attributes["attempts"]) if "attempts" in self.attributes else None,
-            "deadAt": self.attributes.get("deadAt"),
-            "originalMessageId": self.attributes.get("originalMessageId"),
+            "errorType": self.attributes.error_type,
+            "error": self.attributes.error,
+            "attempts": self.attributes.attempts,
+            "deadAt": self.attributes.dead_at,
+            "originalMessageId": self.attributes.original_message_id,
             "receiveCount": self.receive_count,
             "body": self.body,
         }
@@ -118,7 +121,7 @@ class Peek:
 
     sqs: SQSClient
     queue_url: str
-    letters: list[DeadLetter] = field(default_factory=list)
+    letters: list[DlqMessage] = field(default_factory=list)
     complete: bool = True
     _gone: set[str] = field(default_factory=set)
 
@@ -128,12 +131,12 @@ class Peek:
     def __exit__(self, *_: object) -> None:
         self.release()
 
-    def delete(self, letter: DeadLetter) -> None:
+    def delete(self, letter: DlqMessage) -> None:
         """Delete one held message (it is not released afterwards)."""
         self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=letter.receipt_handle)
         self._gone.add(letter.message_id)
 
-    def more(self, visibility_seconds: int) -> list[DeadLetter]:
+    def more(self, visibility_seconds: int) -> list[DlqMessage]:
         """Receive what the queue now returns (e.g. the rest of a group whose front was deleted)."""
         found = _receive_all(self.sqs, self.queue_url, visibility_seconds, PEEK_LIMIT - len(self.letters))
         self.letters += found
@@ -142,8 +145,8 @@ class Peek:
     def release(self) -> None:
         """Make every held message that was not deleted visible again, at once."""
         held = [letter for letter in self.letters if letter.message_id not in self._gone]
-        for start in range(0, len(held), 10):
-            chunk = held[start : start + 10]
+        for start in range(0, len(held), SQS_MAX_BATCH_ENTRIES):
+            chunk = held[start : start + SQS_MAX_BATCH_ENTRIES]
             self.sqs.change_message_visibility_batch(
                 QueueUrl=self.queue_url,
                 Entries=[
@@ -164,12 +167,12 @@ def peek(sqs: SQSClient, queue_url: str, *, visibility_seconds: int = PEEK_VISIB
     return held
 
 
-def _receive_all(sqs: SQSClient, queue_url: str, visibility_seconds: int, limit: int) -> list[DeadLetter]:
-    letters: list[DeadLetter] = []
+def _receive_all(sqs: SQSClient, queue_url: str, visibility_seconds: int, limit: int) -> list[DlqMessage]:
+    letters: list[DlqMessage] = []
     while len(letters) < limit:
         response = sqs.receive_message(
             QueueUrl=queue_url,
-            MaxNumberOfMessages=min(10, limit - len(letters)),
+            MaxNumberOfMessages=min(SQS_MAX_RECEIVE_MESSAGES, limit - len(letters)),
             VisibilityTimeout=visibility_seconds,
             WaitTimeSeconds=0,
             MessageAttributeNames=["All"],
@@ -181,15 +184,12 @@ def _receive_all(sqs: SQSClient, queue_url: str, visibility_seconds: int, limit:
         for message in messages:
             system = message.get("Attributes", {})
             letters.append(
-                DeadLetter(
+                DlqMessage(
                     message_id=message["MessageId"],
                     receipt_handle=message["ReceiptHandle"],
                     group=system.get("MessageGroupId", ""),
                     body=message.get("Body", ""),
-                    attributes={
-                        name: value.get("StringValue", "")
-                        for name, value in message.get("MessageAttributes", {}).items()
-                    },
+                    attributes=decode_letter_attributes(message.get("MessageAttributes", {})),
                     receive_count=int(system.get("ApproximateReceiveCount", "1")),
                     sent_at_ms=int(system.get("SentTimestamp", "0")),
                 )

@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import ClientError
 
 from constructs_fifo.local.errors import OperationError, OperationRefusedError
-from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DeadLetter, Peek, peek
+from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DlqMessage, Peek, peek
 from constructs_fifo.local.ops.plan import Plan
 from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
 from constructs_fifo.local.queues import queue_counts
+from constructs_fifo.runtime.aws_limits import SQS_MAX_ID_LENGTH, SQS_MAX_LIST_MOVE_TASKS_RESULTS
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
 from constructs_fifo.runtime.state.core.records import job_key
 
@@ -64,12 +65,12 @@ class DeadLetterListing:
     """What ``dlq list`` / ``dlq show`` found: the messages, what the tables say, and the DLQ's depth."""
 
     queue: str
-    letters: list[DeadLetter]
+    letters: list[DlqMessage]
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     complete: bool = True
     depth: int = 0
 
-    def table_view(self, letter: DeadLetter) -> dict[str, Any]:
+    def table_view(self, letter: DlqMessage) -> dict[str, Any]:
         return self.tables.get(letter.job_id or "", {})
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,7 +82,7 @@ class DeadLetterListing:
         }
 
 
-def _table_view(ops: OpsQueue, letters: list[DeadLetter]) -> dict[str, dict[str, Any]]:
+def _table_view(ops: OpsQueue, letters: list[DlqMessage]) -> dict[str, dict[str, Any]]:
     """Per job id: the claim (claim mode) or the group state's memory of it (state mode)."""
     views: dict[str, dict[str, Any]] = {}
     claims = ops.claims
@@ -137,7 +138,7 @@ def list_dead_letters(
 # --- redrive ------------------------------------------------------------------------------------------
 
 
-def _check_jobs(ops: OpsQueue, letters: list[DeadLetter], plan: Plan, *, reset: bool, force: bool) -> None:
+def _check_jobs(ops: OpsQueue, letters: list[DlqMessage], plan: Plan, *, reset: bool, force: bool) -> None:
     """Refuse jobs that would be skipped (unless ``force``); add the reset steps (``reset``)."""
     claims = ops.claims
     states = ops.states
@@ -222,13 +223,13 @@ def _forget(states: StateStore, group: str, job_id: str, seq: int | None) -> str
     return f"group {group} no longer remembered job {job_id} dead"
 
 
-def _resend(ops: OpsQueue, held: Peek, letter: DeadLetter) -> str:
+def _resend(ops: OpsQueue, held: Peek, letter: DlqMessage) -> str:
     """Send one DLQ message to the queue in its group, then delete it from the DLQ (see the docstring)."""
     ops.sqs.send_message(
         QueueUrl=ops.deployed.queue_url,
         MessageBody=letter.body,
         MessageGroupId=letter.group,
-        MessageDeduplicationId=f"{REDRIVE_DEDUP_PREFIX}{letter.message_id}"[:128],
+        MessageDeduplicationId=f"{REDRIVE_DEDUP_PREFIX}{letter.message_id}"[:SQS_MAX_ID_LENGTH],
     )
     held.delete(letter)
     job = letter.job_id or "(no job id)"
@@ -332,7 +333,9 @@ def _plan_move_task(ops: OpsQueue, held: Peek, plan: Plan, seen: int) -> None:
 
 def move_tasks(ops: OpsQueue) -> list[dict[str, Any]]:
     """The DLQ's message move tasks, newest first (``ListMessageMoveTasks``): status and counts."""
-    response = ops.sqs.list_message_move_tasks(SourceArn=ops.dead_letter_queue_arn, MaxResults=10)
+    response = ops.sqs.list_message_move_tasks(
+        SourceArn=ops.dead_letter_queue_arn, MaxResults=SQS_MAX_LIST_MOVE_TASKS_RESULTS
+    )
     return [dict(task) for task in response.get("Results", [])]
 
 
@@ -361,7 +364,7 @@ def plan_drop(ops: OpsQueue, job: str) -> Plan:
     plan.details["jobs"] = [letter.to_dict() for letter in chosen]
     for letter in chosen:
 
-        def delete(letter: DeadLetter = letter) -> str:
+        def delete(letter: DlqMessage = letter) -> str:
             held.delete(letter)
             return f"deleted DLQ message {letter.message_id} of job {job} (group {letter.group})"
 

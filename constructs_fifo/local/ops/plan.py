@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "Step"]
+__all__ = ["Plan", "PlanStep"]
 
 
 @dataclass(frozen=True)
-class Step:
+class PlanStep:
     """One change: what it is (``describe``) and the call that makes it (returns what it did)."""
 
     describe: str
@@ -44,7 +44,7 @@ class Plan:
     """
 
     command: str
-    steps: list[Step] = field(default_factory=list)
+    steps: list[PlanStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     done: list[str] = field(default_factory=list)
@@ -56,7 +56,7 @@ class Plan:
             self.on_close.pop()()
 
     def add(self, describe: str, run: Callable[[], str | None]) -> None:
-        self.steps.append(Step(describe, run))
+        self.steps.append(PlanStep(describe, run))
 
     def apply(self) -> list[str]:
         """Run every step in order; return (and keep in ``done``) what each did."""

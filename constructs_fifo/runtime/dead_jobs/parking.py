@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, SK_PARK
 from constructs_fifo.runtime.dead_jobs.park_records import (
@@ -90,8 +91,6 @@ __all__ = [
 
 #: Kept records replayed per page (one Query, one closing transaction of at most this many deletes).
 KEPT_PAGE_SIZE = 25
-#: BatchGetItem reads at most 100 keys per call.
-_MAX_BATCH_GET = 100
 
 
 class ParkStore:
@@ -122,9 +121,9 @@ class ParkStore:
         """Rule 1: the headers of ``groups`` that have one, with one consistent BatchGetItem each 100."""
         found: dict[str, ParkHeader] = {}
         unique = list(dict.fromkeys(groups))
-        for start in range(0, len(unique), _MAX_BATCH_GET):
+        for start in range(0, len(unique), DYNAMODB_MAX_BATCH_GET_KEYS):
             keys: list[dict[str, Any]] = [
-                _key(group, SK_PARK) for group in unique[start : start + _MAX_BATCH_GET]
+                _key(group, SK_PARK) for group in unique[start : start + DYNAMODB_MAX_BATCH_GET_KEYS]
             ]
             while keys:
                 response = self._client.batch_get_item(

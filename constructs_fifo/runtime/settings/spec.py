@@ -21,7 +21,7 @@ durations in whole seconds, as the environment carries them. Limits that depend 
 code; the row's ``rule`` says them for the docs.
 
 The runtime ships alone in the function's asset: this module imports only the standard library and
-:mod:`constructs_fifo.runtime.constants`.
+:mod:`constructs_fifo.runtime.constants` and :mod:`constructs_fifo.runtime.aws_limits`.
 
 Examples
 --------
@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from constructs_fifo.runtime import aws_limits
 from constructs_fifo.runtime.constants import (
     DEFAULT_BACKOFF_BASE_SECONDS,
     DEFAULT_CLAIM_TTL_SECONDS,
@@ -84,8 +85,8 @@ __all__ = [
     "human_seconds",
 ]
 
-#: SQS's upper bound of a visibility timeout (12 hours): the cap of every retry delay.
-MAX_VISIBILITY_TIMEOUT_SECONDS: Final = 43_200
+#: The cap of every retry delay: SQS's upper bound of a visibility timeout (the name config re-exports).
+MAX_VISIBILITY_TIMEOUT_SECONDS: Final = aws_limits.SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
 
 
 _ROWS: Final = (
@@ -122,11 +123,11 @@ _ROWS: Final = (
         "batch_size",
         "records per invocation (the FIFO event source's limit)",
         "int",
-        default=10,
-        default_doc="`10`",
+        default=aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE,
+        default_doc=f"`{aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE}`",
         prop="batch_size",
         low=1,
-        high=10,
+        high=aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE,
         unit="records",
         why="an SQS FIFO event source takes at most 10 records per batch, so",
     ),
@@ -163,7 +164,7 @@ _ROWS: Final = (
         "int | None",
         default_doc="twice the least value, at most 1000 (192; 268 in state mode)",
         prop="max_receive_count",
-        high=1000,
+        high=aws_limits.SQS_MAX_RECEIVE_COUNT,
         unit="receives",
         why="the SQS maximum for a redrive policy",
         rule="≥ `(2 × batch_size − 1) × max_attempts + 1` (state mode: `(2 × batch_size − 1) × "
@@ -177,7 +178,7 @@ _ROWS: Final = (
         default_doc="2 minutes",
         prop="timeout",
         low=1,
-        high=900,
+        high=aws_limits.LAMBDA_MAX_TIMEOUT_SECONDS,
         unit=SECONDS,
         why="the Lambda maximum of a function timeout",
         example="Duration.minutes(2)",
@@ -220,8 +221,8 @@ _ROWS: Final = (
         "int | None",
         default_doc="`reserved_concurrency` (when ≥ 2; at most 1000); `10` when `reserved_concurrency=None`",
         prop="max_concurrency",
-        low=2,
-        high=1000,
+        low=aws_limits.LAMBDA_MIN_MAXIMUM_CONCURRENCY,
+        high=aws_limits.LAMBDA_MAX_MAXIMUM_CONCURRENCY,
         unit="executions",
         why="Lambda's ScalingConfig.MaximumConcurrency is limited, so",
     ),
@@ -297,8 +298,8 @@ _ROWS: Final = (
         default=256,
         default_doc="`256`",
         prop="memory_size",
-        low=128,
-        high=10240,
+        low=aws_limits.LAMBDA_MIN_MEMORY_MB,
+        high=aws_limits.LAMBDA_MAX_MEMORY_MB,
         unit="MB",
         why="Lambda memory is given in MB and",
     ),
@@ -395,7 +396,7 @@ _ROWS: Final = (
         "Sequence[lambda_.ILayerVersion] | None",
         default_doc="none",
         prop="layers",
-        high=5,
+        high=aws_limits.LAMBDA_MAX_LAYERS,
         unit="layers",
         rule="each compatible with `python3.14` when it says",
     ),
@@ -423,7 +424,7 @@ _ROWS: Final = (
         default_doc="one the function creates (all outbound, no inbound)",
         prop="security_groups",
         low=1,
-        high=5,
+        high=aws_limits.LAMBDA_MAX_SECURITY_GROUPS,
         unit="groups",
         rule="needs `vpc`",
     ),

@@ -68,6 +68,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -274,7 +275,7 @@ class RunInterrupted(BaseException):
     def __init__(self, group: str, cause: Exception | None) -> None:
         self.group = group
         self.cause = cause
-        what = "another worker wrote it first" if cause is None else f"{type(cause).__name__}: {cause}"
+        what = "another worker wrote it first" if cause is None else describe(cause)
         super().__init__(f"the run marker of group {group!r} could not be written ({what})")
 
 

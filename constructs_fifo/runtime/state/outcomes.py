@@ -26,6 +26,7 @@ from constructs_fifo.runtime.constants import METRIC_SEQ_GAPS_SKIPPED as GAPS_SK
 from constructs_fifo.runtime.constants import METRIC_SEQ_JOBS_SKIPPED as JOBS_SKIPPED
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
@@ -187,7 +188,7 @@ class StateOutcomes:
                 record,
                 job_id=dead.job_id or None,
                 job_type=dead.job_type or None,
-                error=f"{type(sent).__name__}: {sent}",
+                error=describe(sent),
                 action=f"the dead job could not be sent to the dead-letter queue; {action}",
                 reason=dead.reason.value,
                 **fields,
@@ -322,7 +323,7 @@ class StateOutcomes:
                 OutcomeStatus.FAILED,
                 record,
                 duration_ms=recorder.durations_ms.get(result.job_id),
-                error=f"{type(error).__name__}: {error}" if error is not None else None,
+                error=describe(error) if error is not None else None,
                 traceback="".join(traceback.format_exception(error, limit=5)) if error is not None else None,
                 action=f"attempt {result.attempt} of {self._max_attempts}; {retry_action}",
                 visibilityTimeout=delay,
@@ -433,7 +434,7 @@ class StateOutcomes:
                 job_type=failed.job_type,
                 attempt=recorder.attempts.get(job_id, 1),
                 duration_ms=recorder.durations_ms.get(job_id),
-                error=f"{type(error).__name__}: {error}",
+                error=describe(error),
                 action=f"attempt {recorder.attempts.get(job_id, 1)} of {self._max_attempts}; waits at the "
                 "head of the reorder buffer, retried when its group comes back",
                 fromBuffer=True,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.job import record_group, record_message_id
 from constructs_fifo.runtime.state.outcomes import buffered_record
 
@@ -110,7 +111,7 @@ class OwedLetters:
                     {
                         "event": "owed_dead_letters_not_cleared",
                         "group": committed.group,
-                        "error": f"{type(exc).__name__}: {exc}",
+                        "error": describe(exc),
                         "action": "the group's next run sends them again (SQS drops a copy within 5 minutes)",
                     }
                 )

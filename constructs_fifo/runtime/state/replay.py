@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.clock import remaining_ms
 from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.apply import resume_group
 from constructs_fifo.runtime.state.core.records import Outcome
@@ -159,7 +160,7 @@ class StateReplay:
                 if not more:
                     return header
         except Exception as exc:  # progress so far is committed; what is left is replayed again
-            log({"event": "replay_failed", "group": group, "error": f"{type(exc).__name__}: {exc}"})
+            log({"event": "replay_failed", "group": group, "error": describe(exc)})
             report.blocked.setdefault(group, self._outcomes.backoff(1))
         return header
 

@@ -68,11 +68,9 @@ from constructs_fifo.local.emulator.patches import (
     sqs_requests,
     sqs_responses,
 )
-from constructs_fifo.local.emulator.patches.sqs_models import DEDUPLICATION_INTERVAL_SECONDS
 from constructs_fifo.local.errors import UnsupportedMotoVersionError
 
 __all__ = [
-    "DEDUPLICATION_INTERVAL_SECONDS",
     "MOTO_VERSION",
     "apply",
     "check_moto_version",

@@ -20,22 +20,22 @@ from typing import Any, Final
 from moto.sqs.exceptions import InvalidParameterValue, MissingParameter
 from moto.sqs.models import Message, Queue, SQSBackend, _filter_message_attributes
 
-from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_ID_LENGTH
 from constructs_fifo.local.emulator import fifo_rule
 from constructs_fifo.local.emulator.patches.registry import original, replace
+from constructs_fifo.runtime.aws_limits import (
+    SQS_DEDUPLICATION_INTERVAL_SECONDS,
+    SQS_ID_PUNCTUATION,
+    SQS_MAX_ID_LENGTH,
+)
 
 __all__ = [
-    "DEDUPLICATION_INTERVAL_SECONDS",
     "SQS_LOCK",
     "dead_letter_source",
     "next_sequence_number",
     "patch",
 ]
 
-DEDUPLICATION_INTERVAL_SECONDS: Final = 300
-"""AWS: FIFO-key-terms, "the 5-minute deduplication interval"."""
-
-_ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + ID_PUNCTUATION)
+_ID_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + SQS_ID_PUNCTUATION)
 
 #: The attribute a message moved to a DLQ keeps its source queue's ARN in (AWS records it too: a
 #: redrive without DestinationArn returns each message to "its respective original source queue").
@@ -78,11 +78,11 @@ def _validate_id(name: str, value: str | None) -> None:
     # characters, alphanumerics and punctuation. moto 5.2.5 accepts anything.
     if value is None:
         return
-    if not 1 <= len(value) <= MAX_ID_LENGTH or not set(value) <= _ID_CHARACTERS:
+    if not 1 <= len(value) <= SQS_MAX_ID_LENGTH or not set(value) <= _ID_CHARACTERS:
         # AWS's text, observed: the whole value, no count of characters.
         raise InvalidParameterValue(
             f"Value {value} for parameter {name} is invalid. Reason: {name} can only include "
-            f"alphanumeric and punctuation characters. 1 to {MAX_ID_LENGTH} in length."
+            f"alphanumeric and punctuation characters. 1 to {SQS_MAX_ID_LENGTH} in length."
         )
 
 
@@ -176,7 +176,7 @@ def _live_dedup_records(queue: Any, message: Any) -> dict[tuple[str | None, str]
     moto 5.2.5 compared only against messages still in the queue and returned a new MessageId.
     """
     records: dict[tuple[str | None, str], _DedupRecord] = _queue_state(queue)["dedup"]
-    horizon = _sent_ms(message) - DEDUPLICATION_INTERVAL_SECONDS * 1000
+    horizon = _sent_ms(message) - SQS_DEDUPLICATION_INTERVAL_SECONDS * 1000
     for key in [k for k, r in records.items() if r.sent_ms <= horizon]:
         del records[key]
     return records

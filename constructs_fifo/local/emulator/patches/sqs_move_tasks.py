@@ -48,22 +48,21 @@ from constructs_fifo.local.emulator.patches.sqs_models import (
     dead_letter_source,
     next_sequence_number,
 )
+from constructs_fifo.runtime.aws_limits import (
+    SQS_MAX_LIST_MOVE_TASKS_RESULTS,
+    SQS_MAX_MOVE_TASK_MESSAGES_PER_SECOND,
+)
 
 __all__ = [
-    "MAX_MESSAGES_PER_SECOND",
-    "MAX_RESULTS",
+    "DEFAULT_MESSAGES_PER_SECOND",
     "decode_task_handle",
     "encode_task_handle",
     "patch",
 ]
 
-MAX_MESSAGES_PER_SECOND: Final = 500
-"""AWS: API_StartMessageMoveTask, "The maximum value for messages per second is 500"; also the
-emulator's rate when none is given (AWS then "will optimize the rate based on the queue message
-backlog size")."""
-
-MAX_RESULTS: Final = 10
-"""AWS: API_ListMessageMoveTasks, MaxResults "The default is 1 ... The upper limit is 10"."""
+#: The emulator's rate when a task gives none (AWS then "will optimize the rate based on the queue
+#: message backlog size"): the most AWS allows.
+DEFAULT_MESSAGES_PER_SECOND: Final = SQS_MAX_MOVE_TASK_MESSAGES_PER_SECOND
 
 #: AWS: API_ListMessageMoveTasksResultEntry, Status "RUNNING, COMPLETED, CANCELLING, CANCELLED, and FAILED".
 RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED = (
@@ -195,10 +194,10 @@ def _start_message_move_task(
                     "and destination must both be FIFO or both standard queues."
                 )
         rate = None if max_per_second is None else int(max_per_second)
-        if rate is not None and not 1 <= rate <= MAX_MESSAGES_PER_SECOND:
+        if rate is not None and not 1 <= rate <= SQS_MAX_MOVE_TASK_MESSAGES_PER_SECOND:
             raise InvalidParameterValue(
                 f"Value {rate} for parameter MaxNumberOfMessagesPerSecond is invalid. Reason: it must "
-                f"be between 1 and {MAX_MESSAGES_PER_SECOND}."
+                f"be between 1 and {SQS_MAX_MOVE_TASK_MESSAGES_PER_SECOND}."
             )
         if any(task.status in _ACTIVE for task in _tasks(source)):
             raise InvalidParameterValue(
@@ -240,7 +239,7 @@ def _run(backend: Any, task: _Task) -> None:
 
 
 def _move_all(backend: Any, task: _Task) -> None:
-    interval_s = 1.0 / (task.rate or MAX_MESSAGES_PER_SECOND)
+    interval_s = 1.0 / (task.rate or DEFAULT_MESSAGES_PER_SECOND)
     started = time.monotonic()
     while True:
         with SQS_LOCK:
@@ -322,10 +321,10 @@ def _list_message_move_tasks(self: Any, source_arn: str, max_results: int) -> li
     AWS: API_ListMessageMoveTasks ("Gets the most recent message movement tasks (up to 10)";
     MaxResults 1 to 10, default 1) and API_ListMessageMoveTasksResultEntry (the fields).
     """
-    if not 1 <= max_results <= MAX_RESULTS:
+    if not 1 <= max_results <= SQS_MAX_LIST_MOVE_TASKS_RESULTS:
         raise InvalidParameterValue(
             f"Value {max_results} for parameter MaxResults is invalid. Reason: it must be between 1 and "
-            f"{MAX_RESULTS}."
+            f"{SQS_MAX_LIST_MOVE_TASKS_RESULTS}."
         )
     with SQS_LOCK:
         source = _queue_by_arn(self, source_arn)

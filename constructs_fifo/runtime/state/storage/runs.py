@@ -34,14 +34,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_fifo.runtime.constants import (
+    GROUP_ATTR_GROUP,
+    GROUP_ATTR_SK,
     RUN_ATTR_OF,
     RUN_ATTR_TOKEN,
     RUN_SK,
-    STATE_ATTR_GROUP,
     STATE_ATTR_RUN,
-    STATE_ATTR_SK,
     STATE_ATTR_UPDATED_AT,
 )
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.state.crash_watch import RunMarker
 
@@ -83,8 +84,8 @@ def run_item_put(
     """
     written = token or uuid.uuid4().hex
     item = {
-        STATE_ATTR_GROUP: {"S": group},
-        STATE_ATTR_SK: {"S": RUN_SK},
+        GROUP_ATTR_GROUP: {"S": group},
+        GROUP_ATTR_SK: {"S": RUN_SK},
         STATE_ATTR_RUN: {"S": marker.encode()},
         RUN_ATTR_OF: {"N": str(of_version)},
         RUN_ATTR_TOKEN: {"S": written},
@@ -93,11 +94,11 @@ def run_item_put(
     put: dict[str, Any] = {"TableName": table_name, "Item": item}
     if not read:
         put["ConditionExpression"] = "attribute_not_exists(#group) OR #of < :of"
-        put["ExpressionAttributeNames"] = {"#group": STATE_ATTR_GROUP, "#of": RUN_ATTR_OF}
+        put["ExpressionAttributeNames"] = {"#group": GROUP_ATTR_GROUP, "#of": RUN_ATTR_OF}
         put["ExpressionAttributeValues"] = {":of": {"N": str(of_version)}}
     elif replaces is None:
         put["ConditionExpression"] = "attribute_not_exists(#group)"
-        put["ExpressionAttributeNames"] = {"#group": STATE_ATTR_GROUP}
+        put["ExpressionAttributeNames"] = {"#group": GROUP_ATTR_GROUP}
     else:
         put["ConditionExpression"] = "#token = :replaces"
         put["ExpressionAttributeNames"] = {"#token": RUN_ATTR_TOKEN}
@@ -120,8 +121,8 @@ def decode_run_item(item: dict[str, Any]) -> RunItem:
             str(item[RUN_ATTR_TOKEN]["S"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
+        shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
-            f"the run item of group {shown!r} cannot be read ({type(exc).__name__}: {exc}); delete the "
+            f"the run item of group {shown!r} cannot be read ({describe(exc)}); delete the "
             f"item (sk {RUN_SK!r}): the group then runs as if no crash happened"
         ) from exc

@@ -62,22 +62,24 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
+    GROUP_ATTR_GROUP,
+    GROUP_ATTR_SK,
     MAX_ITEM_BYTES,
     RUN_SK,
     SK_PARK,
     STATE_ATTR_BOOK,
-    STATE_ATTR_GROUP,
     STATE_ATTR_IDS,
     STATE_ATTR_RUN,
-    STATE_ATTR_SK,
     STATE_ATTR_STATE,
     STATE_ATTR_UPDATED_AT,
     STATE_ATTR_VERSION,
     STATE_SK,
 )
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
@@ -88,16 +90,12 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 __all__ = [
-    "BATCH_GET_LIMIT",
     "StateStore",
     "decode_item",
     "decode_marker",
     "encode_item",
     "item_size",
 ]
-
-#: Keys per BatchGetItem (DynamoDB's limit).
-BATCH_GET_LIMIT = 100
 
 # One condition per rule; ``group`` is a DynamoDB reserved word, so names go through placeholders.
 _FIRST_WRITE = "attribute_not_exists(#group)"
@@ -223,8 +221,8 @@ class StateStore:
         keys = [_key(group, sort_key) for group in wanted for sort_key in sort_keys]
         keys += [_key(group, RUN_SK) for group in wanted if group in watched]
         for item in self._batch_get(keys):
-            sort_key = item.get(STATE_ATTR_SK, {}).get("S")
-            group = item.get(STATE_ATTR_GROUP, {}).get("S", "")
+            sort_key = item.get(GROUP_ATTR_SK, {}).get("S")
+            group = item.get(GROUP_ATTR_GROUP, {}).get("S", "")
             if sort_key == SK_PARK:
                 header = decode_header(item)
                 headers[header.group] = header
@@ -251,8 +249,8 @@ class StateStore:
         """Every item of ``keys`` that exists: consistent ``BatchGetItem`` calls of at most 100 keys each,
         retrying ``UnprocessedKeys`` with backoff (rule 1)."""
         items: list[dict[str, Any]] = []
-        for start in range(0, len(keys), BATCH_GET_LIMIT):
-            chunk = keys[start : start + BATCH_GET_LIMIT]
+        for start in range(0, len(keys), DYNAMODB_MAX_BATCH_GET_KEYS):
+            chunk = keys[start : start + DYNAMODB_MAX_BATCH_GET_KEYS]
             request: dict[str, Any] = {self.table_name: {"Keys": chunk, "ConsistentRead": True}}
             retries = 0
             while request:
@@ -309,7 +307,7 @@ class StateStore:
                 "TableName": self.table_name,
                 "Item": item,
                 "ConditionExpression": _FIRST_WRITE,
-                "ExpressionAttributeNames": {"#group": STATE_ATTR_GROUP},
+                "ExpressionAttributeNames": {"#group": GROUP_ATTR_GROUP},
             }
         return {
             "TableName": self.table_name,
@@ -389,8 +387,8 @@ class StateStore:
 def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[str, Any]:
     """The low-level item of ``group_state`` written as ``version``."""
     item: dict[str, Any] = {
-        STATE_ATTR_GROUP: {"S": group_state.group},
-        STATE_ATTR_SK: {"S": STATE_SK},
+        GROUP_ATTR_GROUP: {"S": group_state.group},
+        GROUP_ATTR_SK: {"S": STATE_SK},
         STATE_ATTR_BOOK: {"S": encode_book(group_state.book)},
         STATE_ATTR_VERSION: {"N": str(version)},
         STATE_ATTR_UPDATED_AT: {"N": str(now_ms)},
@@ -412,7 +410,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         The item is not a state item this runtime can read (the message says what is wrong).
     """
     try:
-        group = item[STATE_ATTR_GROUP]["S"]
+        group = item[GROUP_ATTR_GROUP]["S"]
         state_text = item.get(STATE_ATTR_STATE, {}).get("S")
         state = None if state_text is None else json.loads(state_text)
         book = decode_book(
@@ -420,10 +418,10 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         )
         version = int(item[STATE_ATTR_VERSION]["N"])
     except (KeyError, TypeError, ValueError) as exc:
-        shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
+        shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
-            f"the state item of group {shown!r} cannot be read ({type(exc).__name__}: {exc}); it must hold "
-            f"{STATE_ATTR_GROUP}, {STATE_ATTR_VERSION} and a JSON {STATE_ATTR_BOOK} written by this runtime"
+            f"the state item of group {shown!r} cannot be read ({describe(exc)}); it must hold "
+            f"{GROUP_ATTR_GROUP}, {STATE_ATTR_VERSION} and a JSON {STATE_ATTR_BOOK} written by this runtime"
         ) from exc
     if state is not None and not isinstance(state, dict):
         raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
@@ -444,7 +442,7 @@ def decode_marker(item: dict[str, Any]) -> RunMarker | None:
     try:
         return RunMarker.decode(text)
     except (TypeError, ValueError) as exc:
-        shown = item.get(STATE_ATTR_GROUP, {}).get("S", "?")
+        shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
             f"the run marker of group {shown!r} cannot be read ({exc}); remove the item's "
             f"{STATE_ATTR_RUN!r} attribute (the group then runs as if no crash happened)"
@@ -471,7 +469,7 @@ def item_size(item: dict[str, Any]) -> int:
 
 
 def _key(group: str, sort_key: str = STATE_SK) -> dict[str, Any]:
-    return {STATE_ATTR_GROUP: {"S": group}, STATE_ATTR_SK: {"S": sort_key}}
+    return {GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}}
 
 
 def _binary(value: object) -> bytes:

@@ -24,7 +24,7 @@ import pytest
 from constructs_fifo.local.emulator.server import LocalEmulator
 from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
 from constructs_fifo.local.event_source import function_log, waiting
-from constructs_fifo.local.event_source.reports import BatchReport
+from constructs_fifo.local.event_source.reports import InvocationReport
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 
 REGION = "us-east-1"
@@ -299,7 +299,7 @@ def test_the_aws_calls_the_handler_makes_are_counted_by_operation_and_table(
 def test_reported_failures_stay_and_the_rest_is_deleted(emulator: LocalEmulator, tmp_path: Path) -> None:
     # GIVEN one batch of three jobs of which the middle one is reported failed on its first attempt
     deployed = deploy(emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "fail_once"), ("c", "g3", "ok")])
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:
@@ -325,7 +325,7 @@ def test_reported_failures_stay_and_the_rest_is_deleted(emulator: LocalEmulator,
 def test_a_handler_exception_leaves_the_whole_batch(emulator: LocalEmulator, tmp_path: Path) -> None:
     # GIVEN a batch whose last job raises on its first attempt
     deployed = deploy(emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "ok"), ("c", "g3", "raise_once")])
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:
@@ -345,7 +345,7 @@ def test_an_invalid_response_fails_the_whole_batch(emulator: LocalEmulator, tmp_
     deployed = deploy(
         emulator, tmp_path, [("a", "g1", "ok"), ("b", "g2", "bad_response")], max_receive_count=1
     )
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:
@@ -362,7 +362,7 @@ def test_an_invalid_response_fails_the_whole_batch(emulator: LocalEmulator, tmp_
 def test_a_worker_past_the_timeout_is_killed_and_replaced(emulator: LocalEmulator, tmp_path: Path) -> None:
     # GIVEN a 1 s function whose job sleeps 30 s on its first attempt
     deployed = deploy(emulator, tmp_path, [("slow", "g1", "sleep_once")], timeout=1, visibility=2)
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:
@@ -603,7 +603,7 @@ def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulat
     # GIVEN a job whose first attempt kills its worker process (a visibility timeout longer than the
     # function's, as Lambda requires: a retry in a cold worker must delete before it ends)
     deployed = deploy(emulator, tmp_path, [("crash", "g1", "crash_once")], visibility=3)
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:
@@ -741,7 +741,7 @@ def test_a_delete_refused_for_an_expired_receipt_leaves_the_record_which_comes_b
     deployed = deploy(
         emulator, tmp_path, [("late", "g1", "outlive_visibility_once")], timeout=5, visibility=2, reserved=1
     )
-    reports: list[BatchReport] = []
+    reports: list[InvocationReport] = []
 
     # WHEN the queue is drained
     with runner_for(emulator, deployed) as runner:

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from constructs_fifo.local.demo.verify import (
-    DeadLetter,
     Expectations,
     Observed,
+    ObservedDeadLetter,
     expectations_of,
     verify,
 )
@@ -25,8 +25,8 @@ EXPECTED = Expectations(
 CLEAN = Observed(
     applied={"ws-a": ["a1", "a2", "a3"], "ws-b": ["b1", "b3"]},
     dead_letters=[
-        DeadLetter(WS, "b2", "ws#ws-b", "PERMANENT"),
-        DeadLetter(WS, "b2", "ws#ws-b", "COPY_OF_DEAD_JOB"),
+        ObservedDeadLetter(WS, "b2", "ws#ws-b", "PERMANENT"),
+        ObservedDeadLetter(WS, "b2", "ws#ws-b", "COPY_OF_DEAD_JOB"),
     ],
     parked={WS: [], NS: []},
     notifications={"a3-n": 0},
@@ -76,13 +76,19 @@ def test_a_clean_run_has_no_violation() -> None:
             "found ['PERMANENT']",
         ),
         (
-            replace(CLEAN, dead_letters=[*CLEAN.dead_letters, DeadLetter(WS, "a3", "ws#ws-a", "PERMANENT")]),
+            replace(
+                CLEAN,
+                dead_letters=[*CLEAN.dead_letters, ObservedDeadLetter(WS, "a3", "ws#ws-a", "PERMANENT")],
+            ),
             "unexpected_dead_letter",
             "job a3 of group ws#ws-a is in the dead-letter queue of AgentJobs/Workspaces (reason PERMANENT) "
             "but is not a poison job",
         ),
         (
-            replace(CLEAN, dead_letters=[*CLEAN.dead_letters, DeadLetter(NS, None, "ws#ws-a", "MALFORMED")]),
+            replace(
+                CLEAN,
+                dead_letters=[*CLEAN.dead_letters, ObservedDeadLetter(NS, None, "ws#ws-a", "MALFORMED")],
+            ),
             "unexpected_dead_letter",
             "job <no jobId> of group ws#ws-a",
         ),
@@ -122,7 +128,7 @@ def test_what_other_runs_left_is_ignored() -> None:
     # GIVEN a DLQ message and a parked group of an earlier run (job and group this run never sent)
     observed = replace(
         CLEAN,
-        dead_letters=[*CLEAN.dead_letters, DeadLetter(WS, "s7-w02-j000", "ws#ws-s7-02", "PERMANENT")],
+        dead_letters=[*CLEAN.dead_letters, ObservedDeadLetter(WS, "s7-w02-j000", "ws#ws-s7-02", "PERMANENT")],
         parked={WS: ["ws#ws-s7-02"], NS: []},
     )
     # WHEN verified THEN neither is this run's violation

@@ -11,8 +11,8 @@ import pytest
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.event_source import function_log
 from constructs_fifo.local.event_source.deployment import (
+    DeployedFunction,
     Deployment,
-    FunctionSettings,
     MappingSettings,
     QueueSettings,
 )
@@ -31,7 +31,7 @@ def test_the_function_log_is_named_per_function_emptied_at_start_and_kept(
     log = default_log_path("fn")
     log.parent.mkdir()
     log.write_text("an earlier drain's lines\n")
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
     mapping = MappingSettings("u", ARN, 10, None, True, True, "Enabled")
     queue = QueueSettings("http://q/jobs.fifo", ARN, 18, 5, None)
     # WHEN a runner starts without a log path, then closes
@@ -54,7 +54,7 @@ def test_the_log_directory_keeps_the_newest_logs_only(
         old = directory / f"old-{age}.log"
         old.write_text("x")
         os.utime(old, (1_000_000 - age, 1_000_000 - age))
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 3, 128, {}, None, tmp_path)
     mapping = MappingSettings("u", ARN, 10, None, True, True, "Enabled")
     queue = QueueSettings("http://q/jobs.fifo", ARN, 18, 5, None)
     # WHEN a runner for a new function starts

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from constructs_fifo.local.aws import FAKE_CREDENTIALS
-from constructs_fifo.local.event_source.deployment import FunctionSettings
+from constructs_fifo.local.event_source.deployment import DeployedFunction
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
 
 
@@ -17,7 +17,7 @@ def test_worker_environment_is_the_functions_not_this_processes(
 ) -> None:
     # GIVEN a variable of this process and a function environment
     monkeypatch.setenv("SOMETHING_PRIVATE", "1")
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 512, {"TABLE": "claims"}, None, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 3, 512, {"TABLE": "claims"}, None, tmp_path)
 
     # WHEN the worker environment is built
     env = lambda_environment(
@@ -36,7 +36,7 @@ def test_worker_environment_is_the_functions_not_this_processes(
 def test_close_stops_every_worker(tmp_path: Path) -> None:
     # GIVEN a pool whose three slots each ran one invocation of a handler returning its process id
     (tmp_path / "h.py").write_text("import os\n\ndef handle(event, context):\n    return os.getpid()\n")
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
     env = lambda_environment(function, region="eu-west-1", endpoint_url=None, credentials=FAKE_CREDENTIALS)
     with (tmp_path / "log").open("ab") as log:
         pool = WorkerPool(function, env, log)
@@ -57,7 +57,7 @@ def test_workers_do_not_share_the_terminals_process_group_and_abort_kills_them(t
     (tmp_path / "h.py").write_text(
         "import os\n\ndef handle(event, context):\n    return [os.getpid(), os.getpgid(0)]\n"
     )
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 10, 128, {}, None, tmp_path)
     env = lambda_environment(function, region="eu-west-1", endpoint_url=None, credentials=FAKE_CREDENTIALS)
     with (tmp_path / "log").open("ab") as log:
         pool = WorkerPool(function, env, log)

@@ -8,8 +8,8 @@ import pytest
 
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.event_source.deployment import (
+    DeployedFunction,
     Deployment,
-    FunctionSettings,
     MappingSettings,
     QueueSettings,
 )
@@ -22,7 +22,7 @@ TARGET = AwsTarget("http://localhost:1", "eu-west-1", fake_credentials=True)
 def _runner(
     max_concurrency: int | None, reserved: int | None, tmp_path: Path, *, state: str = "Enabled"
 ) -> EventSourceRunner:
-    function = FunctionSettings("fn", "arn:fn", "h.handle", 3, 128, {}, reserved, tmp_path)
+    function = DeployedFunction("fn", "arn:fn", "h.handle", 3, 128, {}, reserved, tmp_path)
     mapping = MappingSettings("u", ARN, 10, max_concurrency, True, state == "Enabled", state)
     queue = QueueSettings("http://q/jobs.fifo", ARN, 18, 5, None)
     return EventSourceRunner(
