@@ -117,6 +117,7 @@ def one_queue_stack(app: Any, acknowledgements: tuple[Sequence[Any], Sequence[An
         handler="notifier.handle",
         environment={"WORKSPACE_TABLE_NAME": table.table_name},
         table_removal_policy=RemovalPolicy.DESTROY,
+        outputs=False,  # the stack's own outputs below, as the hand-written stack's
     )
     table.grant(jobs.function, "dynamodb:GetItem", "dynamodb:PutItem")
 
