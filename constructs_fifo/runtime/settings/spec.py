@@ -457,15 +457,7 @@ _ROWS: Final = (
         field="outcome_lines",
         choices=tuple(member.value for member in OutcomeLines),
     ),
-    Setting(
-        "outputs",
-        "add the construct's CfnOutputs: the queue's and the dead-letter queue's URL, name and ARN, the "
-        "tables' names and the function's name, each with a description, no export names",
-        "bool",
-        default=True,
-        default_doc="`True`",
-        prop="outputs",
-    ),
+    Setting("outputs", "add its own CfnOutputs", "bool", default=True, default_doc="`True`", prop="outputs"),
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
     Setting(
