@@ -321,6 +321,7 @@ class EventSourceRunner:
         pool = self._pool
         callback_lock = threading.Lock()
         busy = [False] * self.concurrency
+        errors = ErrorReport(say, self._function_log, stats)  # one for every slot: each error said once
         started = time.monotonic()
         threads = [
             threading.Thread(
@@ -333,7 +334,7 @@ class EventSourceRunner:
                     "on_batch": on_batch,
                     "callback_lock": callback_lock,
                     "wait_seconds": poll_wait_seconds,
-                    "errors": ErrorReport(say, self._function_log, stats),
+                    "errors": errors,
                 },
                 name=f"esm-slot-{slot}",
                 daemon=True,
