@@ -55,8 +55,8 @@ def test_sample_stack_states_the_contracts_outputs(synthesized: Synthesized) -> 
     # GIVEN the sample stack's template
     template = synthesized.templates["AgentJobs"].to_json()
     # THEN its outputs are exactly the contract's and each queue construct's own
-    own = {f"{queue}{name}" for queue in ("Workspaces", "Notifications") for name in OUTPUT_NAMES}
-    assert set(template["Outputs"]) == set(OUTPUTS) | (own - {"WorkspacesClaimTableName"})
+    own = {f"{queue}Outputs{name}" for queue in ("Workspaces", "Notifications") for name in OUTPUT_NAMES}
+    assert set(template["Outputs"]) == set(OUTPUTS) | (own - {"WorkspacesOutputsClaimTableName"})
 
 
 def _function(synthesized: Synthesized, queue: str) -> dict[str, Any]:

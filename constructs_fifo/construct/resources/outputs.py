@@ -7,9 +7,11 @@ has a description naming the construct's path and what the value is for.
 No export names: an exported output cannot change or go while another stack imports it, which makes
 the stack hard to update and to delete; a stack that needs a value passes it in code.
 
-Logical ids are readable and stable: the construct's path inside its stack, letters and digits only,
-then the output's name (``AgentJobs/Notifications`` gives ``NotificationsQueueUrl``), rather than
-CDK's path hash; an id that would pass CloudFormation's 255 characters keeps CDK's own.
+Logical ids are readable and stable: the output's path inside its stack, letters and digits only
+(``AgentJobs/Notifications/Outputs/QueueUrl`` gives ``NotificationsOutputsQueueUrl``), rather than
+CDK's path hash. The ``Outputs`` part keeps them apart from the outputs an app writes itself, such as
+``CfnOutput(stack, "NotificationsQueueUrl", ...)`` (two outputs of one logical id fail synth). An id
+that would pass CloudFormation's 255 characters keeps CDK's own.
 """
 
 from __future__ import annotations
@@ -54,12 +56,13 @@ class QueueParts:
     function: lambda_.IFunction
 
 
-def output_logical_id(scope: Construct, name: str) -> str | None:
-    """``name`` after ``scope``'s path in its stack, letters and digits only; ``None`` if too long."""
-    stack = Stack.of(scope)
-    inside = scope.node.scopes[len(stack.node.scopes) :]
-    prefix = "".join(char for part in inside for char in part.node.id if char.isascii() and char.isalnum())
-    logical_id = f"{prefix}{name}"
+def output_logical_id(output: Construct) -> str | None:
+    """``output``'s path inside its stack, letters and digits only; ``None`` if too long."""
+    stack = Stack.of(output)
+    inside = output.node.scopes[len(stack.node.scopes) :]
+    logical_id = "".join(
+        char for part in inside for char in part.node.id if char.isascii() and char.isalnum()
+    )
     return logical_id if len(logical_id) <= _LOGICAL_ID_MAX and logical_id[0].isalpha() else None
 
 
@@ -101,7 +104,7 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
         if value is None:
             continue
         output = CfnOutput(holder, name, value=value, description=f"OrderedAgentQueue {path}: the {what}.")
-        logical_id = output_logical_id(scope, name)
+        logical_id = output_logical_id(output)
         if logical_id is not None:
             output.override_logical_id(logical_id)
         outputs.append(output)
