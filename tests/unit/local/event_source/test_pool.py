@@ -155,3 +155,28 @@ def test_a_handler_that_cannot_be_imported_fails_its_init_and_says_why_in_the_lo
     # AND the log holds it once, with its traceback (Lambda logs an init error when the init runs)
     log = (tmp_path / "log").read_text()
     assert log.count("[ERROR] ModuleNotFoundError: No module named 'nosuch'\nTraceback") == 1
+
+
+def test_the_runtime_s_own_import_error_is_a_configuration_error(tmp_path: Path) -> None:
+    # GIVEN the construct's entry point whose job function's module is not in the code directory
+    function = FunctionSettings(
+        "fn",
+        "arn:fn",
+        "constructs_fifo.runtime.entrypoint.handler",
+        10,
+        128,
+        {"CONSTRUCTS_FIFO_HANDLER": "nosuch.handle"},
+        None,
+        tmp_path,
+    )
+    env = lambda_environment(function, region="eu-west-1", endpoint_url=None, credentials=FAKE_CREDENTIALS)
+    with (tmp_path / "log").open("ab") as log:
+        pool = WorkerPool(function, env, log)
+        try:
+            # WHEN it is invoked
+            invocation = pool.invoke(0, {"Records": []})
+        finally:
+            pool.close()
+    # THEN the runtime raised its ConfigurationError (what a drain stops on), and the log holds it
+    assert invocation.error_type == "ConfigurationError"
+    assert "[ERROR] ConfigurationError: " in (tmp_path / "log").read_text()
