@@ -165,7 +165,13 @@ def test_the_runtime_s_own_import_error_is_a_configuration_error(tmp_path: Path)
         "constructs_fifo.runtime.entrypoint.handler",
         10,
         128,
-        {"CONSTRUCTS_FIFO_HANDLER": "nosuch.handle"},
+        {
+            "CONSTRUCTS_FIFO_HANDLER": "nosuch.handle",
+            "CONSTRUCTS_FIFO_QUEUE_URL": "http://localhost:1/123456789012/q.fifo",
+            "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "http://localhost:1/123456789012/dlq.fifo",
+            "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",
+            "CONSTRUCTS_FIFO_GROUP_TABLE": "groups",
+        },
         None,
         tmp_path,
     )
@@ -179,4 +185,7 @@ def test_the_runtime_s_own_import_error_is_a_configuration_error(tmp_path: Path)
             pool.close()
     # THEN the runtime raised its ConfigurationError (what a drain stops on), and the log holds it
     assert invocation.error_type == "ConfigurationError"
-    assert "[ERROR] ConfigurationError: " in (tmp_path / "log").read_text()
+    assert (
+        "[ERROR] ConfigurationError: CONSTRUCTS_FIFO_HANDLER='nosuch.handle': module 'nosuch' cannot be "
+        in ((tmp_path / "log").read_text())
+    )
