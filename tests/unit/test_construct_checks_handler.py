@@ -118,6 +118,16 @@ def test_a_function_defined_only_inside_another_is_not_top_level(tmp_path: Path)
     assert len(problems) == 1 and "it defines make" in problems[0]
 
 
+def test_dynamic_calls_inside_functions_do_not_hide_a_missing_function(tmp_path: Path) -> None:
+    # GIVEN worker.py whose functions call setattr and globals() (at run time, not at import)
+    (tmp_path / "worker.py").write_text(
+        "def handle(job, context):\n    setattr(job, 'seen', True)\n    return globals()\n"
+    )
+    # WHEN the handler names a function it does not define THEN it is a problem, not a warning
+    problems, warnings = _check(tmp_path, "worker.nosuchfn")
+    assert (len(problems), warnings) == (1, [])
+
+
 def test_a_handler_module_left_out_by_exclude_fails(code_dir: Path) -> None:
     # GIVEN bundling that excludes worker.py WHEN the handler names it
     problems, _ = _check(code_dir, "worker.handle", bundling=CodeBundling(exclude=["worker.py"]))

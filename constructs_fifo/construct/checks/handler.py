@@ -105,7 +105,12 @@ def _definitions(tree: ast.Module) -> tuple[set[str], str | None]:
                     names.add(alias.asname or alias.name.split(".", maxsplit=1)[0])
     if "__getattr__" in names:
         dynamic = dynamic or "it defines a module __getattr__"
-    for node in ast.walk(tree):
+    statements = [
+        node
+        for node in _top_level_statements(tree.body)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    for node in (inner for statement in statements for inner in ast.walk(statement)):
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
         elif (
