@@ -110,6 +110,8 @@ class DrainStats:
         Wall time of the drain.
     skipped:
         Why nothing was drained (a disabled mapping), else ``None``.
+    function_log:
+        The path of the drain's function log (set by the runner).
     stopped:
         Why the drain stopped before the queue was empty because no job could succeed (the function's
         handler cannot be imported or configured), else ``None``.
@@ -129,6 +131,7 @@ class DrainStats:
     elapsed_seconds: float = 0.0
     skipped: str | None = None
     stopped: str | None = None
+    function_log: str | None = None
     aws_calls: dict[str, int] = field(default_factory=dict)
     outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOME_NAMES, 0))
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -157,6 +160,7 @@ class DrainStats:
                 elapsed_seconds=self.elapsed_seconds,
                 skipped=self.skipped,
                 stopped=self.stopped,
+                function_log=self.function_log,
                 aws_calls=dict(self.aws_calls),
                 outcomes=dict(self.outcomes),
             )
@@ -177,6 +181,7 @@ class DrainStats:
             "aws_calls": dict(sorted(self.aws_calls.items())),
             **({"skipped": self.skipped} if self.skipped else {}),
             **({"stopped": self.stopped} if self.stopped else {}),
+            **({"function_log": self.function_log} if self.function_log else {}),
         }
 
 

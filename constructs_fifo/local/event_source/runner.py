@@ -307,6 +307,7 @@ class EventSourceRunner:
             set when no job could run.
         """
         stats = stats if stats is not None else DrainStats()
+        stats.function_log = str(self.log_path)
         if not self.mapping.enabled:
             stats.skipped = (
                 f"the event source mapping {self.mapping.uuid} of function {self.function.name} is "

@@ -790,6 +790,7 @@ def test_a_handler_that_cannot_be_imported_stops_the_drain_and_says_why(
         f"function {deployed.name} cannot run any job: ModuleNotFoundError: No module named 'nosuch'. "
     )
     assert said == [f"stopped: {stats.stopped} (the traceback: {log_path})"]
+    assert stats.as_dict()["function_log"] == str(log_path)
     # AND the log holds the error with its traceback, and why the drain stopped
     log = log_path.read_text()
     assert "[ERROR] ModuleNotFoundError: No module named 'nosuch'\nTraceback" in log
