@@ -214,17 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drain.epilog = (
         "Prints the drain statistics as JSON (the jobs by outcome: succeeded, duplicate, retried, dead, "
-        "parked, kept; the function's AWS calls; the function log's path); with --all, one object per queue, by construct path. On "
-        "stderr: where the function's log is, a progress line (on a terminal only), each distinct "
-        "invocation error once, what it waits for, and a summary. Each drain writes a new function log, "
-        "<function>.<n>.log in $XDG_STATE_HOME/constructs-fifo/<project>/logs (default "
-        "~/.local/state/...; <project>: this directory's name and a hash of its path; each function keeps "
-        "its newest 10; $CONSTRUCTS_FIFO_LOG_DIR to choose another). Exits 3 when a queue was not drained "
-        "(its event source mapping is disabled) or the function cannot run any job (its handler cannot be "
-        "imported: the drain stops at once, the messages visible again). One Ctrl-C stops at once: "
-        "batches in flight are cut off and their messages made visible again; the statistics so far are "
-        "printed and it exits 130."
+        "parked, kept; the function's AWS calls; the function log's path); with --all, one object per "
+        "queue, by construct path. On stderr: where the function's log is, a progress line (on a terminal"
+        " only), each distinct invocation error once, what it waits for, and a summary. Each drain writes"
+        " a new function log, <function>.<n>.log in $XDG_STATE_HOME/constructs-fifo/<project>/logs "
+        "(default ~/.local/state/...; <project>: this directory's name and a hash of its path; each "
+        "function keeps its newest 10; $CONSTRUCTS_FIFO_LOG_DIR to choose another). Exits 3 when a queue "
+        "was not drained (its event source mapping is disabled) or the function cannot run any job (its "
+        "handler cannot be imported: the drain stops at once, the messages visible again). One Ctrl-C "
+        "stops at once: batches in flight are cut off and their messages made visible again; the "
+        "statistics so far are printed and it exits 130."
     )
+
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
     until.add_argument("--for", dest="for_seconds", type=_seconds, metavar="SECONDS", help="poll this long")
