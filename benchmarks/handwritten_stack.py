@@ -155,7 +155,7 @@ class HandWrittenStack(Stack):
             reserved_concurrent_executions=10,
             environment={
                 "WORKSPACE_TABLE_NAME": workspaces.table_name,
-                constants.ENV_USER_HANDLER: "agent_worker.handle",
+                constants.ENV_USER_HANDLER: "notifier.handle",
                 constants.ENV_MODE: "CLAIM",
                 constants.ENV_QUEUE_URL: queue.queue_url,
                 constants.ENV_VISIBILITY_TIMEOUT_SECONDS: "720",
@@ -170,7 +170,7 @@ class HandWrittenStack(Stack):
                 constants.ENV_GROUP_TABLE: groups.table_name,
             },
             log_group=log_group,
-            description="constructs-fifo job function (agent_worker.handle)",
+            description="constructs-fifo job function (notifier.handle)",
         )
         role.add_to_policy(
             iam.PolicyStatement(

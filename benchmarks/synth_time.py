@@ -114,9 +114,10 @@ def one_queue_stack(app: Any, acknowledgements: tuple[Sequence[Any], Sequence[An
         stack,
         "Jobs",
         code=lambda_.Code.from_asset(str(APP_FILE.parent / "lambda")),
-        handler="agent_worker.handle",
+        handler="notifier.handle",
         environment={"WORKSPACE_TABLE_NAME": table.table_name},
         table_removal_policy=RemovalPolicy.DESTROY,
+        outputs=False,  # the stack's own outputs below, as the hand-written stack's
     )
     table.grant(jobs.function, "dynamodb:GetItem", "dynamodb:PutItem")
 

@@ -24,9 +24,10 @@ Exit codes
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
     missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
-    did not drain (its mapping is disabled). One line with what failed and the fix; no traceback.
+    did not drain (its mapping is disabled) or stopped draining because the function cannot run any
+    job (its handler cannot be imported). One line with what failed and the fix; no traceback.
 130
-    Interrupted (Ctrl-C).
+    Interrupted (Ctrl-C); ``drain`` prints its statistics so far first.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
+from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -53,6 +55,7 @@ from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import deploy
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
 from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
+from constructs_fifo.local.event_source.reports import DrainStats
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
@@ -210,11 +213,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="drain every queue of the stack, one after the other",
     )
     drain.epilog = (
-        "Prints the drain statistics as JSON (the function's AWS calls included); with --all, one object "
-        "per queue, by construct path. Says on stderr where the function's log is and what it waits for. "
-        "Exits 3 when a queue was not drained (its event source mapping is disabled). One Ctrl-C stops "
-        "at once: batches in flight are cut off and their messages made visible again."
+        "Prints the drain statistics as JSON (the jobs by outcome: succeeded, duplicate, retried, dead, "
+        "parked, kept; the function's AWS calls; the function log's path); with --all, one object per "
+        "queue, by construct path. On stderr: where the function's log is, a progress line (on a terminal"
+        " only), each distinct invocation error once, what it waits for, and a summary. Each drain writes"
+        " a new function log, <function>.<n>.log in $XDG_STATE_HOME/constructs-fifo/<project>/logs "
+        "(default ~/.local/state/...; <project>: this directory's name and a hash of its path; each "
+        "function keeps its newest 10; $CONSTRUCTS_FIFO_LOG_DIR to choose another). Exits 3 when a queue "
+        "was not drained (its event source mapping is disabled) or the function cannot run any job (its "
+        "handler cannot be imported: the drain stops at once, the messages visible again). One Ctrl-C "
+        "stops at once: batches in flight are cut off and their messages made visible again; the "
+        "statistics so far are printed and it exits 130."
     )
+
     until = drain.add_mutually_exclusive_group()
     until.add_argument("--until-empty", action="store_true", help="stop when the queue is empty (default)")
     until.add_argument("--for", dest="for_seconds", type=_seconds, metavar="SECONDS", help="poll this long")
@@ -303,38 +314,67 @@ def _say(line: str) -> None:
     print(f"constructs-fifo: {line}", file=sys.stderr, flush=True)
 
 
-def _drain_one(runner: EventSourceRunner, args: argparse.Namespace) -> dict[str, object]:
+def _drain_one(runner: EventSourceRunner, args: argparse.Namespace, stats: DrainStats) -> DrainStats:
+    """Drain one queue into ``stats`` (read after a Ctrl-C), showing it on stderr (:mod:`drain_view`)."""
     with runner:
-        _say(f"draining {runner.queue.url}; the function's log: {runner.log_path}")
-        stats = runner.drain(until_empty=args.for_seconds is None, for_seconds=args.for_seconds, say=_say)
+        view = DrainView(sys.stderr, runner.queue.url)
+        view.say(f"draining {runner.queue.url}; the function's log: {runner.log_path}")
+        view.start(stats)
+        try:
+            stats = runner.drain(
+                until_empty=args.for_seconds is None,
+                for_seconds=args.for_seconds,
+                say=view.say,
+                on_batch=lambda _: view.redraw(),
+                stats=stats,
+            )
+        except KeyboardInterrupt:
+            view.finish(stats, log_path=runner.log_path, interrupted=True)
+            raise
+        view.finish(stats, log_path=runner.log_path)
     if stats.skipped:
         _say(f"not drained: {stats.skipped}")
-    return dict(stats.as_dict())
+    return stats
 
 
 def _drained(stats: dict[str, object]) -> int:
-    """A queue left undrained (a disabled mapping) is not success: the environment stopped the drain."""
-    return EXIT_ENVIRONMENT if stats.get("skipped") else EXIT_OK
+    """A queue left undrained (a disabled mapping) or a drain stopped because no job can run is not
+    success: the environment (the deployment) stopped the drain."""
+    return EXIT_ENVIRONMENT if stats.get("skipped") or stats.get("stopped") else EXIT_OK
+
+
+def _print_drained(drained: object) -> None:
+    print(json.dumps(drained, indent=2, sort_keys=True), flush=True)
 
 
 def _drain(args: argparse.Namespace) -> int:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     if not args.all_queues:
-        stats = _drain_one(EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue), args)
-        print(json.dumps(stats, indent=2, sort_keys=True))
-        return _drained(stats)
+        runner = EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue)
+        stats = DrainStats()
+        try:
+            stats = _drain_one(runner, args, stats)
+        except KeyboardInterrupt:  # the statistics so far, then exit 130
+            _print_drained(stats.as_dict())
+            raise
+        _print_drained(stats.as_dict())
+        return _drained(dict(stats.as_dict()))
     queues = find_queues(args.stack, target=target)
     if not queues:
         select_queue(args.stack, queues, None)  # raises QueueNotFoundError with its fix
-    drained = {
-        queue.label: _drain_one(
-            EventSourceRunner.from_function(queue.function_name, target=target, queue_arn=queue.queue_arn),
-            args,
-        )
-        for queue in queues
-    }
-    print(json.dumps(drained, indent=2, sort_keys=True))
-    return max(_drained(stats) for stats in drained.values())
+    drained: dict[str, DrainStats] = {}
+    try:
+        for queue in queues:
+            runner = EventSourceRunner.from_function(
+                queue.function_name, target=target, queue_arn=queue.queue_arn
+            )
+            drained[queue.label] = DrainStats()
+            drained[queue.label] = _drain_one(runner, args, drained[queue.label])
+    except KeyboardInterrupt:  # the queues drained so far and the one being drained, then exit 130
+        _print_drained({label: stats.as_dict() for label, stats in drained.items()})
+        raise
+    _print_drained({label: stats.as_dict() for label, stats in drained.items()})
+    return max(_drained(dict(stats.as_dict())) for stats in drained.values())
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ from constructs_fifo.construct.observability.dashboard import build_dashboard, c
 from constructs_fifo.construct.observability.metrics import QueueMetrics
 from constructs_fifo.construct.resources import permissions
 from constructs_fifo.construct.resources.function import FunctionSettings, RuntimeSettings, build_function
+from constructs_fifo.construct.resources.outputs import QueueParts, build_outputs
 from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
     ENQUEUE_ACTIONS,
@@ -189,6 +190,9 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         ``OutcomeLines.BATCH``: successes and duplicates are summarized in one line per batch (counts,
         durations, job ids); failures, dead jobs and parking keep their own lines; the metrics are
         the same: about 120 log bytes per job instead of about 870 ($0.35 less per million jobs).
+    outputs
+        Add CfnOutputs of the queues' URLs, names and ARNs, the tables' names and the function's name,
+        with descriptions and no export names (``resources/outputs.py``). Default ``True``.
 
     Raises
     ------
@@ -274,6 +278,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         bundling: CodeBundling | None = None,
         dashboard: bool = defaults.DASHBOARD,
         outcome_lines: constants.OutcomeLines = defaults.OUTCOME_LINES,
+        outputs: bool = defaults.OUTPUTS,
     ) -> None:
         super().__init__(scope, id)
         self.mode = constants.JobMode(mode)
@@ -372,6 +377,11 @@ class OrderedAgentQueue(Construct, QueueMetrics):
             encryption_key=encryption_key,
         )
         self.function, self.log_group = job_function.function, job_function.log_group
+        if outputs:
+            parts = QueueParts(
+                self.queue, self.dead_letter_queue, self.claim_table, self.group_table, self.function
+            )
+            build_outputs(self, parts)
         if encryption_key is not None:
             permissions.allow_log_encryption_or_warn(self, encryption_key)
 

@@ -221,7 +221,7 @@ def test_a_dashboard_that_is_not_a_bool_is_listed_with_the_other_invalid_props(
             Stack(App(), "S"),
             "Jobs",
             code=code,
-            handler="agent_worker.handle",
+            handler="notifier.handle",
             dashboard="yes",  # type: ignore[arg-type]
             **others,
         )

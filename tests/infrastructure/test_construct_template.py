@@ -115,7 +115,7 @@ def test_long_construct_paths_are_truncated_to_distinct_names_within_80_characte
     stack = Stack(App(), "S" * 100)
     code = lambda_.Code.from_asset(str(REPO / "lambda"))
     built = [
-        OrderedAgentQueue(stack, f"Jobs{'x' * 120}{suffix}", code=code, handler="agent_worker.handle")
+        OrderedAgentQueue(stack, f"Jobs{'x' * 120}{suffix}", code=code, handler="notifier.handle")
         for suffix in "AB"
     ]
     # THEN every name was shortened to fit SQS's 80 characters, .fifo included, and stays unique
@@ -335,7 +335,7 @@ def test_function_variant_props(synthesized: Synthesized) -> None:
     assert function["Timeout"] == 30
     assert function["MemorySize"] == 512
     assert function["ReservedConcurrentExecutions"] == 20
-    assert variables[constants.ENV_USER_HANDLER] == "workers.agent.handle"
+    assert variables[constants.ENV_USER_HANDLER] == "notifier.handle"
     assert variables[constants.ENV_VISIBILITY_TIMEOUT_SECONDS] == "300"
     assert variables[constants.ENV_BACKOFF_BASE_SECONDS] == "5"
     assert variables[constants.ENV_CLAIM_TTL_SECONDS] == "86400"

@@ -27,7 +27,7 @@ def code() -> lambda_.Code:
 
 def _problems(code: lambda_.Code, **props: Any) -> list[str]:
     """Build the construct with ``props`` and return the problems it raised."""
-    kwargs: dict[str, Any] = {"code": code, "handler": "agent_worker.handle", **props}
+    kwargs: dict[str, Any] = {"code": code, "handler": "notifier.handle", **props}
     with pytest.raises(InvalidPropsError) as raised:
         OrderedAgentQueue(Stack(App(), "S"), "Jobs", **kwargs)
     return raised.value.problems
@@ -225,7 +225,7 @@ def test_invalid_props_create_no_resources(code: lambda_.Code) -> None:
     stack = Stack(App(), "S")
     # WHEN the construct is rejected
     with pytest.raises(InvalidPropsError):
-        OrderedAgentQueue(stack, "Jobs", code=code, handler="agent_worker.handle", batch_size=0)
+        OrderedAgentQueue(stack, "Jobs", code=code, handler="notifier.handle", batch_size=0)
     # THEN nothing but the (empty) construct scope was added
     jobs = stack.node.find_child("Jobs")
     assert jobs.node.children == []
@@ -403,7 +403,7 @@ def _placement_problems(code: lambda_.Code, **props: Any) -> list[str]:
     )
     resolved = {k: v(stack) if callable(v) else v for k, v in props.items()}
     with pytest.raises(InvalidPropsError) as raised:
-        OrderedAgentQueue(stack, "Jobs", code=code, handler="agent_worker.handle", **resolved)
+        OrderedAgentQueue(stack, "Jobs", code=code, handler="notifier.handle", **resolved)
     return raised.value.problems
 
 

@@ -24,6 +24,7 @@ from constructs_fifo.construct.checks.function_props import (
     check_environment,
     check_function_props,
 )
+from constructs_fifo.construct.checks.handler import check_handler_found
 from constructs_fifo.construct.checks.validation import (
     Props,
     check_outcome_lines,
@@ -145,6 +146,9 @@ def check_all(
         layers=layers,
     )
     problems += check_bundling(bundling)
+    problems += check_handler_found(
+        scope, handler=handler, code_path=code_path, layers=layers, bundling=bundling
+    )
     raise_if_any(problems)
     warn_risky(scope, props)
     assert code_path is not None  # checked by check_code

@@ -55,6 +55,7 @@ __all__ = [
     "MODE",
     "ON_DEAD_JOB",
     "OUTCOME_LINES",
+    "OUTPUTS",
     "RECEIVE_COUNT_SAFETY_FACTOR",
     "REORDER_LIMIT",
     "REORDER_LIMIT_MAX",
@@ -241,5 +242,7 @@ TABLE_REMOVAL_POLICY: Final = getattr(RemovalPolicy, str(SETTINGS["table_removal
 AGE_ALARM_THRESHOLD: Final = _duration(SETTINGS["age_alarm_threshold"])
 #: A CloudWatch dashboard is built unless ``dashboard=False``.
 DASHBOARD: Final = bool(SETTINGS["dashboard"].default)
+#: The construct's CfnOutputs are added unless ``outputs=False``.
+OUTPUTS: Final = bool(SETTINGS["outputs"].default)
 ALARM_PERIOD: Final = Duration.minutes(1)
 ALARM_EVALUATION_PERIODS: Final = 1

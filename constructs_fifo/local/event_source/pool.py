@@ -106,6 +106,12 @@ class Invocation:
     aws_calls
         AWS API calls the handler made, by ``service.Operation`` and DynamoDB table (see ``worker.py``);
         empty when the worker timed out or died.
+    outcomes
+        The runtime's outcome lines the invocation wrote, by status (see ``worker.py``).
+    error_type
+        The type of the exception the handler raised (``ConfigurationError``), else ``None``.
+    init_failed
+        The worker could not import the function's handler (Lambda's ``Runtime.ImportModuleError``).
     """
 
     result: Any
@@ -114,6 +120,9 @@ class Invocation:
     timed_out: bool
     duration_seconds: float
     aws_calls: Mapping[str, int] = field(default_factory=dict)
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    error_type: str | None = None
+    init_failed: bool = False
 
 
 class Worker:
@@ -129,6 +138,8 @@ class Worker:
             process_group=0,  # not the terminal's: Ctrl-C is the runner's to handle (module docstring)
         )
         self._buffer = b""
+        #: Whether it answered its start with ``"ready": false`` (the handler's import failed).
+        self.init_failed = False
 
     def read_line(self, timeout: float | None) -> dict[str, Any] | None:
         """The next protocol line, or ``None`` when ``timeout`` passed first."""
@@ -214,6 +225,9 @@ class WorkerPool:
         error: str | None = None
         result: Any = None
         calls: dict[str, int] = {}
+        outcomes: dict[str, int] = {}
+        error_type: str | None = None
+        init_failed = False
         timed_out = False
         begin = time.monotonic()
         try:
@@ -224,18 +238,22 @@ class WorkerPool:
                 )
                 if ready is None:
                     raise TimeoutError
+                self._workers[slot].init_failed = not ready.get("ready")
             worker = self._workers[slot]
+            init_failed = worker.init_failed
             begin = time.monotonic()
             worker.send({"event": event, "request_id": str(uuid.uuid4()), "timeout_ms": int(timeout * 1000)})
             answer = worker.read_line(timeout=timeout + TIMEOUT_GRACE_SECONDS)
             if answer is None:
                 raise TimeoutError
             calls = {str(key): int(value) for key, value in (answer.get("aws_calls") or {}).items()}
+            outcomes = {str(key): int(value) for key, value in (answer.get("outcomes") or {}).items()}
             if answer.get("ok"):
                 result = answer.get("result")
             else:
                 details = answer.get("error") or {}
-                error = f"{details.get('errorType', 'Error')}: {details.get('errorMessage', '')}"
+                error_type = str(details.get("errorType", "Error"))
+                error = f"{error_type}: {details.get('errorMessage', '')}"
         except TimeoutError:
             error = f"Timeout: the handler ran past the function timeout of {self.function.timeout_seconds} s"
             timed_out = True
@@ -243,7 +261,17 @@ class WorkerPool:
         except (WorkerError, OSError, ValueError) as exc:
             error = f"WorkerError: {exc.message if isinstance(exc, WorkerError) else exc}"
             self._retire(slot)
-        return Invocation(result, error, cold, timed_out, time.monotonic() - begin, calls)
+        return Invocation(
+            result,
+            error,
+            cold,
+            timed_out,
+            time.monotonic() - begin,
+            calls,
+            outcomes=outcomes,
+            error_type=error_type,
+            init_failed=init_failed,
+        )
 
     def abort(self) -> None:
         """Kill every worker now, the ones running a batch included (thread-safe).

@@ -2,6 +2,11 @@
 
 The runner (:mod:`~constructs_fifo.local.event_source.runner`) fills them: its polling slots report
 concurrently, so :meth:`DrainStats.add` takes a lock.
+
+A record the mapping deleted is not a job that succeeded: the runtime deletes a duplicate, a dead
+job sent to the dead-letter queue, and a job kept in its parked group too. What happened to each job
+is the runtime's outcome line (its ``status``), which the workers count (``worker.py``);
+:data:`OUTCOMES` names each status's outcome, and :attr:`DrainStats.outcomes` sums them.
 """
 
 from __future__ import annotations
@@ -9,8 +14,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
-__all__ = ["DrainStats", "InvocationReport"]
+from constructs_fifo.runtime.observability import OutcomeStatus
+
+__all__ = ["OUTCOMES", "OUTCOME_NAMES", "InvocationReport", "DrainStats", "outcomes_of"]
+
+#: The outcome a drain counts for each status of the runtime's outcome lines.
+OUTCOMES: Final[Mapping[str, str]] = {
+    OutcomeStatus.SUCCEEDED.value: "succeeded",
+    OutcomeStatus.DUPLICATE.value: "duplicate",
+    OutcomeStatus.DEAD_LETTERED.value: "dead",
+    OutcomeStatus.PARKED.value: "parked",
+    OutcomeStatus.KEPT.value: "kept",
+    OutcomeStatus.BUFFERED.value: "buffered",
+    # Not run to the end in this invocation: the record is left on the queue and comes back.
+    OutcomeStatus.FAILED.value: "retried",
+    OutcomeStatus.CONFLICT.value: "retried",
+    OutcomeStatus.SKIPPED.value: "retried",
+    OutcomeStatus.FENCED.value: "retried",
+    OutcomeStatus.DEADLINE.value: "retried",
+    OutcomeStatus.ERROR.value: "retried",
+    OutcomeStatus.BUFFER_FULL.value: "retried",
+}
+#: The outcomes, in the order a drain shows them.
+OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "parked", "kept", "buffered")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +54,7 @@ class InvocationReport:
     groups:
         The records' message group ids, in batch order.
     deleted:
-        Message ids deleted from the queue (succeeded).
+        Message ids deleted from the queue (the invocation returned and did not list them).
     failed:
         Message ids left on the queue: reported failed, or every record on a handler error/timeout.
     error:
@@ -36,6 +64,8 @@ class InvocationReport:
         Time in the handler.
     cold_start:
         Whether this invocation started its worker.
+    outcomes:
+        The runtime's outcomes of the batch's jobs, by :data:`OUTCOME_NAMES` (only those that occurred).
     """
 
     slot: int
@@ -46,6 +76,7 @@ class InvocationReport:
     error: str | None
     duration_seconds: float
     cold_start: bool
+    outcomes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -58,8 +89,13 @@ class DrainStats:
         Invocations.
     records:
         Records delivered (a record received twice counts twice).
-    succeeded:
-        Records deleted after the handler returned.
+    deleted:
+        Records deleted after the handler returned (whatever their job's outcome).
+    outcomes:
+        The jobs' outcomes by :data:`OUTCOME_NAMES`, from the runtime's outcome lines: ``succeeded``,
+        ``duplicate``, ``retried`` (left on the queue to run again), ``dead`` (sent to the dead-letter
+        queue), ``parked`` (its group parked at it), ``kept`` (kept in a parked group), ``buffered``
+        (state mode: waiting for its ``seq``). Empty for a handler that writes no outcome lines.
     failed_reported:
         Records listed in ``batchItemFailures`` (left on the queue).
     handler_errors:
@@ -74,6 +110,11 @@ class DrainStats:
         Wall time of the drain.
     skipped:
         Why nothing was drained (a disabled mapping), else ``None``.
+    function_log:
+        The path of the drain's function log (set by the runner).
+    stopped:
+        Why the drain stopped before the queue was empty because no job could succeed (the function's
+        handler cannot be imported or configured), else ``None``.
     aws_calls:
         AWS API calls the function made, summed over every invocation: ``{"dynamodb.PutItem claims": n}``
         (see :class:`~constructs_fifo.local.event_source.pool.Invocation`).
@@ -81,7 +122,7 @@ class DrainStats:
 
     batches: int = 0
     records: int = 0
-    succeeded: int = 0
+    deleted: int = 0
     failed_reported: int = 0
     handler_errors: int = 0
     timeouts: int = 0
@@ -89,23 +130,48 @@ class DrainStats:
     delete_failures: int = 0
     elapsed_seconds: float = 0.0
     skipped: str | None = None
+    stopped: str | None = None
+    function_log: str | None = None
     aws_calls: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOME_NAMES, 0))
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, *, aws_calls: Mapping[str, int] | None = None, **counts: int) -> None:
-        """Add to counters and to the AWS call counts (thread-safe: slots report concurrently)."""
+    def add(
+        self,
+        *,
+        aws_calls: Mapping[str, int] | None = None,
+        outcomes: Mapping[str, int] | None = None,
+        **counts: int,
+    ) -> None:
+        """Add to counters, the AWS call counts and the outcomes (thread-safe: slots report concurrently)."""
         with self._lock:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
             for key, value in (aws_calls or {}).items():
                 self.aws_calls[key] = self.aws_calls.get(key, 0) + value
+            for key, value in (outcomes or {}).items():
+                self.outcomes[key] = self.outcomes.get(key, 0) + value
+
+    def snapshot(self) -> DrainStats:
+        """A copy of the totals so far (a progress line reads it while the slots add)."""
+        with self._lock:
+            return DrainStats(
+                **{name: getattr(self, name) for name in _COUNTERS},
+                elapsed_seconds=self.elapsed_seconds,
+                skipped=self.skipped,
+                stopped=self.stopped,
+                function_log=self.function_log,
+                aws_calls=dict(self.aws_calls),
+                outcomes=dict(self.outcomes),
+            )
 
     def as_dict(self) -> dict[str, float | int | str | dict[str, int]]:
         """The totals as a plain dict (for JSON reports)."""
         return {
             "batches": self.batches,
             "records": self.records,
-            "succeeded": self.succeeded,
+            "deleted": self.deleted,
+            "outcomes": dict(self.outcomes),
             "failed_reported": self.failed_reported,
             "handler_errors": self.handler_errors,
             "timeouts": self.timeouts,
@@ -114,4 +180,28 @@ class DrainStats:
             "elapsed_seconds": round(self.elapsed_seconds, 3),
             "aws_calls": dict(sorted(self.aws_calls.items())),
             **({"skipped": self.skipped} if self.skipped else {}),
+            **({"stopped": self.stopped} if self.stopped else {}),
+            **({"function_log": self.function_log} if self.function_log else {}),
         }
+
+
+#: The integer counters of :class:`DrainStats`.
+_COUNTERS: Final = (
+    "batches",
+    "records",
+    "deleted",
+    "failed_reported",
+    "handler_errors",
+    "timeouts",
+    "cold_starts",
+    "delete_failures",
+)
+
+
+def outcomes_of(statuses: Mapping[str, int]) -> dict[str, int]:
+    """The outcomes (:data:`OUTCOMES`) of counts by outcome-line status; unknown statuses are left out."""
+    outcomes: dict[str, int] = {}
+    for status, count in statuses.items():
+        if (name := OUTCOMES.get(status)) is not None:
+            outcomes[name] = outcomes.get(name, 0) + count
+    return outcomes

@@ -20,7 +20,12 @@
   later record of it is still in flight (AWS's FIFO rule) needs nothing of the drain: the runtime's
   claims order the runs;
 - a disabled mapping is not polled, as Lambda polls none: ``drain`` returns at once and says why in
-  :attr:`DrainStats.skipped`.
+  :attr:`DrainStats.skipped`;
+- an invocation that fails says its error once (the first of each distinct error, through ``say``,
+  naming the function log, where the worker wrote its traceback); one that shows no job can run (the
+  handler cannot be imported, or the runtime's ``ConfigurationError``: every batch would fail the
+  same way, whatever its jobs) stops the drain at once, as an interrupt does (below), and says why
+  in :attr:`DrainStats.stopped` instead of waiting out the visibility timeout of every message.
 
 Stopping: a drain that ends by itself (empty queue, ``for_seconds``, :meth:`EventSourceRunner.stop`)
 lets the batches in flight finish. One that is interrupted (Ctrl-C in the thread running it, or its
@@ -31,9 +36,9 @@ run, are made visible again (ChangeMessageVisibility 0:
 instead of after the visibility timeout (12 minutes for the construct's defaults). The workers never
 see the terminal's Ctrl-C themselves (:mod:`~constructs_fifo.local.event_source.pool`).
 
-The function log (the workers' stderr) goes to ``<temp dir>/constructs-fifo/<function>.log``,
-bounded (:mod:`~constructs_fifo.local.event_source.function_log`), and a drain waiting only on
-in-flight messages says so (:mod:`~constructs_fifo.local.event_source.waiting`).
+The function log (the workers' stderr) goes to a new numbered file per drain in the user's and the
+project's log directory, bounded (:mod:`~constructs_fifo.local.event_source.function_log`); a drain
+waiting only on in-flight messages says so (:mod:`~constructs_fifo.local.event_source.waiting`).
 
 Examples
 --------
@@ -41,7 +46,7 @@ Examples
 >>> target = AwsTarget.for_endpoint("http://localhost:4566")
 >>> with EventSourceRunner.from_stack("AgentJobs", target=target) as runner:  # doctest: +SKIP
 ...     stats = runner.drain(until_empty=True)
->>> stats.succeeded  # doctest: +SKIP
+>>> stats.outcomes["succeeded"]  # doctest: +SKIP
 500
 """
 
@@ -61,17 +66,18 @@ from botocore.exceptions import BotoCoreError, ClientError
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import RunnerError
 from constructs_fifo.local.event_source.deployment import (
-    DeployedFunction,
     Deployment,
+    DeployedFunction,
     MappingSettings,
     QueueSettings,
     read_deployment,
 )
 from constructs_fifo.local.event_source.events import build_event, parse_batch_response
 from constructs_fifo.local.event_source.function_log import FunctionLog
+from constructs_fifo.local.event_source.invocation_errors import NO_JOB_CAN_RUN_ERRORS, ErrorReport
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
 from constructs_fifo.local.event_source.receipts import delete, release
-from constructs_fifo.local.event_source.reports import DrainStats, InvocationReport
+from constructs_fifo.local.event_source.reports import InvocationReport, DrainStats, outcomes_of
 from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue
@@ -104,8 +110,8 @@ class EventSourceRunner:
     concurrency:
         Overrides the concurrency read from the deployment.
     log_path:
-        Where the workers' stderr (the function log) goes, emptied first; by default
-        :func:`~constructs_fifo.local.event_source.function_log.default_log_path`. Kept after
+        Where the workers' stderr (the function log) goes, emptied first; by default a new numbered
+        log in :func:`~constructs_fifo.local.event_source.function_log.log_directory`. Kept after
         :meth:`close` so it can be read; bounded (see that module).
     """
 
@@ -265,6 +271,7 @@ class EventSourceRunner:
         poll_wait_seconds: int = 1,
         cancel: threading.Event | None = None,
         say: Callable[[str], None] | None = None,
+        stats: DrainStats | None = None,
     ) -> DrainStats:
         """Poll and invoke until the queue is empty (and stays so), ``for_seconds`` pass, or :meth:`stop`.
 
@@ -287,15 +294,20 @@ class EventSourceRunner:
             in the thread running the drain does the same.
         say:
             Receives a line when the drain has only in-flight messages left to wait for (every
-            :data:`~constructs_fifo.local.event_source.waiting.WAIT_REPORT_SECONDS`), and when it
-            stops at once.
+            :data:`~constructs_fifo.local.event_source.waiting.WAIT_REPORT_SECONDS`), the first time
+            each distinct invocation error occurs, and when it stops at once.
+        stats:
+            The totals to add to (a caller reads them as they grow, and after a Ctrl-C); by default
+            new ones.
 
         Returns
         -------
         DrainStats
-            With ``skipped`` set, and nothing polled, when the mapping is disabled.
+            With ``skipped`` set, and nothing polled, when the mapping is disabled; with ``stopped``
+            set when no job could run.
         """
-        stats = DrainStats()
+        stats = stats if stats is not None else DrainStats()
+        stats.function_log = str(self.log_path)
         if not self.mapping.enabled:
             stats.skipped = (
                 f"the event source mapping {self.mapping.uuid} of function {self.function.name} is "
@@ -310,6 +322,7 @@ class EventSourceRunner:
         pool = self._pool
         callback_lock = threading.Lock()
         busy = [False] * self.concurrency
+        errors = ErrorReport(say, self._function_log, stats)  # one for every slot: each error said once
         started = time.monotonic()
         threads = [
             threading.Thread(
@@ -322,6 +335,7 @@ class EventSourceRunner:
                     "on_batch": on_batch,
                     "callback_lock": callback_lock,
                     "wait_seconds": poll_wait_seconds,
+                    "errors": errors,
                 },
                 name=f"esm-slot-{slot}",
                 daemon=True,
@@ -346,7 +360,7 @@ class EventSourceRunner:
         finally:
             self._stop.set()
             if self._abandon.is_set():
-                if say is not None:
+                if say is not None and stats.stopped is None:
                     say(
                         f"stopping the drain of {queue_name(self.queue.url)} now: batches in flight "
                         "are cut off and their messages made visible again"
@@ -375,6 +389,7 @@ class EventSourceRunner:
         on_batch: Callable[[InvocationReport], None] | None,
         callback_lock: threading.Lock,
         wait_seconds: int,
+        errors: ErrorReport,
     ) -> None:
         """One concurrency slot of :meth:`drain`: receive a batch, invoke, report, until stopped."""
         while not self._stop.is_set():
@@ -397,7 +412,12 @@ class EventSourceRunner:
                 return
             busy[slot] = True
             try:
-                report = self._invoke(pool, slot, messages, stats)
+                report, no_job_can_run = self._invoke(pool, slot, messages, stats)
+                if report.error is not None and not self._abandon.is_set():
+                    errors.report(self.function.name, report.error, stop=no_job_can_run)
+                    if no_job_can_run:  # every batch would fail the same: stop now, as an interrupt does
+                        self._abandon.set()
+                        self._stop.set()
             finally:
                 busy[slot] = False
             if report.error is not None and self._abandon.is_set():
@@ -443,7 +463,8 @@ class EventSourceRunner:
 
     def _invoke(
         self, pool: WorkerPool, slot: int, messages: Sequence[MessageTypeDef], stats: DrainStats
-    ) -> InvocationReport:
+    ) -> tuple[InvocationReport, bool]:
+        """Run one batch; return its report and whether its error shows that no job can run."""
         event = build_event(messages, queue_arn=self.queue.arn, region=self.target.region)
         ids = tuple(m["MessageId"] for m in messages)
         groups = tuple(m.get("Attributes", {}).get("MessageGroupId", "") for m in messages)
@@ -462,10 +483,12 @@ class EventSourceRunner:
             deleted, delete_failures = delete(
                 self._sqs, self.queue.url, [m for m in messages if m["MessageId"] not in failed], self._log
             )
+        outcomes = outcomes_of(invocation.outcomes)
         stats.add(
+            outcomes=outcomes,
             batches=1,
             records=len(ids),
-            succeeded=len(deleted),
+            deleted=len(deleted),
             delete_failures=delete_failures,
             failed_reported=len(failed) if error is None else 0,
             handler_errors=0 if error is None else 1,
@@ -473,7 +496,7 @@ class EventSourceRunner:
             timeouts=int(invocation.timed_out),
             aws_calls=invocation.aws_calls,
         )
-        return InvocationReport(
+        report = InvocationReport(
             slot=slot,
             message_ids=ids,
             groups=groups,
@@ -482,4 +505,6 @@ class EventSourceRunner:
             error=error,
             duration_seconds=invocation.duration_seconds,
             cold_start=invocation.cold_start,
+            outcomes=outcomes,
         )
+        return report, invocation.init_failed or invocation.error_type in NO_JOB_CAN_RUN_ERRORS

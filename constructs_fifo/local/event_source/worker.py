@@ -18,8 +18,15 @@ for other services). The hook is registered on that session before the handler i
 sees every client the handler creates; a call is counted once, however often botocore retries it.
 Without boto3 installed nothing is counted (an empty object).
 
+``outcomes`` counts the runtime's outcome lines the invocation wrote through ``sys.stdout``, by
+``status`` (``{"SUCCEEDED": 9, "PARKED": 1}``): an outcome line's own ``status``, and each row of a
+batch or summary line's ``jobs`` (the BATCH level folds successes into them). Lines that are not
+the runtime's JSON are written and not counted.
+
 The protocol pipe is the original stdout, moved to another descriptor; the handler's own prints go to
-stderr (the function's log), as in Lambda.
+stderr (the function's log), as in Lambda. An error the handler raises, or its import's, is written to
+the log as Lambda writes it (``[ERROR] Type: message`` and the traceback), so the log says why a batch
+failed.
 
 This module uses the standard library only (and boto3, only to count calls, when it is importable)
 and imports nothing from ``constructs_fifo``.
@@ -35,7 +42,7 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["CallCounter", "WorkerContext", "load_handler", "main"]
+__all__ = ["CallCounter", "WorkerContext", "OutcomeCounter", "load_handler", "main"]
 
 
 class WorkerContext:
@@ -102,6 +109,60 @@ class CallCounter:
         return taken
 
 
+class OutcomeCounter:
+    """``sys.stdout`` of the worker: writes to the log and counts the runtime's outcome lines by status."""
+
+    def __init__(self, log: IO[str]) -> None:
+        self._log = log
+        self._pending = ""
+        self.counts: dict[str, int] = {}
+
+    def write(self, text: str) -> int:
+        """Write ``text`` to the log; count each complete line that is an outcome, batch or summary line."""
+        self._log.write(text)
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            self._count(line)
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the log."""
+        self._log.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding ... as the log's
+        return getattr(self._log, name)
+
+    def _count(self, line: str) -> None:
+        if not line.startswith("{"):
+            return
+        try:
+            fields = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(fields, dict):
+            return
+        statuses = [fields.get("status")] if "_aws" in fields else []
+        jobs = fields.get("jobs")
+        if isinstance(jobs, list):
+            statuses += [row[2] for row in jobs if isinstance(row, list) and len(row) > 2]
+        for status in statuses:
+            if isinstance(status, str):
+                self.counts[status] = self.counts.get(status, 0) + 1
+
+    def take(self) -> dict[str, int]:
+        """The counts since the last ``take``, and start again from zero."""
+        taken, self.counts = self.counts, {}
+        return taken
+
+
+def _log_error(error: dict[str, Any]) -> None:
+    """Write an error to the function log as Lambda's Python runtime does."""
+    trace = "".join(error.get("stackTrace") or [])
+    sys.stderr.write(f"[ERROR] {error['errorType']}: {error['errorMessage']}\n{trace}")
+    sys.stderr.flush()
+
+
 def _tables_of(params: dict[str, Any]) -> list[str]:
     """The DynamoDB tables a call's parameters name, sorted (none for other services)."""
     names: set[str] = set()
@@ -152,7 +213,8 @@ def main(argv: list[str]) -> int:
 
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # the handler's prints go to the log (stderr)
-    sys.stdout = sys.stderr
+    outcomes = OutcomeCounter(sys.stderr)
+    sys.stdout = outcomes  # a writer of text, as the runtime uses it
 
     started = time.monotonic()
     counter = CallCounter.install()
@@ -162,6 +224,7 @@ def main(argv: list[str]) -> int:
         handler = load_handler(handler_spec)
     except Exception as exc:  # reported to the runner as Lambda reports an init error
         init_error = _error(exc)
+        _log_error(init_error)
     init_ms = int((time.monotonic() - started) * 1000)
     if init_error is None:
         _write(protocol, {"ready": True, "init_ms": init_ms})
@@ -178,14 +241,16 @@ def main(argv: list[str]) -> int:
             continue
         context = WorkerContext(str(request["request_id"]), int(request["timeout_ms"]))
         counter.take()  # calls between invocations (none in Lambda) are not this invocation's
+        outcomes.take()
         answer: dict[str, Any]
         try:
             result = handler(request["event"], context)
-        except Exception as exc:  # a handler error is data for the runner
+        except Exception as exc:  # a handler error is data for the runner, and a line of the log
             answer = {"ok": False, "error": _error(exc)}
+            _log_error(answer["error"])
         else:
             answer = {"ok": True, "result": result}
-        answer |= {"duration_ms": _ms(begin), "aws_calls": counter.take()}
+        answer |= {"duration_ms": _ms(begin), "aws_calls": counter.take(), "outcomes": outcomes.take()}
         try:
             _write(protocol, answer)
         except (TypeError, ValueError) as exc:  # a result that is not JSON

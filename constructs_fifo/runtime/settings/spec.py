@@ -458,6 +458,7 @@ _ROWS: Final = (
         field="outcome_lines",
         choices=tuple(member.value for member in OutcomeLines),
     ),
+    Setting("outputs", "add its own CfnOutputs", "bool", default=True, default_doc="`True`", prop="outputs"),
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
     Setting(

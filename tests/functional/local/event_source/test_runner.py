@@ -73,6 +73,10 @@ def handle(event, context):
             failures.append({"itemIdentifier": r["messageId"]})
         elif action == "raise_once" and attempt == 1:
             raise RuntimeError("boom")
+        elif action == "config_error":
+            class ConfigurationError(Exception):  # the runtime's, by name: no job can get past it
+                pass
+            raise ConfigurationError("CONSTRUCTS_FIFO_MODE='x' is not a mode")
         elif action == "bad_response":
             return {"batchItemFailures": [{"itemIdentifier": "not-a-record"}]}
     return {"batchItemFailures": failures}
@@ -117,6 +121,7 @@ def deploy(
     max_concurrency: int | None = None,
     reserved: int | None = None,
     enabled: bool = True,
+    handler: str = "tiny_handler.handle",
 ) -> Deployed:
     """Create DLQ, queue, function and mapping; send ``(id, group, action)`` jobs first.
 
@@ -156,7 +161,7 @@ def deploy(
         FunctionName=name,
         Runtime="python3.13",
         Role="arn:aws:iam::123456789012:role/fn-role",
-        Handler="tiny_handler.handle",
+        Handler=handler,
         Code={"S3Bucket": BUCKET, "S3Key": key},
         Timeout=timeout,
         MemorySize=256,
@@ -256,7 +261,7 @@ def test_drain_delivers_lambda_records_and_deletes_what_succeeded(
     # THEN every job ran once, was deleted, and the queue is empty
     seen = lines(deployed)
     assert sorted(line["id"] for line in seen) == sorted(j[0] for j in jobs)
-    assert (stats.records, stats.succeeded, stats.failed_reported, stats.handler_errors) == (6, 6, 0, 0)
+    assert (stats.records, stats.deleted, stats.failed_reported, stats.handler_errors) == (6, 6, 0, 0)
     assert depth(emulator, deployed.queue_url) == 0
     # AND each record looks like Lambda's
     record = seen[0]["record"]
@@ -291,7 +296,7 @@ def test_the_aws_calls_the_handler_makes_are_counted_by_operation_and_table(
     with runner_for(emulator, deployed) as runner:
         stats = runner.drain(until_empty=True, quiet_seconds=0.3)
     # THEN every call was counted once, under its operation, and the item read under its table
-    assert stats.succeeded == 3
+    assert stats.deleted == 3
     assert stats.aws_calls == {"dynamodb.ListTables": 3, "dynamodb.GetItem no-such-table": 3}
     assert stats.as_dict()["aws_calls"] == stats.aws_calls
 
@@ -317,7 +322,7 @@ def test_reported_failures_stay_and_the_rest_is_deleted(emulator: LocalEmulator,
         ("c", 1),
         ("b", 2),
     ]
-    assert (stats.succeeded, stats.failed_reported, stats.handler_errors) == (3, 1, 0)
+    assert (stats.deleted, stats.failed_reported, stats.handler_errors) == (3, 1, 0)
     # AND the drain waited for the in-flight message instead of stopping early
     assert depth(emulator, deployed.queue_url) == 0
 
@@ -337,7 +342,7 @@ def test_a_handler_exception_leaves_the_whole_batch(emulator: LocalEmulator, tmp
     assert len(reports[0].failed) == 3
     attempts = sorted((line["id"], line["attempt"]) for line in lines(deployed))
     assert attempts == [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("c", 1), ("c", 2)]
-    assert (stats.handler_errors, stats.succeeded) == (1, 3)
+    assert (stats.handler_errors, stats.deleted) == (1, 3)
 
 
 def test_an_invalid_response_fails_the_whole_batch(emulator: LocalEmulator, tmp_path: Path) -> None:
@@ -373,7 +378,7 @@ def test_a_worker_past_the_timeout_is_killed_and_replaced(emulator: LocalEmulato
     assert reports[0].error.startswith("Timeout: the handler ran past the function timeout of 1 s")
     assert reports[0].deleted == ()
     assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("slow", 2)]
-    assert (stats.timeouts, stats.cold_starts, stats.succeeded) == (1, 2, 1)
+    assert (stats.timeouts, stats.cold_starts, stats.deleted) == (1, 2, 1)
     assert reports[1].cold_start
     assert stats.elapsed_seconds < 10
 
@@ -399,7 +404,7 @@ def test_max_receive_count_moves_a_failing_message_to_the_dlq(
     assert depth(emulator, deployed.queue_url) == 0
     dlq = emulator.client("sqs").receive_message(QueueUrl=deployed.dlq_url)["Messages"]
     assert [json.loads(m["Body"])["id"] for m in dlq] == ["poison"]
-    assert (stats.succeeded, stats.failed_reported) == (1, 2)
+    assert (stats.deleted, stats.failed_reported) == (1, 2)
 
 
 def test_concurrency_is_bounded_by_maximum_concurrency(emulator: LocalEmulator, tmp_path: Path) -> None:
@@ -424,7 +429,7 @@ def test_concurrency_is_bounded_by_maximum_concurrency(emulator: LocalEmulator, 
     assert max_overlap(seen) == 2
     assert len({line["pid"] for line in seen}) == 2
     assert stats.cold_starts == 2
-    assert stats.succeeded == 6
+    assert stats.deleted == 6
 
 
 def test_for_seconds_stops_a_drain_that_would_not_end(emulator: LocalEmulator, tmp_path: Path) -> None:
@@ -535,7 +540,7 @@ def test_from_stack_runs_the_function_of_the_stacks_only_queue(
     # THEN it ran that function's deployed code on that queue
     assert runner.function.name == only.name
     assert runner.queue.url == only.queue_url
-    assert stats.succeeded == 1
+    assert stats.deleted == 1
     assert [(line["id"], line["marker"]) for line in lines(only)] == [("Jobs", "deployed-copy")]
     assert depth(emulator, only.queue_url) == 0
 
@@ -557,7 +562,7 @@ def test_a_stack_with_two_queues_needs_queue_and_lists_both(emulator: LocalEmula
         stats = runner.drain(quiet_seconds=0.3)
     assert runner.function.name == deployed["Second"].name
     assert runner.function.environment["CONSTRUCTS_FIFO_CLAIM_TABLE"] == "Second-claims"
-    assert stats.succeeded == 1
+    assert stats.deleted == 1
     assert [line["id"] for line in lines(deployed["Second"])] == ["Second"]
     assert lines(deployed["First"]) == []
     assert depth(emulator, deployed["First"].queue_url) == 1
@@ -614,7 +619,7 @@ def test_a_crashed_worker_leaves_its_batch_and_is_replaced(emulator: LocalEmulat
     assert reports[0].error.startswith("WorkerError: worker process")
     assert reports[0].deleted == ()
     assert [(line["id"], line["attempt"]) for line in lines(deployed)] == [("crash", 2)]
-    assert (stats.handler_errors, stats.cold_starts, stats.succeeded) == (1, 2, 1)
+    assert (stats.handler_errors, stats.cold_starts, stats.deleted) == (1, 2, 1)
 
 
 def _send_sleepers(emu: LocalEmulator, deployed: Deployed, groups: int, seconds: float) -> None:
@@ -677,7 +682,7 @@ def test_a_cancelled_drain_stops_at_once_and_gives_its_batches_back(
     assert not thread.is_alive()
     assert stopped_in < 5
     stats = outcome["stats"]
-    assert (stats.cold_starts, stats.batches, stats.succeeded, stats.handler_errors) == (2, 2, 0, 2)
+    assert (stats.cold_starts, stats.batches, stats.deleted, stats.handler_errors) == (2, 2, 0, 2)
     assert said and said[-1].startswith("stopping the drain of")
     # AND the cut-off batches are visible again now, not after the 10-minute visibility timeout
     assert _counts(emulator, deployed.queue_url) == (2, 0)
@@ -724,7 +729,7 @@ def test_a_drain_says_what_it_waits_for_and_where_the_log_is(
         log = runner.log_path
 
     # THEN while only the in-flight message was left, the drain said so
-    assert stats.succeeded == 1
+    assert stats.deleted == 1
     assert said, "the drain said nothing while it waited"
     assert "1 message(s) in flight, none visible" in said[0]
     assert "at most 5 s after it was received" in said[0]
@@ -752,10 +757,73 @@ def test_a_delete_refused_for_an_expired_receipt_leaves_the_record_which_comes_b
     # record was received again and deleted, as Lambda's poller does
     assert sorted((line["id"], line["attempt"]) for line in lines(deployed)) == [("late", 1), ("late", 2)]
     assert stats.delete_failures == 1
-    assert stats.succeeded == 1
+    assert stats.deleted == 1
     assert depth(emulator, deployed.queue_url) == 0
     # AND the function log says so in one line
     refused = [json.loads(line) for line in log.splitlines() if '"delete_refused"' in line]
     assert [(r["group"], r["error"]) for r in refused] == [
         ("g1", "InvalidParameterValue: The receipt handle has expired.")
     ]
+
+
+def _visible(emu: LocalEmulator, url: str) -> int:
+    attributes = emu.client("sqs").get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"])
+
+
+def test_a_handler_that_cannot_be_imported_stops_the_drain_and_says_why(
+    emulator: LocalEmulator, tmp_path: Path
+) -> None:
+    # GIVEN a deployed function whose handler's module is not in its code, three jobs, visibility 60 s
+    jobs = [(f"j{i}", f"g{i}", "ok") for i in range(3)]
+    deployed = deploy(emulator, tmp_path, jobs, handler="nosuch.handle", visibility=60)
+    said: list[str] = []
+    # WHEN the queue is drained until empty
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3, say=said.append)
+        log_path = runner.log_path
+    # THEN the drain stopped instead of waiting on messages that cannot succeed, and says why
+    assert stats.stopped is not None
+    assert stats.stopped.startswith(
+        f"function {deployed.name} cannot run any job: ModuleNotFoundError: No module named 'nosuch'. "
+    )
+    assert said == [f"stopped: {stats.stopped} (the traceback: {log_path})"]
+    assert stats.as_dict()["function_log"] == str(log_path)
+    # AND the log holds the error with its traceback, and why the drain stopped
+    log = log_path.read_text()
+    assert "[ERROR] ModuleNotFoundError: No module named 'nosuch'\nTraceback" in log
+    assert f"[constructs-fifo] drain stopped: {stats.stopped}" in log
+    # AND the jobs are visible again at once (not after 60 s), for the drain after the fix
+    assert _visible(emulator, deployed.queue_url) == 3
+
+
+def test_the_runtime_s_configuration_error_stops_the_drain(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN a handler raising the runtime's ConfigurationError (a wrong environment)
+    deployed = deploy(emulator, tmp_path, [("j1", "g", "config_error")], visibility=60)
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3)
+    # THEN it stops at once, naming the error
+    assert stats.stopped is not None
+    assert "cannot run any job: ConfigurationError: CONSTRUCTS_FIFO_MODE='x' is not a mode." in stats.stopped
+    assert _visible(emulator, deployed.queue_url) == 1
+
+
+def test_a_job_s_error_is_said_once_and_the_drain_goes_on(emulator: LocalEmulator, tmp_path: Path) -> None:
+    # GIVEN two groups whose first invocation raises the same error, then succeeds
+    jobs = [("a", "g1", "raise_once"), ("b", "g2", "raise_once")]
+    deployed = deploy(emulator, tmp_path, jobs, batch_size=1, visibility=2)
+    said: list[str] = []
+    # WHEN the queue is drained
+    with runner_for(emulator, deployed) as runner:
+        stats = runner.drain(until_empty=True, quiet_seconds=0.3, say=said.append)
+        log_path = runner.log_path
+    # THEN the error was said once, with where its traceback is, and the drain went on to the end
+    failed = [line for line in said if "failed" in line]
+    assert failed == [
+        f"an invocation of {deployed.name} failed: RuntimeError: boom (the traceback: {log_path})"
+    ]
+    assert (stats.stopped, stats.handler_errors, stats.deleted) == (None, 2, 2)
+    assert log_path.read_text().count("[ERROR] RuntimeError: boom") == 2

@@ -1,0 +1,111 @@
+"""The construct's own stack outputs: what a producer, an operator or a script needs to find its parts.
+
+``cdk deploy`` prints them and ``aws cloudformation describe-stacks`` reads them, so a user's app
+learns its queue's URL without writing outputs of its own (``outputs=False`` leaves them out). Each
+has a description naming the construct's path and what the value is for.
+
+No export names: an exported output cannot change or go while another stack imports it, which makes
+the stack hard to update and to delete; a stack that needs a value passes it in code.
+
+Logical ids are readable and stable: the output's path inside its stack, letters and digits only
+(``AgentJobs/Notifications/Outputs/QueueUrl`` gives ``NotificationsOutputsQueueUrl``), rather than
+CDK's path hash. The ``Outputs`` part keeps them apart from the outputs an app writes itself, such as
+``CfnOutput(stack, "NotificationsQueueUrl", ...)`` (two outputs of one logical id fail synth). An id
+that would pass CloudFormation's 255 characters keeps CDK's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+__all__ = ["OUTPUTS_ID", "OUTPUT_NAMES", "QueueParts", "build_outputs", "output_logical_id"]
+
+#: The construct id of the scope holding the outputs (a child of the queue construct).
+OUTPUTS_ID: Final = "Outputs"
+#: CloudFormation's longest logical id.
+_LOGICAL_ID_MAX: Final = 255
+#: Every output's name (the end of its logical id), in template order.
+OUTPUT_NAMES: Final = (
+    "QueueUrl",
+    "QueueName",
+    "QueueArn",
+    "DeadLetterQueueUrl",
+    "DeadLetterQueueName",
+    "DeadLetterQueueArn",
+    "ClaimTableName",
+    "GroupTableName",
+    "FunctionName",
+)
+
+
+@dataclass(frozen=True)
+class QueueParts:
+    """The resources the outputs name (a table is ``None`` when the mode and policy build none)."""
+
+    queue: sqs.IQueue
+    dead_letter_queue: sqs.IQueue
+    claim_table: dynamodb.ITable | None
+    group_table: dynamodb.ITable | None
+    function: lambda_.IFunction
+
+
+def output_logical_id(output: Construct) -> str | None:
+    """``output``'s path inside its stack, letters and digits only; ``None`` if too long."""
+    stack = Stack.of(output)
+    inside = output.node.scopes[len(stack.node.scopes) :]
+    logical_id = "".join(
+        char for part in inside for char in part.node.id if char.isascii() and char.isalnum()
+    )
+    return logical_id if len(logical_id) <= _LOGICAL_ID_MAX and logical_id[0].isalpha() else None
+
+
+def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
+    """Add the queue's outputs (see the module docstring) under ``scope/Outputs``.
+
+    Returns
+    -------
+    list of CfnOutput
+        In :data:`OUTPUT_NAMES` order, the tables' only when they exist.
+    """
+    path = scope.node.path
+    values: list[tuple[str, str | None, str]] = [
+        ("QueueUrl", parts.queue.queue_url, "job queue's URL: producers send jobs to it"),
+        ("QueueName", parts.queue.queue_name, "job queue's name"),
+        ("QueueArn", parts.queue.queue_arn, "job queue's ARN"),
+        (
+            "DeadLetterQueueUrl",
+            parts.dead_letter_queue.queue_url,
+            "dead-letter queue's URL: dead jobs (CONTINUE policy) and messages past maxReceiveCount",
+        ),
+        ("DeadLetterQueueName", parts.dead_letter_queue.queue_name, "dead-letter queue's name"),
+        ("DeadLetterQueueArn", parts.dead_letter_queue.queue_arn, "dead-letter queue's ARN"),
+        (
+            "ClaimTableName",
+            parts.claim_table.table_name if parts.claim_table is not None else None,
+            "claim table's name: each job's claim, attempts and outcome",
+        ),
+        (
+            "GroupTableName",
+            parts.group_table.table_name if parts.group_table is not None else None,
+            "group table's name: parked groups, their kept jobs, and each group's state in state mode",
+        ),
+        ("FunctionName", parts.function.function_name, "name of the function that runs the jobs"),
+    ]
+    holder = Construct(scope, OUTPUTS_ID)
+    outputs: list[CfnOutput] = []
+    for name, value, what in values:
+        if value is None:
+            continue
+        output = CfnOutput(holder, name, value=value, description=f"OrderedAgentQueue {path}: the {what}.")
+        logical_id = output_logical_id(output)
+        if logical_id is not None:
+            output.override_logical_id(logical_id)
+        outputs.append(output)
+    return outputs
