@@ -18,7 +18,7 @@ from typing import Final
 
 from constructs_fifo.runtime.observability import OutcomeStatus
 
-__all__ = ["OUTCOMES", "OUTCOME_NAMES", "InvocationReport", "DrainStats", "outcomes_of"]
+__all__ = ["OUTCOMES", "OUTCOME_NAMES", "DrainStats", "InvocationReport", "outcomes_of"]
 
 #: The outcome a drain counts for each status of the runtime's outcome lines.
 OUTCOMES: Final[Mapping[str, str]] = {

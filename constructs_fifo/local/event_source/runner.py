@@ -66,8 +66,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import RunnerError
 from constructs_fifo.local.event_source.deployment import (
-    Deployment,
     DeployedFunction,
+    Deployment,
     MappingSettings,
     QueueSettings,
     read_deployment,
@@ -77,7 +77,7 @@ from constructs_fifo.local.event_source.function_log import FunctionLog
 from constructs_fifo.local.event_source.invocation_errors import NO_JOB_CAN_RUN_ERRORS, ErrorReport
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
 from constructs_fifo.local.event_source.receipts import delete, release
-from constructs_fifo.local.event_source.reports import InvocationReport, DrainStats, outcomes_of
+from constructs_fifo.local.event_source.reports import DrainStats, InvocationReport, outcomes_of
 from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
 from constructs_fifo.local.queues import QueueCounts, queue_counts
 from constructs_fifo.local.stack import resolve_queue

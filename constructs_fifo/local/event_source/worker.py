@@ -42,7 +42,7 @@ import time
 import traceback
 from typing import IO, Any
 
-__all__ = ["CallCounter", "WorkerContext", "OutcomeCounter", "load_handler", "main"]
+__all__ = ["CallCounter", "OutcomeCounter", "WorkerContext", "load_handler", "main"]
 
 
 class WorkerContext:

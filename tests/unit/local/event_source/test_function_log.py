@@ -10,8 +10,8 @@ import pytest
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.event_source import function_log
 from constructs_fifo.local.event_source.deployment import (
-    Deployment,
     DeployedFunction,
+    Deployment,
     MappingSettings,
     QueueSettings,
 )
