@@ -174,8 +174,8 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "outcome_lines_not_a_level": (
         {"outcome_lines": "EVERY"},
-        "outcome_lines='EVERY' is not a log level: pass OutcomeLines.JOB (a log line per job, the default) "
-        "or OutcomeLines.BATCH (successes summarized once per batch; failures keep their lines).",
+        "outcome_lines='EVERY' is not an OutcomeLines: it must be OutcomeLines.JOB or OutcomeLines.BATCH; "
+        "pass e.g. outcome_lines=OutcomeLines.JOB.",
     ),
     "environment_collides_with_the_runtime": (
         {"environment": {"CONSTRUCTS_FIFO_CLAIM_TABLE": "mine"}},
@@ -340,7 +340,7 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
 
 def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
     # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
-    from constructs_fifo.runtime.state.core.records import GapPolicy
+    from constructs_fifo.runtime.settings.choices import GapPolicy
 
     problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
     assert problems == [
