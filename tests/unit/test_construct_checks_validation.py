@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, cast
 
@@ -533,3 +534,26 @@ def test_each_placement_rule_raises_its_message(code: lambda_.Code, rule: str) -
     props, messages = PLACEMENT_RULES[rule]
     # WHEN the construct is built THEN exactly those problems are reported, with their pinned messages
     assert _placement_problems(code, **props) == messages
+
+
+def test_a_row_bounded_by_another_prop_is_refused_above_it(code: lambda_.Code, monkeypatch: Any) -> None:
+    # GIVEN a duration row that may not pass another prop (here: the age alarm may not pass the claim TTL)
+    row = dataclasses.replace(
+        SETTINGS["age_alarm_threshold"], not_above="claim_ttl", not_above_why="an example reason"
+    )
+    monkeypatch.setitem(cast(dict[str, Setting], SETTINGS), "age_alarm_threshold", row)
+    # WHEN it is above that prop / THEN the problem names both values, the reason and the fix
+    problems = _problems(code, claim_ttl=Duration.minutes(5), age_alarm_threshold=Duration.minutes(6))
+    assert problems == [
+        "age_alarm_threshold=360s is more than claim_ttl=300s: an example reason; pass age_alarm_threshold "
+        "<= claim_ttl, raise claim_ttl, or omit age_alarm_threshold for the default."
+    ]
+    # AND at that prop's value it is allowed
+    OrderedAgentQueue(
+        Stack(App(), "S"),
+        "Jobs",
+        code=code,
+        handler="agent_worker.handle",
+        claim_ttl=Duration.minutes(5),
+        age_alarm_threshold=Duration.minutes(5),
+    )

@@ -143,6 +143,30 @@ def _check_reserved_covers_maximum(values: Mapping[str, object]) -> list[str]:
     return []
 
 
+def _check_not_above(values: Mapping[str, object], name: str) -> list[str]:
+    """A prop whose row says it may not pass another (``not_above``), against that prop's value."""
+    row = SETTINGS[name]
+    if row.not_above is None:
+        return []
+    other = row.not_above
+    if row.unit == SECONDS:
+        given, bound = duration(values, name), duration(values, other)
+        value = tokens.seconds(given) if given is not None else None
+        limit = tokens.seconds(bound) if bound is not None else None
+        shown, limit_shown = (fmt_seconds(v) if v is not None else "" for v in (value, limit))
+    else:
+        value, limit = number(values, name), number(values, other)
+        shown, limit_shown = (f"{v:g}" if v is not None else "" for v in (value, limit))
+    if value is None or limit is None or not (resolved_number(value) and resolved_number(limit)):
+        return []
+    if value <= limit:
+        return []
+    return [
+        f"{name}={shown} is more than {other}={limit_shown}: {row.not_above_why}; pass {name} <= {other}, "
+        f"raise {other}, or omit {name} for the default."
+    ]
+
+
 #: The rules that join a prop to others, each checked right after the prop's own limits.
 _JOINT_RULES: Final[Mapping[str, Callable[[Mapping[str, object]], list[str]]]] = {
     "max_attempts": _check_receive_count,
@@ -185,6 +209,7 @@ def check_props(values: Mapping[str, object]) -> list[str]:
             problems += check_duration(row, given) if given is not None else []
         elif row.low is not None or row.high is not None:
             problems += check_number(row, number(values, name))
+        problems += _check_not_above(values, name)
         problems += _JOINT_RULES[name](values) if name in _JOINT_RULES else []
     return problems
 

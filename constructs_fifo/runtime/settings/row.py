@@ -60,6 +60,10 @@ class Setting:
     claim_only : bool
         A claim-mode setting: written only where there is a claim table (accepted in state mode,
         where it does nothing).
+    not_above : str or None
+        Another prop (same unit) this one may not pass, e.g. ``timeout``; ``not_above_why`` says why.
+    not_above_why : str
+        The reason, as the validation error states it.
     """
 
     name: str
@@ -79,6 +83,8 @@ class Setting:
     rule: str = ""
     state_only: bool = False
     claim_only: bool = False
+    not_above: str | None = None
+    not_above_why: str = ""
 
     def variable(self) -> str:
         """The environment variable, for a row that must have one.
