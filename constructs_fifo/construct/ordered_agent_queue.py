@@ -163,6 +163,10 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         State mode only: ``WAIT`` keeps waiting (the alarm calls an operator); ``SKIP_GAP`` gives the missing
         seqs up, records them and applies what follows. Limits: ``WAIT`` or ``SKIP_GAP``. Default: ``WAIT``
         (state mode).
+    max_job_duration : Duration | None
+        Bounds one run of a job: a run still going after it is given up as a failed attempt; none: the
+        consumer's own bound (the Lambda consumer's is ``timeout``). Limits: 1 s – 12 h; ≤ ``timeout`` (the
+        Lambda consumer ends every run there). Default: the consumer's own bound.
     architecture : lambda_.Architecture
         The instruction set; ``ARM_64`` is about 20% cheaper per GB-second (the runtime is pure Python);
         bundled dependencies are installed for it. Limits: ``X86_64`` or ``ARM_64``. Default: ``X86_64``.
@@ -270,6 +274,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         reorder_limit: int | None = None,
         gap_timeout: Duration | None = None,
         gap_policy: GapPolicy | None = None,
+        max_job_duration: Duration | None = None,
         architecture: lambda_.Architecture = defaults.ARCHITECTURE,
         tracing: lambda_.Tracing | None = None,
         layers: Sequence[lambda_.ILayerVersion] | None = None,

@@ -557,3 +557,33 @@ def test_a_row_bounded_by_another_prop_is_refused_above_it(code: lambda_.Code, m
         claim_ttl=Duration.minutes(5),
         age_alarm_threshold=Duration.minutes(5),
     )
+
+
+def _function_variables(stack: Stack) -> dict[str, Any]:
+    functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+    (function,) = functions.values()
+    variables: dict[str, Any] = function["Properties"]["Environment"]["Variables"]
+    return variables
+
+
+def test_max_job_duration_is_written_in_seconds_only_when_given(code: lambda_.Code) -> None:
+    # GIVEN a queue without and one with a bound of a job's run
+    plain, bounded = Stack(App(), "Plain"), Stack(App(), "Bounded")
+    OrderedAgentQueue(plain, "Jobs", code=code, handler="agent_worker.handle")
+    OrderedAgentQueue(
+        bounded, "Jobs", code=code, handler="agent_worker.handle", max_job_duration=Duration.seconds(90)
+    )
+    # THEN only the second function's environment carries it, in seconds (the template is otherwise
+    # unchanged: the consumer's own bound, the timeout, applies)
+    assert "CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS" not in _function_variables(plain)
+    assert _function_variables(bounded)["CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS"] == "90"
+
+
+def test_max_job_duration_above_the_function_timeout_is_refused(code: lambda_.Code) -> None:
+    # GIVEN a bound longer than the Lambda consumer's timeout / WHEN built / THEN refused with the fix
+    problems = _problems(code, timeout=Duration.minutes(2), max_job_duration=Duration.minutes(5))
+    assert problems == [
+        "max_job_duration=300s is more than timeout=120s: the Lambda consumer ends every run at the "
+        "function timeout, so no run could last that long; pass max_job_duration <= timeout, raise "
+        "timeout, or omit max_job_duration for the default."
+    ]

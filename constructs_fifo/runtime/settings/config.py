@@ -81,6 +81,8 @@ class RuntimeConfig:
         State mode: ``WAIT`` (keep waiting, alarm) or ``SKIP_GAP`` (give the missing seqs up, record them).
     outcome_lines : OutcomeLines
         ``JOB`` (a log line per outcome) or ``BATCH`` (successes summarized in the batch's line).
+    max_job_duration_seconds : int or None
+        The bound of one run of a job; ``None``: the consumer's own (the Lambda function's timeout).
 
     Examples
     --------
@@ -109,6 +111,7 @@ class RuntimeConfig:
     gap_timeout_seconds: int = _default("gap_timeout_seconds", int)
     gap_policy: GapPolicy = _default("gap_policy", GapPolicy)  # noqa: RUF009 - a member: immutable
     outcome_lines: OutcomeLines = _default("outcome_lines", OutcomeLines)  # noqa: RUF009 - a member: immutable
+    max_job_duration_seconds: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **explicit: object) -> RuntimeConfig:
@@ -220,7 +223,7 @@ def _integer(explicit: object, env: Mapping[str, str], row: Setting, *, optional
     except ValueError:
         value = None
     if value is None or row.violation(value) is not None:
-        unset = f"the default {row.default}" if row.default is not None else "no bound of its own"
+        unset = f"the default {row.default}" if row.default is not None else row.default_doc
         raise ConfigurationError(
             f"{row.env}={raw!r} ({source}): must be {row.rule_text()} of {row.unit}; fix the value or "
             f"unset it to use {unset}"

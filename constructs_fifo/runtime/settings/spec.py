@@ -344,6 +344,25 @@ _ROWS: Final = (
         state_only=True,
     ),
     Setting(
+        "max_job_duration",
+        "bounds one run of a job: a run still going after it is given up as a failed attempt; none: the "
+        "consumer's own bound (the Lambda consumer's is `timeout`)",
+        "Duration | None",
+        default_doc="the consumer's own bound",
+        prop="max_job_duration",
+        env="CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS",
+        field="max_job_duration_seconds",
+        low=1,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="a run's message stays hidden at most the SQS maximum of a visibility timeout",
+        example="Duration.minutes(10)",
+        rule="≤ `timeout` (the Lambda consumer ends every run there)",
+        not_above="timeout",
+        not_above_why="the Lambda consumer ends every run at the function timeout, so no run could last "
+        "that long",
+    ),
+    Setting(
         "architecture",
         "the instruction set; `ARM_64` is about 20% cheaper per GB-second (the runtime is pure Python); "
         "bundled dependencies are installed for it",
