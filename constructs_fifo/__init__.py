@@ -1,10 +1,10 @@
 """constructs-fifo: ordered, exactly-once-effect job queues on SQS FIFO, Lambda and DynamoDB.
 
-The CDK side (:class:`OrderedAgentQueue`) and state mode's :class:`GapPolicy` are imported lazily,
-so that ``import constructs_fifo`` and the Lambda runtime (:mod:`constructs_fifo.runtime`), which
-ships inside the function's asset, never load ``aws_cdk`` (nor a claim-mode container state mode).
-The construct's enums (:class:`JobMode`, :class:`DeadJobPolicy`, :class:`GapPolicy`,
-:class:`OutcomeLines`) are the runtime's own, standard library only.
+The CDK side (:class:`OrderedAgentQueue`) is imported lazily, so that ``import constructs_fifo`` and
+the Lambda runtime (:mod:`constructs_fifo.runtime`), which ships inside the function's asset, never
+load ``aws_cdk``. The construct's enums (:class:`JobMode`, :class:`DeadJobPolicy`, :class:`GapPolicy`,
+:class:`OutcomeLines`) are the runtime's own (:mod:`constructs_fifo.runtime.settings.choices`),
+standard library only.
 
 Examples
 --------
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode, OutcomeLines
+from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
-    from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "CodeBundling",
@@ -42,10 +41,4 @@ def __getattr__(name: str) -> Any:
         import constructs_fifo.construct  # noqa: PLC0415
 
         return getattr(constructs_fifo.construct, name)
-    if name == "GapPolicy":
-        # Lazy too: state mode's records load only where state mode runs (a claim-mode container
-        # imports this package, and must load claim mode alone).
-        from constructs_fifo.runtime.state.core.records import GapPolicy  # noqa: PLC0415
-
-        return GapPolicy
     raise AttributeError(f"module 'constructs_fifo' has no attribute {name!r}")

@@ -42,7 +42,7 @@ from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.observability.metrics import QueueMetrics
 from constructs_fifo.construct.resources import permissions
-from constructs_fifo.construct.resources.function import FunctionSettings, RuntimeSettings, build_function
+from constructs_fifo.construct.resources.function import FunctionSettings, build_function
 from constructs_fifo.construct.resources.outputs import QueueParts, build_outputs
 from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -54,8 +54,8 @@ from constructs_fifo.construct.resources.permissions import (
 from constructs_fifo.construct.resources.queues import build_queues
 from constructs_fifo.construct.resources.tables import build_tables
 from constructs_fifo.construct.settings import defaults
-from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.state.core.records import GapPolicy
+from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
@@ -65,6 +65,9 @@ __all__ = [
     "READ_STATE_ACTIONS",
     "OrderedAgentQueue",
 ]
+
+#: The construct's keywords: one per prop row of the settings spec, in its order (a test pins them).
+_PROPS = tuple(row.name for row in SETTINGS.values() if row.prop is not None)
 
 
 class OrderedAgentQueue(Construct, QueueMetrics):
@@ -84,115 +87,120 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     ----------
     scope, id
         The parent construct and this construct's id.
-    code
-        The job code: a directory asset, ``lambda_.Code.from_asset("lambda")``. The runtime is added
-        next to it as the top-level package ``constructs_fifo`` (so the directory must not hold one).
-    handler
-        ``module.function`` of the job function: ``handle(job, context)`` in claim mode, a transition
-        ``apply(job, state) -> next_state`` in state mode.
-    mode
-        ``JobMode.CLAIM`` (default): a job is a side effect outside our store, claimed in the claim
-        table before it runs. ``JobMode.STATE``: a job is a transition of its group's state, which
-        lives in the group table and is committed exactly once per job, in order (no claim table).
-    batch_size
-        Records per invocation, 1 to 10. Default 10.
-    max_attempts
-        Runs of one job (a crash inside it included) before the runtime declares it dead, 1 to 100.
-        Default 5. The runtime counts them itself, in the claim table (claim mode) or in the group's
-        state bookkeeping (state mode), not from ``ApproximateReceiveCount``.
-    on_dead_job
-        What happens to a group after one of its jobs died. ``DeadJobPolicy.PARK`` (default): the
-        group stops at its dead job, which is kept with every later job of the group in the group
-        table, in order, until an operator resumes it. ``DeadJobPolicy.CONTINUE``: the dead job goes
-        to the dead-letter queue and the group goes on (its order is broken).
-    max_receive_count
-        SQS's own dead-letter rule, only a safety net for a function that cannot start at all: at
-        least ``(2 x batch_size - 1) x max_attempts + 1`` (state mode: ``(2 x batch_size - 1) x
-        (max_attempts + 2) + 1``; below that, healthy jobs could follow a failing one into the
-        dead-letter queue), at most 1000. Default twice that, at most 1000 (192; 268 in state mode).
-    timeout
-        The function timeout, 1 second to 15 minutes. Default 2 minutes.
-    visibility_timeout
-        The queue's visibility timeout, at least ``timeout`` (below 6 x ``timeout`` warns).
-        Default 6 x ``timeout``.
-    reserved_concurrency
-        The function's reserved concurrency, at least 1 and at least ``max_concurrency``. Default 10.
-        A reservation is a floor and a ceiling taken from the account's concurrency quota. ``None``
-        reserves nothing: the mapping's ``max_concurrency`` is then the only ceiling (AWS's advice for
-        SQS), with no floor (other functions of the account can use up the unreserved pool). Use it on
-        accounts whose quota cannot hold a reservation (new accounts start at 10 or 50).
-    max_concurrency
-        The event source's maximum concurrency, 2 to 1000. Default ``reserved_concurrency`` (when it
-        is 2 or more; at most 1000), so the mapping never invokes more functions than may run:
-        throttled batches return to the queue with raised receive counts. With
-        ``reserved_concurrency=None``, default 10.
-    claim_ttl
-        How long a claim item lives before DynamoDB's TTL may delete it. Default 7 days.
-    age_alarm_threshold
-        The queue alarm fires when the oldest message is older than this. Default 5 minutes.
-    alarm_topic
-        SNS topic notified when an alarm fires and when it returns to OK. Default none.
-    encryption_key
-        KMS key for both queues, the tables, the function's log group and its environment variables.
-        The construct adds to the key's policy the statement CloudWatch Logs needs (for an imported
-        key it cannot, and warns ``constructs-fifo:encryptionKeyPolicyNotManaged``). Default
-        SQS-managed SSE, the AWS managed DynamoDB key, and the services' default encryption of logs and
-        environment.
-    content_based_deduplication
-        Let SQS derive deduplication ids from the body. Default off: producers send the jobId as
-        ``MessageDeduplicationId``.
-    table_removal_policy
-        What happens to the claim table and the group table when they leave the stack. Default RETAIN.
-    environment
-        Extra environment variables for the job code; the construct's own names may not be used.
-    memory_size
-        Function memory in MB, 128 to 10240. Default 256.
-    backoff_base
-        First retry delay of a failed job (doubles per attempt, capped at the visibility timeout),
-        at least 1 second. Default 2 seconds.
-    metrics_namespace
-        CloudWatch namespace of the runtime's metrics. Default ``ConstructsFifo``.
-    architecture
-        ``lambda_.Architecture.X86_64`` (default) or ``ARM_64`` (about 20% less per GB-second; the
-        runtime is pure Python); bundled dependencies are installed for it.
-    tracing
-        ``lambda_.Tracing``; default none (no ``TracingConfig``). ``ACTIVE`` makes CDK add X-Ray's
-        statements on ``Resource: "*"`` to the role (acknowledged for cdk-nag's AwsSolutions-IAM5).
-    layers
-        Lambda layers, at most 5, each compatible with the function's runtime. Default none.
-    vpc
-        Run the function in this VPC. Its subnets must reach SQS, DynamoDB, CloudWatch and KMS (a NAT
-        gateway or VPC endpoints). The role gets the network-interface actions of AWS's
-        ``AWSLambdaVPCAccessExecutionRole``, inline. Default none (Lambda's own network).
-    vpc_subnets
-        Which subnets of ``vpc`` (never public ones). Default the VPC's private subnets. Needs ``vpc``.
-    security_groups
-        1 to 5 security groups. Default one the function creates (all outbound, no inbound). Needs ``vpc``.
-    bundling
-        :class:`~constructs_fifo.construct.code.bundling.CodeBundling`: ``exclude`` patterns, the
-        dependencies to install (default the code directory's ``requirements.txt`` or
-        ``pyproject.toml``), index options, cache, or Docker bundling. Default: install what the code
-        directory declares, from the installer's configured index, into the user cache.
-    reorder_limit
-        State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds,
-        1 to 1000. Default 100.
-    gap_timeout
-        State mode only: how long a sequence gap may stay open before ``gap_policy`` applies and the
-        gap alarm fires. Default 5 minutes.
-    gap_policy
-        State mode only: ``GapPolicy.WAIT`` (default: keep waiting; the alarm says so) or
-        ``GapPolicy.SKIP_GAP`` (give the missing seqs up, record them, apply what follows).
-    dashboard
-        Build a CloudWatch dashboard of the queue, the function, the runtime's metrics and every
-        alarm with its threshold. Default ``True``.
-    outcome_lines
-        ``OutcomeLines.JOB`` (default): a log line per job outcome, what an operator searches first.
-        ``OutcomeLines.BATCH``: successes and duplicates are summarized in one line per batch (counts,
-        durations, job ids); failures, dead jobs and parking keep their own lines; the metrics are
-        the same: about 120 log bytes per job instead of about 870 ($0.35 less per million jobs).
-    outputs
-        Add CfnOutputs of the queues' URLs, names and ARNs, the tables' names and the function's name,
-        with descriptions and no export names (``resources/outputs.py``). Default ``True``.
+    code : lambda_.Code
+        The job code: a **directory** asset (``Code.from_asset(dir)``); inline code, S3 code and zip files are
+        rejected; the directory may not hold a top-level ``constructs_fifo``. Default: required.
+    handler : str
+        ``module.function`` of the job function, ``handle(job, context)`` (state mode: the transition
+        ``apply(job, state) -> next_state``): Python identifiers, dotted module allowed (``pkg.mod.handle``).
+        Default: required.
+    mode : JobMode
+        ``CLAIM``: a job is a side effect, claimed in the claim table before it runs; ``STATE``: a job is a
+        transition ``apply(job, state) -> state`` of its group's state (group table, no claim table). Limits:
+        ``CLAIM`` or ``STATE``. Default: ``CLAIM``.
+    batch_size : int
+        Records per invocation (the FIFO event source's limit). Limits: 1–10. Default: ``10``.
+    max_attempts : int
+        Runs of one job (a crash inside it included) before the runtime declares it dead. Limits: 1–100.
+        Default: ``5``.
+    on_dead_job : DeadJobPolicy
+        ``PARK``: the group stops at its dead job, which is kept with every later job of the group in the
+        group table, in order, until resumed (``ParkedGroupsAlarm``); ``CONTINUE``: the dead job goes to the
+        DLQ and the group goes on (its order is broken). Limits: ``PARK`` or ``CONTINUE``. Default: ``PARK``.
+    max_receive_count : int | None
+        SQS's own dead-letter rule, only a safety net for a function that cannot start at all. Limits: ≤ 1000;
+        ≥ ``(2 × batch_size − 1) × max_attempts + 1`` (state mode: ``(2 × batch_size − 1) × (max_attempts + 2)
+        + 1``; and ≥ 6): below it healthy jobs could follow a failing one into the DLQ. Default: twice the
+        least value, at most 1000 (192; 268 in state mode).
+    timeout : Duration
+        The function timeout. Limits: 1 s – 15 min. Default: 2 minutes.
+    visibility_timeout : Duration | None
+        The queue's visibility timeout: the cap of every retry delay. Limits: ≤ 12 h; ≥ ``timeout``; below 6 ×
+        ``timeout`` adds warning ``constructs-fifo:visibilityTimeoutBelowSixTimesTimeout``; required when
+        ``timeout`` is a token. Default: 6 × ``timeout``.
+    reserved_concurrency : int | None
+        The function's reserved concurrency: a floor and a ceiling taken from the account's quota; ``None``
+        reserves nothing, and ``max_concurrency`` is then the only ceiling (no floor). Limits: ≥ 1; ≥
+        ``max_concurrency``; ``1`` adds warning ``constructs-fifo:reservedConcurrencyOne`` (the mapping cannot
+        be capped below 2). Default: ``10``.
+    max_concurrency : int | None
+        The event source's ``ScalingConfig.MaximumConcurrency``; the default keeps the mapping from invoking
+        more functions than may run (throttled batches return with raised receive counts). Limits: 2–1000.
+        Default: ``reserved_concurrency`` (when ≥ 2; at most 1000); ``10`` when ``reserved_concurrency=None``.
+    claim_ttl : Duration
+        How long a claim item lives: claim items carry ``expiration`` = now + TTL (claim mode). Limits: ≥ 1 s.
+        Default: 7 days.
+    age_alarm_threshold : Duration
+        The queue alarm fires when the oldest message is older than this. Limits: ≥ 1 s. Default: 5 minutes.
+    alarm_topic : sns.ITopic | None
+        Alarm **and** OK action of every alarm. Default: none.
+    encryption_key : kms.IKey | None
+        Both queues (SSE-KMS), the tables (customer managed), the function's log group (the key policy gains
+        the statement CloudWatch Logs needs; an imported key warns
+        ``constructs-fifo:encryptionKeyPolicyNotManaged``) and its environment variables; see
+        docs/security.md. Default: none.
+    content_based_deduplication : bool
+        Let SQS derive deduplication ids from the body; off: producers send the jobId as
+        ``MessageDeduplicationId``. Default: ``False``.
+    table_removal_policy : RemovalPolicy
+        What happens to the claim table and the group table when they leave the stack. Default: ``RETAIN``.
+    environment : Mapping[str, str] | None
+        Extra variables for the job code; the construct's own ``CONSTRUCTS_FIFO_*`` names are rejected.
+        Default: none.
+    memory_size : int
+        Function memory. Limits: 128–10240 MB. Default: ``256``.
+    backoff_base : Duration
+        First retry delay of a failed job, doubling per attempt, capped at the visibility timeout. Limits: 1 s
+        – 12 h. Default: 2 seconds.
+    metrics_namespace : str
+        CloudWatch namespace of the runtime's EMF metrics. Default: ``ConstructsFifo``.
+    reorder_limit : int | None
+        State mode only: jobs with a ``seq`` beyond the next one that a group's reorder buffer holds. Limits:
+        1–1000. Default: ``100`` (state mode).
+    gap_timeout : Duration | None
+        State mode only: how long a sequence gap may stay open before ``gap_policy`` applies and
+        ``SequenceGapAlarm`` fires. Limits: ≥ 1 s. Default: 5 minutes (state mode).
+    gap_policy : GapPolicy | None
+        State mode only: ``WAIT`` keeps waiting (the alarm calls an operator); ``SKIP_GAP`` gives the missing
+        seqs up, records them and applies what follows. Limits: ``WAIT`` or ``SKIP_GAP``. Default: ``WAIT``
+        (state mode).
+    max_job_duration : Duration | None
+        Bounds one run of a job: a run still going after it is given up as a failed attempt; none: the
+        consumer's own bound (the Lambda consumer's is ``timeout``). Limits: 1 s – 12 h; ≤ ``timeout`` (the
+        Lambda consumer ends every run there). Default: the consumer's own bound.
+    architecture : lambda_.Architecture
+        The instruction set; ``ARM_64`` is about 20% cheaper per GB-second (the runtime is pure Python);
+        bundled dependencies are installed for it. Limits: ``X86_64`` or ``ARM_64``. Default: ``X86_64``.
+    tracing : lambda_.Tracing | None
+        X-Ray tracing of the function. Limits: a ``lambda_.Tracing``; ``ACTIVE`` adds X-Ray's statements on
+        ``Resource: "*"`` (acknowledged for cdk-nag). Default: none.
+    layers : Sequence[lambda_.ILayerVersion] | None
+        Lambda layers of the function. Limits: ≤ 5; each compatible with ``python3.14`` when it says. Default:
+        none.
+    vpc : ec2.IVpc | None
+        The function runs in it; its subnets must reach SQS, DynamoDB, CloudWatch and KMS (NAT or endpoints);
+        the role gets the network-interface actions of ``AWSLambdaVPCAccessExecutionRole``, inline. Default:
+        none.
+    vpc_subnets : ec2.SubnetSelection | None
+        Which subnets of ``vpc`` the function runs in. Limits: needs ``vpc``; no public subnets. Default: the
+        VPC's private subnets.
+    security_groups : Sequence[ec2.ISecurityGroup] | None
+        The function's security groups. Limits: 1–5; needs ``vpc``. Default: one the function creates (all
+        outbound, no inbound).
+    bundling : CodeBundling | None
+        How the job code's dependencies are installed: ``exclude`` patterns, ``requirements``, index options,
+        ``cache_dir``, or ``docker`` bundling (see "Job code with dependencies" in docs/construct.md).
+        Default: install what the code directory declares.
+    dashboard : bool
+        Build a CloudWatch dashboard: the queue, its DLQ, the function, the runtime's metrics, each alarm with
+        its threshold, and the first commands to run (see "The dashboard" in docs/construct.md). Default:
+        ``True``.
+    outcome_lines : OutcomeLines
+        ``JOB``: a log line per job outcome, what an operator searches at 3 a.m.; ``BATCH``: successes and
+        duplicates summarized in one line per batch (failures, dead jobs and parking keep their lines; the
+        same metrics), less log ingestion. Limits: ``JOB`` or ``BATCH``. Default: ``JOB``.
+    outputs : bool
+        Add its own CfnOutputs. Default: ``True``.
 
     Raises
     ------
@@ -213,14 +221,14 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     #: The FIFO dead-letter queue.
     dead_letter_queue: sqs.Queue
     #: What a job is: a side effect claimed first (CLAIM) or a transition of its group's state (STATE).
-    mode: constants.JobMode
+    mode: JobMode
     #: The DynamoDB claim table (partition key ``id``, TTL ``expiration``); claim mode only.
     claim_table: dynamodb.Table | None
     #: The group table (partition key ``group``, sort key ``sk``): parked groups and their kept jobs
     #: (PARK policy) and, in state mode, each group's state. ``None`` in claim mode under CONTINUE.
     group_table: dynamodb.Table | None
     #: What happens to a group after one of its jobs died.
-    on_dead_job: constants.DeadJobPolicy
+    on_dead_job: DeadJobPolicy
     #: The function running the constructs-fifo runtime.
     function: lambda_.Function
     #: The function's log group.
@@ -247,10 +255,10 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         *,
         code: lambda_.Code,
         handler: str,
-        mode: constants.JobMode = defaults.MODE,
+        mode: JobMode = defaults.MODE,
         batch_size: int = defaults.BATCH_SIZE,
         max_attempts: int = defaults.MAX_ATTEMPTS,
-        on_dead_job: constants.DeadJobPolicy = defaults.ON_DEAD_JOB,
+        on_dead_job: DeadJobPolicy = defaults.ON_DEAD_JOB,
         max_receive_count: int | None = None,
         timeout: Duration = defaults.TIMEOUT,
         visibility_timeout: Duration | None = None,
@@ -269,6 +277,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         reorder_limit: int | None = None,
         gap_timeout: Duration | None = None,
         gap_policy: GapPolicy | None = None,
+        max_job_duration: Duration | None = None,
         architecture: lambda_.Architecture = defaults.ARCHITECTURE,
         tracing: lambda_.Tracing | None = None,
         layers: Sequence[lambda_.ILayerVersion] | None = None,
@@ -277,58 +286,31 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
         bundling: CodeBundling | None = None,
         dashboard: bool = defaults.DASHBOARD,
-        outcome_lines: constants.OutcomeLines = defaults.OUTCOME_LINES,
+        outcome_lines: OutcomeLines = defaults.OUTCOME_LINES,
         outputs: bool = defaults.OUTPUTS,
     ) -> None:
+        given = locals()  # the keywords, before any other local: one per prop row
+        props = {name: given[name] for name in _PROPS}
         super().__init__(scope, id)
-        self.mode = constants.JobMode(mode)
 
         # --- check -----------------------------------------------------------------------------
         dashboard_problems = check_dashboard(dashboard)
         try:
-            checked = check_all(
-                self,
-                code=code,
-                handler=handler,
-                mode=self.mode,
-                batch_size=batch_size,
-                max_attempts=max_attempts,
-                max_receive_count=max_receive_count,
-                timeout=timeout,
-                visibility_timeout=visibility_timeout,
-                reserved_concurrency=reserved_concurrency,
-                max_concurrency=max_concurrency,
-                claim_ttl=claim_ttl,
-                age_alarm_threshold=age_alarm_threshold,
-                environment=environment,
-                memory_size=memory_size,
-                backoff_base=backoff_base,
-                reorder_limit=reorder_limit,
-                gap_timeout=gap_timeout,
-                gap_policy=gap_policy,
-                vpc=vpc,
-                vpc_subnets=vpc_subnets,
-                security_groups=security_groups,
-                architecture=architecture,
-                tracing=tracing,
-                layers=layers,
-                bundling=bundling,
-                outcome_lines=outcome_lines,
-            )
+            checked = check_all(self, props)
         except InvalidPropsError as error:  # one error for every invalid prop of the call
             raise InvalidPropsError([*error.problems, *dashboard_problems]) from None
         raise_if_any(dashboard_problems)
-        props = checked.props
+        self.mode = checked.mode
         self.encryption_key = encryption_key
         self.metrics_namespace = metrics_namespace
-        self.on_dead_job = constants.DeadJobPolicy(on_dead_job)
-        parks = self.on_dead_job is constants.DeadJobPolicy.PARK
+        self.on_dead_job = DeadJobPolicy(on_dead_job)
+        parks = self.on_dead_job is DeadJobPolicy.PARK
 
         # --- build: queues, tables, function -------------------------------------------------------
         queues = build_queues(
             self,
-            visibility_timeout=props.visibility_timeout,
-            max_receive_count=props.max_receive_count,
+            visibility_timeout=checked.visibility_timeout,
+            max_receive_count=checked.max_receive_count,
             content_based_deduplication=content_based_deduplication,
             encryption_key=encryption_key,
         )
@@ -345,18 +327,8 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         job_function = build_function(
             self,
             code_dir=checked.code_dir,
-            settings=RuntimeSettings(
-                handler=handler,
-                mode=self.mode,
-                on_dead_job=self.on_dead_job,
-                visibility_timeout=props.visibility_timeout,
-                backoff_base=backoff_base,
-                claim_ttl=claim_ttl,
-                max_attempts=max_attempts,
-                metrics_namespace=metrics_namespace,
-                outcome_lines=constants.OutcomeLines(outcome_lines),
-                state=checked.state,
-            ),
+            settings=checked.values,
+            mode=self.mode,
             user_environment=environment,
             queue=self.queue,
             dead_letter_queue=self.dead_letter_queue,
@@ -424,11 +396,8 @@ class OrderedAgentQueue(Construct, QueueMetrics):
             alarm_topic=alarm_topic,
             groups_parked=self.metric_groups_parked(period=defaults.ALARM_PERIOD) if parks else None,
             sequence_gap=(
-                (
-                    self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD),
-                    checked.state.gap_timeout,
-                )
-                if checked.state is not None
+                (self.metric_sequence_gap_open_seconds(period=defaults.ALARM_PERIOD), checked.gap_timeout)
+                if checked.gap_timeout is not None
                 else None
             ),
         )
@@ -440,7 +409,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
                 reserved_concurrency=reserved_concurrency,
                 alarms=self.alarms,
                 metric=self.metric,
-                claims=self.mode is constants.JobMode.CLAIM,
+                claims=self.mode is JobMode.CLAIM,
                 parks=parks,
             )
             if dashboard
@@ -469,7 +438,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     @property
     def state_table(self) -> dynamodb.Table | None:
         """State mode: the table holding each group's state (the group table); ``None`` in claim mode."""
-        return self.group_table if self.mode is constants.JobMode.STATE else None
+        return self.group_table if self.mode is JobMode.STATE else None
 
     def grant_read_state(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` read group states (``constructs_fifo.client.GroupStateReader``).

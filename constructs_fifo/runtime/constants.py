@@ -1,7 +1,10 @@
 """Names shared by the construct (which writes them) and the runtime (which reads them).
 
 This is the one place these strings are defined: the construct imports them from here so that the
-environment it writes and the environment the runtime reads can never drift apart.
+environment it writes and the environment the runtime reads can never drift apart. A setting's
+variable and default are its row of :mod:`constructs_fifo.runtime.settings.spec`, named here as
+``ENV_*`` and ``DEFAULT_*`` from the row; the public enums are
+:mod:`constructs_fifo.runtime.settings.choices`', re-exported.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import enum
 from typing import Final
 
 from constructs_fifo.runtime.aws_limits import LAMBDA_SQS_FIFO_MAX_BATCH_SIZE
+from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 __all__ = [
     "ATTR_ATTEMPTS",
@@ -76,6 +81,7 @@ __all__ = [
     "WAKE_UP_REFRESH_RECEIVES",
     "DeadJobPolicy",
     "DeadReason",
+    "GapPolicy",
     "JobMode",
     "OutcomeLines",
 ]
@@ -85,119 +91,46 @@ __all__ = [
 #: function named in ``ENV_USER_HANDLER``.
 ENTRYPOINT: Final = "constructs_fifo.runtime.entrypoint.handler"
 
-# --- environment variables written by the construct -------------------------------------------
-#: ``module.function`` of the user's job function, e.g. ``agent_worker.handle``.
-ENV_USER_HANDLER: Final = "CONSTRUCTS_FIFO_HANDLER"
-#: Name of the DynamoDB claim table.
-ENV_CLAIM_TABLE: Final = "CONSTRUCTS_FIFO_CLAIM_TABLE"
-#: URL of the FIFO queue (for ChangeMessageVisibility backoff).
-ENV_QUEUE_URL: Final = "CONSTRUCTS_FIFO_QUEUE_URL"
-#: The queue's visibility timeout in seconds: the cap of the retry backoff.
-ENV_VISIBILITY_TIMEOUT_SECONDS: Final = "CONSTRUCTS_FIFO_VISIBILITY_TIMEOUT_SECONDS"
-#: First retry delay in seconds; doubles with every attempt.
-ENV_BACKOFF_BASE_SECONDS: Final = "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS"
-#: How long a claim item lives (TTL) in seconds.
-ENV_CLAIM_TTL_SECONDS: Final = "CONSTRUCTS_FIFO_CLAIM_TTL_SECONDS"
-#: CloudWatch namespace of the embedded-metric-format metrics.
-ENV_METRICS_NAMESPACE: Final = "CONSTRUCTS_FIFO_METRICS_NAMESPACE"
-#: Runs of one job (a crash inside the job included) before the runtime declares it dead.
-ENV_MAX_ATTEMPTS: Final = "CONSTRUCTS_FIFO_MAX_ATTEMPTS"
-#: URL of the FIFO dead-letter queue the runtime sends dead jobs to.
-ENV_DEAD_LETTER_QUEUE_URL: Final = "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL"
-#: What happens to a group after one of its jobs died: a :class:`DeadJobPolicy` value.
-ENV_ON_DEAD_JOB: Final = "CONSTRUCTS_FIFO_ON_DEAD_JOB"
-#: Name of the group table (parked groups, kept jobs, state mode's states); set when there is one.
-ENV_GROUP_TABLE: Final = "CONSTRUCTS_FIFO_GROUP_TABLE"
-#: What a job is: a :class:`JobMode` value.
-ENV_MODE: Final = "CONSTRUCTS_FIFO_MODE"
-#: State mode: jobs a group's reorder buffer holds at most.
-ENV_REORDER_LIMIT: Final = "CONSTRUCTS_FIFO_REORDER_LIMIT"
-#: State mode: seconds a sequence gap may stay open before the gap policy applies.
-ENV_GAP_TIMEOUT_SECONDS: Final = "CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS"
-#: State mode: WAIT or SKIP_GAP.
-ENV_GAP_POLICY: Final = "CONSTRUCTS_FIFO_GAP_POLICY"
-#: Which outcomes get a log line of their own: an :class:`OutcomeLines` value.
-ENV_OUTCOME_LINES: Final = "CONSTRUCTS_FIFO_OUTCOME_LINES"
+# --- the settings' variables and defaults: their rows' (``runtime/settings/spec.py``) ---------------
+# Named here too, for the modules that read one variable or one default; a row that loses its
+# variable or default fails the import.
+ENV_USER_HANDLER: Final = SETTINGS["handler"].variable()
+ENV_CLAIM_TABLE: Final = SETTINGS["claim_table"].variable()
+ENV_QUEUE_URL: Final = SETTINGS["queue_url"].variable()
+ENV_VISIBILITY_TIMEOUT_SECONDS: Final = SETTINGS["visibility_timeout"].variable()
+ENV_BACKOFF_BASE_SECONDS: Final = SETTINGS["backoff_base"].variable()
+ENV_CLAIM_TTL_SECONDS: Final = SETTINGS["claim_ttl"].variable()
+ENV_METRICS_NAMESPACE: Final = SETTINGS["metrics_namespace"].variable()
+ENV_MAX_ATTEMPTS: Final = SETTINGS["max_attempts"].variable()
+ENV_DEAD_LETTER_QUEUE_URL: Final = SETTINGS["dead_letter_queue_url"].variable()
+ENV_ON_DEAD_JOB: Final = SETTINGS["on_dead_job"].variable()
+ENV_GROUP_TABLE: Final = SETTINGS["group_table"].variable()
+ENV_MODE: Final = SETTINGS["mode"].variable()
+ENV_REORDER_LIMIT: Final = SETTINGS["reorder_limit"].variable()
+ENV_GAP_TIMEOUT_SECONDS: Final = SETTINGS["gap_timeout"].variable()
+ENV_GAP_POLICY: Final = SETTINGS["gap_policy"].variable()
+ENV_OUTCOME_LINES: Final = SETTINGS["outcome_lines"].variable()
 
-# --- defaults shared by both sides ----------------------------------------------------------------
-DEFAULT_BACKOFF_BASE_SECONDS: Final = 2
-DEFAULT_CLAIM_TTL_SECONDS: Final = 7 * 24 * 60 * 60
-DEFAULT_METRICS_NAMESPACE: Final = "ConstructsFifo"
-DEFAULT_MAX_ATTEMPTS: Final = 5
-#: The most attempts a job may have, whatever the batch size. The receive-count safety net needs
-#: ``maxReceiveCount >= (2 x batch_size - 1) x max_attempts + 1`` (state mode: ``max_attempts + 2``;
-#: ``constructs_fifo.construct.settings.defaults.min_receive_count_for``), within SQS's limit of 1000:
-#: 100 attempts fit up to 5 records a batch (901; 919 in state mode), while 10 records a batch allow
-#: at most 52 (50 in state mode; 100 would need 1,901), and the construct refuses more.
-MAX_ATTEMPTS_MAX: Final = 100
+DEFAULT_BACKOFF_BASE_SECONDS: Final = SETTINGS["backoff_base"].default_as(int)
+DEFAULT_CLAIM_TTL_SECONDS: Final = SETTINGS["claim_ttl"].default_as(int)
+DEFAULT_METRICS_NAMESPACE: Final = SETTINGS["metrics_namespace"].default_as(str)
+DEFAULT_MAX_ATTEMPTS: Final = SETTINGS["max_attempts"].default_as(int)
+#: The most attempts a job may have (the row's upper limit).
+MAX_ATTEMPTS_MAX: Final = SETTINGS["max_attempts"].limit("high")
+DEFAULT_ON_DEAD_JOB: Final = SETTINGS["on_dead_job"].default_as(DeadJobPolicy)
+DEFAULT_MODE: Final = SETTINGS["mode"].default_as(JobMode)
+DEFAULT_OUTCOME_LINES: Final = SETTINGS["outcome_lines"].default_as(OutcomeLines)
+DEFAULT_GAP_POLICY: Final = SETTINGS["gap_policy"].default_as(GapPolicy)
+DEFAULT_REORDER_LIMIT: Final = SETTINGS["reorder_limit"].default_as(int)
+DEFAULT_GAP_TIMEOUT_SECONDS: Final = SETTINGS["gap_timeout"].default_as(int)
+DEFAULT_FIRST_SEQ: Final = SETTINGS["first_seq"].default_as(int)
+DEFAULT_REMEMBERED_JOB_IDS: Final = SETTINGS["remember_job_ids"].default_as(int)
+
 #: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
 #: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
 WAKE_UP_REFRESH_RECEIVES: Final = 5
 #: Stored and forwarded error texts are cut to this many characters.
 MAX_ERROR_LENGTH: Final = 1024
-
-
-class DeadJobPolicy(enum.StrEnum):
-    """What happens to a message group after one of its jobs died.
-
-    ``PARK`` (the default): the group stops at its dead job. The dead job and every later job of the
-    group, including those that arrive while it is parked, are kept in order in the group table,
-    outside the queue; other groups go on. Resuming replays the kept jobs first, in order.
-
-    ``CONTINUE``: the dead job goes to the dead-letter queue and the group goes on with its next job.
-    This breaks the group's order (a later redrive lands after newer jobs); choose it only when a
-    group's jobs do not depend on each other.
-    """
-
-    PARK = "PARK"
-    CONTINUE = "CONTINUE"
-
-
-DEFAULT_ON_DEAD_JOB: Final = DeadJobPolicy.PARK
-
-
-class JobMode(enum.StrEnum):
-    """What a job is.
-
-    ``CLAIM`` (the default): a side effect outside our store (call GitHub, open a PR). Each job is
-    claimed in the claim table before it runs; a duplicate of a SUCCEEDED job is skipped. A crash
-    between the effect and the SUCCEEDED write runs the job again after its lease: the effect must be
-    idempotent, or the job should be a state transition.
-
-    ``STATE``: a transition ``apply(job, state) -> next_state`` of its group's state, kept in the
-    group table. Each transition is committed exactly once, in order, together with the record of
-    which jobs the state includes, in one conditional write per group per batch.
-    """
-
-    CLAIM = "CLAIM"
-    STATE = "STATE"
-
-
-DEFAULT_MODE: Final = JobMode.CLAIM
-
-
-class OutcomeLines(enum.StrEnum):
-    """Which job outcomes get a log line of their own; the metrics are the same at both levels.
-
-    ``JOB`` (the default): one line per record, whatever happened to it. At 3 a.m. an operator
-    searches the logs for a job id and wants the one line that says what happened to it, with its
-    attempt, duration and message id, including for a batch that never finished (a timeout, a crash:
-    its lines so far were written). That costs ~870 log bytes per job against ~120 at BATCH ($0.35 per
-    million jobs).
-
-    ``BATCH``: the records that went well (SUCCEEDED, DUPLICATE, BUFFERED) are summarized in the
-    batch's own line: one embedded-metric document with their counts and their durations as a value
-    array, and ``[jobId, group, status, duration_ms]`` per record, so a job id is still found. Every
-    other outcome (failures, dead jobs, parking, kept and skipped records) keeps its own line. A
-    batch that dies before its end (a timeout) writes no summary: its successes show again as
-    duplicates when it is retried. Choose it for volume, once the queue runs quietly.
-    """
-
-    JOB = "JOB"
-    BATCH = "BATCH"
-
-
-DEFAULT_OUTCOME_LINES: Final = OutcomeLines.JOB
 
 
 class DeadReason(enum.StrEnum):
@@ -284,8 +217,6 @@ __all__ += [
     "DEFAULT_GAP_TIMEOUT_SECONDS",
     "DEFAULT_REMEMBERED_JOB_IDS",
     "DEFAULT_REORDER_LIMIT",
-    "GAP_POLICY_SKIP_GAP",
-    "GAP_POLICY_WAIT",
     "JOB_KEY_BYTES",
     "MAX_DEAD_ENTRIES_BYTES",
     "MAX_ITEM_BYTES",
@@ -307,17 +238,6 @@ __all__ += [
 ]
 
 
-GAP_POLICY_WAIT: Final = "WAIT"
-GAP_POLICY_SKIP_GAP: Final = "SKIP_GAP"
-
-#: Waiting never loses a job; skipping does, so it is the user's explicit choice.
-DEFAULT_GAP_POLICY: Final = GAP_POLICY_WAIT
-DEFAULT_REORDER_LIMIT: Final = 100
-DEFAULT_GAP_TIMEOUT_SECONDS: Final = 300
-#: 0, so that no non-negative ``seq`` is ever taken for a duplicate before anything was applied.
-DEFAULT_FIRST_SEQ: Final = 0
-#: Job ids (of jobs without ``seq``) a group remembers: 800 bytes of keys (``JOB_KEY_BYTES`` each).
-DEFAULT_REMEMBERED_JOB_IDS: Final = 100
 #: A remembered job id is kept as the first 8 bytes of its SHA-256 (its key), whatever the id's length.
 #: A new job is taken for a duplicate only if its key equals one of the <= 100 remembered: at most
 #: 100 / 2**64 (5.4e-18) per job, 5.4e-6 over a trillion jobs.

@@ -138,7 +138,6 @@ def _state_processor(
     cfg: RuntimeConfig, transition: Any, dynamodb_client: Any, sqs_client: Any, log: JobLogger
 ) -> BatchProcessor:
     # Imported here: a container loads only the modules of its own mode at cold start.
-    from constructs_fifo.runtime.state.core.records import GapPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.state.processor import StateBatchProcessor  # noqa: PLC0415
     from constructs_fifo.runtime.state.storage.store import StateStore  # noqa: PLC0415
 
@@ -155,7 +154,7 @@ def _state_processor(
         policy=cfg.on_dead_job,
         max_attempts=cfg.max_attempts,
         reorder_limit=cfg.reorder_limit,
-        gap_policy=GapPolicy(cfg.gap_policy),
+        gap_policy=cfg.gap_policy,
         gap_timeout_seconds=cfg.gap_timeout_seconds,
         backoff_base_seconds=cfg.backoff_base_seconds,
         visibility_timeout_seconds=cfg.visibility_timeout_seconds,

@@ -38,7 +38,7 @@ from constructs import Construct
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode, OutcomeLines
-from constructs_fifo.runtime.state.core.records import GapPolicy
+from constructs_fifo.runtime.settings.choices import GapPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 

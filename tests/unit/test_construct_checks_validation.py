@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, cast
 
@@ -174,8 +175,8 @@ RULES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "outcome_lines_not_a_level": (
         {"outcome_lines": "EVERY"},
-        "outcome_lines='EVERY' is not a log level: pass OutcomeLines.JOB (a log line per job, the default) "
-        "or OutcomeLines.BATCH (successes summarized once per batch; failures keep their lines).",
+        "outcome_lines='EVERY' is not an OutcomeLines: it must be OutcomeLines.JOB or OutcomeLines.BATCH; "
+        "pass e.g. outcome_lines=OutcomeLines.JOB.",
     ),
     "environment_collides_with_the_runtime": (
         {"environment": {"CONSTRUCTS_FIFO_CLAIM_TABLE": "mine"}},
@@ -340,7 +341,7 @@ def test_every_variable_the_runtime_reads_is_reserved(code: lambda_.Code, name: 
 
 def test_state_mode_settings_in_claim_mode_are_refused_with_the_fix(code: lambda_.Code) -> None:
     # GIVEN a claim-mode queue given state-mode settings / WHEN built / THEN each is named with the fix
-    from constructs_fifo.runtime.state.core.records import GapPolicy
+    from constructs_fifo.runtime.settings.choices import GapPolicy
 
     problems = _problems(code, reorder_limit=10, gap_policy=GapPolicy.SKIP_GAP)
     assert problems == [
@@ -533,3 +534,56 @@ def test_each_placement_rule_raises_its_message(code: lambda_.Code, rule: str) -
     props, messages = PLACEMENT_RULES[rule]
     # WHEN the construct is built THEN exactly those problems are reported, with their pinned messages
     assert _placement_problems(code, **props) == messages
+
+
+def test_a_row_bounded_by_another_prop_is_refused_above_it(code: lambda_.Code, monkeypatch: Any) -> None:
+    # GIVEN a duration row that may not pass another prop (here: the age alarm may not pass the claim TTL)
+    row = dataclasses.replace(
+        SETTINGS["age_alarm_threshold"], not_above="claim_ttl", not_above_why="an example reason"
+    )
+    monkeypatch.setitem(cast(dict[str, Setting], SETTINGS), "age_alarm_threshold", row)
+    # WHEN it is above that prop / THEN the problem names both values, the reason and the fix
+    problems = _problems(code, claim_ttl=Duration.minutes(5), age_alarm_threshold=Duration.minutes(6))
+    assert problems == [
+        "age_alarm_threshold=360s is more than claim_ttl=300s: an example reason; pass age_alarm_threshold "
+        "<= claim_ttl, raise claim_ttl, or omit age_alarm_threshold for the default."
+    ]
+    # AND at that prop's value it is allowed
+    OrderedAgentQueue(
+        Stack(App(), "S"),
+        "Jobs",
+        code=code,
+        handler="agent_worker.handle",
+        claim_ttl=Duration.minutes(5),
+        age_alarm_threshold=Duration.minutes(5),
+    )
+
+
+def _function_variables(stack: Stack) -> dict[str, Any]:
+    functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+    (function,) = functions.values()
+    variables: dict[str, Any] = function["Properties"]["Environment"]["Variables"]
+    return variables
+
+
+def test_max_job_duration_is_written_in_seconds_only_when_given(code: lambda_.Code) -> None:
+    # GIVEN a queue without and one with a bound of a job's run
+    plain, bounded = Stack(App(), "Plain"), Stack(App(), "Bounded")
+    OrderedAgentQueue(plain, "Jobs", code=code, handler="agent_worker.handle")
+    OrderedAgentQueue(
+        bounded, "Jobs", code=code, handler="agent_worker.handle", max_job_duration=Duration.seconds(90)
+    )
+    # THEN only the second function's environment carries it, in seconds (the template is otherwise
+    # unchanged: the consumer's own bound, the timeout, applies)
+    assert "CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS" not in _function_variables(plain)
+    assert _function_variables(bounded)["CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS"] == "90"
+
+
+def test_max_job_duration_above_the_function_timeout_is_refused(code: lambda_.Code) -> None:
+    # GIVEN a bound longer than the Lambda consumer's timeout / WHEN built / THEN refused with the fix
+    problems = _problems(code, timeout=Duration.minutes(2), max_job_duration=Duration.minutes(5))
+    assert problems == [
+        "max_job_duration=300s is more than timeout=120s: the Lambda consumer ends every run at the "
+        "function timeout, so no run could last that long; pass max_job_duration <= timeout, raise "
+        "timeout, or omit max_job_duration for the default."
+    ]

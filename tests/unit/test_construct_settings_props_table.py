@@ -14,7 +14,14 @@ from aws_cdk import aws_lambda as lambda_
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.construct.errors import PropsTableMissingError
 from constructs_fifo.construct.settings import tokens
-from constructs_fifo.construct.settings.props_table import DOCS, main, render, rewrite
+from constructs_fifo.construct.settings.props_table import (
+    DOCS,
+    SOURCES,
+    main,
+    render,
+    rewrite,
+    rewrite_parameters,
+)
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,8 +79,9 @@ def test_the_table_has_one_line_per_prop_row_in_keyword_order() -> None:
 
 
 def test_check_fails_on_a_drifted_doc_and_a_rewrite_repairs_it(tmp_path: Path) -> None:
-    # GIVEN copies of the docs, one with a default changed by hand
-    for name in DOCS:
+    # GIVEN copies of the docs (and of the construct, whose docstring is written too), one with a default
+    # changed by hand
+    for name in (*DOCS, *SOURCES):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / name, tmp_path / name)
     readme = tmp_path / "README.md"
@@ -94,3 +102,42 @@ def test_a_doc_without_markers_is_refused_with_the_fix() -> None:
     # GIVEN a doc whose table has no markers / WHEN rewriting / THEN the error names both lines
     with pytest.raises(PropsTableMissingError, match="add both where the table belongs"):
         rewrite("# Props\n\n| prop |\n", with_env=False)
+
+
+def test_the_constructs_docstring_is_the_one_the_spec_writes() -> None:
+    # GIVEN the construct's source / WHEN its docstring's Parameters are written again from the rows
+    for name in SOURCES:
+        text = (REPO / name).read_text(encoding="utf-8")
+        # THEN nothing changes (else: python -m constructs_fifo.construct.settings.props_table)
+        assert rewrite_parameters(text) == text
+
+
+def test_help_shows_each_props_type_limits_and_default() -> None:
+    # GIVEN what help(OrderedAgentQueue) and an IDE show / THEN each prop row is an entry, in keyword
+    # order, with its row's type, limits and default
+    doc = inspect.getdoc(OrderedAgentQueue) or ""
+    parameters = doc.split("Parameters\n----------\n")[1].split("\nRaises\n")[0]
+    names = [line.split(" : ")[0] for line in parameters.splitlines() if " : " in line and line[0] != " "]
+    assert names == list(_keywords())
+    flat = " ".join(parameters.split())
+    for row in SETTINGS.values():
+        if row.prop is None:
+            continue
+        entry = flat.split(f"{row.prop} : {row.type} ")[1]
+        assert f"Default: {row.default_doc.replace('`', '``')}." in " ".join(entry.split()[:80]), row.prop
+        assert row.limits_doc().replace("`", "``") in entry, row.prop
+
+
+def test_check_fails_on_a_drifted_docstring(tmp_path: Path) -> None:
+    # GIVEN a copy of the repository's docs and construct, the docstring's batch_size default changed
+    for name in (*DOCS, *SOURCES):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / name, tmp_path / name)
+    source = tmp_path / SOURCES[0]
+    drifted = source.read_text(encoding="utf-8").replace("Limits: 1–10. Default: ``10``.", "Default: 5.")
+    assert drifted != source.read_text(encoding="utf-8")
+    source.write_text(drifted, encoding="utf-8")
+    # WHEN checking / THEN it fails; a rewrite restores the construct's source
+    assert main(["--root", str(tmp_path), "--check"]) == 1
+    assert main(["--root", str(tmp_path)]) == 0
+    assert source.read_text(encoding="utf-8") == (REPO / SOURCES[0]).read_text(encoding="utf-8")

@@ -182,3 +182,23 @@ def test_a_bad_mode_or_gap_policy_names_the_variable_and_the_fix(
     with pytest.raises(ConfigurationError) as raised:
         RuntimeConfig.from_env({**BASE, variable: value})
     assert str(raised.value) == message
+
+
+def test_the_max_job_duration_is_read_in_seconds_and_unset_by_default() -> None:
+    # GIVEN no variable / THEN no bound of the runtime's own (the consumer's own bound applies)
+    assert RuntimeConfig.from_env(BASE).max_job_duration_seconds is None
+    assert RuntimeConfig(claim_table="c", queue_url="q").max_job_duration_seconds is None
+    # WHEN the construct wrote one / THEN it is carried in seconds
+    env = {**BASE, "CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS": "600"}
+    assert RuntimeConfig.from_env(env).max_job_duration_seconds == 600
+
+
+@pytest.mark.parametrize("value", ["0", "43201", "ten"])
+def test_a_max_job_duration_outside_1_second_to_12_hours_is_refused(value: str) -> None:
+    # GIVEN a bound outside SQS's visibility cap / WHEN read / THEN the variable, rule and fix are named
+    with pytest.raises(ConfigurationError) as raised:
+        RuntimeConfig.from_env({**BASE, "CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS": value})
+    assert str(raised.value) == (
+        f"CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS={value!r} (variable): must be a whole number from 1 to "
+        "43200 of seconds; fix the value or unset it to use the consumer's own bound"
+    )

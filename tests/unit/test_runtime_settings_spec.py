@@ -6,11 +6,13 @@ side in ``test_construct_settings_props_table.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings.choices import GapPolicy
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
 from constructs_fifo.runtime.state.core.records import BatchSettings
@@ -119,3 +121,33 @@ def test_the_readme_states_the_effective_state_limit() -> None:
     # THEN the README states that figure where state mode's limits are listed
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"at most {limit:,} bytes" in readme and "less a 32 KB reserve" in readme
+
+
+def test_every_runtime_field_is_the_field_of_a_row_with_a_variable() -> None:
+    # GIVEN RuntimeConfig's fields and the rows the runtime reads from its environment
+    fields = [field.name for field in dataclasses.fields(RuntimeConfig)]
+    read = [row.field for row in SETTINGS.values() if row.env is not None and row.field is not None]
+    # THEN they are the same settings: a new row with a variable is read, a new field has a row
+    assert sorted(fields) == sorted(read)
+
+
+def test_each_runtime_field_defaults_to_its_rows_default() -> None:
+    # GIVEN a config built in code with only the required values
+    config = RuntimeConfig(claim_table="claims", queue_url="https://q/jobs.fifo")
+    # THEN every field whose row has a default has it (and what is read without a variable is the same)
+    from_env = RuntimeConfig.from_env(BASE)
+    for row in SETTINGS.values():
+        if row.env is not None and row.field is not None and row.default is not None:
+            assert getattr(config, row.field) == row.default == getattr(from_env, row.field), row.name
+
+
+def test_the_gap_policy_is_read_as_a_gap_policy() -> None:
+    # GIVEN the gap policy's variable in lower case / WHEN read / THEN the runtime has the enum member
+    config = RuntimeConfig.from_env({**BASE, "CONSTRUCTS_FIFO_GAP_POLICY": "skip_gap"})
+    assert config.gap_policy is GapPolicy.SKIP_GAP
+
+
+def test_an_explicit_value_that_is_no_setting_is_refused_with_the_fields() -> None:
+    # GIVEN a misspelt setting / WHEN building / THEN the error names it and the settings there are
+    with pytest.raises(TypeError, match=r"got reorder_limits: not a field of RuntimeConfig; pass one of"):
+        RuntimeConfig.from_env(BASE, reorder_limits=5)

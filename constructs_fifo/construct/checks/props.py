@@ -9,12 +9,12 @@ Defaults that depend on nothing are in the construct's signature (from
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import Duration
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
@@ -25,33 +25,43 @@ from constructs_fifo.construct.checks.function_props import (
     check_function_props,
 )
 from constructs_fifo.construct.checks.handler import check_handler_found
+from constructs_fifo.construct.checks.prop_types import check_choice, check_type
 from constructs_fifo.construct.checks.validation import (
-    Props,
-    check_outcome_lines,
     check_props,
     check_state_props,
+    duration,
+    number,
     raise_if_any,
     warn_risky,
 )
-from constructs_fifo.construct.code.bundling import CodeBundling
-from constructs_fifo.construct.resources.function import RUNTIME_ENVIRONMENT, StateSettings
+from constructs_fifo.construct.resources.function import RUNTIME_ENVIRONMENT
 from constructs_fifo.construct.settings import defaults, tokens
-from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.state.core.records import GapPolicy
+from constructs_fifo.runtime.settings.choices import JobMode
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 __all__ = ["CheckedProps", "check_all"]
+
+#: The function's placement and platform props, checked together by ``check_function_props``.
+_FUNCTION_PROPS = ("vpc", "vpc_subnets", "security_groups", "architecture", "tracing", "layers")
 
 
 @dataclass(frozen=True)
 class CheckedProps:
     """The props after :func:`check_all`: valid, with every dependent default filled in."""
 
-    #: The props checked by value, ``visibility_timeout`` and ``max_receive_count`` filled in.
-    props: Props
+    #: Every prop by name, ``visibility_timeout`` and ``max_receive_count`` filled in: what the
+    #: function's environment is written from (a ``None`` there is the row's default).
+    values: Mapping[str, object]
+    #: What a job is.
+    mode: JobMode
+    #: The queue's visibility timeout (given, or 6 x ``timeout``).
+    visibility_timeout: Duration
+    #: The redrive policy's maxReceiveCount (given, or twice the least safe).
+    max_receive_count: int | float
+    #: State mode: how long a sequence gap may stay open (given, or the default); ``None`` in claim mode.
+    gap_timeout: Duration | None
     #: The directory of the job code's asset.
     code_dir: Path
-    #: State mode's settings, defaults filled in; ``None`` in claim mode.
-    state: StateSettings | None
 
 
 def _default_visibility_timeout(timeout: Duration, problems: list[str]) -> Duration:
@@ -66,43 +76,25 @@ def _default_visibility_timeout(timeout: Duration, problems: list[str]) -> Durat
     return tokens.remember_seconds(Duration.seconds(visibility_seconds), visibility_seconds)
 
 
-def _default_max_receive_count(batch_size: int | float, max_attempts: int | float, mode: JobMode) -> int:
+def _default_max_receive_count(values: Mapping[str, object], mode: JobMode) -> int:
+    batch_size, max_attempts = number(values, "batch_size"), number(values, "max_attempts")
+    if batch_size is None or max_attempts is None:
+        return defaults.MAX_RECEIVE_COUNT_MAX  # of another type: its problem is raised
     if tokens.is_unresolved(batch_size) or tokens.is_unresolved(max_attempts):
         return defaults.MAX_RECEIVE_COUNT_MAX
     return defaults.max_receive_count_for(batch_size, max_attempts, mode)
 
 
-def check_all(
-    scope: IConstruct,
-    *,
-    code: lambda_.Code,
-    handler: str,
-    mode: JobMode,
-    batch_size: int | float,
-    max_attempts: int | float,
-    max_receive_count: int | float | None,
-    timeout: Duration,
-    visibility_timeout: Duration | None,
-    reserved_concurrency: int | float | None,
-    max_concurrency: int | float | None,
-    claim_ttl: Duration,
-    age_alarm_threshold: Duration,
-    environment: Mapping[str, str] | None,
-    memory_size: int | float,
-    backoff_base: Duration,
-    reorder_limit: int | float | None,
-    gap_timeout: Duration | None,
-    gap_policy: GapPolicy | None,
-    vpc: ec2.IVpc | None = None,
-    vpc_subnets: ec2.SubnetSelection | None = None,
-    security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-    architecture: lambda_.Architecture = defaults.ARCHITECTURE,
-    tracing: lambda_.Tracing | None = None,
-    layers: Sequence[lambda_.ILayerVersion] | None = None,
-    bundling: CodeBundling | None = None,
-    outcome_lines: object = defaults.OUTCOME_LINES,
-) -> CheckedProps:
-    """Fill in the dependent defaults, collect every problem, raise them together, warn.
+def check_all(scope: IConstruct, given: Mapping[str, Any]) -> CheckedProps:
+    """Check each prop's type, fill in the dependent defaults, collect every problem, raise them
+    together, warn.
+
+    Parameters
+    ----------
+    scope
+        The construct (warnings are attached to it).
+    given
+        Every prop of the construct by name (its keywords: one per prop row of the settings spec).
 
     Raises
     ------
@@ -110,55 +102,44 @@ def check_all(
         Listing every invalid prop of the call.
     """
     problems: list[str] = []
-    if visibility_timeout is None:
-        visibility_timeout = _default_visibility_timeout(timeout, problems)
-    if max_receive_count is None:
-        max_receive_count = _default_max_receive_count(batch_size, max_attempts, mode)
-    props = Props(
-        handler=handler,
-        batch_size=batch_size,
-        max_attempts=max_attempts,
-        max_receive_count=max_receive_count,
-        timeout=timeout,
-        visibility_timeout=visibility_timeout,
-        reserved_concurrency=reserved_concurrency,
-        max_concurrency=max_concurrency,
-        claim_ttl=claim_ttl,
-        age_alarm_threshold=age_alarm_threshold,
-        memory_size=memory_size,
-        backoff_base=backoff_base,
-        mode=mode,
-    )
-    problems += check_props(props)
-    problems += check_state_props(
-        mode, reorder_limit=reorder_limit, gap_timeout=gap_timeout, gap_policy=gap_policy
-    )
-    problems += check_outcome_lines(outcome_lines)
+    values: dict[str, object] = {}
+    for name, value in given.items():
+        wrong = check_type(SETTINGS[name], value) or check_choice(SETTINGS[name], value)
+        problems += wrong
+        if not wrong:  # a prop of another type is left out of the rules by value
+            values[name] = value
+    mode = JobMode(values.get("mode", JobMode.CLAIM))  # type: ignore[arg-type]  # a JobMode's value
+    timeout = duration(values, "timeout")
+    if "visibility_timeout" in values and values["visibility_timeout"] is None and timeout is not None:
+        values["visibility_timeout"] = _default_visibility_timeout(timeout, problems)
+    if "max_receive_count" in values and values["max_receive_count"] is None:
+        values["max_receive_count"] = _default_max_receive_count(values, mode)
+    problems += check_props(values)
+    problems += check_state_props(values)
+    code = given["code"]
     code_path = code.path if isinstance(code, lambda_.AssetCode) else None  # read once
     problems += check_code(code, code_path)
-    problems += check_environment(environment, RUNTIME_ENVIRONMENT)
-    problems += check_function_props(
-        vpc=vpc,
-        vpc_subnets=vpc_subnets,
-        security_groups=security_groups,
-        architecture=architecture,
-        tracing=tracing,
-        layers=layers,
-    )
-    problems += check_bundling(bundling)
+    problems += check_environment(given["environment"], RUNTIME_ENVIRONMENT)
+    problems += check_function_props(**{name: given[name] for name in _FUNCTION_PROPS})
+    problems += check_bundling(given["bundling"])
     problems += check_handler_found(
-        scope, handler=handler, code_path=code_path, layers=layers, bundling=bundling
+        scope,
+        handler=given["handler"],
+        code_path=code_path,
+        layers=given["layers"],
+        bundling=given["bundling"],
     )
     raise_if_any(problems)
-    warn_risky(scope, props)
+    warn_risky(scope, values)
     assert code_path is not None  # checked by check_code
-    state = (
-        StateSettings(
-            reorder_limit=defaults.REORDER_LIMIT if reorder_limit is None else reorder_limit,
-            gap_timeout=defaults.GAP_TIMEOUT if gap_timeout is None else gap_timeout,
-            gap_policy=defaults.GAP_POLICY if gap_policy is None else gap_policy,
-        )
-        if mode is JobMode.STATE
-        else None
+    visibility_timeout, gap_timeout = duration(values, "visibility_timeout"), duration(values, "gap_timeout")
+    max_receive_count = number(values, "max_receive_count")
+    assert visibility_timeout is not None and max_receive_count is not None  # filled in above
+    return CheckedProps(
+        values=values,
+        mode=mode,
+        visibility_timeout=visibility_timeout,
+        max_receive_count=max_receive_count,
+        gap_timeout=(gap_timeout or defaults.GAP_TIMEOUT) if mode is JobMode.STATE else None,
+        code_dir=Path(code_path),
     )
-    return CheckedProps(props=props, code_dir=Path(code_path), state=state)

@@ -19,7 +19,8 @@ function's own props (code, environment, bundling, placement) are checked in
 from __future__ import annotations
 
 import keyword
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from typing import Final
 
 from aws_cdk import Annotations, Duration
 from constructs import IConstruct
@@ -28,15 +29,15 @@ from constructs_fifo.construct.checks.limits import check_duration, check_number
 from constructs_fifo.construct.errors import InvalidPropsError
 from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime.constants import JobMode
-from constructs_fifo.runtime.settings.spec import SETTINGS
+from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS
 
 __all__ = [
     "WARNING_RESERVED_CONCURRENCY_ONE",
     "WARNING_VISIBILITY_TIMEOUT",
-    "Props",
-    "check_outcome_lines",
     "check_props",
     "check_state_props",
+    "duration",
+    "number",
     "raise_if_any",
     "warn_risky",
 ]
@@ -46,28 +47,31 @@ WARNING_VISIBILITY_TIMEOUT = "constructs-fifo:visibilityTimeoutBelowSixTimesTime
 WARNING_RESERVED_CONCURRENCY_ONE = "constructs-fifo:reservedConcurrencyOne"
 
 
-@dataclass(frozen=True)
-class Props:
-    """The props that are checked by value (the function's own props are checked separately)."""
-
-    handler: str
-    batch_size: int | float
-    max_attempts: int | float
-    max_receive_count: int | float
-    timeout: Duration
-    visibility_timeout: Duration
-    reserved_concurrency: int | float | None
-    max_concurrency: int | float | None
-    claim_ttl: Duration
-    age_alarm_threshold: Duration
-    memory_size: int | float
-    backoff_base: Duration
-    mode: JobMode = JobMode.CLAIM
+def number(values: Mapping[str, object], name: str) -> int | float | None:
+    """Prop ``name`` of ``values`` when it is a number (a token included); ``None`` when it is absent,
+    ``None`` or of another type (its type problem is reported by the type check)."""
+    value = values.get(name)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _check_receive_count(props: Props) -> list[str]:
+def duration(values: Mapping[str, object], name: str) -> Duration | None:
+    """Prop ``name`` of ``values`` when it is a ``Duration``; ``None`` otherwise."""
+    value = values.get(name)
+    return value if isinstance(value, Duration) else None
+
+
+def _mode(values: Mapping[str, object]) -> JobMode:
+    value = values.get("mode")
+    return JobMode(value) if isinstance(value, str) and value in set(JobMode) else JobMode.CLAIM
+
+
+#: The props the least safe ``max_receive_count`` depends on.
+_RECEIVE_COUNT_INPUTS = ("max_receive_count", "batch_size", "max_attempts")
+
+
+def _check_receive_count(values: Mapping[str, object]) -> list[str]:
     """maxReceiveCount is the safety net: within SQS's range, and above what the runtime's retries cause."""
-    count = props.max_receive_count
+    count, batch_size, max_attempts = (number(values, name) for name in _RECEIVE_COUNT_INPUTS)
     if not resolved_number(count):
         return []
     if count > defaults.MAX_RECEIVE_COUNT_MAX:
@@ -76,14 +80,15 @@ def _check_receive_count(props: Props) -> list[str]:
             f"a redrive policy; pass max_receive_count up to {defaults.MAX_RECEIVE_COUNT_MAX}, or omit it "
             "for the default."
         ]
-    if not (resolved_number(props.batch_size) and resolved_number(props.max_attempts)):
+    if not (resolved_number(batch_size) and resolved_number(max_attempts)):
         return []
-    least = defaults.min_receive_count_for(props.batch_size, props.max_attempts, props.mode)
-    in_mode = " in state mode" if props.mode is JobMode.STATE else ""
+    mode = _mode(values)
+    least = defaults.min_receive_count_for(batch_size, max_attempts, mode)
+    in_mode = " in state mode" if mode is JobMode.STATE else ""
     if least > defaults.MAX_RECEIVE_COUNT_MAX:
-        most = defaults.max_attempts_for(props.batch_size, props.mode)
+        most = defaults.max_attempts_for(batch_size, mode)
         return [
-            f"max_attempts={props.max_attempts:g} is too many for batch_size={props.batch_size:g}"
+            f"max_attempts={max_attempts:g} is too many for batch_size={batch_size:g}"
             f"{in_mode}: the safety net would need max_receive_count >= {least}, above SQS's "
             f"{defaults.MAX_RECEIVE_COUNT_MAX}; "
             f"pass max_attempts <= {most}, or a smaller batch_size."
@@ -92,7 +97,7 @@ def _check_receive_count(props: Props) -> list[str]:
         return []
     return [
         f"max_receive_count={count:g} is less than {least}, the least safe value for "
-        f"batch_size={props.batch_size:g} and max_attempts={props.max_attempts:g}{in_mode}: SQS counts a "
+        f"batch_size={batch_size:g} and max_attempts={max_attempts:g}{in_mode}: SQS counts a "
         "receive for every record returned while another job of its batch is retried or crashes the "
         f"function, so healthy jobs could reach the dead-letter queue for another job's failures; pass "
         f"max_receive_count >= {least} (the runtime decides when a job is dead; maxReceiveCount is only "
@@ -113,13 +118,76 @@ def _check_handler(handler: str) -> list[str]:
     ]
 
 
-def check_props(props: Props) -> list[str]:
-    """Collect every problem of ``props``.
+def _check_visibility_covers_timeout(values: Mapping[str, object]) -> list[str]:
+    timeout_value, visibility_value = duration(values, "timeout"), duration(values, "visibility_timeout")
+    timeout = tokens.seconds(timeout_value) if timeout_value is not None else None
+    visibility = tokens.seconds(visibility_value) if visibility_value is not None else None
+    if timeout is None or visibility is None or visibility >= timeout:
+        return []
+    return [
+        f"visibility_timeout={fmt_seconds(visibility)} is shorter than timeout={fmt_seconds(timeout)}: "
+        "Lambda rejects an SQS event source whose function timeout exceeds the queue's visibility "
+        f"timeout; pass visibility_timeout >= timeout (AWS recommends 6 x timeout = "
+        f"{fmt_seconds(timeout * defaults.VISIBILITY_TIMEOUT_FACTOR)}), or omit it for that default."
+    ]
+
+
+def _check_reserved_covers_maximum(values: Mapping[str, object]) -> list[str]:
+    reserved, maximum = number(values, "reserved_concurrency"), number(values, "max_concurrency")
+    if resolved_number(reserved) and resolved_number(maximum) and reserved >= 1 and reserved < maximum:
+        return [
+            f"reserved_concurrency={reserved:g} is less than max_concurrency={maximum:g}: the event "
+            "source would be throttled, and throttled receives push messages toward the dead-letter "
+            f"queue; pass reserved_concurrency >= {maximum:g} or lower max_concurrency."
+        ]
+    return []
+
+
+def _check_not_above(values: Mapping[str, object], name: str) -> list[str]:
+    """A prop whose row says it may not pass another (``not_above``), against that prop's value."""
+    row = SETTINGS[name]
+    if row.not_above is None:
+        return []
+    other = row.not_above
+    if row.unit == SECONDS:
+        given, bound = duration(values, name), duration(values, other)
+        value = tokens.seconds(given) if given is not None else None
+        limit = tokens.seconds(bound) if bound is not None else None
+        shown, limit_shown = (fmt_seconds(v) if v is not None else "" for v in (value, limit))
+    else:
+        value, limit = number(values, name), number(values, other)
+        shown, limit_shown = (f"{v:g}" if v is not None else "" for v in (value, limit))
+    if value is None or limit is None or not (resolved_number(value) and resolved_number(limit)):
+        return []
+    if value <= limit:
+        return []
+    return [
+        f"{name}={shown} is more than {other}={limit_shown}: {row.not_above_why}; pass {name} <= {other}, "
+        f"raise {other}, or omit {name} for the default."
+    ]
+
+
+#: The rules that join a prop to others, each checked right after the prop's own limits.
+_JOINT_RULES: Final[Mapping[str, Callable[[Mapping[str, object]], list[str]]]] = {
+    "max_attempts": _check_receive_count,
+    "timeout": _check_visibility_covers_timeout,
+    "max_concurrency": _check_reserved_covers_maximum,
+}
+#: Props whose limits a rule of their own checks (the least safe receive count; the number of layers
+#: and security groups, in ``function_props``).
+_OWN_LIMITS: Final = frozenset({"max_receive_count", "layers", "security_groups"})
+
+
+def check_props(values: Mapping[str, object]) -> list[str]:
+    """Collect every problem of the props ``values`` by value: each against its row's limits, then the
+    rules joining props.
 
     Parameters
     ----------
-    props
-        The values to check. Unresolved tokens are skipped.
+    values
+        The props by name, each of its row's type (a prop of another type is absent: its type is its
+        problem). Unresolved tokens are skipped; so are state-mode props outside state mode
+        (:func:`check_state_props` says so).
 
     Returns
     -------
@@ -128,74 +196,34 @@ def check_props(props: Props) -> list[str]:
         every prop is valid.
     """
     problems: list[str] = []
-    problems += _check_handler(props.handler)
-    problems += check_number(SETTINGS["batch_size"], props.batch_size)
-    problems += check_number(SETTINGS["max_attempts"], props.max_attempts)
-    problems += _check_receive_count(props)
-    problems += check_duration(SETTINGS["timeout"], props.timeout)
-    timeout = tokens.seconds(props.timeout)
-    visibility = tokens.seconds(props.visibility_timeout)
-    if timeout is not None and visibility is not None and visibility < timeout:
-        problems.append(
-            f"visibility_timeout={fmt_seconds(visibility)} is shorter than timeout={fmt_seconds(timeout)}: "
-            "Lambda rejects an SQS event source whose function timeout exceeds the queue's visibility "
-            f"timeout; pass visibility_timeout >= timeout (AWS recommends 6 x timeout = "
-            f"{fmt_seconds(timeout * defaults.VISIBILITY_TIMEOUT_FACTOR)}), or omit it for that default."
-        )
-    problems += check_duration(SETTINGS["visibility_timeout"], props.visibility_timeout)
-    reserved, maximum = props.reserved_concurrency, props.max_concurrency
-    problems += check_number(SETTINGS["reserved_concurrency"], reserved)
-    problems += check_number(SETTINGS["max_concurrency"], maximum)
-    if resolved_number(reserved) and resolved_number(maximum) and reserved >= 1 and reserved < maximum:
-        problems.append(
-            f"reserved_concurrency={reserved:g} is less than max_concurrency={maximum:g}: the event "
-            "source would be throttled, and throttled receives push messages toward the dead-letter "
-            f"queue; pass reserved_concurrency >= {maximum:g} or lower max_concurrency."
-        )
-    problems += check_duration(SETTINGS["claim_ttl"], props.claim_ttl)
-    problems += check_duration(SETTINGS["age_alarm_threshold"], props.age_alarm_threshold)
-    problems += check_duration(SETTINGS["backoff_base"], props.backoff_base)
-    problems += check_number(SETTINGS["memory_size"], props.memory_size)
+    handler = values.get("handler")
+    if isinstance(handler, str):
+        problems += _check_handler(handler)
+    state = _mode(values) is JobMode.STATE
+    for name in values:
+        row = SETTINGS[name]
+        if (row.state_only and not state) or name in _OWN_LIMITS:
+            continue
+        if row.unit == SECONDS:
+            given = duration(values, name)
+            problems += check_duration(row, given) if given is not None else []
+        elif row.low is not None or row.high is not None:
+            problems += check_number(row, number(values, name))
+        problems += _check_not_above(values, name)
+        problems += _JOINT_RULES[name](values) if name in _JOINT_RULES else []
     return problems
 
 
-def check_state_props(
-    mode: JobMode,
-    *,
-    reorder_limit: int | float | None,
-    gap_timeout: Duration | None,
-    gap_policy: object | None,
-) -> list[str]:
-    """State mode's props: only in state mode, each in its range."""
-    given = {
-        name: value
-        for name, value in (
-            ("reorder_limit", reorder_limit),
-            ("gap_timeout", gap_timeout),
-            ("gap_policy", gap_policy),
-        )
-        if value is not None
-    }
-    if mode is not JobMode.STATE:
-        return [
-            f"{name} is a state-mode setting and does nothing in mode={mode.value}: remove {name}, or pass "
-            "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
-            for name in given
-        ]
-    problems = check_number(SETTINGS["reorder_limit"], reorder_limit)
-    if gap_timeout is not None:
-        problems += check_duration(SETTINGS["gap_timeout"], gap_timeout)
-    return problems
-
-
-def check_outcome_lines(outcome_lines: object) -> list[str]:
-    """``outcome_lines`` is one of the row's choices (an :class:`OutcomeLines` or its value)."""
-    row = SETTINGS["outcome_lines"]
-    if str(outcome_lines) in row.choices:
+def check_state_props(values: Mapping[str, object]) -> list[str]:
+    """State mode's props (their rows say ``state_only``) are refused, with the fix, in another mode."""
+    mode = _mode(values)
+    if mode is JobMode.STATE:
         return []
     return [
-        f"outcome_lines={outcome_lines!r} is not a log level: pass OutcomeLines.JOB (a log line per job, the "
-        "default) or OutcomeLines.BATCH (successes summarized once per batch; failures keep their lines)."
+        f"{name} is a state-mode setting and does nothing in mode={mode.value}: remove {name}, or pass "
+        "mode=JobMode.STATE if the job function is a transition apply(job, state) -> state."
+        for name, value in values.items()
+        if SETTINGS[name].state_only and value is not None
     ]
 
 
@@ -205,18 +233,19 @@ def raise_if_any(problems: list[str]) -> None:
         raise InvalidPropsError(problems)
 
 
-def warn_risky(scope: IConstruct, props: Props) -> None:
+def warn_risky(scope: IConstruct, values: Mapping[str, object]) -> None:
     """Add a CDK warning for each valid but risky setting.
 
     Parameters
     ----------
     scope
         The construct the warning is attached to.
-    props
-        The validated props.
+    values
+        The validated props by name.
     """
-    timeout = tokens.seconds(props.timeout)
-    visibility = tokens.seconds(props.visibility_timeout)
+    timeout_value, visibility_value = duration(values, "timeout"), duration(values, "visibility_timeout")
+    timeout = tokens.seconds(timeout_value) if timeout_value is not None else None
+    visibility = tokens.seconds(visibility_value) if visibility_value is not None else None
     factor = defaults.VISIBILITY_TIMEOUT_FACTOR
     if timeout is not None and visibility is not None and timeout <= visibility < factor * timeout:
         Annotations.of(scope).add_warning_v2(
@@ -226,7 +255,8 @@ def warn_risky(scope: IConstruct, props: Props) -> None:
             "that retries and throttling do not redeliver a message still being processed; omit "
             "visibility_timeout for that default.",
         )
-    if resolved_number(props.reserved_concurrency) and props.reserved_concurrency == 1:
+    reserved = number(values, "reserved_concurrency")
+    if resolved_number(reserved) and reserved == 1:
         Annotations.of(scope).add_warning_v2(
             WARNING_RESERVED_CONCURRENCY_ONE,
             "reserved_concurrency=1: the event source mapping cannot be capped below "

@@ -31,15 +31,13 @@ from constructs_fifo.construct.code.bundling import CodeBundling, bundle_depende
 from constructs_fifo.construct.code.packaging import build_function_code
 from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime import constants
-from constructs_fifo.runtime.settings.spec import SECONDS, SETTINGS, Setting
-from constructs_fifo.runtime.state.core.records import GapPolicy
+from constructs_fifo.runtime.settings.choices import JobMode
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 __all__ = [
     "RUNTIME_ENVIRONMENT",
     "FunctionSettings",
     "JobFunction",
-    "RuntimeSettings",
-    "StateSettings",
     "build_function",
 ]
 
@@ -50,33 +48,6 @@ RUNTIME_ENVIRONMENT = {
     for row in SETTINGS.values()
     if row.env is not None
 }
-
-
-@dataclass(frozen=True)
-class StateSettings:
-    """State mode's settings, as the runtime reads them."""
-
-    reorder_limit: int | float
-    gap_timeout: Duration
-    gap_policy: GapPolicy
-
-
-@dataclass(frozen=True)
-class RuntimeSettings:
-    """Every setting the runtime reads from the function's environment (the props they come from)."""
-
-    handler: str
-    mode: constants.JobMode
-    on_dead_job: constants.DeadJobPolicy
-    visibility_timeout: Duration
-    backoff_base: Duration
-    claim_ttl: Duration
-    max_attempts: int | float
-    metrics_namespace: str
-    #: Which outcomes get a log line of their own.
-    outcome_lines: constants.OutcomeLines
-    #: State mode only; ``None`` in claim mode.
-    state: StateSettings | None
 
 
 @dataclass(frozen=True)
@@ -119,56 +90,50 @@ def _whole_seconds(value: Duration) -> str:
     return str(int(seconds))
 
 
-def _encode(row: Setting, value: object) -> str:
-    """``value`` of ``row`` as its environment string: whole seconds, a whole number, an enum's value."""
-    if row.unit == SECONDS:
-        assert isinstance(value, Duration), row
+def _encode(value: object) -> str:
+    """A setting's value as its environment string: a ``Duration`` in whole seconds, a whole number, an
+    enum's value (a row's default is already in those terms: seconds, an enum member)."""
+    if isinstance(value, Duration):
         return _whole_seconds(value)
     if isinstance(value, enum.Enum):
         return str(value.value)
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return _whole_number(value)
     return str(value)
 
 
 def _environment(
-    settings: RuntimeSettings,
+    settings: Mapping[str, object],
     *,
+    mode: JobMode,
     user_environment: Mapping[str, str] | None,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
     claim_table: dynamodb.ITable | None,
     group_table: dynamodb.ITable | None,
 ) -> dict[str, str]:
-    """The user's variables, then the runtime's (already checked not to collide), each under its row's
-    variable."""
-    given: dict[str, object] = {
-        "handler": settings.handler,
-        "mode": settings.mode,
+    """The user's variables, then the runtime's (already checked not to collide): every row with a
+    variable, from its prop (``None``: the row's default; no default: not written) or from the resource
+    it names. A state-mode row is written only in state mode, a claim-mode row only with a claim table."""
+    resources: dict[str, object] = {
         "queue_url": queue.queue_url,
-        "visibility_timeout": settings.visibility_timeout,
-        "backoff_base": settings.backoff_base,
-        "metrics_namespace": settings.metrics_namespace,
-        "max_attempts": settings.max_attempts,
-        "on_dead_job": settings.on_dead_job,
         "dead_letter_queue_url": dead_letter_queue.queue_url,
-        "outcome_lines": settings.outcome_lines,
+        "claim_table": claim_table.table_name if claim_table is not None else None,
+        "group_table": group_table.table_name if group_table is not None else None,
     }
-    if claim_table is not None:
-        given |= {"claim_table": claim_table.table_name, "claim_ttl": settings.claim_ttl}
-    if group_table is not None:
-        given["group_table"] = group_table.table_name
-    if settings.state is not None:
-        given |= {
-            "reorder_limit": settings.state.reorder_limit,
-            "gap_timeout": settings.state.gap_timeout,
-            "gap_policy": GapPolicy(settings.state.gap_policy),
-        }
     variables = dict(user_environment or {})
-    for name, value in given.items():
-        row = SETTINGS[name]
-        assert row.env is not None, row
-        variables[row.env] = _encode(row, value)
+    for row in SETTINGS.values():
+        if row.env is None or (row.state_only and mode is not JobMode.STATE):
+            continue
+        if row.claim_only and claim_table is None:
+            continue
+        if row.prop is None:
+            value = resources[row.name]
+        else:
+            given = settings.get(row.name)
+            value = given if given is not None else row.default
+        if value is not None:
+            variables[row.env] = _encode(value)
     return variables
 
 
@@ -176,7 +141,8 @@ def build_function(
     scope: Construct,
     *,
     code_dir: Path,
-    settings: RuntimeSettings,
+    settings: Mapping[str, object],
+    mode: JobMode,
     user_environment: Mapping[str, str] | None,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
@@ -195,7 +161,10 @@ def build_function(
         The directory of the user's asset (checked by
         :func:`constructs_fifo.construct.checks.function_props.check_code`); the runtime is added next to it.
     settings
-        What the runtime reads from the environment.
+        The checked props by name (:class:`~constructs_fifo.construct.checks.props.CheckedProps`'s
+        ``values``): those with a row variable are what the runtime reads from the environment.
+    mode
+        The queue's mode (which rows are written).
     user_environment
         The user's extra variables (checked not to use the runtime's names).
     queue, dead_letter_queue, claim_table, group_table
@@ -227,6 +196,7 @@ def build_function(
     )
     environment = _environment(
         settings,
+        mode=mode,
         user_environment=user_environment,
         queue=queue,
         dead_letter_queue=dead_letter_queue,
@@ -254,6 +224,6 @@ def build_function(
         environment=environment,
         environment_encryption=encryption_key,
         log_group=log_group,
-        description=f"constructs-fifo job function ({settings.handler})",
+        description=f"constructs-fifo job function ({settings['handler']})",
     )
     return JobFunction(function=function, log_group=log_group, role=role)

@@ -20,7 +20,6 @@ from constructs_fifo.construct.settings import tokens
 from constructs_fifo.runtime.aws_limits import SQS_MAX_RETENTION_SECONDS
 from constructs_fifo.runtime.constants import WAKE_UP_REFRESH_RECEIVES, DeadJobPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.spec import SETTINGS, Setting
-from constructs_fifo.runtime.state.core.records import GapPolicy
 
 __all__ = [
     "AGE_ALARM_THRESHOLD",
@@ -37,7 +36,6 @@ __all__ = [
     "DASHBOARD",
     "DLQ_RETENTION",
     "FUNCTION_RUNTIME",
-    "GAP_POLICY",
     "GAP_TIMEOUT",
     "LAYERS_MAX",
     "LOG_RETENTION",
@@ -57,8 +55,6 @@ __all__ = [
     "OUTCOME_LINES",
     "OUTPUTS",
     "RECEIVE_COUNT_SAFETY_FACTOR",
-    "REORDER_LIMIT",
-    "REORDER_LIMIT_MAX",
     "RESERVED_CONCURRENCY",
     "SECURITY_GROUPS_MAX",
     "SECURITY_GROUPS_MIN",
@@ -117,13 +113,8 @@ def max_concurrency_for(reserved_concurrency: int | float | None) -> int | None:
 # --- modes ------------------------------------------------------------------------------------------
 #: CLAIM: a job is a side effect, claimed before it runs; STATE is opt-in per queue.
 MODE: Final = JobMode(str(SETTINGS["mode"].default))
-#: State mode: the reorder buffer holds at most this many jobs per group.
-REORDER_LIMIT: Final = _int(SETTINGS["reorder_limit"].default)
-REORDER_LIMIT_MAX: Final = _int(SETTINGS["reorder_limit"].high)
 #: State mode: a sequence gap open this long applies the gap policy (and the gap alarm fires).
 GAP_TIMEOUT: Final = _duration(SETTINGS["gap_timeout"])
-#: State mode: WAIT never loses a job; SKIP_GAP does, so it is the user's explicit choice.
-GAP_POLICY: Final = GapPolicy(str(SETTINGS["gap_policy"].default))
 
 # --- dead jobs ---------------------------------------------------------------------------------------
 #: Runs of one job (a crash included) before the runtime declares it dead.

@@ -1,45 +1,44 @@
 """Runtime configuration: read from the environment the construct writes, explicit arguments first.
 
-Each setting's variable, default and limits are its row of the settings spec
-(:data:`constructs_fifo.runtime.settings.SETTINGS`), the rows the construct validates its props
-against and writes the environment from: a value the construct accepts is one the runtime accepts.
+Each field of :class:`RuntimeConfig` is the runtime's side of one row of the settings spec
+(:data:`constructs_fifo.runtime.settings.SETTINGS`, the row whose ``field`` is the field's name): its
+variable, default and limits are the row's, the rows the construct validates its props against and
+writes the environment from, so a value the construct accepts is one the runtime accepts. The field's
+type says how its variable is read (a whole number within the row's limits, one of an enum's values, a
+string); :meth:`RuntimeConfig.from_env` reads every field so, with no list of its own.
 """
 
 from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from constructs_fifo.runtime.constants import (
-    DEFAULT_BACKOFF_BASE_SECONDS,
-    DEFAULT_CLAIM_TTL_SECONDS,
-    DEFAULT_GAP_POLICY,
-    DEFAULT_GAP_TIMEOUT_SECONDS,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_METRICS_NAMESPACE,
-    DEFAULT_MODE,
-    DEFAULT_ON_DEAD_JOB,
-    DEFAULT_OUTCOME_LINES,
-    DEFAULT_REORDER_LIMIT,
-    ENV_CLAIM_TABLE,
-    ENV_DEAD_LETTER_QUEUE_URL,
-    ENV_GROUP_TABLE,
-    ENV_METRICS_NAMESPACE,
-    ENV_QUEUE_URL,
-    ENV_USER_HANDLER,
-    DeadJobPolicy,
-    JobMode,
-    OutcomeLines,
-)
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.spec import MAX_VISIBILITY_TIMEOUT_SECONDS, SETTINGS, Setting
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "RuntimeConfig"]
 
 _E = TypeVar("_E", bound=enum.StrEnum)
+_T = TypeVar("_T")
+
+#: The row of each runtime field (rows that carry a variable; the others are construct-only or the
+#: processors' own).
+_ROWS: dict[str, Setting] = {
+    row.field: row for row in SETTINGS.values() if row.field is not None and row.env is not None
+}
+
+
+def _default(field: str, kind: type[_T]) -> _T:
+    """A field's default: its row's, which must be a ``kind``."""
+    value = _ROWS[field].default
+    assert isinstance(value, kind), (field, value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -78,10 +77,12 @@ class RuntimeConfig:
         State mode: jobs a group's reorder buffer holds at most.
     gap_timeout_seconds : int
         State mode: how long a sequence gap may stay open before ``gap_policy`` applies.
-    gap_policy : str
+    gap_policy : GapPolicy
         State mode: ``WAIT`` (keep waiting, alarm) or ``SKIP_GAP`` (give the missing seqs up, record them).
     outcome_lines : OutcomeLines
         ``JOB`` (a log line per outcome) or ``BATCH`` (successes summarized in the batch's line).
+    max_job_duration_seconds : int or None
+        The bound of one run of a job; ``None``: the consumer's own (the Lambda function's timeout).
 
     Examples
     --------
@@ -97,106 +98,95 @@ class RuntimeConfig:
     claim_table: str
     queue_url: str
     user_handler: str | None = None
-    visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS
-    backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS
-    claim_ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS
-    metrics_namespace: str = DEFAULT_METRICS_NAMESPACE
+    visibility_timeout_seconds: int = _default("visibility_timeout_seconds", int)
+    backoff_base_seconds: int = _default("backoff_base_seconds", int)
+    claim_ttl_seconds: int = _default("claim_ttl_seconds", int)
+    metrics_namespace: str = _default("metrics_namespace", str)
     dead_letter_queue_url: str = ""
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    on_dead_job: DeadJobPolicy = DEFAULT_ON_DEAD_JOB
+    max_attempts: int = _default("max_attempts", int)
+    on_dead_job: DeadJobPolicy = _default("on_dead_job", DeadJobPolicy)  # noqa: RUF009 - a member: immutable
     group_table: str | None = None
-    mode: JobMode = DEFAULT_MODE
-    reorder_limit: int = DEFAULT_REORDER_LIMIT
-    gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS
-    gap_policy: str = DEFAULT_GAP_POLICY
-    outcome_lines: OutcomeLines = DEFAULT_OUTCOME_LINES
+    mode: JobMode = _default("mode", JobMode)  # noqa: RUF009 - a member: immutable
+    reorder_limit: int = _default("reorder_limit", int)
+    gap_timeout_seconds: int = _default("gap_timeout_seconds", int)
+    gap_policy: GapPolicy = _default("gap_policy", GapPolicy)  # noqa: RUF009 - a member: immutable
+    outcome_lines: OutcomeLines = _default("outcome_lines", OutcomeLines)  # noqa: RUF009 - a member: immutable
+    max_job_duration_seconds: int | None = None
 
     @classmethod
-    def from_env(
-        cls,
-        environ: Mapping[str, str] | None = None,
-        *,
-        claim_table: str | None = None,
-        queue_url: str | None = None,
-        user_handler: str | None = None,
-        visibility_timeout_seconds: int | None = None,
-        backoff_base_seconds: int | None = None,
-        claim_ttl_seconds: int | None = None,
-        metrics_namespace: str | None = None,
-        dead_letter_queue_url: str | None = None,
-        max_attempts: int | None = None,
-        on_dead_job: DeadJobPolicy | str | None = None,
-        group_table: str | None = None,
-        mode: JobMode | str | None = None,
-        reorder_limit: int | None = None,
-        gap_timeout_seconds: int | None = None,
-        gap_policy: str | None = None,
-        outcome_lines: OutcomeLines | str | None = None,
-    ) -> RuntimeConfig:
+    def from_env(cls, environ: Mapping[str, str] | None = None, **explicit: object) -> RuntimeConfig:
         """Build the configuration; an explicit argument beats its environment variable.
 
         Parameters
         ----------
         environ : Mapping[str, str], optional
             The environment to read (default ``os.environ``).
-        claim_table, queue_url, user_handler, visibility_timeout_seconds, backoff_base_seconds, \
-claim_ttl_seconds, metrics_namespace, dead_letter_queue_url, max_attempts, on_dead_job, group_table, \
-mode, reorder_limit, gap_timeout_seconds, gap_policy, outcome_lines
-            Explicit values; ``None`` means "read the environment, then the default".
+        **explicit
+            A value per field (``backoff_base_seconds=7``); ``None`` or absent means "read the
+            environment, then the row's default".
 
         Raises
         ------
         ConfigurationError
-            A required variable is missing, or a number is not a whole number in its range. The
-            message names the variable, its value and the fix.
+            A required variable is missing, or a number is not a whole number in its range, or a
+            choice is not one of its values. The message names the variable, its value and the fix.
+        TypeError
+            ``explicit`` names no field.
         """
+        unknown = sorted(set(explicit) - set(_KINDS))
+        if unknown:
+            raise TypeError(
+                f"RuntimeConfig.from_env() got {', '.join(unknown)}: not a field of RuntimeConfig; pass "
+                f"one of {', '.join(_KINDS)}"
+            )
         env = os.environ if environ is None else environ
-        policy = _choice(on_dead_job, env, SETTINGS["on_dead_job"], DeadJobPolicy)
-        job_mode = _choice(mode, env, SETTINGS["mode"], JobMode)
-        needs_group_table = policy is DeadJobPolicy.PARK or job_mode is JobMode.STATE
-        return cls(
-            claim_table=(
-                _required(claim_table, env, ENV_CLAIM_TABLE, "the claim table's name")
-                if job_mode is JobMode.CLAIM
-                else (claim_table or env.get(ENV_CLAIM_TABLE) or "")
-            ),
-            queue_url=_required(queue_url, env, ENV_QUEUE_URL, "the FIFO queue's URL"),
-            user_handler=user_handler if user_handler is not None else (env.get(ENV_USER_HANDLER) or None),
-            visibility_timeout_seconds=_integer(
-                visibility_timeout_seconds, env, SETTINGS["visibility_timeout"]
-            ),
-            backoff_base_seconds=_integer(backoff_base_seconds, env, SETTINGS["backoff_base"]),
-            claim_ttl_seconds=_integer(claim_ttl_seconds, env, SETTINGS["claim_ttl"]),
-            metrics_namespace=metrics_namespace
-            if metrics_namespace is not None
-            else (env.get(ENV_METRICS_NAMESPACE) or DEFAULT_METRICS_NAMESPACE),
-            dead_letter_queue_url=_required(
-                dead_letter_queue_url, env, ENV_DEAD_LETTER_QUEUE_URL, "the FIFO dead-letter queue's URL"
-            ),
-            max_attempts=_integer(max_attempts, env, SETTINGS["max_attempts"]),
-            on_dead_job=policy,
-            group_table=(
-                _required(
-                    group_table,
-                    env,
-                    ENV_GROUP_TABLE,
-                    "the group table's name (PARK keeps jobs there, state mode keeps states there)",
-                )
-                if needs_group_table
-                else (group_table or env.get(ENV_GROUP_TABLE) or None)
-            ),
-            mode=job_mode,
-            reorder_limit=_integer(reorder_limit, env, SETTINGS["reorder_limit"]),
-            gap_timeout_seconds=_integer(gap_timeout_seconds, env, SETTINGS["gap_timeout"]),
-            gap_policy=_gap_policy(gap_policy, env, SETTINGS["gap_policy"]),
-            outcome_lines=_choice(outcome_lines, env, SETTINGS["outcome_lines"], OutcomeLines),
-        )
+        values: dict[str, object] = {}
+        for name, (kind, optional) in _KINDS.items():
+            row, given = _ROWS[name], explicit.get(name)
+            if kind is int:
+                values[name] = _integer(given, env, row, optional=optional)
+            elif issubclass(kind, enum.StrEnum):
+                values[name] = _choice(given, env, row, kind)
+            elif row.default is not None:
+                values[name] = given if given is not None else (env.get(_variable(row)) or row.default)
+        mode, policy = values["mode"], values["on_dead_job"]
+        assert isinstance(mode, JobMode) and isinstance(policy, DeadJobPolicy)
+        for name, needed in _NEEDED.items():
+            given, row = explicit.get(name), _ROWS[name]
+            if needed(mode, policy):
+                values[name] = _required(given, env, row)
+            else:
+                values[name] = given or env.get(_variable(row)) or (None if _KINDS[name][1] else "")
+        return cls(**values)  # type: ignore[arg-type]  # each value read as its field's type above
 
 
-def _choice(explicit: _E | str | None, env: Mapping[str, str], row: Setting, kind: type[_E]) -> _E:
-    """An enum setting: the explicit value, else the variable, else the default (case-insensitive)."""
+#: Each field's type without ``None``, and whether ``None`` is allowed: how its variable is read.
+_KINDS: dict[str, tuple[type, bool]] = {}
+for _field, _hint in typing.get_type_hints(RuntimeConfig).items():
+    _members = set(typing.get_args(_hint)) if isinstance(_hint, types.UnionType) else {_hint}
+    _KINDS[_field] = (next(iter(_members - {type(None)})), type(None) in _members)
+
+#: The fields whose row has no default, and when each must be set: the queues always, the claim table
+#: in claim mode, the group table under PARK or in state mode, the handler never (a processor built in
+#: code takes a callable).
+_NEEDED: dict[str, Callable[[JobMode, DeadJobPolicy], bool]] = {
+    "claim_table": lambda mode, _policy: mode is JobMode.CLAIM,
+    "queue_url": lambda _mode, _policy: True,
+    "user_handler": lambda _mode, _policy: False,
+    "dead_letter_queue_url": lambda _mode, _policy: True,
+    "group_table": lambda mode, policy: policy is DeadJobPolicy.PARK or mode is JobMode.STATE,
+}
+assert set(_NEEDED) == {name for name, row in _ROWS.items() if row.default is None and _KINDS[name][0] is str}
+
+
+def _variable(row: Setting) -> str:
     assert row.env is not None, row
-    raw = explicit if explicit is not None else (env.get(row.env) or str(row.default))
+    return row.env
+
+
+def _choice(explicit: object, env: Mapping[str, str], row: Setting, kind: type[_E]) -> _E:
+    """An enum setting: the explicit value, else the variable, else the default (case-insensitive)."""
+    raw = explicit if explicit is not None else (env.get(_variable(row)) or str(row.default))
     try:
         return kind(str(raw).strip().upper())
     except ValueError:
@@ -207,35 +197,25 @@ def _choice(explicit: _E | str | None, env: Mapping[str, str], row: Setting, kin
         ) from None
 
 
-def _gap_policy(explicit: str | None, env: Mapping[str, str], row: Setting) -> str:
-    assert row.env is not None, row
-    raw = explicit if explicit is not None else (env.get(row.env) or str(row.default))
-    value = str(raw).strip().upper()
-    if value not in row.choices:
-        raise ConfigurationError(
-            f"{row.env}={raw!r}: must be {' or '.join(row.choices)}; set OrderedAgentQueue's "
-            f"{row.prop} prop or unset it to use the default {row.default}"
-        )
-    return value
-
-
-def _required(explicit: str | None, env: Mapping[str, str], name: str, what: str) -> str:
+def _required(explicit: object, env: Mapping[str, str], row: Setting) -> str:
     if explicit:
-        return explicit
+        return str(explicit)
+    name = _variable(row)
     value = env.get(name, "")
     if not value.strip():
         raise ConfigurationError(
-            f"{name}={value!r}: {what} is required and is empty or unset; set {name} in the "
+            f"{name}={value!r}: {row.doc} is required and is empty or unset; set {name} in the "
             "function's environment (OrderedAgentQueue does) or pass it to RuntimeConfig.from_env()"
         )
     return value.strip()
 
 
-def _integer(explicit: int | None, env: Mapping[str, str], row: Setting) -> int:
-    """A whole-number setting: the explicit value, else the variable, else the row's default."""
-    assert row.env is not None and isinstance(row.default, int), row
+def _integer(explicit: object, env: Mapping[str, str], row: Setting, *, optional: bool) -> int | None:
+    """A whole-number setting: the explicit value, else the variable, else the row's default (``None``
+    only for a field that allows it)."""
+    assert isinstance(row.default, int) or (optional and row.default is None), row
     source = "argument" if explicit is not None else "variable"
-    raw: object = explicit if explicit is not None else env.get(row.env)
+    raw: object = explicit if explicit is not None else env.get(_variable(row))
     if raw is None or raw == "":
         return row.default
     try:
@@ -243,8 +223,9 @@ def _integer(explicit: int | None, env: Mapping[str, str], row: Setting) -> int:
     except ValueError:
         value = None
     if value is None or row.violation(value) is not None:
+        unset = f"the default {row.default}" if row.default is not None else row.default_doc
         raise ConfigurationError(
             f"{row.env}={raw!r} ({source}): must be {row.rule_text()} of {row.unit}; fix the value or "
-            f"unset it to use the default {row.default}"
+            f"unset it to use {unset}"
         )
     return value

@@ -6,10 +6,13 @@ Standard library only: the runtime ships alone in the function's asset.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal, TypeVar
 
 __all__ = ["SECONDS", "Setting", "human_seconds"]
+
+_T = TypeVar("_T")
 
 #: The unit of every duration setting: whole seconds (a prop takes a CDK ``Duration``).
 SECONDS: Final = "seconds"
@@ -54,6 +57,13 @@ class Setting:
         More of the rule for the docs (dependent limits, warnings), after the limits.
     state_only : bool
         A state-mode setting: rejected in claim mode, written only in state mode.
+    claim_only : bool
+        A claim-mode setting: written only where there is a claim table (accepted in state mode,
+        where it does nothing).
+    not_above : str or None
+        Another prop (same unit) this one may not pass, e.g. ``timeout``; ``not_above_why`` says why.
+    not_above_why : str
+        The reason, as the validation error states it.
     """
 
     name: str
@@ -72,6 +82,52 @@ class Setting:
     example: str = ""
     rule: str = ""
     state_only: bool = False
+    claim_only: bool = False
+    not_above: str | None = None
+    not_above_why: str = ""
+
+    def variable(self) -> str:
+        """The environment variable, for a row that must have one.
+
+        Raises
+        ------
+        LookupError
+            The row has no variable (a construct-only prop, or the runtime's own setting).
+        """
+        if self.env is None:
+            raise LookupError(f"setting {self.name!r} has no environment variable; give its row an env")
+        return self.env
+
+    def default_as(self, kind: builtins.type[_T]) -> _T:
+        """The default, for a row whose default must be a ``kind``.
+
+        >>> Setting("max_attempts", "runs of a job", "int", default=5).default_as(int)
+        5
+
+        Raises
+        ------
+        TypeError
+            The default is not a ``kind`` (``None``: the row has none).
+        """
+        value = self.default
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TypeError(
+                f"setting {self.name!r} defaults to {value!r}, not a {kind.__name__}; fix its row"
+            )
+        return value
+
+    def limit(self, side: Literal["low", "high"]) -> int:
+        """The ``low`` or ``high`` limit, for a row that must have it.
+
+        Raises
+        ------
+        TypeError
+            The row has no limit on that side.
+        """
+        value = self.low if side == "low" else self.high
+        if value is None:
+            raise TypeError(f"setting {self.name!r} has no {side} limit; fix its row")
+        return value
 
     def violation(self, value: float) -> str | None:
         """The rule ``value`` breaks (``'a whole number from 1 to 1000'``), or ``None`` when it is allowed.

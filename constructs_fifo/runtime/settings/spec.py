@@ -20,8 +20,14 @@ durations in whole seconds, as the environment carries them. Limits that depend 
 (``max_receive_count``'s least value, ``visibility_timeout >= timeout``) are rules in the validation
 code; the row's ``rule`` says them for the docs.
 
-The runtime ships alone in the function's asset: this module imports only the standard library and
-:mod:`constructs_fifo.runtime.constants` and :mod:`constructs_fifo.runtime.aws_limits`.
+A row is the one definition of its setting's variable, default and limits:
+:mod:`constructs_fifo.runtime.constants` names them (``ENV_*``, ``DEFAULT_*``) from the rows,
+:class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` reads its fields' rows, the construct
+writes its environment from the rows of its props.
+
+The runtime ships alone in the function's asset: this module imports only the standard library, its
+row type, the public enums (:mod:`constructs_fifo.runtime.settings.choices`) and
+:mod:`constructs_fifo.runtime.aws_limits`.
 
 Examples
 --------
@@ -39,42 +45,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from constructs_fifo.runtime import aws_limits
-from constructs_fifo.runtime.constants import (
-    DEFAULT_BACKOFF_BASE_SECONDS,
-    DEFAULT_CLAIM_TTL_SECONDS,
-    DEFAULT_FIRST_SEQ,
-    DEFAULT_GAP_POLICY,
-    DEFAULT_GAP_TIMEOUT_SECONDS,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_METRICS_NAMESPACE,
-    DEFAULT_MODE,
-    DEFAULT_ON_DEAD_JOB,
-    DEFAULT_OUTCOME_LINES,
-    DEFAULT_REMEMBERED_JOB_IDS,
-    DEFAULT_REORDER_LIMIT,
-    ENV_BACKOFF_BASE_SECONDS,
-    ENV_CLAIM_TABLE,
-    ENV_CLAIM_TTL_SECONDS,
-    ENV_DEAD_LETTER_QUEUE_URL,
-    ENV_GAP_POLICY,
-    ENV_GAP_TIMEOUT_SECONDS,
-    ENV_GROUP_TABLE,
-    ENV_MAX_ATTEMPTS,
-    ENV_METRICS_NAMESPACE,
-    ENV_MODE,
-    ENV_ON_DEAD_JOB,
-    ENV_OUTCOME_LINES,
-    ENV_QUEUE_URL,
-    ENV_REORDER_LIMIT,
-    ENV_USER_HANDLER,
-    ENV_VISIBILITY_TIMEOUT_SECONDS,
-    GAP_POLICY_SKIP_GAP,
-    GAP_POLICY_WAIT,
-    MAX_ATTEMPTS_MAX,
-    DeadJobPolicy,
-    JobMode,
-    OutcomeLines,
-)
+from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.row import SECONDS, Setting, human_seconds
 
 __all__ = [
@@ -100,24 +71,26 @@ _ROWS: Final = (
     ),
     Setting(
         "handler",
-        "`module.function` of the job function: Python identifiers, dotted module allowed (`pkg.mod.handle`)",
+        "`module.function` of the job function, `handle(job, context)` (state mode: the transition "
+        "`apply(job, state) -> next_state`): Python identifiers, dotted module allowed (`pkg.mod.handle`)",
         "str",
         default_doc="required",
         prop="handler",
-        env=ENV_USER_HANDLER,
+        env="CONSTRUCTS_FIFO_HANDLER",
         field="user_handler",
+        example="'agent_worker.handle'",
     ),
     Setting(
         "mode",
         "`CLAIM`: a job is a side effect, claimed in the claim table before it runs; `STATE`: a job is a "
         "transition `apply(job, state) -> state` of its group's state (group table, no claim table)",
         "JobMode",
-        default=DEFAULT_MODE.value,
-        default_doc=f"`{DEFAULT_MODE.value}`",
+        default=JobMode.CLAIM,
+        default_doc="`CLAIM`",
         prop="mode",
-        env=ENV_MODE,
+        env="CONSTRUCTS_FIFO_MODE",
         field="mode",
-        choices=tuple(member.value for member in JobMode),
+        choices=tuple(JobMode),
     ),
     Setting(
         "batch_size",
@@ -135,13 +108,13 @@ _ROWS: Final = (
         "max_attempts",
         "runs of one job (a crash inside it included) before the runtime declares it dead",
         "int",
-        default=DEFAULT_MAX_ATTEMPTS,
-        default_doc=f"`{DEFAULT_MAX_ATTEMPTS}`",
+        default=5,
+        default_doc="`5`",
         prop="max_attempts",
-        env=ENV_MAX_ATTEMPTS,
+        env="CONSTRUCTS_FIFO_MAX_ATTEMPTS",
         field="max_attempts",
         low=1,
-        high=MAX_ATTEMPTS_MAX,
+        high=100,
         unit="attempts",
         why="the runtime counts a job's runs and declares it dead after max_attempts, so",
     ),
@@ -151,12 +124,12 @@ _ROWS: Final = (
         "group table, in order, until resumed (`ParkedGroupsAlarm`); `CONTINUE`: the dead job goes to "
         "the DLQ and the group goes on (its order is broken)",
         "DeadJobPolicy",
-        default=DEFAULT_ON_DEAD_JOB.value,
-        default_doc=f"`{DEFAULT_ON_DEAD_JOB.value}`",
+        default=DeadJobPolicy.PARK,
+        default_doc="`PARK`",
         prop="on_dead_job",
-        env=ENV_ON_DEAD_JOB,
+        env="CONSTRUCTS_FIFO_ON_DEAD_JOB",
         field="on_dead_job",
-        choices=tuple(member.value for member in DeadJobPolicy),
+        choices=tuple(DeadJobPolicy),
     ),
     Setting(
         "max_receive_count",
@@ -190,7 +163,7 @@ _ROWS: Final = (
         default=MAX_VISIBILITY_TIMEOUT_SECONDS,
         default_doc="6 × `timeout`",
         prop="visibility_timeout",
-        env=ENV_VISIBILITY_TIMEOUT_SECONDS,
+        env="CONSTRUCTS_FIFO_VISIBILITY_TIMEOUT_SECONDS",
         field="visibility_timeout_seconds",
         low=0,
         high=MAX_VISIBILITY_TIMEOUT_SECONDS,
@@ -230,14 +203,15 @@ _ROWS: Final = (
         "claim_ttl",
         "how long a claim item lives: claim items carry `expiration` = now + TTL (claim mode)",
         "Duration",
-        default=DEFAULT_CLAIM_TTL_SECONDS,
+        default=7 * 24 * 60 * 60,
         default_doc="7 days",
         prop="claim_ttl",
-        env=ENV_CLAIM_TTL_SECONDS,
+        env="CONSTRUCTS_FIFO_CLAIM_TTL_SECONDS",
         field="claim_ttl_seconds",
         low=1,
         unit=SECONDS,
         example="Duration.days(7)",
+        claim_only=True,
     ),
     Setting(
         "age_alarm_threshold",
@@ -307,10 +281,10 @@ _ROWS: Final = (
         "backoff_base",
         "first retry delay of a failed job, doubling per attempt, capped at the visibility timeout",
         "Duration",
-        default=DEFAULT_BACKOFF_BASE_SECONDS,
+        default=2,
         default_doc="2 seconds",
         prop="backoff_base",
-        env=ENV_BACKOFF_BASE_SECONDS,
+        env="CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS",
         field="backoff_base_seconds",
         low=1,
         high=MAX_VISIBILITY_TIMEOUT_SECONDS,
@@ -322,20 +296,20 @@ _ROWS: Final = (
         "metrics_namespace",
         "CloudWatch namespace of the runtime's EMF metrics",
         "str",
-        default=DEFAULT_METRICS_NAMESPACE,
-        default_doc=f"`{DEFAULT_METRICS_NAMESPACE}`",
+        default="ConstructsFifo",
+        default_doc="`ConstructsFifo`",
         prop="metrics_namespace",
-        env=ENV_METRICS_NAMESPACE,
+        env="CONSTRUCTS_FIFO_METRICS_NAMESPACE",
         field="metrics_namespace",
     ),
     Setting(
         "reorder_limit",
         "state mode only: jobs with a `seq` beyond the next one that a group's reorder buffer holds",
         "int | None",
-        default=DEFAULT_REORDER_LIMIT,
-        default_doc=f"`{DEFAULT_REORDER_LIMIT}` (state mode)",
+        default=100,
+        default_doc="`100` (state mode)",
         prop="reorder_limit",
-        env=ENV_REORDER_LIMIT,
+        env="CONSTRUCTS_FIFO_REORDER_LIMIT",
         field="reorder_limit",
         low=1,
         high=1000,
@@ -348,10 +322,10 @@ _ROWS: Final = (
         "state mode only: how long a sequence gap may stay open before `gap_policy` applies and "
         "`SequenceGapAlarm` fires",
         "Duration | None",
-        default=DEFAULT_GAP_TIMEOUT_SECONDS,
+        default=300,
         default_doc="5 minutes (state mode)",
         prop="gap_timeout",
-        env=ENV_GAP_TIMEOUT_SECONDS,
+        env="CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS",
         field="gap_timeout_seconds",
         low=1,
         unit=SECONDS,
@@ -363,13 +337,32 @@ _ROWS: Final = (
         "state mode only: `WAIT` keeps waiting (the alarm calls an operator); `SKIP_GAP` gives the "
         "missing seqs up, records them and applies what follows",
         "GapPolicy | None",
-        default=DEFAULT_GAP_POLICY,
-        default_doc=f"`{DEFAULT_GAP_POLICY}` (state mode)",
+        default=GapPolicy.WAIT,
+        default_doc="`WAIT` (state mode)",
         prop="gap_policy",
-        env=ENV_GAP_POLICY,
+        env="CONSTRUCTS_FIFO_GAP_POLICY",
         field="gap_policy",
-        choices=(GAP_POLICY_WAIT, GAP_POLICY_SKIP_GAP),
+        choices=tuple(GapPolicy),
         state_only=True,
+    ),
+    Setting(
+        "max_job_duration",
+        "bounds one run of a job: a run still going after it is given up as a failed attempt; none: the "
+        "consumer's own bound (the Lambda consumer's is `timeout`)",
+        "Duration | None",
+        default_doc="the consumer's own bound",
+        prop="max_job_duration",
+        env="CONSTRUCTS_FIFO_MAX_JOB_DURATION_SECONDS",
+        field="max_job_duration_seconds",
+        low=1,
+        high=MAX_VISIBILITY_TIMEOUT_SECONDS,
+        unit=SECONDS,
+        why="a run's message stays hidden at most the SQS maximum of a visibility timeout",
+        example="Duration.minutes(10)",
+        rule="≤ `timeout` (the Lambda consumer ends every run there)",
+        not_above="timeout",
+        not_above_why="the Lambda consumer ends every run at the function timeout, so no run could last "
+        "that long",
     ),
     Setting(
         "architecture",
@@ -451,29 +444,31 @@ _ROWS: Final = (
         "duplicates summarized in one line per batch (failures, dead jobs and parking keep their lines; "
         "the same metrics), less log ingestion",
         "OutcomeLines",
-        default=DEFAULT_OUTCOME_LINES.value,
-        default_doc=f"`{DEFAULT_OUTCOME_LINES.value}`",
+        default=OutcomeLines.JOB,
+        default_doc="`JOB`",
         prop="outcome_lines",
-        env=ENV_OUTCOME_LINES,
+        env="CONSTRUCTS_FIFO_OUTCOME_LINES",
         field="outcome_lines",
-        choices=tuple(member.value for member in OutcomeLines),
+        choices=tuple(OutcomeLines),
     ),
     Setting("outputs", "add its own CfnOutputs", "bool", default=True, default_doc="`True`", prop="outputs"),
     # --- written by the construct from the resources it built -----------------------------------------
-    Setting("queue_url", "the queue's URL", "str", env=ENV_QUEUE_URL, field="queue_url"),
+    Setting("queue_url", "the FIFO queue's URL", "str", env="CONSTRUCTS_FIFO_QUEUE_URL", field="queue_url"),
     Setting(
         "dead_letter_queue_url",
-        "the dead-letter queue's URL",
+        "the FIFO dead-letter queue's URL",
         "str",
-        env=ENV_DEAD_LETTER_QUEUE_URL,
+        env="CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL",
         field="dead_letter_queue_url",
     ),
-    Setting("claim_table", "the claim table's name", "str", env=ENV_CLAIM_TABLE, field="claim_table"),
+    Setting(
+        "claim_table", "the claim table's name", "str", env="CONSTRUCTS_FIFO_CLAIM_TABLE", field="claim_table"
+    ),
     Setting(
         "group_table",
-        "the group table's name (PARK policy or state mode)",
+        "the group table's name (PARK keeps jobs there, state mode keeps states there)",
         "str",
-        env=ENV_GROUP_TABLE,
+        env="CONSTRUCTS_FIFO_GROUP_TABLE",
         field="group_table",
     ),
     # --- the runtime's own ---------------------------------------------------------------------------
@@ -481,7 +476,8 @@ _ROWS: Final = (
         "first_seq",
         "the `seq` of a group's first job: a group's sequence starts at 0",
         "int",
-        default=DEFAULT_FIRST_SEQ,
+        # 0, so that no non-negative ``seq`` is ever taken for a duplicate before anything was applied.
+        default=0,
         field="first_seq",
         low=0,
         unit="seq",
@@ -490,7 +486,8 @@ _ROWS: Final = (
         "remember_job_ids",
         "state mode: job ids without `seq` a group's bookkeeping remembers, to skip their duplicates",
         "int",
-        default=DEFAULT_REMEMBERED_JOB_IDS,
+        # 800 bytes of keys (``JOB_KEY_BYTES`` each).
+        default=100,
         field="remember_job_ids",
         low=1,
         unit="job ids",

@@ -20,13 +20,12 @@ from constructs_fifo.runtime.constants import (
     DEFAULT_GAP_TIMEOUT_SECONDS,
     DEFAULT_REMEMBERED_JOB_IDS,
     DEFAULT_REORDER_LIMIT,
-    GAP_POLICY_SKIP_GAP,
-    GAP_POLICY_WAIT,
     JOB_KEY_BYTES,
     MAX_DEAD_ENTRIES_BYTES,
     MAX_ITEM_BYTES,
 )
 from constructs_fifo.runtime.dead_jobs.record import DeadJob, encode_dead_job
+from constructs_fifo.runtime.settings.choices import GapPolicy
 from constructs_fifo.runtime.settings.spec import SETTINGS
 from constructs_fifo.runtime.state.core.values import compact_json
 
@@ -49,15 +48,6 @@ __all__ = [
     "job_key",
     "remember_dead_entry",
 ]
-
-
-class GapPolicy(enum.Enum):
-    """What a full reorder buffer or a timed-out sequence gap does (the user's choice, per queue)."""
-
-    #: Keep waiting: a job that does not fit is retried with backoff; the gap metric and alarm show it.
-    WAIT = GAP_POLICY_WAIT
-    #: Give up the missing ``seq`` values, record the range in the bookkeeping, apply what follows.
-    SKIP_GAP = GAP_POLICY_SKIP_GAP
 
 
 class Outcome(enum.Enum):
