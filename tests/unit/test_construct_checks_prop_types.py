@@ -27,7 +27,7 @@ def code() -> lambda_.Code:
 
 
 def _problems(code: lambda_.Code, **props: Any) -> list[str]:
-    kwargs: dict[str, Any] = {"code": code, "handler": "agent_worker.handle", **props}
+    kwargs: dict[str, Any] = {"code": code, "handler": "notifier.handle", **props}
     with pytest.raises(InvalidPropsError) as raised:
         OrderedAgentQueue(Stack(App(), "S"), "Jobs", **kwargs)
     return raised.value.problems
@@ -108,7 +108,7 @@ def test_wrong_types_are_collected_with_every_other_problem(code: lambda_.Code) 
 def test_a_value_of_an_enum_as_its_string_is_accepted(code: lambda_.Code) -> None:
     # GIVEN a mode given as its value / WHEN built / THEN it is that mode
     value = cast(JobMode, "STATE")
-    queue = OrderedAgentQueue(Stack(App(), "S"), "Jobs", code=code, handler="agent_worker.handle", mode=value)
+    queue = OrderedAgentQueue(Stack(App(), "S"), "Jobs", code=code, handler="notifier.handle", mode=value)
     assert queue.mode is JobMode.STATE
 
 

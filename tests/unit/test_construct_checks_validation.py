@@ -553,7 +553,7 @@ def test_a_row_bounded_by_another_prop_is_refused_above_it(code: lambda_.Code, m
         Stack(App(), "S"),
         "Jobs",
         code=code,
-        handler="agent_worker.handle",
+        handler="notifier.handle",
         claim_ttl=Duration.minutes(5),
         age_alarm_threshold=Duration.minutes(5),
     )
@@ -569,9 +569,9 @@ def _function_variables(stack: Stack) -> dict[str, Any]:
 def test_max_job_duration_is_written_in_seconds_only_when_given(code: lambda_.Code) -> None:
     # GIVEN a queue without and one with a bound of a job's run
     plain, bounded = Stack(App(), "Plain"), Stack(App(), "Bounded")
-    OrderedAgentQueue(plain, "Jobs", code=code, handler="agent_worker.handle")
+    OrderedAgentQueue(plain, "Jobs", code=code, handler="notifier.handle")
     OrderedAgentQueue(
-        bounded, "Jobs", code=code, handler="agent_worker.handle", max_job_duration=Duration.seconds(90)
+        bounded, "Jobs", code=code, handler="notifier.handle", max_job_duration=Duration.seconds(90)
     )
     # THEN only the second function's environment carries it, in seconds (the template is otherwise
     # unchanged: the consumer's own bound, the timeout, applies)

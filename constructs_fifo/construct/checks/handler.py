@@ -189,6 +189,8 @@ def check_handler_found(
     if tokens.is_unresolved(handler):
         _warn(scope, None, "it is a token, known only at deploy time")
         return []
+    if not isinstance(handler, str):
+        return []  # the wrong type is the type check's problem
     module, _, function = handler.rpartition(".")
     names = [*module.split("."), function]
     if not module or not all(name.isidentifier() for name in names) or code_path is None:
