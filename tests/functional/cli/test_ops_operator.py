@@ -82,8 +82,9 @@ def test_without_a_terminal_on_stdin_a_mutator_refuses_unless_yes_or_dry_run(ops
     assert ops.snapshot() == before
     assert len(err.splitlines()) == 1
     assert "stdin is not a terminal" in err
-    assert "`constructs-fifo groups resume ws#1 --skip-dead --yes --region us-east-1 --stack OpsStack`" in err
-    assert "`constructs-fifo groups resume ws#1 --skip-dead --dry-run --region us-east-1 --stack OpsStack`" in err
+    target = "--region us-east-1 --stack OpsStack"
+    assert f"`constructs-fifo groups resume ws#1 --skip-dead --yes {target}`" in err
+    assert f"`constructs-fifo groups resume ws#1 --skip-dead --dry-run {target}`" in err
     # AND with --json as well it refuses (no JSON document pretends it acted)
     code, out, _ = _run("groups", "resume", "ws#1", "--skip-dead", "--json")
     assert (code, out, ops.snapshot() == before) == (EXIT_VIOLATIONS, "", True)
@@ -182,12 +183,12 @@ def test_a_parked_groups_last_seq_buffered_and_kept_seqs_are_its_own(state_ops: 
     row = ops.cli_json("groups", "list", "--parked")["groups"][0]
     assert (row["group"], row["lastSeq"]) == ("ws#s", 0)
     assert row["lastSeq"] == ops.cli_json("state", "show", "ws#s")["lastSeq"]
-    code, out, _ = _run("groups", "list", "--parked")
+    _, out, _ = _run("groups", "list", "--parked")
     assert out.splitlines()[2].split("\t")[5] == "0"
     # WHEN the group is shown THEN each kept job carries its own seq, beside its kept position
     kept = ops.cli_json("groups", "show", "ws#s")["kept"]
     assert [(k["jobId"], k["seq"]) for k in kept] == [("s1", 1), ("s2", 2), ("s3", 3)]
-    code, out, _ = _run("groups", "show", "ws#s")
+    _, out, _ = _run("groups", "show", "ws#s")
     header = next(line for line in out.splitlines() if line.startswith("position"))
     assert header.split("\t") == ["position", "seq", "job", "type", "message"]
 
@@ -246,7 +247,7 @@ def test_every_fix_names_real_values_and_this_invocations_region(ops: World) -> 
     assert _run("groups", "resume", "ws#1", "--skip-dead", "--yes")[0] == 0
     ops.drain()
     # WHEN a claim of it is released (claim mode) or a claim command meets state mode
-    code, _, err = _run("claims", "release", POISON, "--region", "us-east-1")
+    _, _, err = _run("claims", "release", POISON, "--region", "us-east-1")
     # THEN the fix names the job itself and the same region and stack, no placeholder
     assert "JOB" not in err and "{" not in err
     if ops.claim_mode:
