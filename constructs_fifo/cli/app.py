@@ -32,7 +32,6 @@ Exit codes
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
+from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -291,11 +291,11 @@ def _deploy(args: argparse.Namespace) -> int:
         report=lambda check: doctor.print_checks([check], sys.stderr),
     )
     if args.queue is None:
-        print(json.dumps(outputs, indent=2, sort_keys=True))
+        print_json(Verbatim(outputs))  # the stack's outputs, by the names the app gave them
     else:
         queue = resolve_queue(args.stack, target=target, queue=args.queue)
         console.print(f"queue: {queue.describe()}")
-        print(json.dumps(queue.to_dict(), indent=2, sort_keys=True))
+        print_json(queue.to_dict())
     return EXIT_OK
 
 
@@ -321,7 +321,7 @@ def _drain(args: argparse.Namespace) -> int:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     if not args.all_queues:
         stats = _drain_one(EventSourceRunner.from_stack(args.stack, target=target, queue=args.queue), args)
-        print(json.dumps(stats, indent=2, sort_keys=True))
+        print_json(stats)
         return _drained(stats)
     queues = find_queues(args.stack, target=target)
     if not queues:
@@ -333,7 +333,7 @@ def _drain(args: argparse.Namespace) -> int:
         )
         for queue in queues
     }
-    print(json.dumps(drained, indent=2, sort_keys=True))
+    print_json(drained)
     return max(_drained(stats) for stats in drained.values())
 
 

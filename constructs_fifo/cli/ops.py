@@ -22,8 +22,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
+from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops_fix import complete_commands
-from constructs_fifo.cli.ops_output import Output, print_json, when
+from constructs_fifo.cli.ops_output import Output, when
 from constructs_fifo.cli.ops_parser import add_ops_commands
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError
@@ -227,7 +228,7 @@ def _groups(args: argparse.Namespace) -> int:
         detail = show_group(ops, args.group)
         document = detail.to_dict()
         if args.json:
-            print_json(document)
+            print_json({**document, "state": _users(document["state"])})
             return 0
         out = Output()
         dead = document["dead"] or {}
@@ -285,6 +286,13 @@ def _groups(args: argparse.Namespace) -> int:
     if args.ops_command == "resume":
         return _run_plan(args, lambda: plan_resume(ops, args.group, skip_dead=args.skip_dead))
     return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
+
+
+def _users(view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A state view for ``--json``: the user's state and the per-job-id attempts keep their keys."""
+    if view is None:
+        return None
+    return {**view, "state": Verbatim(view["state"]), "attempts": Verbatim(view["attempts"])}
 
 
 def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
@@ -411,7 +419,7 @@ def _state(args: argparse.Namespace) -> int:
     ops = _queue(args)
     shown = show_state(ops, args.group)
     if args.json:
-        print_json(shown)
+        print_json(_users(shown))
         return 0
     _state_pairs(Output(), args.group, shown)
     return 0

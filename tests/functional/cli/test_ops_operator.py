@@ -254,3 +254,45 @@ def test_every_fix_names_real_values_and_this_invocations_region(ops: World) -> 
         assert "`constructs-fifo claims reset a2 --region us-east-1 --stack OpsStack`" in err
     else:
         assert "`constructs-fifo dlq show a2 --region us-east-1 --stack OpsStack`" in err
+
+
+# --- item 8: one --json convention ------------------------------------------------------------------------
+
+
+def _keys(document: Any, skip: frozenset[str] = frozenset({"state", "attempts"})) -> set[str]:
+    """Every key of ``document``, not descending into the user's own values (``skip``)."""
+    if isinstance(document, dict):
+        found = set(document)
+        for key, value in document.items():
+            if key not in skip or (isinstance(value, dict) and "version" in value):  # a state view
+                found |= _keys(value, skip)
+        return found
+    if isinstance(document, list):
+        return set().union(*(_keys(item, skip) for item in document)) if document else set()
+    return set()
+
+
+def test_every_json_document_is_camel_case_with_iso_times_and_their_epoch(ops: World) -> None:
+    # GIVEN a parked group, then its dead job skipped to the DLQ
+    _parked(ops)
+    documents = [ops.cli_json("status"), ops.cli_json("groups", "list", "--parked")]
+    shown = ops.cli_json("groups", "show", "ws#1")
+    documents += [shown, ops.cli_json("groups", "resume", "ws#1", "--skip-dead", "--dry-run")]
+    assert ops.cli("groups", "resume", "ws#1", "--skip-dead", "--yes")[0] == 0
+    ops.drain()
+    documents.append(ops.cli_json("dlq", "list"))
+    documents.append(
+        ops.cli_json("claims", "show", POISON) if ops.claim_mode else ops.cli_json("state", "show", "ws#1")
+    )
+    # WHEN their keys are read THEN every one is camelCase (no snake_case, no PascalCase)
+    keys = set().union(*(_keys(document) for document in documents))
+    assert {key for key in keys if "_" in key or key[:1].isupper()} == set()
+    # AND a time is ISO 8601 UTC with its epoch milliseconds beside
+    dead = shown["dead"]
+    assert dead["at"].endswith("Z") and isinstance(dead["atEpochMs"], int)
+    last = documents[-1]
+    if ops.claim_mode:
+        claim = last["claim"]
+        assert claim["updatedAt"].endswith("Z") and isinstance(claim["updatedAtEpochMs"], int)
+    else:
+        assert last["updatedAt"].endswith("Z") and isinstance(last["updatedAtEpochMs"], int)
