@@ -308,7 +308,9 @@ class JobProducer:
             )
         except ClientError as exc:
             raise SendFailedError(
-                f"job {job_id!r} was not sent to {self.queue_url}: {exc}. Fix the cause and send it again "
+                # AWS's message ends with its own period ("The specified queue does not exist.")
+                f"job {job_id!r} was not sent to {self.queue_url}: {str(exc).rstrip('.')}. Fix the cause and "
+                "send it again "
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
         return SendResult(response["MessageId"], response.get("SequenceNumber"), job_id)

@@ -330,12 +330,16 @@ def test_send_batch_gives_up_after_max_attempts() -> None:
 def test_send_wraps_client_errors() -> None:
     # GIVEN SQS refuses the call
     producer, stub, _ = _stubbed(URL)
-    stub.add_client_error("send_message", "AWS.SimpleQueueService.NonExistentQueue", "no such queue")
+    stub.add_client_error(
+        "send_message", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist."
+    )
 
     # WHEN a job is sent THEN the error names the job and the queue and chains the cause
     with stub, pytest.raises(SendFailedError, match=r"job 'j-1' was not sent to https://") as caught:
         producer.send("j-1", "t", {}, group="ws#1")
     assert caught.value.__cause__ is not None
+    # AND AWS's own period does not double the sentence's
+    assert "does not exist. Fix the cause" in str(caught.value)
 
 
 def _attributes(message: dict[str, Any]) -> dict[str, str]:
