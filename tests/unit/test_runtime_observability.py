@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 
@@ -133,10 +134,11 @@ def test_a_record_logged_unparsed_gets_its_type_from_its_body() -> None:
     out = io.StringIO()
     writer = OutcomeWriter(JobLogger("NS", stream=out, clock=lambda: 1.0), "q.fifo")
     body = json.dumps({"jobId": "j-1", "type": "apply_patch", "payload": {}})
-    record = {"messageId": "m-1", "body": body, "attributes": {"MessageGroupId": "ws#1"}}
+    record: Any = {"messageId": "m-1", "body": body, "attributes": {"MessageGroupId": "ws#1"}}
+    malformed: Any = {**record, "body": "{not json"}
     # WHEN their KEPT lines are written
-    writer.write(OutcomeStatus.KEPT, record, job_id="j-1")  # type: ignore[arg-type]
-    writer.write(OutcomeStatus.KEPT, {**record, "body": "{not json"}, job_id=None)  # type: ignore[arg-type]
+    writer.write(OutcomeStatus.KEPT, record, job_id="j-1")
+    writer.write(OutcomeStatus.KEPT, malformed, job_id=None)
     # THEN the well-formed one names its type, the malformed one none
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["type"] for line in lines if line.get("status") == "KEPT"] == ["apply_patch", None]
