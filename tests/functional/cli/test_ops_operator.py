@@ -296,3 +296,17 @@ def test_every_json_document_is_camel_case_with_iso_times_and_their_epoch(ops: W
         assert claim["updatedAt"].endswith("Z") and isinstance(claim["updatedAtEpochMs"], int)
     else:
         assert last["updatedAt"].endswith("Z") and isinstance(last["updatedAtEpochMs"], int)
+
+
+def test_a_typo_names_every_equally_close_parked_group(ops: World) -> None:
+    # GIVEN four parked groups equally close to a mistyped one
+    groups = [f"ws#night{i}" for i in range(1, 5)]
+    for index, group in enumerate(groups):
+        ops.harness.behaviour[f"p{index}"] = _poison
+        ops.send(group, f"p{index}")
+    ops.drain()
+    # WHEN the operator types ws#night THEN all four are named, and the sentence ends before its fix
+    code, _, err = _run("groups", "resume", "ws#night", "--skip-dead")
+    assert code == EXIT_VIOLATIONS
+    assert f"parked groups with a close name: {', '.join(groups)}. Fix:" in err
+    assert "?." not in err
