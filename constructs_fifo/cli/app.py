@@ -33,7 +33,6 @@ Exit codes
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.drain_view import DrainView
+from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -302,11 +302,11 @@ def _deploy(args: argparse.Namespace) -> int:
         report=lambda check: doctor.print_checks([check], sys.stderr),
     )
     if args.queue is None:
-        print(json.dumps(outputs, indent=2, sort_keys=True))
+        print_json(Verbatim(outputs))  # the stack's outputs, by the names the app gave them
     else:
         queue = resolve_queue(args.stack, target=target, queue=args.queue)
         console.print(f"queue: {queue.describe()}")
-        print(json.dumps(queue.to_dict(), indent=2, sort_keys=True))
+        print_json(queue.to_dict())
     return EXIT_OK
 
 
@@ -344,7 +344,7 @@ def _drained(stats: dict[str, object]) -> int:
 
 
 def _print_drained(drained: object) -> None:
-    print(json.dumps(drained, indent=2, sort_keys=True), flush=True)
+    print_json(drained)
 
 
 def _drain(args: argparse.Namespace) -> int:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
 from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
@@ -114,8 +114,11 @@ def run(args: argparse.Namespace) -> int:
         facts = _facts(args, target, Path(scratch))
     checks = verify(facts)
     if args.output == "json":
-        document = {"Checks": [check.to_dict() for check in checks], "Facts": facts.to_dict()}
-        print(json.dumps(document, indent=4))
+        found = facts.to_dict()
+        stack = found.get("StackConcurrency")
+        if isinstance(stack, dict) and "ReservedConcurrentExecutions" in stack:  # keyed by queue name
+            stack["ReservedConcurrentExecutions"] = Verbatim(stack["ReservedConcurrentExecutions"])
+        print_json({"Checks": [check.to_dict() for check in checks], "Facts": found})
     else:
         print_checks(checks, sys.stdout)
     return 0 if all(check.ok for check in checks) else EXIT_PROBLEMS

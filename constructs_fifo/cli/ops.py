@@ -4,29 +4,36 @@ What each command does lives in :mod:`constructs_fifo.local.ops`; the parser is
 :mod:`~constructs_fifo.cli.ops_parser`, the printing :mod:`~constructs_fifo.cli.ops_output` (a table on
 a terminal, plain lines otherwise, one JSON document with ``--json``). This module resolves
 ``--stack``/``--queue`` as ``deploy`` and ``drain`` do and puts the three together. Every command
-that changes something builds its plan first, prints it, stops there with ``--dry-run``, asks on a
-terminal unless ``--yes``, then prints what it did.
+that changes something builds its plan first, prints it, stops there with ``--dry-run``, then
+confirms (:func:`_confirmed`), then prints what it did.
+
+The confirmation rule is one an operator can predict from where the command's input comes from: with
+``--yes`` it acts; otherwise, when stdin is a terminal it asks (the question and the plan it asks about
+go to stderr with ``--json``, so stdout holds the JSON document alone, and ``... | tee incident.log``
+still asks); without a terminal on stdin (a script, cron, a pipe into the command) it refuses, exit 1,
+naming ``--yes`` and ``--dry-run``: a script that meant to act says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import re
 import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-from constructs_fifo.cli.ops_output import Output, print_json, when
+from constructs_fifo.cli.json_output import Verbatim, print_json
+from constructs_fifo.cli.ops_fix import complete_commands
+from constructs_fifo.cli.ops_output import Output, when
 from constructs_fifo.cli.ops_parser import add_ops_commands
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.demo.sample_app import STACK_NAME
-from constructs_fifo.local.errors import LocalError, OperationRefusedError
+from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError
 from constructs_fifo.local.ops import STATE_MODE, OpsQueue, Plan
 from constructs_fifo.local.ops.claims import plan_release, plan_reset, show_claim
 from constructs_fifo.local.ops.dlq import list_dead_letters, plan_drop, plan_redrive
 from constructs_fifo.local.ops.groups import plan_resume, plan_skip_gap, show_group, show_state
 from constructs_fifo.local.ops.listing import list_groups
+from constructs_fifo.local.ops.plan import command
 from constructs_fifo.local.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
 from constructs_fifo.local.stack import DeployedQueue, find_queues, select_queue
 
@@ -70,35 +77,64 @@ def _queue(args: argparse.Namespace) -> OpsQueue:
     return _connect(select_queue(args.stack, queues, args.queue), clients)
 
 
+def _plan_lines(plan: Plan, *, dry_run: bool) -> list[str]:
+    return [f"note: {note}" for note in plan.notes] + [
+        f"{'would ' if dry_run else 'will '}{step.describe}" for step in plan.steps
+    ]
+
+
+def _confirmed(args: argparse.Namespace, plan: Plan, out: Output) -> bool:
+    """Whether to apply ``plan`` (the module docstring's rule); ``False`` when the operator said no.
+
+    Raises
+    ------
+    OperationRefusedError
+        No ``--yes`` and no terminal on stdin: nobody can be asked.
+    """
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise OperationRefusedError(
+            f"`{plan.command}` changes the queue and asks first, and stdin is not a terminal (a script, "
+            "a pipe): there is nobody to ask; nothing was changed",
+            f"pass --yes to act without asking ({command(*plan.argv, '--yes')}), or --dry-run to see what "
+            f"it would do ({command(*plan.argv, '--dry-run')})",
+        )
+    if args.json:  # stdout holds the JSON document alone: the plan asked about goes with the question
+        for line in _plan_lines(plan, dry_run=False):
+            print(line, file=sys.stderr)
+    print(f"{plan.command}: go ahead? [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = input("").strip().lower()
+    except EOFError:  # Ctrl-D: no answer is a no
+        answer = ""
+        print(file=sys.stderr)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        out.line("nothing was changed")
+        raise
+    if answer in {"y", "yes"}:
+        return True
+    out.line("nothing was changed")
+    return False
+
+
 def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
-    """Show the plan; stop at --dry-run; confirm on a terminal unless --yes; apply; say what was done."""
+    """Show the plan; stop at --dry-run; confirm (:func:`_confirmed`); apply; say what was done."""
     plan = make()
     out = Output()
     try:
         if not args.json:
-            for note in plan.notes:
-                out.line(f"note: {note}")
-            for step in plan.steps:
-                out.line(f"{'would ' if args.dry_run else 'will '}{step.describe}")
+            for line in _plan_lines(plan, dry_run=args.dry_run):
+                out.line(line)
         if args.dry_run:
             if args.json:
                 print_json(plan.to_dict(dry_run=True))
             else:
                 out.line("dry run: nothing was changed")
             return 0
-        if sys.stdin.isatty() and sys.stdout.isatty() and not args.yes and not args.json:
-            try:
-                answer = input(f"{plan.command}: go ahead? [y/N] ").strip().lower()
-            except EOFError:  # Ctrl-D: no answer is a no
-                answer = ""
-                print()
-            except KeyboardInterrupt:
-                print()
-                out.line("nothing was changed")
-                raise
-            if answer not in {"y", "yes"}:
-                out.line("nothing was changed")
-                return 1
+        if not _confirmed(args, plan, out):
+            return 1
         try:
             plan.apply()
         finally:
@@ -192,29 +228,56 @@ def _groups(args: argparse.Namespace) -> int:
         detail = show_group(ops, args.group)
         document = detail.to_dict()
         if args.json:
-            print_json(document)
+            print_json({**document, "state": _users(document["state"])})
             return 0
         out = Output()
         dead = document["dead"] or {}
+        malformed = bool(dead) and not dead.get("jobId")
+        kept = document["kept"]
         out.pairs(
             f"group {args.group} of {ops.label}",
             [
                 ("status", document["status"]),
-                ("dead job", dead.get("jobId")),
-                ("type", dead.get("jobType")),
+                (
+                    "dead job",
+                    f"none: message {dead.get('messageId')} has a malformed body (no job id)"
+                    if malformed
+                    else dead.get("jobId"),
+                ),
+                ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
                 ("reason", dead.get("reason")),
                 ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
                 ("attempts", dead.get("attempts")),
                 ("parked at", when(dead.get("at"))),
-                ("kept jobs", document["keptTotal"]),
+                (
+                    "kept jobs",
+                    f"{document['keptTotal']} (the first {len(kept)} below)"
+                    if document["keptTotal"] > len(kept)
+                    else document["keptTotal"],
+                ),
             ],
         )
-        if document["kept"]:
+        if kept:
+            state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
             out.rows(
                 "kept jobs, in order",
-                ["seq", "job", "type", "message"],
-                [[k["seq"], k["jobId"], k["jobType"], k["messageId"]] for k in document["kept"]],
+                ["position", *(["seq"] if state_mode else []), "job", "type", "message"],
+                [
+                    [
+                        k["position"],
+                        *([k["seq"]] if state_mode else []),
+                        k["jobId"],
+                        k["jobType"],
+                        k["messageId"],
+                    ]
+                    for k in kept
+                ],
             )
+            if document["keptTotal"] > len(kept):
+                out.line(
+                    f"... and {document['keptTotal'] - len(kept)} more kept job(s), in order (resuming the "
+                    "group replays them all)"
+                )
         if document["state"] is not None:
             _state_pairs(out, args.group, document["state"])
         for note in document["notes"]:
@@ -223,6 +286,13 @@ def _groups(args: argparse.Namespace) -> int:
     if args.ops_command == "resume":
         return _run_plan(args, lambda: plan_resume(ops, args.group, skip_dead=args.skip_dead))
     return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
+
+
+def _users(view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A state view for ``--json``: the user's state and the per-job-id attempts keep their keys."""
+    if view is None:
+        return None
+    return {**view, "state": Verbatim(view["state"]), "attempts": Verbatim(view["attempts"])}
 
 
 def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
@@ -242,20 +312,37 @@ def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
     )
 
 
+def _one_message(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``dlq show``/``dlq drop``'s JOB or --message-id: exactly one of them."""
+    job, message_id = args.job, args.message_id
+    if (job is None) == (message_id is None):
+        raise OperationError(
+            f"`dlq {args.ops_command}` takes a job id or --message-id, "
+            + ("not both" if job is not None else "and got neither"),
+            "pass one: a job id, or --message-id and a message id from "
+            f"{command('dlq', 'list')} (a malformed body has no job id)",
+        )
+    return job, message_id
+
+
 def _dlq(args: argparse.Namespace) -> int:
+    if args.ops_command in {"show", "drop"}:
+        job, message_id = _one_message(args)
     ops = _queue(args)
     if args.ops_command in {"list", "show"}:
         group = getattr(args, "group", None)
         job = getattr(args, "job", None)
-        listing = list_dead_letters(ops, group=group, job=job)
+        message_id = getattr(args, "message_id", None)
+        listing = list_dead_letters(ops, group=group, job=job, message_id=message_id)
+        if args.ops_command == "show" and not listing.letters:
+            what = f"job {job!r}" if job is not None else f"message id {message_id!r}"
+            raise OperationRefusedError(
+                f"the dead-letter queue of {ops.label} holds no message of {what}",
+                f"list what it holds: {command('dlq', 'list')}",
+            )
         if args.json:
             print_json(listing.to_dict())
             return 0
-        if args.ops_command == "show" and not listing.letters:
-            raise OperationRefusedError(
-                f"the dead-letter queue of {ops.label} holds no message of job {job!r}",
-                "list what it holds: `constructs-fifo dlq list`",
-            )
         out = Output()
         if args.ops_command == "list":
             out.rows(
@@ -263,7 +350,7 @@ def _dlq(args: argparse.Namespace) -> int:
                 ["job", "group", "type", "reason", "error", "attempts", "dead at", "table says"],
                 [
                     [
-                        letter.job_id,
+                        letter.job_id or f"none: message {letter.message_id}",
                         letter.group,
                         letter.job_type,
                         letter.reason,
@@ -289,9 +376,16 @@ def _dlq(args: argparse.Namespace) -> int:
     if args.ops_command == "redrive":
         return _run_plan(
             args,
-            lambda: plan_redrive(ops, group=args.group, job=args.job, reset=args.reset, force=args.force),
+            lambda: plan_redrive(
+                ops,
+                group=args.group,
+                job=args.job,
+                message_id=args.message_id,
+                reset=args.reset,
+                force=args.force,
+            ),
         )
-    return _run_plan(args, lambda: plan_drop(ops, args.job))
+    return _run_plan(args, lambda: plan_drop(ops, job, message_id=message_id))
 
 
 def _table_says(view: dict[str, Any]) -> str:
@@ -325,38 +419,26 @@ def _state(args: argparse.Namespace) -> int:
     ops = _queue(args)
     shown = show_state(ops, args.group)
     if args.json:
-        print_json(shown)
+        print_json(_users(shown))
         return 0
     _state_pairs(Output(), args.group, shown)
     return 0
 
 
-_SUGGESTED: Final = re.compile(r"`(constructs-fifo [^`]*)`")
-
-
-def _same_target(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
-    """Run ``command``; a command its error suggests gets the ``--stack``/``--queue`` of this one, so
-    it can be pasted as it is."""
+def _same_target(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
+    """Run ``run``; every command its error suggests gets this invocation's target options
+    (:func:`~constructs_fifo.cli.ops_fix.complete_commands`), so it can be pasted as it is."""
     try:
-        return command(args)
+        return run(args)
     except LocalError as error:
-        words = ([f"--stack {args.stack}"] if args.stack != STACK_NAME else []) + (
-            [f"--queue {args.queue}"] if getattr(args, "queue", None) else []
-        )
-
-        def complete(match: re.Match[str]) -> str:
-            line = match.group(1)
-            extra = [word for word in words if word.split()[0] not in line.split()]
-            return f"`{' '.join([line, *extra])}`"
-
-        error.message = _SUGGESTED.sub(complete, error.message)
-        error.fix = _SUGGESTED.sub(complete, error.fix)
+        error.message = complete_commands(error.message, args)
+        error.fix = complete_commands(error.fix, args)
         raise
 
 
 OPS_COMMANDS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
-    name: functools.partial(_same_target, command=command)
-    for name, command in {
+    name: functools.partial(_same_target, run=run)
+    for name, run in {
         "status": _status,
         "groups": _groups,
         "dlq": _dlq,

@@ -7,15 +7,15 @@ lines, and a table too wide for the terminal is printed as one key/value block p
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from collections.abc import Sequence
 from typing import Final
 
 from constructs_fifo.cli import render
+from constructs_fifo.cli.json_output import iso_time
 
-__all__ = ["Output", "cell", "print_json", "when"]
+__all__ = ["Output", "cell", "when"]
 
 #: A width no table reaches: what a table measures when nothing bounds it.
 _UNBOUNDED_COLUMNS: Final = 100_000
@@ -89,11 +89,7 @@ class Output:
 
 
 def when(epoch_ms: object) -> str | None:
-    """Epoch milliseconds as ISO 8601 UTC (what the DLQ's ``deadAt`` says), for people."""
+    """Epoch milliseconds as ISO 8601 UTC (as ``--json`` prints a time), for people."""
     if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
         return None
-    return dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC).isoformat(timespec="seconds")
-
-
-def print_json(document: object) -> None:
-    print(json.dumps(document, indent=2, sort_keys=True, default=str))
+    return iso_time(epoch_ms)

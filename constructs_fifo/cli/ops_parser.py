@@ -25,6 +25,11 @@ _PEEK_NOTE = (
 
 _GROUP_HELP = "the message group id, e.g. ws#42 (`groups list` shows them)"
 _JOB_HELP = "the job id (the body's jobId; `dlq list` shows the dead ones)"
+_DLQ_JOB_HELP = _JOB_HELP + "; or pass --message-id instead"
+_MESSAGE_ID_HELP = (
+    "one DLQ message by its message id (`dlq list` shows them): the way to name a malformed body, "
+    "which has no job id"
+)
 
 
 def _positive(text: str) -> int:
@@ -110,7 +115,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "show", help="one job's DLQ messages, body and claim or state", epilog=_PEEK_NOTE
     )
     _common(dlq_show, add_aws, add_stack, mutates=False)
-    dlq_show.add_argument("job", metavar="JOB", help=_JOB_HELP)
+    dlq_show.add_argument("job", metavar="JOB", nargs="?", help=_DLQ_JOB_HELP)
+    dlq_show.add_argument("--message-id", metavar="MESSAGE_ID", help=_MESSAGE_ID_HELP)
     redrive = dlq_commands.add_parser(
         "redrive",
         help="move dead jobs back to the queue, keeping each group's order",
@@ -122,6 +128,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     which = redrive.add_mutually_exclusive_group()
     which.add_argument("--group", metavar="GROUP", help="only this group's messages, in order")
     which.add_argument("--job", metavar="JOB", help="only this job's messages")
+    which.add_argument("--message-id", metavar="MESSAGE_ID", help="only this DLQ message (`dlq list`)")
     redrive.add_argument(
         "--reset",
         action="store_true",
@@ -132,7 +139,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     )
     drop = dlq_commands.add_parser("drop", help="delete a job's messages from the DLQ (it stays dead)")
     _common(drop, add_aws, add_stack, mutates=True)
-    drop.add_argument("job", metavar="JOB", help=_JOB_HELP)
+    drop.add_argument("job", metavar="JOB", nargs="?", help=_DLQ_JOB_HELP)
+    drop.add_argument("--message-id", metavar="MESSAGE_ID", help=_MESSAGE_ID_HELP)
 
     claims = commands.add_parser("claims", help="claim mode: show, release, reset one job's claim")
     claim_commands = claims.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -175,11 +183,14 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "bookkeeping), and wake it so its buffered jobs apply." + untouched,
         dlq_list: "The DLQ's jobs: id, group, type, reason, error, attempts, dead at, and what the claim "
         "table or the group's state says. Reading moves nothing, but see below.",
-        dlq_show: "One job's DLQ messages: attributes, body, and its claim or state. Reading moves "
-        "nothing, but see below.",
+        dlq_show: "One job's DLQ messages (or one message, --message-id): attributes, body, and its "
+        "claim or state. Reading moves nothing, but see below.",
         redrive: "Move dead jobs from the DLQ back to the queue, each group's in the DLQ's order; a "
-        "message leaves the DLQ only once it is in the queue.",
-        drop: "Delete a job's messages from the DLQ for good: they cannot be redriven afterwards. Its "
+        "message leaves the DLQ only once it is in the queue. A message whose copy could never run (a "
+        "malformed body, a job already done or whose seq was given up) stays in the DLQ, named with its "
+        "fix (--force sends it anyway); --job or --message-id of such a message is refused.",
+        drop: "Delete a job's messages (or one message, --message-id) from the DLQ for good: they cannot "
+        "be redriven afterwards. Its "
         "claim or state stays dead, so a later copy of the job follows it to the DLQ (COPY_OF_DEAD_JOB).",
         claim_show: "Claim mode: the job's claim item." + read_only,
         release: "Claim mode: mark an IN_FLIGHT claim whose lease expired FAILED, so the next delivery "

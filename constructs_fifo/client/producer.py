@@ -147,21 +147,29 @@ def build_body(job: JobMessage) -> str:
         ) from exc
 
 
+#: Why a job id follows SQS's deduplication id rule (said where a job id breaks it).
+_JOB_ID_IS_DEDUP = (
+    " for a job id, since it is the message's deduplication id unless deduplication_id is passed"
+)
+
+
 def _check_id(job_id: str, field: str, value: object) -> None:
+    # A job id breaking the rule is named as itself, not as the deduplication id it stands for.
+    prefix, why = ("", _JOB_ID_IS_DEDUP) if field == "job_id" else (f"job {job_id!r}: ", "")
     if not isinstance(value, str) or not value:
         raise InvalidJobError(
-            f"job {job_id!r}: {field} {value!r} is not allowed: it must be a non-empty string of {_ID_RULE}. "
+            f"{prefix}{field} {value!r} is not allowed: it must be a non-empty string of {_ID_RULE}. "
             f"Fix: pass a non-empty {field}."
         )
     if len(value) > MAX_ID_LENGTH:
         raise InvalidJobError(
-            f"job {job_id!r}: {field} {value[:40]!r}... is {len(value)} characters long; SQS allows "
-            f"{_ID_RULE}. Fix: shorten it, e.g. to a hash of the value."
+            f"{prefix}{field} {value[:40]!r}... is {len(value)} characters long; SQS allows "
+            f"{_ID_RULE}{why}. Fix: shorten it, e.g. to a hash of the value."
         )
     if not _ID_PATTERN.fullmatch(value):
         bad = sorted({c for c in value if not _ID_PATTERN.fullmatch(c)})
         raise InvalidJobError(
-            f"job {job_id!r}: {field} {value!r} contains {''.join(bad)!r}; SQS allows {_ID_RULE}. "
+            f"{prefix}{field} {value!r} contains {''.join(bad)!r}; SQS allows {_ID_RULE}{why}. "
             "Fix: replace those characters (spaces and non-ASCII letters are not allowed)."
         )
 
@@ -201,8 +209,10 @@ def validate_job(job: JobMessage) -> str:
             "Fix: name what the job does, e.g. 'apply_patch'."
         )
     _check_id(job.job_id, "group", job.group)
-    dedup = job.job_id if job.deduplication_id is None else job.deduplication_id
-    _check_id(job.job_id, "deduplication_id", dedup)
+    if job.deduplication_id is None:
+        _check_id(job.job_id, "job_id", job.job_id)
+    else:
+        _check_id(job.job_id, "deduplication_id", job.deduplication_id)
     if job.seq is not None and (
         isinstance(job.seq, bool) or not isinstance(job.seq, int) or job.seq < FIRST_SEQ
     ):
@@ -298,7 +308,9 @@ class JobProducer:
             )
         except ClientError as exc:
             raise SendFailedError(
-                f"job {job_id!r} was not sent to {self.queue_url}: {exc}. Fix the cause and send it again "
+                # AWS's message ends with its own period ("The specified queue does not exist.")
+                f"job {job_id!r} was not sent to {self.queue_url}: {str(exc).rstrip('.')}. Fix the cause and "
+                "send it again "
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
         return SendResult(response["MessageId"], response.get("SequenceNumber"), job_id)

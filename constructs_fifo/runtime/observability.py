@@ -50,7 +50,8 @@ from constructs_fifo.runtime.constants import (
     METRIC_JOBS_SUCCEEDED,
     OutcomeLines,
 )
-from constructs_fifo.runtime.job import record_attempt, record_group, record_message_id
+from constructs_fifo.runtime.exceptions import MalformedJobError
+from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -352,6 +353,13 @@ class JobLogger:
         stream.flush()
 
 
+def _job_type_of(record: SQSRecord) -> str | None:
+    try:
+        return parse_record(record).type
+    except MalformedJobError:
+        return None
+
+
 class OutcomeWriter:
     """Writes a record's outcome line with its identity filled in (queue, group, ids, counts)."""
 
@@ -373,8 +381,12 @@ class OutcomeWriter:
         attempt_failed: bool = False,
         **fields: Any,
     ) -> None:
-        """Write one line; ``job`` (when parsed) gives the id, type and attempt, else the arguments do."""
+        """Write one line; ``job`` (when parsed) gives the id, type and attempt, else the arguments do,
+        and a type not given is read from the record's body (a kept or duplicate record is logged
+        unparsed; ``None`` only for a malformed body)."""
         arn = str(record.get("eventSourceARN", ""))
+        if job is None and job_type is None:
+            job_type = _job_type_of(record)
         self.logger.outcome(
             status,
             queue_name=queue_name_from_arn(arn) if arn else self._queue_name,

@@ -148,9 +148,23 @@ def test_send_batch_chunks_by_total_size(sqs: SQSClient, queue_url: str) -> None
         ),
         (
             JobMessage("j-é", "run_tests", {}, group="ws#1"),
-            "job 'j-é': deduplication_id 'j-é' contains 'é'; SQS allows 1 to 128 characters, each a letter, "
-            "a digit or one of !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~. Fix: replace those characters (spaces and "
+            "job_id 'j-é' contains 'é'; SQS allows 1 to 128 characters, each a letter, "
+            "a digit or one of !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ for a job id, since it is the message's "
+            "deduplication id unless deduplication_id is passed. Fix: replace those characters (spaces and "
             "non-ASCII letters are not allowed).",
+        ),
+        (
+            JobMessage("j" * 200, "run_tests", {}, group="ws#1"),
+            "job_id 'jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj'... is 200 characters long; SQS allows 1 to "
+            "128 characters, each a letter, a digit or one of !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ for a job "
+            "id, since it is the message's deduplication id unless deduplication_id is passed. Fix: shorten "
+            "it, e.g. to a hash of the value.",
+        ),
+        (
+            JobMessage("j-1", "run_tests", {}, group="ws#1", deduplication_id="d" * 129),
+            "job 'j-1': deduplication_id 'dddddddddddddddddddddddddddddddddddddddd'... is 129 characters "
+            "long; SQS allows 1 to 128 characters, each a letter, a digit or one of "
+            "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~. Fix: shorten it, e.g. to a hash of the value.",
         ),
         (
             JobMessage("", "run_tests", {}, group="ws#1"),
@@ -316,12 +330,16 @@ def test_send_batch_gives_up_after_max_attempts() -> None:
 def test_send_wraps_client_errors() -> None:
     # GIVEN SQS refuses the call
     producer, stub, _ = _stubbed(URL)
-    stub.add_client_error("send_message", "AWS.SimpleQueueService.NonExistentQueue", "no such queue")
+    stub.add_client_error(
+        "send_message", "AWS.SimpleQueueService.NonExistentQueue", "The specified queue does not exist."
+    )
 
     # WHEN a job is sent THEN the error names the job and the queue and chains the cause
     with stub, pytest.raises(SendFailedError, match=r"job 'j-1' was not sent to https://") as caught:
         producer.send("j-1", "t", {}, group="ws#1")
     assert caught.value.__cause__ is not None
+    # AND AWS's own period does not double the sentence's
+    assert "does not exist. Fix the cause" in str(caught.value)
 
 
 def _attributes(message: dict[str, Any]) -> dict[str, str]:

@@ -656,7 +656,7 @@ def test_risky_props_add_warnings(synthesized: Synthesized) -> None:
     text = "\n".join(str(w) for w in warnings)
     # THEN each warning is there, with its id
     assert f"[ack: {WARNING_VISIBILITY_TIMEOUT}]" in text
-    assert "visibility_timeout=120s is less than 6 x timeout=360s" in text
+    assert "visibility_timeout=120s is less than 6 x timeout (6 x 60s = 360s)" in text
     assert f"[ack: {WARNING_RESERVED_CONCURRENCY_ONE}]" in text
     assert "reserved_concurrency=1: the event source mapping cannot be capped below" in text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,21 @@ def test_the_batch_line_carries_the_units_consumed_since_the_last_one_as_a_metri
         3.5,
     )
     assert second["CapacityUnitsConsumed"] == 0.0
+
+
+def test_a_record_logged_unparsed_gets_its_type_from_its_body() -> None:
+    # GIVEN a kept record written with its job id only (as the processors log kept records), and a
+    # malformed one
+    from constructs_fifo.runtime.observability import OutcomeWriter
+
+    out = io.StringIO()
+    writer = OutcomeWriter(JobLogger("NS", stream=out, clock=lambda: 1.0), "q.fifo")
+    body = json.dumps({"jobId": "j-1", "type": "apply_patch", "payload": {}})
+    record: Any = {"messageId": "m-1", "body": body, "attributes": {"MessageGroupId": "ws#1"}}
+    malformed: Any = {**record, "body": "{not json"}
+    # WHEN their KEPT lines are written
+    writer.write(OutcomeStatus.KEPT, record, job_id="j-1")
+    writer.write(OutcomeStatus.KEPT, malformed, job_id=None)
+    # THEN the well-formed one names its type, the malformed one none
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["type"] for line in lines if line.get("status") == "KEPT"] == ["apply_patch", None]

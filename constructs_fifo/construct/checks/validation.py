@@ -250,10 +250,10 @@ def warn_risky(scope: IConstruct, values: Mapping[str, object]) -> None:
     if timeout is not None and visibility is not None and timeout <= visibility < factor * timeout:
         Annotations.of(scope).add_warning_v2(
             WARNING_VISIBILITY_TIMEOUT,
-            f"visibility_timeout={fmt_seconds(visibility)} is less than {factor} x timeout="
-            f"{fmt_seconds(factor * timeout)}: AWS recommends at least {factor} x the function timeout so "
-            "that retries and throttling do not redeliver a message still being processed; omit "
-            "visibility_timeout for that default.",
+            f"visibility_timeout={fmt_seconds(visibility)} is less than {factor} x timeout ({factor} x "
+            f"{fmt_seconds(timeout)} = {fmt_seconds(factor * timeout)}): AWS recommends at least {factor} x "
+            "the function timeout so that retries and throttling do not redeliver a message still being "
+            "processed; omit visibility_timeout for that default.",
         )
     reserved = number(values, "reserved_concurrency")
     if resolved_number(reserved) and reserved == 1:

@@ -65,13 +65,22 @@ class Resumed:
     dead_job_id: str | None
     reason: str | None
     kept: int
+    """The group's kept records, the dead job's among them when it was kept (it is, unless it died
+    waiting in the reorder buffer)."""
+    dead_was_kept: bool = True
+
+    @property
+    def kept_behind(self) -> int:
+        """The kept jobs replayed after the dead one."""
+        return self.kept - (1 if self.dead_was_kept else 0)
 
     def describe(self) -> str:
-        """One line for the demo's output."""
+        """One line for the demo's output (its figures are the report's ``kept`` and ``keptBehind``)."""
+        with_dead = ", the dead job's included" if self.dead_was_kept else ""
         return (
             f"resumed {self.group} on {self.queue}: ParkedGroups.resume(group, skip_dead=True) sent dead job "
-            f"{self.dead_job_id} ({self.reason}) to the dead-letter queue; replaying {self.kept - 1} kept "
-            "jobs in order"
+            f"{self.dead_job_id} ({self.reason}) to the dead-letter queue; replaying the {self.kept_behind} "
+            f"{_plural(self.kept_behind, 'kept job')} behind it in order ({self.kept} kept{with_dead})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +91,7 @@ class Resumed:
             "deadJobId": self.dead_job_id,
             "reason": self.reason,
             "kept": self.kept,
+            "keptBehind": self.kept_behind,
         }
 
 
@@ -211,10 +221,23 @@ def resume_parked(
                 f"left {header.group} parked on {queue.label}: its dead job {dead_job_id} is not a poison job"
             )
             continue
-        kept = len(parked.kept(header.group, limit=1000))
+        records = parked.kept(header.group, limit=1000)
+        dead_was_kept = bool(records) and records[0].record.get("messageId") == header.dead_message_id
         parked.resume(header.group, skip_dead=True)
-        resumed.append(Resumed(queue.label, header.group, dead_job_id, header.dead.reason.value, kept))
+        resumed.append(
+            Resumed(
+                queue.label, header.group, dead_job_id, header.dead.reason.value, len(records), dead_was_kept
+            )
+        )
     return resumed, left
+
+
+def _plural(count: int, noun: str) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
+def _messages(count: int) -> str:
+    return f"{count} {_plural(count, 'message')}"
 
 
 def dynamodb_calls(aws_calls: Mapping[str, int], runtime_tables: set[str]) -> tuple[int, int]:
@@ -244,12 +267,12 @@ def _drain_or_wait(
 ) -> dict[str, Any]:
     total = queue_counts(sqs, queue.queue_url).total
     if not options.drain:
-        say(f"waiting for the deployed function to drain {total} messages of {queue.label} ...")
+        say(f"waiting for the deployed function to drain {_messages(total)} of {queue.label} ...")
         steps.wait_until_empty(
             sqs, queue.queue_url, total=total, timeout=options.wait_seconds, progress=progress, cancel=cancel
         )
         return {}
-    say(f"draining {total} messages of {queue.label} through the function's handler ...")
+    say(f"draining {_messages(total)} of {queue.label} through the function's handler ...")
     return steps.drain(queue, target=target, say=say, progress=progress, watch=(sqs, total), cancel=cancel)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.local.errors import OperationRefusedError
-from constructs_fifo.local.ops.plan import Plan
+from constructs_fifo.local.ops.plan import Plan, command
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_IN_FLIGHT
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -39,13 +39,13 @@ def show_claim(ops: OpsQueue, job: str) -> dict[str, Any]:
     OperationRefusedError
         The job has no claim.
     """
-    store = ops.require_claim_mode("claims show")
+    store = ops.require_claim_mode("claims show", job=job)
     claim = store.get(job)
     if claim is None:
         raise OperationRefusedError(
             f"job {job!r} has no claim in {store.table_name!r}: it never ran, its claim "
             "expired (TTL), or it was reset",
-            "check the job id (`constructs-fifo dlq list` shows the dead ones)",
+            f"check the job id ({command('dlq', 'list')} shows the dead ones)",
         )
     lease = claim.get("lease_expires_at")
     remaining = None if not isinstance(lease, int | float) else round((lease - ops.now_ms()) / 1000, 1)
@@ -62,12 +62,12 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
     """
     shown = show_claim(ops, job)
     claim = shown["claim"]
-    store = ops.require_claim_mode("claims release")
+    store = ops.require_claim_mode("claims release", job=job)
     status = claim.get("status")
     if status != STATUS_IN_FLIGHT:
         raise OperationRefusedError(
             f"job {job!r}'s claim is {status}, not IN_FLIGHT: there is no lease to release",
-            "a DEAD claim is reset with `constructs-fifo claims reset JOB`; FAILED is retried by itself",
+            f"a DEAD claim is reset with {command('claims', 'reset', job)}; FAILED is retried by itself",
         )
     remaining = shown["leaseRemainingSeconds"]
     live = remaining is not None and remaining >= 0
@@ -80,7 +80,11 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
             "the worker is gone",
         )
     owner = str(claim.get("owner", ""))
-    plan = Plan("claims release", details={"jobId": job, "owner": owner, "leaseRemainingSeconds": remaining})
+    plan = Plan(
+        "claims release",
+        argv=["claims", "release", job, *(["--force"] if force else [])],
+        details={"jobId": job, "owner": owner, "leaseRemainingSeconds": remaining},
+    )
     if live:
         plan.notes.append(f"the lease is live ({remaining} s left): --force releases it anyway")
     why = "released by an operator (constructs-fifo claims release" + (" --force" if live else "") + ")"
@@ -89,7 +93,7 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
         if not store.fail(job, owner, error=why, error_type=RELEASED_ERROR_TYPE):
             raise OperationRefusedError(
                 f"job {job!r}'s claim changed while it was being released (another worker took it over)",
-                "look again: `constructs-fifo claims show JOB`",
+                f"look again: {command('claims', 'show', job)}",
             )
         attempts = claim.get("attempts", 0)
         return (
@@ -111,22 +115,22 @@ def plan_reset(ops: OpsQueue, job: str) -> Plan:
         No claim, or not DEAD.
     """
     claim = show_claim(ops, job)["claim"]
-    store = ops.require_claim_mode("claims reset")
+    store = ops.require_claim_mode("claims reset", job=job)
     if claim.get("status") != STATUS_DEAD:
         raise OperationRefusedError(
             f"job {job!r}'s claim is {claim.get('status')}, not DEAD: only a dead job is reset",
-            "an IN_FLIGHT claim with an expired lease is released with `constructs-fifo claims release JOB`",
+            f"an IN_FLIGHT claim with an expired lease is released with {command('claims', 'release', job)}",
         )
-    plan = Plan("claims reset", details={"jobId": job})
+    plan = Plan("claims reset", argv=["claims", "reset", job], details={"jobId": job})
     plan.notes.append(
-        "the reset alone runs nothing: redrive the job (`constructs-fifo dlq redrive "
-        "--job JOB`) or resume its group"
+        f"the reset alone runs nothing: redrive the job ({command('dlq', 'redrive', '--job', job)}) or "
+        "resume its group"
     )
 
     def reset() -> str:
         if not store.reset(job):
             raise OperationRefusedError(
-                f"job {job!r}'s claim was no longer DEAD", "look again: `constructs-fifo claims show JOB`"
+                f"job {job!r}'s claim was no longer DEAD", f"look again: {command('claims', 'show', job)}"
             )
         return f"reset job {job}'s DEAD claim: its next copy runs"
 

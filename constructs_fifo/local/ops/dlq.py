@@ -34,18 +34,14 @@ from botocore.exceptions import ClientError
 
 from constructs_fifo.local.errors import OperationError, OperationRefusedError
 from constructs_fifo.local.ops.dead_letters import MUTATE_VISIBILITY_SECONDS, DlqMessage, Peek, peek
-from constructs_fifo.local.ops.plan import Plan
-from constructs_fifo.local.ops.state_edits import check_forget, forget_dead_job
+from constructs_fifo.local.ops.plan import Plan, command
+from constructs_fifo.local.ops.redrive_checks import check_letters, is_malformed
 from constructs_fifo.local.queues import queue_counts
 from constructs_fifo.runtime.aws_limits import SQS_MAX_ID_LENGTH, SQS_MAX_LIST_MOVE_TASKS_RESULTS
-from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED
-from constructs_fifo.runtime.state.core.records import job_key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.local.ops.target import OpsQueue
-    from constructs_fifo.runtime.claim.store import ClaimStore
     from constructs_fifo.runtime.state.core.records import GroupState
-    from constructs_fifo.runtime.state.storage.store import StateStore
 
 __all__ = [
     "REDRIVE_DEDUP_PREFIX",
@@ -120,107 +116,19 @@ def _table_view(ops: OpsQueue, letters: list[DlqMessage]) -> dict[str, dict[str,
 
 
 def list_dead_letters(
-    ops: OpsQueue, *, group: str | None = None, job: str | None = None
+    ops: OpsQueue, *, group: str | None = None, job: str | None = None, message_id: str | None = None
 ) -> DeadLetterListing:
-    """Peek the DLQ (receive, then release at once), keep the group's or job's messages, add the tables."""
+    """Peek the DLQ (receive, then release at once), keep the group's, job's or one message, add the
+    tables."""
     url = ops.dead_letter_queue_url
     with peek(ops.sqs, url) as held:
-        letters = [
-            letter
-            for letter in held.letters
-            if (group is None or letter.group == group) and (job is None or letter.job_id == job)
-        ]
+        letters = _select(held.letters, group=group, job=job, message_id=message_id)
         complete = held.complete
     depth = queue_counts(ops.sqs, url).total
     return DeadLetterListing(ops.label, letters, _table_view(ops, letters), complete, depth)
 
 
 # --- redrive ------------------------------------------------------------------------------------------
-
-
-def _check_jobs(ops: OpsQueue, letters: list[DlqMessage], plan: Plan, *, reset: bool, force: bool) -> None:
-    """Refuse jobs that would be skipped (unless ``force``); add the reset steps (``reset``)."""
-    claims = ops.claims
-    states = ops.states
-    seen: set[str] = set()
-    groups = states.load({letter.group for letter in letters}) if states is not None else {}
-    for letter in letters:
-        job_id = letter.job_id
-        if not job_id or job_id in seen:
-            continue
-        seen.add(job_id)
-        if claims is not None:
-            claim = claims.get(job_id)
-            status = None if claim is None else claim.get("status")
-            if status == STATUS_SUCCEEDED:
-                if not force:
-                    raise OperationRefusedError(
-                        f"job {job_id!r} (group {letter.group!r}) has a SUCCEEDED claim: redriven, it "
-                        "would be "
-                        "skipped as a duplicate",
-                        "drop it instead (`constructs-fifo dlq drop JOB`), or pass --force to redrive it "
-                        "anyway",
-                    )
-                plan.notes.append(f"job {job_id} has a SUCCEEDED claim: it will be skipped as a duplicate")
-            elif status == STATUS_DEAD:
-                if reset:
-                    plan.add(
-                        f"reset the DEAD claim of job {job_id} (it runs again)",
-                        functools.partial(_reset_claim, claims, job_id),
-                    )
-                else:
-                    plan.notes.append(
-                        f"job {job_id} has a DEAD claim: without --reset the redriven copy follows it "
-                        "back to the "
-                        "DLQ (COPY_OF_DEAD_JOB)"
-                    )
-            continue
-        if states is None or letter.group not in groups:
-            continue
-        group_state = groups[letter.group]
-        book = group_state.book
-        applied = job_key(job_id) in book.applied or (
-            letter.seq is not None and book.last_seq is not None and letter.seq <= book.last_seq
-        )
-        if job_id in book.dead:
-            if not reset:
-                plan.notes.append(
-                    f"group {letter.group} remembers job {job_id} dead: without --reset the redriven "
-                    "copy follows "
-                    "it back to the DLQ (COPY_OF_DEAD_JOB)"
-                )
-                continue
-            try:
-                check_forget(group_state, job_id, seq=letter.seq)
-            except OperationRefusedError:
-                if not force:
-                    raise
-                plan.notes.append(f"job {job_id}'s seq was given up: it will be skipped as a duplicate")
-                continue
-            plan.add(
-                f"make group {letter.group} forget that job {job_id} died (it runs again)",
-                functools.partial(_forget, states, letter.group, job_id, letter.seq),
-            )
-        elif applied:
-            if not force:
-                raise OperationRefusedError(
-                    f"job {job_id!r}: group {letter.group!r}'s state already applied it (its id or seq): "
-                    "redriven, it would be skipped as a duplicate",
-                    "drop it instead (`constructs-fifo dlq drop JOB`), or pass --force to redrive it anyway",
-                )
-            plan.notes.append(f"job {job_id} was already applied: it will be skipped as a duplicate")
-
-
-def _reset_claim(store: ClaimStore, job_id: str) -> str:
-    if store.reset(job_id):
-        return f"reset the DEAD claim of job {job_id}"
-    return f"job {job_id} had no DEAD claim left to reset"
-
-
-def _forget(states: StateStore, group: str, job_id: str, seq: int | None) -> str:
-    if forget_dead_job(states, group, job_id, seq=seq):
-        return f"group {group} forgot that job {job_id} died"
-    return f"group {group} no longer remembered job {job_id} dead"
 
 
 def _resend(ops: OpsQueue, held: Peek, letter: DlqMessage) -> str:
@@ -244,8 +152,44 @@ def _rest_of_group(ops: OpsQueue, held: Peek, group: str) -> str | None:
         if not more:
             return f"redrove {moved} more message(s) of group {group}" if moved else None
         for letter in more:
+            if is_malformed(letter):  # it would park the group again: left, and it holds the rest back
+                return (
+                    f"redrove {moved} more message(s) of group {group}; left DLQ message "
+                    f"{letter.message_id} (a malformed body) and what follows it: "
+                    f"{command('dlq', 'list', '--group', group)}"
+                )
             _resend(ops, held, letter)
             moved += 1
+
+
+def _select(
+    letters: list[DlqMessage], *, group: str | None, job: str | None, message_id: str | None
+) -> list[DlqMessage]:
+    return [
+        letter
+        for letter in letters
+        if (group is None or letter.group == group)
+        and (job is None or letter.job_id == job)
+        and (message_id is None or letter.message_id == message_id)
+    ]
+
+
+def _none_held(
+    ops: OpsQueue, held: Peek, *, group: str | None, job: str | None, message_id: str | None
+) -> OperationRefusedError:
+    what = (
+        f"group {group!r}"
+        if group
+        else f"job {job!r}"
+        if job
+        else f"message id {message_id!r}"
+        if message_id
+        else "any job"
+    )
+    return OperationRefusedError(
+        f"the dead-letter queue of {ops.label} holds no message of {what} (peeked {len(held.letters)})",
+        f"list what it holds: {command('dlq', 'list')}",
+    )
 
 
 def plan_redrive(
@@ -253,50 +197,67 @@ def plan_redrive(
     *,
     group: str | None = None,
     job: str | None = None,
+    message_id: str | None = None,
     reset: bool = False,
     force: bool = False,
 ) -> Plan:
     """The steps of ``dlq redrive`` (see the module docstring); call ``close()`` when done with it.
 
+    A message whose copy could never run (:mod:`.redrive_checks`) is left in the DLQ, named in the
+    plan's notes with its fix, and the rest go; a redrive of one job or one message refuses instead.
+
     Raises
     ------
     OperationRefusedError
-        Nothing to redrive, or a job that would be skipped without ``force``; nothing was changed.
+        Nothing to redrive, or (one job or message) one that would be skipped or die again without
+        ``force``; nothing was changed.
     """
     url = ops.dead_letter_queue_url
-    command = "dlq redrive"
+    argv = ["dlq", "redrive"]
+    for option, value in (("--group", group), ("--job", job), ("--message-id", message_id)):
+        argv += [option, value] if value is not None else []
+    argv += (["--reset"] if reset else []) + (["--force"] if force else [])
     held = peek(ops.sqs, url, visibility_seconds=MUTATE_VISIBILITY_SECONDS)
-    plan = Plan(command)
+    plan = Plan("dlq redrive", argv=argv)
     plan.on_close.append(held.release)
     try:
-        chosen = [
-            letter
-            for letter in held.letters
-            if (group is None or letter.group == group) and (job is None or letter.job_id == job)
-        ]
+        chosen = _select(held.letters, group=group, job=job, message_id=message_id)
         if not chosen:
-            what = f"group {group!r}" if group else f"job {job!r}" if job else "any job"
+            raise _none_held(ops, held, group=group, job=job, message_id=message_id)
+        left = check_letters(ops, chosen, plan, reset=reset, force=force)
+        if left and (job is not None or message_id is not None):
+            raise OperationRefusedError(left[0].why, left[0].fix)
+        gone = {entry.letter.message_id for entry in left}
+        sending = [letter for letter in chosen if letter.message_id not in gone]
+        if not sending:
             raise OperationRefusedError(
-                f"the dead-letter queue of {ops.label} holds no message of {what} (peeked "
-                f"{len(held.letters)})",
-                "list what it holds: `constructs-fifo dlq list`",
+                f"nothing to redrive: every message chosen would be lost by a redrive ({len(left)}): "
+                + "; ".join(entry.why for entry in left),
+                "; ".join(dict.fromkeys(entry.fix for entry in left)),
             )
-        _check_jobs(ops, chosen, plan, reset=reset, force=force)
-        plan.details["jobs"] = [letter.to_dict() for letter in chosen]
-        if group is None and job is None:
+        for entry in left:
+            plan.notes.append(f"left in the DLQ: {entry.why}. Instead: {entry.fix}")
+        plan.details["jobs"] = [letter.to_dict() for letter in sending]
+        plan.details["leftInDeadLetterQueue"] = [entry.to_dict() for entry in left]
+        if group is None and job is None and message_id is None and not left:
             _plan_move_task(ops, held, plan, len(chosen))
-        else:
-            for letter in chosen:
-                plan.add(
-                    f"send job {letter.job_id or '(no job id)'} (group {letter.group}, DLQ message "
-                    f"{letter.message_id}) to the queue, then delete it from the DLQ",
-                    functools.partial(_resend, ops, held, letter),
-                )
-            if group is not None and not held.complete:
-                plan.add(
-                    f"then redrive whatever else of group {group} the DLQ returns, in order",
-                    lambda: _rest_of_group(ops, held, group) or f"no more messages of group {group}",
-                )
+            return plan
+        for letter in sending:
+            plan.add(
+                f"send job {letter.job_id or '(no job id)'} (group {letter.group}, DLQ message "
+                f"{letter.message_id}) to the queue, then delete it from the DLQ",
+                functools.partial(_resend, ops, held, letter),
+            )
+        if group is not None and not held.complete:
+            plan.add(
+                f"then redrive whatever else of group {group} the DLQ returns, in order",
+                lambda: _rest_of_group(ops, held, group) or f"no more messages of group {group}",
+            )
+        elif group is None and not held.complete:
+            plan.notes.append(
+                f"the peek saw {len(held.letters)} message(s), not the whole DLQ: the rest stay in it; "
+                f"run {command(*argv)} again for them"
+            )
     except BaseException:
         plan.close()
         raise
@@ -342,34 +303,41 @@ def move_tasks(ops: OpsQueue) -> list[dict[str, Any]]:
 # --- drop ---------------------------------------------------------------------------------------------
 
 
-def plan_drop(ops: OpsQueue, job: str) -> Plan:
-    """The steps of ``dlq drop JOB``: delete the job's DLQ messages. Its claim or state stays dead.
+def plan_drop(ops: OpsQueue, job: str | None = None, *, message_id: str | None = None) -> Plan:
+    """The steps of ``dlq drop``: delete a job's DLQ messages (``job``), or one message (``message_id``:
+    a malformed body has no job id). Its claim or state stays dead.
 
     Raises
     ------
     OperationRefusedError
-        The DLQ holds no message of the job.
+        The DLQ holds no such message.
     """
     held = peek(ops.sqs, ops.dead_letter_queue_url, visibility_seconds=MUTATE_VISIBILITY_SECONDS)
-    plan = Plan("dlq drop")
+    argv = [
+        "dlq",
+        "drop",
+        *([job] if job is not None else []),
+        *(["--message-id", message_id] if message_id else []),
+    ]
+    plan = Plan("dlq drop", argv=argv)
     plan.on_close.append(held.release)
-    chosen = [letter for letter in held.letters if letter.job_id == job]
+    chosen = _select(held.letters, group=None, job=job, message_id=message_id)
     if not chosen:
         plan.close()
-        raise OperationRefusedError(
-            f"the dead-letter queue of {ops.label} holds no message of job {job!r} (peeked "
-            f"{len(held.letters)})",
-            "list what it holds: `constructs-fifo dlq list`",
-        )
+        raise _none_held(ops, held, group=None, job=job, message_id=message_id)
     plan.details["jobs"] = [letter.to_dict() for letter in chosen]
     for letter in chosen:
+        job_id = letter.job_id or "(none: a malformed body)"
+        what = f"DLQ message {letter.message_id} of job {job_id} (group {letter.group})"
 
-        def delete(letter: DlqMessage = letter) -> str:
+        def delete(letter: DlqMessage = letter, what: str = what) -> str:
             held.delete(letter)
-            return f"deleted DLQ message {letter.message_id} of job {job} (group {letter.group})"
+            return f"deleted {what}"
 
-        plan.add(f"delete DLQ message {letter.message_id} of job {job} (group {letter.group})", delete)
-    plan.notes.append(
-        f"job {job} stays dead in the tables: a later copy of it follows it to the DLQ (COPY_OF_DEAD_JOB)"
-    )
+        plan.add(f"delete {what}", delete)
+    for job_id in dict.fromkeys(letter.job_id for letter in chosen if letter.job_id):
+        plan.notes.append(
+            f"job {job_id} stays dead in the tables: a later copy of it follows it to the DLQ "
+            "(COPY_OF_DEAD_JOB)"
+        )
     return plan

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Final
 from constructs_fifo.client.parked import GroupNotParkedError
 from constructs_fifo.local.errors import OperationRefusedError
 from constructs_fifo.local.ops.dead_letters import decode_body
-from constructs_fifo.local.ops.plan import Plan
+from constructs_fifo.local.ops.plan import Plan, command
 from constructs_fifo.local.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
-from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX
+from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, DeadReason
 from constructs_fifo.runtime.dead_jobs.parking import PARKED, ParkHeader
 from constructs_fifo.runtime.dead_jobs.record import encode_dead_job
 
@@ -41,6 +41,10 @@ __all__ = [
 
 #: Kept jobs ``groups show`` lists (the first ones, in order).
 KEPT_SHOWN: Final = 10
+#: Parked groups a refusal names as close to a mistyped one (more when equally close), and how close
+#: (``difflib``'s ratio, its own default cutoff).
+CLOSE_SHOWN: Final = 3
+CLOSE_CUTOFF: Final = 0.6
 
 
 def kept_count(ops: OpsQueue, group: str) -> int:
@@ -96,9 +100,13 @@ class GroupDetail:
 
 
 def _kept_dict(kept: KeptRecord) -> dict[str, Any]:
+    """One kept job: its place among the group's kept records (``position``, the order they replay
+    in) and the job's own ``seq`` when its body carries one (state mode's sequence)."""
     body = decode_body(str(kept.record.get("body", "")))
+    seq = body.get("seq")
     return {
-        "seq": kept.seq,
+        "position": kept.seq,
+        "seq": seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
         "messageId": kept.record.get("messageId"),
         "jobId": body.get("jobId"),
         "jobType": body.get("type"),
@@ -157,7 +165,7 @@ def show_group(ops: OpsQueue, group: str) -> GroupDetail:
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} has no state item and is not parked: no job of it has run"
             + _did_you_mean(ops, group),
-            "check the group id (`constructs-fifo groups list` lists the groups with a state)",
+            f"check the group id ({command('groups', 'list')} lists the groups with a state)",
         )
     if header is None and (detail.state is None or not detail.state["bufferedSeqs"]):
         detail.notes.append(
@@ -173,25 +181,33 @@ def show_group(ops: OpsQueue, group: str) -> GroupDetail:
 
 
 def _did_you_mean(ops: OpsQueue, group: str) -> str:
-    """``; parked: ws#42`` naming the parked groups closest to ``group`` (a typo), or ``""``."""
+    """``; parked groups with a close name: ws#42, ws#24`` naming the parked groups closest to ``group``
+    (a typo), or ``""``: the closest :data:`CLOSE_SHOWN`, and every group as close as the last of them
+    (equally close groups are named together or not at all)."""
     operator = ops.parked
     if operator is None:
         return ""
-    parked = [header.group for header in operator.list_groups()]
-    close = difflib.get_close_matches(group, parked, n=3, cutoff=0.6)
-    return f"; did you mean {' or '.join(close)}?" if close else ""
+    scored = sorted(
+        (-difflib.SequenceMatcher(None, group, header.group).ratio(), header.group)
+        for header in operator.list_groups()
+    )
+    close = [(score, name) for score, name in scored if -score >= CLOSE_CUTOFF]
+    if len(close) > CLOSE_SHOWN:
+        last = close[CLOSE_SHOWN - 1][0]
+        close = [(score, name) for score, name in close if score <= last]
+    return f"; parked groups with a close name: {', '.join(name for _, name in close)}" if close else ""
 
 
 def show_state(ops: OpsQueue, group: str) -> dict[str, Any]:
     """``state show``: the group's state and bookkeeping (state mode only)."""
-    ops.require_state_mode("state show")
+    ops.require_state_mode("state show", group=group)
     view = _state_view(ops, group)
     operator = ops.parked
     if view["version"] == 0 and (operator is None or operator.get(group) is None):
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} has no state item: no job of it has run"
             + _did_you_mean(ops, group),
-            "check the group id (`constructs-fifo groups list` lists the groups with a state)",
+            f"check the group id ({command('groups', 'list')} lists the groups with a state)",
         )
     return {"group": group, **view}
 
@@ -210,11 +226,22 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} is not parked (no park header in the group table)"
             + _did_you_mean(ops, group),
-            "list the parked groups: `constructs-fifo groups list --parked`",
+            f"list the parked groups: {command('groups', 'list', '--parked')}",
         )
-    job = header.dead_job_id or "(no job id)"
+    malformed = header.dead.reason == DeadReason.MALFORMED or header.dead_job_id is None
+    job = header.dead_job_id or f"(none: message {header.dead_message_id}, a malformed body)"
+    if malformed and not skip_dead and header.status == PARKED:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} is parked at message {header.dead_message_id}, whose body is "
+            "malformed (no job the runtime can run): retried, it dies again at once and parks the group "
+            "again",
+            f"skip it: {command('groups', 'resume', group, '--skip-dead')} (it goes to the DLQ, the kept "
+            "jobs behind it run in order)",
+        )
     plan = Plan(
-        "groups resume", details={"group": group, "skipDead": skip_dead, "deadJobId": header.dead_job_id}
+        "groups resume",
+        argv=["groups", "resume", group, *(["--skip-dead"] if skip_dead else [])],
+        details={"group": group, "skipDead": skip_dead, "deadJobId": header.dead_job_id},
     )
     first = operator.kept(group, limit=1)
     dead_is_kept = bool(first) and first[0].record.get("messageId") == header.dead_message_id
@@ -240,11 +267,18 @@ def plan_resume(ops: OpsQueue, group: str, *, skip_dead: bool = False) -> Plan:
             result = operator.resume(group, skip_dead=skip_dead)
         except GroupNotParkedError as exc:
             raise OperationRefusedError(
-                str(exc), "list the parked groups: `constructs-fifo groups list --parked`"
+                str(exc), f"list the parked groups: {command('groups', 'list', '--parked')}"
             ) from exc
         plan.details["wakeUpMessageId"] = result.wake_up_message_id
         plan.details["claimReset"] = result.claim_reset
-        what = f"sent job {result.skipped_job_id} to the DLQ" if skip_dead else "retrying the dead job"
+        skipped = (
+            f"job {result.skipped_job_id}"
+            if result.skipped_job_id
+            else f"message {result.skipped_message_id} (a malformed body)"
+            if result.skipped_message_id
+            else "nothing new (the dead job was sent before, or the runtime sends it from the buffer)"
+        )
+        what = f"sent {skipped} to the DLQ" if skip_dead else "retrying the dead job"
         return f"resumed group {group} ({what}; wake-up message {result.wake_up_message_id})"
 
     plan.add(describe, resume)
@@ -261,17 +295,21 @@ def plan_skip_gap(ops: OpsQueue, group: str) -> Plan:
     OperationRefusedError
         The group waits on no gap.
     """
-    states = ops.require_state_mode("groups skip-gap")
+    states = ops.require_state_mode("groups skip-gap", group=group)
     group_state = states.load([group])[group]
     missing = skip_gap_range(group_state)
     if missing is None:
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} waits on no sequence gap "
             f"(last seq {group_state.book.last_seq}, {len(group_state.book.buffer)} buffered)",
-            "list the groups with gaps: `constructs-fifo groups list --gaps`",
+            f"list the groups with gaps: {command('groups', 'list', '--gaps')}",
         )
     first, last = missing
-    plan = Plan("groups skip-gap", details={"group": group, "firstSkipped": first, "lastSkipped": last})
+    plan = Plan(
+        "groups skip-gap",
+        argv=["groups", "skip-gap", group],
+        details={"group": group, "firstSkipped": first, "lastSkipped": last},
+    )
     plan.notes.append(
         f"seq {first}..{last} are given up for good: if they arrive later they are skipped as duplicates"
     )

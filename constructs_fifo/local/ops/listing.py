@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from constructs_fifo.local.errors import OperationError
 from constructs_fifo.local.ops.groups import kept_count
+from constructs_fifo.local.ops.plan import command
 from constructs_fifo.local.ops.state_edits import skip_gap_range
 from constructs_fifo.local.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_PARK, STATE_SK
@@ -102,8 +103,8 @@ def _decode_token(token: str) -> dict[str, Any]:
     raise OperationError(
         f"--starting-token {token!r} is not a token `groups list` printed (it encodes the group table "
         "key to resume after)",
-        "pass the nextToken of the previous `constructs-fifo groups list --max-items N`, or leave it out "
-        "to start at the first group",
+        "pass the nextToken the previous listing printed as it printed it, or start at the first group: "
+        f"{command('groups', 'list', '--max-items', '50')}",
     )
 
 
@@ -166,9 +167,10 @@ def list_groups(
     """
     start = None if starting_token is None else _decode_token(starting_token)
     state_mode = ops.mode == STATE_MODE
-    # Park headers always (a parked group with a gap is PARKED under --gaps too); state items unless
-    # only parked groups are asked for.
-    kinds = [SK_PARK] + ([STATE_SK] if state_mode and (gaps or not parked) else [])
+    # Park headers always (a parked group with a gap is PARKED under --gaps too); state items always in
+    # state mode: a parked group's row shows its last seq and buffered jobs too (a Scan reads every item
+    # of the table whatever its filter keeps, so reading them costs nothing more).
+    kinds = [SK_PARK] + ([STATE_SK] if state_mode else [])
     page = GroupPage(ops.label)
     current: str | None = None
     header: ParkHeader | None = None

@@ -10,11 +10,29 @@ reported, the rest are not (every step is safe to run again: see each command's 
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["Plan", "PlanStep"]
+__all__ = ["Plan", "PlanStep", "command", "shell_word"]
+
+#: A word pasted unquoted (``ws#42`` is one shell word: ``#`` starts a comment only at a word's start).
+_BARE: Final = re.compile(r"[\w@%+=:,./#-]+")
+
+
+def shell_word(word: object) -> str:
+    """``word`` as a shell reads it back: bare when it can be, quoted otherwise."""
+    text = str(word)
+    return text if _BARE.fullmatch(text) and not text.startswith("#") else shlex.quote(text)
+
+
+def command(*words: object) -> str:
+    """A command to suggest, between backticks: ```constructs-fifo dlq drop a2```, each value quoted
+    for a shell where it must be. The CLI adds the invocation's ``--endpoint-url``, ``--region``,
+    ``--stack`` and ``--queue`` (:mod:`constructs_fifo.cli.ops_fix`), so a fix is ready to paste."""
+    return "`" + " ".join(["constructs-fifo", *(shell_word(word) for word in words)]) + "`"
 
 
 @dataclass(frozen=True)
@@ -32,7 +50,10 @@ class Plan:
     Attributes
     ----------
     command
-        The command line's words, e.g. ``dlq redrive``.
+        The command's words, e.g. ``dlq redrive``.
+    argv
+        The whole command as it was asked for, with its values (``groups resume ws#42 --skip-dead``),
+        for a fix that repeats it (e.g. with ``--yes``); ``command`` when left empty.
     steps
         The changes, in order. An empty plan changes nothing (the command says so).
     notes
@@ -44,11 +65,16 @@ class Plan:
     """
 
     command: str
+    argv: list[str] = field(default_factory=list)
     steps: list[PlanStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     done: list[str] = field(default_factory=list)
     on_close: list[Callable[[], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            self.argv = self.command.split()
 
     def close(self) -> None:
         """Let go of what planning holds (e.g. DLQ messages received to be checked); idempotent."""

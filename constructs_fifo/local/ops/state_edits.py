@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from constructs_fifo.local.errors import OperationRefusedError
+from constructs_fifo.local.ops.plan import command
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
 from constructs_fifo.runtime.dead_jobs.parking import wake_up_message
 from constructs_fifo.runtime.state.core.engine import MAX_SKIPPED_RANGES, next_seq
@@ -63,7 +64,8 @@ def check_forget(group_state: GroupState, job_id: str, *, seq: int | None = None
     if book.parked is not None and book.parked.job_id == job_id:
         raise OperationRefusedError(
             f"group {group!r} is parked at job {job_id!r}; its dead job is the group's to decide",
-            f"run `constructs-fifo groups resume {group}` (retry it) or add --skip-dead",
+            f"retry it with {command('groups', 'resume', group)}, or skip it with "
+            f"{command('groups', 'resume', group, '--skip-dead')}",
         )
     seq = seq if seq is not None else dead_job_seq(group_state, job_id)
     if seq is not None and book.last_seq is not None and seq <= book.last_seq:
@@ -141,14 +143,14 @@ def skip_gap(
         raise OperationRefusedError(
             f"group {group!r} is parked at job {book.parked.job_id!r}; a parked group applies nothing, "
             "gap or not",
-            f"resume it first: `constructs-fifo groups resume {group}`",
+            f"resume it first: {command('groups', 'resume', group)}",
         )
     missing = skip_gap_range(group_state, first_seq)
     if missing is None:
         raise OperationRefusedError(
             f"group {group!r} waits on no sequence gap (last seq {book.last_seq}, "
             f"{len(book.buffer)} buffered)",
-            "list the groups with gaps: `constructs-fifo groups list --gaps`",
+            f"list the groups with gaps: {command('groups', 'list', '--gaps')}",
         )
     skipped = SkippedRange(missing[0], missing[1], states.now_ms())
     given_up = replace(
@@ -160,7 +162,7 @@ def skip_gap(
     if not states.commit(group, replace(group_state, book=given_up), group_state.version, run=marker):
         raise OperationRefusedError(
             f"group {group!r} was committed by a worker while its gap was being skipped; nothing was changed",
-            "look again (`constructs-fifo groups show GROUP`): the gap may have closed",
+            f"look again ({command('groups', 'show', group)}): the gap may have closed",
         )
     sqs.send_message(**wake_up_message(queue_url, group))
     return skipped

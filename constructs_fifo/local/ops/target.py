@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.errors import OperationError
+from constructs_fifo.local.ops.plan import command as suggest
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.state.storage.store import StateStore
 
@@ -105,25 +106,28 @@ class OpsQueue:
 
     # --- the stores ----------------------------------------------------------------------------------
 
-    def require_claim_mode(self, command: str) -> ClaimStore:
-        """The claim store; in state mode an :class:`OperationError` saying what to use instead."""
+    def require_claim_mode(self, command: str, *, job: str) -> ClaimStore:
+        """The claim store; in state mode an :class:`OperationError` saying what to use instead (``job``:
+        the job the command was asked about, named in the fix)."""
         table = self.deployed.claim_table
         if not table:
             raise OperationError(
                 f"`{command}` reads the claim table, and queue {self.label!r} runs in state mode (no claim "
                 "table: a job's outcome is in its group's state item)",
-                "use `constructs-fifo state show GROUP` (or `groups show GROUP`) for a state-mode queue",
+                f"use {suggest('dlq', 'show', job)} for a dead job, or `state show`/`groups show` of its "
+                f"group (e.g. {suggest('groups', 'list')} lists them) for a state-mode queue",
             )
         return ClaimStore(table, self.dynamodb, clock=self.clock)
 
-    def require_state_mode(self, command: str) -> StateStore:
-        """The state store; in claim mode an :class:`OperationError`."""
+    def require_state_mode(self, command: str, *, group: str) -> StateStore:
+        """The state store; in claim mode an :class:`OperationError` (``group``: the group asked about)."""
         table = self.deployed.group_table
         if self.mode != STATE_MODE or not table:
             raise OperationError(
                 f"`{command}` reads a group's state item, and queue {self.label!r} runs in claim mode "
                 "(no state: each job has a claim)",
-                "use `constructs-fifo claims show JOB` or `groups show GROUP` for a claim-mode queue",
+                f"use {suggest('groups', 'show', group)} (and `claims show` of a job it names) for a "
+                "claim-mode queue",
             )
         return StateStore(table, self.dynamodb, clock=self.clock)
 

@@ -78,13 +78,13 @@ def test_doctor_json_has_the_checks_and_the_facts(
     # WHEN doctor runs with --json
     code = main(["doctor", "--app-dir", str(app_dir), "--region", "eu-west-1", "--json"])
     document = json.loads(capsys.readouterr().out)
-    # THEN the checks in the AWS CLI's casing, and the facts they were made from
+    # THEN the checks in every command's --json casing (camelCase), and the facts they were made from
     assert code == 0
-    assert [c["Status"] for c in document["Checks"]] == ["ok"] * 5
-    assert document["Facts"]["Identity"]["Account"] == "123456789012"
-    assert document["Facts"]["Bootstrap"] == {"Version": None, "Status": None}
-    assert document["Facts"]["AccountConcurrency"] is None  # moto does not implement GetAccountSettings
-    assert document["Facts"]["StackConcurrency"]["ReservedConcurrentExecutions"] == {
+    assert [c["status"] for c in document["checks"]] == ["ok"] * 5
+    assert document["facts"]["identity"]["account"] == "123456789012"
+    assert document["facts"]["bootstrap"] == {"version": None, "status": None}
+    assert document["facts"]["accountConcurrency"] is None  # moto does not implement GetAccountSettings
+    assert document["facts"]["stackConcurrency"]["reservedConcurrentExecutions"] == {
         "Workspaces": 10,
         "Notifications": 10,
     }

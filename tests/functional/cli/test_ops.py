@@ -250,13 +250,13 @@ def test_a_mistyped_group_is_named_with_the_parked_one_and_a_fix_for_this_queue(
     # THEN refused (exit 1), naming the parked group it was probably meant to be, and the fix's
     # command carries the same --stack and --queue so it can be pasted
     assert code == EXIT_VIOLATIONS
-    assert "group 'ws#nigth'" in err and "did you mean ws#night?" in err
-    assert "`constructs-fifo groups list --parked --stack OpsStack --queue Jobs`" in err
+    assert "group 'ws#nigth'" in err and "parked groups with a close name: ws#night. Fix" in err
+    assert "`constructs-fifo groups list --parked --region us-east-1 --stack OpsStack --queue Jobs`" in err
     if not ops.claim_mode:
         # AND in state mode, `groups show` of a group without a state item says no job of it ran
         code, _ = ops.cli("groups", "show", "ws#nigth")
         assert code == EXIT_VIOLATIONS
-        assert "no job of it has run; did you mean ws#night?" in capsys.readouterr().err
+        assert "no job of it has run; parked groups with a close name: ws#night" in capsys.readouterr().err
 
 
 def test_resume_counts_the_kept_jobs_behind_the_dead_one(ops: World) -> None:

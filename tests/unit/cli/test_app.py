@@ -344,4 +344,4 @@ def test_drain_all_drains_every_queue_of_the_stack_and_prints_each(
     assert code == 0
     assert drained == ["A-fn", "B-fn"]
     assert {label: stats["batches"] for label, stats in printed.items()} == {"S/A": 1, "S/B": 2}
-    assert printed["S/A"]["aws_calls"] == {"dynamodb.PutItem t": 2}
+    assert printed["S/A"]["awsCalls"] == {"dynamodb.PutItem t": 2}

@@ -47,6 +47,7 @@ def test_report_json_carries_counts_calls_resumes_timings_and_violations(tmp_pat
             "deadJobId": "p1",
             "reason": "PERMANENT",
             "kept": 12,
+            "keptBehind": 11,
         }
     ]
     assert report["dynamodb_calls_per_job"]["workspaces"]["runtime"] == 0.3
@@ -57,8 +58,12 @@ def test_the_resume_line_names_the_group_the_call_and_what_is_replayed() -> None
     line = Resumed("AgentJobs/Workspaces", "ws#w", "p1", "PERMANENT", 12).describe()
     assert line == (
         "resumed ws#w on AgentJobs/Workspaces: ParkedGroups.resume(group, skip_dead=True) sent dead job p1 "
-        "(PERMANENT) to the dead-letter queue; replaying 11 kept jobs in order"
+        "(PERMANENT) to the dead-letter queue; replaying the 11 kept jobs behind it in order (12 kept, the "
+        "dead job's included)"
     )
+    # AND a group whose dead job died in the reorder buffer (not kept) replays every kept job
+    line = Resumed("AgentJobs/Workspaces", "ws#w", "p1", "PERMANENT", 1, dead_was_kept=False).describe()
+    assert line.endswith("replaying the 1 kept job behind it in order (1 kept)")
 
 
 def test_dynamodb_calls_are_split_between_the_runtimes_tables_and_the_job_codes() -> None:
