@@ -62,7 +62,7 @@ class Left:
 
 def is_malformed(letter: DlqMessage) -> bool:
     """Whether the message's body is no job the runtime can run (no job id, or dead as MALFORMED)."""
-    return letter.job_id is None or letter.attributes.get("reason") == DeadReason.MALFORMED.value
+    return letter.job_id is None or letter.attributes.reason == DeadReason.MALFORMED.value
 
 
 def _malformed(letter: DlqMessage) -> Left:
