@@ -26,13 +26,24 @@ Exit codes
     missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
     did not drain (its mapping is disabled). One line with what failed and the fix; no traceback.
 130
-    Interrupted (Ctrl-C).
+    Interrupted (Ctrl-C); ``local serve`` exits so when Ctrl-C (or SIGTERM) stops it.
+141
+    stdout's reader left (``constructs-fifo status | head -6``): a quiet exit, nothing on stderr;
+    128 + SIGPIPE, what a shell reports for a writer that signal stopped.
+
+The stack
+---------
+``--stack`` is optional: run in a CDK app's directory, a command takes the app's one stack holding an
+``OrderedAgentQueue`` (read from the app's ``cdk.out``, synthesized when there is none; see
+:mod:`constructs_fifo.local.app_stack`), never the sample's name. Several such stacks, none, or no
+app directory: exit 2, naming the stacks and the fix.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,21 +54,37 @@ from botocore.exceptions import BotoCoreError, ClientError
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
-from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
+from constructs_fifo.local.app_stack import Synthesize, resolve_stack
+from constructs_fifo.local.aws import (
+    DEFAULT_REGION,
+    AwsTarget,
+    check_endpoint,
+    configured_endpoint,
+    default_region,
+    free_port,
+)
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
 from constructs_fifo.local.demo.scenario_divergence import run_divergence
 from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
-from constructs_fifo.local.deploy import deploy
+from constructs_fifo.local.deploy import cdk_executable, deploy, synth
+from constructs_fifo.local.describe import describe, served_outputs
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
-from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
+from constructs_fifo.local.errors import (
+    LocalError,
+    OperationError,
+    OperationRefusedError,
+    StackChoiceError,
+    WorkloadError,
+)
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_ENVIRONMENT",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -72,6 +99,9 @@ EXIT_VIOLATIONS: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_ENVIRONMENT: Final = 3
 EXIT_INTERRUPTED: Final = 130
+#: stdout's reader left (a closed pipe): 128 + SIGPIPE, what the shell reports for a writer the signal
+#: stopped (``cat``'s in ``cat big | head``), so ``set -o pipefail`` treats it alike.
+EXIT_BROKEN_PIPE: Final = 141
 
 
 def _fraction(text: str) -> float:
@@ -135,8 +165,17 @@ _QUEUE_HELP = (
 )
 
 
-def _add_stack_options(parser: argparse.ArgumentParser, *, stack_help: str, queue: bool = True) -> None:
-    parser.add_argument("--stack", default=STACK_NAME, help=f"{stack_help} (default {STACK_NAME})")
+_STACK_DEFAULT_HELP = (
+    "default: in a CDK app's directory, the app's one stack holding an OrderedAgentQueue, read from its "
+    "cdk.out (synthesized when there is none)"
+)
+
+
+def _add_stack_options(
+    parser: argparse.ArgumentParser, *, stack_help: str, queue: bool = True, default: str | None = None
+) -> None:
+    shown = f"default {default}" if default is not None else _STACK_DEFAULT_HELP
+    parser.add_argument("--stack", default=default, help=f"{stack_help} ({shown})")
     if queue:
         parser.add_argument("--queue", metavar="PATH_OR_NAME", help=_QUEUE_HELP)
 
@@ -163,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     deploy_command = commands.add_parser(
-        "deploy", help="synth, preflight, then cdk deploy the sample app (bootstraps if needed)"
+        "deploy", help="synth, preflight, then cdk deploy the app's stack (bootstraps if needed)"
     )
     _add_aws_options(deploy_command)
     _add_stack_options(deploy_command, stack_help="stack to deploy")
@@ -196,7 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
         "functionName)."
     )
 
-    doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
+    doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
+
+    describe_command = commands.add_parser(
+        "describe", help="a deployed queue's URL, names, mapping and tables (read-only)"
+    )
+    _add_aws_options(describe_command)
+    _add_stack_options(describe_command, stack_help="deployed stack")
+    describe_command.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
+    describe_command.epilog = (
+        "Without --queue, every queue of the stack. URLs are the ones the endpoint serves (what "
+        "JobProducer needs), also in the stack's outputs. Only read calls are made."
+    )
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -230,7 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="verify: the full workload (default); divergence: in order, shuffled, shuffled with seq",
     )
     _add_stack_options(
-        demo, stack_help="the sample app's stack (its queues Workspaces and Notifications)", queue=False
+        demo,
+        stack_help="the sample app's stack (its queues Workspaces and Notifications)",
+        queue=False,
+        default=STACK_NAME,
     )
     demo.add_argument("--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)")
     demo.add_argument("--workspaces", type=_count(1), default=20, help="message groups (default 20)")
@@ -270,17 +323,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """Serve until a signal; the export lines go to stdout first (what a user pastes is data)."""
     require_server_packages()
     from constructs_fifo.local.emulator.server import serve_forever  # noqa: PLC0415 - needs the 'local' extra
 
-    serve_forever(port=args.port)
-    return EXIT_OK
+    port = args.port or free_port()  # known before it starts, so the lines can name it
+    render.print_lines(render.serve_exports(f"http://localhost:{port}", default_region()))
+    serve_forever(port=port)
+    # serve_forever returns only when SIGINT or SIGTERM stopped it: the shell's "interrupted".
+    _say("emulator stopped (its tables and messages are gone)")
+    return EXIT_INTERRUPTED
 
 
 def _deploy(args: argparse.Namespace) -> int:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     console = render.console(stderr=True)  # stdout holds only the JSON, so it can be piped
-    console.print(f"deploying {args.stack} from {args.app_dir} to {target.describe()}")
+    which = args.stack or "the app's stack holding an OrderedAgentQueue"
+    console.print(f"deploying {which} from {args.app_dir} to {target.describe()}")
     outputs = deploy(
         args.app_dir,
         target=target,
@@ -290,10 +349,13 @@ def _deploy(args: argparse.Namespace) -> int:
         allow_unreserved=args.allow_unreserved,
         report=lambda check: doctor.print_checks([check], sys.stderr),
     )
+    # deploy read the stack from the assembly it synthesized into the app's cdk.out: read again, cheaply
+    stack = resolve_stack(args.stack, app_dir=args.app_dir, synthesize=None)
     if args.queue is None:
-        print(json.dumps(outputs, indent=2, sort_keys=True))
+        served = served_outputs(outputs, target.client("sqs")) if target.endpoint_url else outputs
+        print(json.dumps(served, indent=2, sort_keys=True))
     else:
-        queue = resolve_queue(args.stack, target=target, queue=args.queue)
+        queue = resolve_queue(stack, target=target, queue=args.queue)
         console.print(f"queue: {queue.describe()}")
         print(json.dumps(queue.to_dict(), indent=2, sort_keys=True))
     return EXIT_OK
@@ -315,6 +377,32 @@ def _drain_one(runner: EventSourceRunner, args: argparse.Namespace) -> dict[str,
 def _drained(stats: dict[str, object]) -> int:
     """A queue left undrained (a disabled mapping) is not success: the environment stopped the drain."""
     return EXIT_ENVIRONMENT if stats.get("skipped") else EXIT_OK
+
+
+def _describe(args: argparse.Namespace) -> int:
+    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
+    session = target.session()
+    clients = {name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs")}
+    queues = find_queues(
+        args.stack,
+        target=target,
+        cloudformation_client=clients["cloudformation"],
+        lambda_client=clients["lambda"],
+        sqs_client=clients["sqs"],
+    )
+    chosen = [select_queue(args.stack, queues, args.queue)] if args.queue or len(queues) <= 1 else queues
+    described = describe(
+        args.stack,
+        chosen,
+        cloudformation_client=clients["cloudformation"],
+        lambda_client=clients["lambda"],
+        sqs_client=clients["sqs"],
+    )
+    if args.json:
+        print(json.dumps(described.to_dict(), indent=2, sort_keys=True))
+    else:
+        render.print_lines(render.description_lines(described))
+    return EXIT_OK
 
 
 def _drain(args: argparse.Namespace) -> int:
@@ -376,6 +464,7 @@ def _demo(args: argparse.Namespace) -> int:
 _COMMANDS: Final = {
     "local": _serve,
     "deploy": _deploy,
+    "describe": _describe,
     "drain": _drain,
     "demo": _demo,
     "doctor": doctor.run,
@@ -389,19 +478,50 @@ def _print_error(error: LocalError) -> None:
         print(f"  | {line}", file=sys.stderr)
 
 
+#: Commands that take ``--stack`` and resolve a missing one here; ``deploy`` and ``doctor`` resolve it
+#: from the app they synthesize, the demo deploys the sample's own stack.
+_RESOLVES_STACK: Final = frozenset({"describe", "drain", *OPS_COMMANDS})
+
+
+def _synthesizer(args: argparse.Namespace) -> Synthesize:
+    """``cdk synth`` of the app in the working directory into the directory it is given."""
+
+    def synthesize(assembly: Path) -> None:
+        app_dir = Path.cwd()
+        env = AwsTarget(None, args.region).child_environment()
+        synth(cdk_executable(app_dir), None, app_path=app_dir, assembly=assembly, env=env, echo=None)
+
+    return synthesize
+
+
+def _run(args: argparse.Namespace) -> int:
+    check_endpoint(getattr(args, "endpoint_url", None))  # before a synth that may take a while
+    if args.command in _RESOLVES_STACK:
+        args.stack = resolve_stack(args.stack, app_dir=Path.cwd(), synthesize=_synthesizer(args), say=_say)
+    return _COMMANDS[args.command](args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _COMMANDS[args.command](args)
+        code = _run(args)
+        sys.stdout.flush()  # a reader that left shows here when everything fitted in the buffer
+        return code
+    except BrokenPipeError:
+        # The reader of stdout left (`status | head -6`): a quiet exit, as a writer killed by SIGPIPE.
+        # stdout goes to /dev/null so the interpreter's flush at exit cannot fail again (the recipe of
+        # Python's signal module documentation, "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OperationRefusedError as error:
         _print_error(error)
         return EXIT_VIOLATIONS
-    except (WorkloadError, OperationError) as error:
+    except (WorkloadError, OperationError, StackChoiceError) as error:
         _print_error(error)
         return EXIT_USAGE
     except LocalError as error:
@@ -409,7 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ENVIRONMENT
     except (BotoCoreError, ClientError) as error:
         explained = explain_aws_error(
-            error, doing=args.command, endpoint_url=getattr(args, "endpoint_url", None)
+            error,
+            doing=args.command,
+            endpoint_url=getattr(args, "endpoint_url", None),
+            region=getattr(args, "region", None),
         )
         if explained is None:
             raise

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from constructs_fifo.local.app_stack import CDK_APP_FILE, assembly_dir, choose_stack, read_app_stacks
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
 from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
@@ -38,7 +39,7 @@ EXIT_PROBLEMS: Final = 1
 _NAME_WIDTH: Final = 12
 
 
-def add_parser(commands: Any, *, aws_options: Any, stack_default: str) -> argparse.ArgumentParser:
+def add_parser(commands: Any, *, aws_options: Any, stack_help: str) -> argparse.ArgumentParser:
     """Add ``doctor`` to the CLI's subparsers; ``aws_options`` adds --endpoint-url and --region."""
     doctor: argparse.ArgumentParser = commands.add_parser(
         "doctor",
@@ -48,7 +49,7 @@ def add_parser(commands: Any, *, aws_options: Any, stack_default: str) -> argpar
         "problem followed by its fix.",
     )
     aws_options(doctor)
-    doctor.add_argument("--stack", default=stack_default, help=f"stack to check (default {stack_default})")
+    doctor.add_argument("--stack", help=f"stack to check ({stack_help}; none without an app)")
     doctor.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
@@ -93,15 +94,19 @@ def _facts(args: argparse.Namespace, target: AwsTarget, scratch: Path) -> Facts:
     child_env = target.child_environment()
     assembly: Path | None = args.assembly
     synth_error: str | None = None
-    if assembly is None and (app_dir / "cdk.out" / "manifest.json").is_file():
-        assembly = app_dir / "cdk.out"
-    elif assembly is None and (app_dir / "cdk.json").is_file() and cdk is not None:
+    stack: str | None = args.stack
+    if assembly is None and (assembly_dir(app_dir) / "manifest.json").is_file():
+        assembly = assembly_dir(app_dir)
+    elif assembly is None and (app_dir / CDK_APP_FILE).is_file() and cdk is not None:
         assembly = scratch / "cdk.out"
         try:
-            synth(cdk, args.stack, app_path=app_dir, assembly=assembly, env=child_env, echo=None)
+            synth(cdk, stack, app_path=app_dir, assembly=assembly, env=child_env, echo=None)
         except CdkCommandError as error:
             synth_error = error.one_line()
-    facts = run_preflight(target=target, stack=args.stack, cdk=cdk, cdk_env=child_env, assembly=assembly)
+    if stack is None and assembly is not None and synth_error is None:
+        # the app's one stack holding an OrderedAgentQueue, as every command takes it
+        stack = choose_stack(read_app_stacks(assembly), where=f"read from {assembly}")
+    facts = run_preflight(target=target, stack=stack, cdk=cdk, cdk_env=child_env, assembly=assembly)
     if synth_error is not None:
         facts = dataclasses.replace(facts, stack=Unavailable(f"`cdk synth` failed: {synth_error}"))
     return facts

@@ -183,6 +183,8 @@ def read_assembly(assembly: Path, stack: str) -> StackConcurrency | Unavailable:
 
 def with_stack(facts: Facts, assembly: Path, *, allow_unreserved: bool) -> Facts:
     """``facts`` with the stack read again from ``assembly`` (after a second synth)."""
+    if facts.stack_name is None:
+        return dataclasses.replace(facts, allow_unreserved=allow_unreserved)
     found = read_assembly(assembly, facts.stack_name)
     if isinstance(found, StackConcurrency) and isinstance(facts.stack, StackConcurrency):
         found = dataclasses.replace(found, deployed_reserved=facts.stack.deployed_reserved)
@@ -215,7 +217,7 @@ def observe(
     target: str,
     region: str,
     endpoint_url: str | None,
-    stack: str,
+    stack: str | None,
     sts_client: Any,
     cloudformation_client: Any,
     ssm_client: Any,
@@ -233,7 +235,8 @@ def observe(
     target, region, endpoint_url
         Where, for messages and the region rule.
     stack
-        The stack whose reservation is checked (its template in ``assembly``; its deployed functions).
+        The stack whose reservation is checked (its template in ``assembly``; its deployed functions);
+        ``None`` when there is none to check.
     sts_client, cloudformation_client, ssm_client, lambda_client
         boto3 clients of the target (tests pass moto's or stubbed ones).
     cdk, cdk_env
@@ -246,7 +249,7 @@ def observe(
         ``subprocess.run`` (tests replace it).
     """
     stack_facts: StackConcurrency | Unavailable | None = None
-    if assembly is not None:
+    if assembly is not None and stack is not None:
         stack_facts = read_assembly(assembly, stack)
         if isinstance(stack_facts, StackConcurrency):
             stack_facts = dataclasses.replace(

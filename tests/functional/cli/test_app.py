@@ -94,7 +94,7 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_drain_without_credentials_says_how_to_configure_them(capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN no credentials and no endpoint (AWS itself) WHEN drain runs
-    code = main(["drain", "--region", "eu-west-1"])
+    code = main(["drain", "--stack", "AgentJobs", "--region", "eu-west-1"])
     # THEN one line: what failed (no credentials, NoCredentialsError) and the fix
     line = _one_line(capsys)
     assert code == EXIT_ENVIRONMENT
@@ -129,7 +129,7 @@ def test_demo_against_an_endpoint_nobody_listens_on_is_one_line(capsys: pytest.C
 
 #: (command line, the first call it makes)
 COMMANDS = [
-    (["drain"], "ListStackResources"),
+    (["drain", "--stack", "AgentJobs"], "ListStackResources"),
     (["deploy"], "DescribeStacks"),
     (["demo", "--no-deploy"], "ListStackResources"),
 ]

@@ -14,6 +14,7 @@ from moto import mock_aws
 
 from constructs_fifo.cli import main
 from constructs_fifo.cli.doctor import EXIT_PROBLEMS
+from constructs_fifo.runtime.constants import ENV_MODE
 
 FAKE_CDK = f"#!{sys.executable}\nprint('2.1148.1 (build fake)')\n"
 
@@ -27,8 +28,10 @@ def app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cli.chmod(cli.stat().st_mode | stat.S_IEXEC)
     assembly = tmp_path / "cdk.out"
     assembly.mkdir()
+    # each an OrderedAgentQueue's function: its environment names the mode
+    properties = {"ReservedConcurrentExecutions": 10, "Environment": {"Variables": {ENV_MODE: "claim"}}}
     resources = {
-        name: {"Type": "AWS::Lambda::Function", "Properties": {"ReservedConcurrentExecutions": 10}}
+        name: {"Type": "AWS::Lambda::Function", "Properties": properties}
         for name in ("Workspaces", "Notifications")
     }
     (assembly / "AgentJobs.template.json").write_text(json.dumps({"Resources": resources}))
