@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Final
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import doctor, render
@@ -527,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LocalError as error:
         _print_error(error)
         return EXIT_ENVIRONMENT
-    except (BotoCoreError, ClientError) as error:
+    except (BotoCoreError, ClientError, ResponseParserError) as error:  # the parser's is no BotoCoreError
         explained = explain_aws_error(
             error,
             doing=args.command,
