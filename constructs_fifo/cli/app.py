@@ -4,6 +4,7 @@ operate a deployed queue.
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
 ``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`.
 Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
@@ -18,13 +19,16 @@ Exit codes
     found a problem (each printed with its fix); an operations command refused (the tables say no,
     e.g. a live lease) or was not confirmed: nothing was changed.
 2
-    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
-    operations command that does not apply to the queue's mode.
+    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), an
+    operations command that does not apply to the queue's mode, or no ``--stack`` and no one stack
+    of the app to take (several, none, or no app directory).
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
-    missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
-    did not drain (its mapping is disabled). One line with what failed and the fix; no traceback.
+    missing or ambiguous, an endpoint URL that is not one, an answer that is not AWS's (e.g. a region
+    the emulator does not serve), no credentials, no connection, throttled, access denied, a queue
+    ``drain`` did not drain (its mapping is disabled). One line with what failed and the fix; no
+    traceback.
 130
     Interrupted (Ctrl-C); ``local serve`` exits so when Ctrl-C (or SIGTERM) stops it.
 141
@@ -53,6 +57,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
+from constructs_fifo.cli import describe as describe_cli
 from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.app_stack import Synthesize, resolve_stack
@@ -71,7 +76,7 @@ from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
 from constructs_fifo.local.deploy import cdk_executable, deploy, synth
-from constructs_fifo.local.describe import describe, served_outputs
+from constructs_fifo.local.describe import served_outputs
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
 from constructs_fifo.local.errors import (
     LocalError,
@@ -81,6 +86,7 @@ from constructs_fifo.local.errors import (
     WorkloadError,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
@@ -238,16 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
 
-    describe_command = commands.add_parser(
-        "describe", help="a deployed queue's URL, names, mapping and tables (read-only)"
-    )
-    _add_aws_options(describe_command)
-    _add_stack_options(describe_command, stack_help="deployed stack")
-    describe_command.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
-    describe_command.epilog = (
-        "Without --queue, every queue of the stack. URLs are the ones the endpoint serves (what "
-        "JobProducer needs), also in the stack's outputs. Only read calls are made."
-    )
+    describe_cli.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -380,32 +377,6 @@ def _drained(stats: dict[str, object]) -> int:
     return EXIT_ENVIRONMENT if stats.get("skipped") else EXIT_OK
 
 
-def _describe(args: argparse.Namespace) -> int:
-    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
-    session = target.session()
-    clients = {name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs")}
-    queues = find_queues(
-        args.stack,
-        target=target,
-        cloudformation_client=clients["cloudformation"],
-        lambda_client=clients["lambda"],
-        sqs_client=clients["sqs"],
-    )
-    chosen = [select_queue(args.stack, queues, args.queue)] if args.queue or len(queues) <= 1 else queues
-    described = describe(
-        args.stack,
-        chosen,
-        cloudformation_client=clients["cloudformation"],
-        lambda_client=clients["lambda"],
-        sqs_client=clients["sqs"],
-    )
-    if args.json:
-        print(json.dumps(described.to_dict(), indent=2, sort_keys=True))
-    else:
-        render.print_lines(render.description_lines(described))
-    return EXIT_OK
-
-
 def _drain(args: argparse.Namespace) -> int:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     if not args.all_queues:
@@ -465,7 +436,7 @@ def _demo(args: argparse.Namespace) -> int:
 _COMMANDS: Final = {
     "local": _serve,
     "deploy": _deploy,
-    "describe": _describe,
+    "describe": describe_cli.run,
     "drain": _drain,
     "demo": _demo,
     "doctor": doctor.run,
@@ -489,7 +460,7 @@ def _synthesizer(args: argparse.Namespace) -> Synthesize:
 
     def synthesize(assembly: Path) -> None:
         app_dir = Path.cwd()
-        env = AwsTarget(None, args.region).child_environment()
+        env = quiet_node(AwsTarget(None, args.region).child_environment())
         synth(cdk_executable(app_dir), None, app_path=app_dir, assembly=assembly, env=env, echo=None)
 
     return synthesize

@@ -9,6 +9,10 @@ Only read calls are made: STS GetCallerIdentity, CloudFormation DescribeStacks a
 DescribeStackResources, SSM GetParameter, Lambda GetAccountSettings and GetFunctionConcurrency, and
 ``cdk --version`` (plus ``cdk synth`` into a temporary directory when the app has no ``cdk.out``).
 
+Without ``--stack`` it checks the app's one stack holding an OrderedAgentQueue (read from the
+assembly it reads, :mod:`constructs_fifo.local.app_stack`); a stack it cannot read is a problem on
+every endpoint, never ``ok`` (an emulator has no concurrency quota, but the stack still must exist).
+
 Exit codes: 0 every check passed; 1 a check found a problem (each printed with its fix); 2 bad
 arguments; 3 the environment stopped the command before the checks ran.
 """
@@ -28,6 +32,7 @@ from constructs_fifo.local.app_stack import CDK_APP_FILE, assembly_dir, choose_s
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
 from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight.facts import Check, Facts, Unavailable
 from constructs_fifo.local.preflight.verify import verify
 
@@ -91,7 +96,7 @@ def _facts(args: argparse.Namespace, target: AwsTarget, scratch: Path) -> Facts:
         cdk: str | None = cdk_executable(app_dir)
     except CdkNotFoundError:
         cdk = None
-    child_env = target.child_environment()
+    child_env = quiet_node(target.child_environment())
     assembly: Path | None = args.assembly
     synth_error: str | None = None
     stack: str | None = args.stack

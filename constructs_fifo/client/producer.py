@@ -20,35 +20,16 @@ twice (SQS drops a repeated deduplication id for 5 minutes).
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import boto3
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectionError,
-    CredentialRetrievalError,
-    HTTPClientError,
-    NoCredentialsError,
-    NoRegionError,
-    PartialCredentialsError,
-    ProfileNotFound,
-)
+from botocore.exceptions import BotoCoreError, ClientError
 
-from constructs_fifo.client.errors import (
-    BatchSendError,
-    CredentialsNotFoundError,
-    EndpointNotReachableError,
-    InvalidJobError,
-    ProducerEnvironmentError,
-    RegionNotSetError,
-    SendFailedError,
-)
+from constructs_fifo.client.environment import default_sqs_client, environment_error
+from constructs_fifo.client.errors import BatchSendError, InvalidJobError, SendFailedError
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.results import FailedEntry, SendResult
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
@@ -139,47 +120,6 @@ def _attributes_size(attributes: dict[str, Any]) -> int:
         len(name.encode()) + len(value["DataType"].encode()) + len(value["StringValue"].encode())
         for name, value in attributes.items()
     )
-
-
-#: Read by ``constructs-fifo`` before ``AWS_DEFAULT_REGION``, and set by Lambda; boto3 reads only the
-#: latter (botocore 1.44), so the default client reads it here to agree with the CLI.
-REGION_VARIABLE: Final = "AWS_REGION"
-
-
-def _default_client() -> SQSClient:
-    try:
-        return boto3.client("sqs", region_name=os.environ.get(REGION_VARIABLE) or None)
-    except NoRegionError as exc:
-        raise RegionNotSetError(
-            "JobProducer found no AWS region for its SQS client (none in region_name, AWS_REGION, "
-            "AWS_DEFAULT_REGION or the profile). Fix: set AWS_REGION or AWS_DEFAULT_REGION (e.g. "
-            "us-east-1, the emulator's too), or pass sqs_client=boto3.client('sqs', region_name=...)."
-        ) from exc
-
-
-def _environment_error(
-    exc: BotoCoreError, what: str, queue_url: str, succeeded: list[SendResult] | None = None
-) -> ProducerEnvironmentError | None:
-    """The producer's error for a botocore error of the environment, or ``None`` for another kind."""
-    if isinstance(
-        exc, NoCredentialsError | PartialCredentialsError | ProfileNotFound | CredentialRetrievalError
-    ):
-        return CredentialsNotFoundError(
-            f"{what} not sent to {queue_url}: no usable AWS credentials ({type(exc).__name__}: {exc}). "
-            "Fix: configure them (AWS_PROFILE, `aws configure`, or AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY); the local emulator takes any, e.g. AWS_ACCESS_KEY_ID=testing "
-            "AWS_SECRET_ACCESS_KEY=testing.",
-            succeeded,
-        )
-    if isinstance(exc, ConnectionError | HTTPClientError):
-        endpoint = exc.kwargs.get("endpoint_url") or queue_url
-        return EndpointNotReachableError(
-            f"{what} not sent to {queue_url}: could not connect to {endpoint} ({type(exc).__name__}). "
-            "Fix: check the network and the region; for the local emulator, start it "
-            "(`constructs-fifo local serve`) and set AWS_ENDPOINT_URL to its URL.",
-            succeeded,
-        )
-    return None
 
 
 def build_body(job: JobMessage) -> str:
@@ -331,7 +271,7 @@ class JobProducer:
         if max_attempts < 1:
             raise InvalidJobError(f"max_attempts {max_attempts!r} must be at least 1. Fix: pass 1 or more.")
         self.queue_url = queue_url
-        self._sqs: SQSClient = sqs_client if sqs_client is not None else _default_client()
+        self._sqs: SQSClient = sqs_client if sqs_client is not None else default_sqs_client()
         self._max_attempts = max_attempts
         self._backoff_seconds = backoff_seconds
         self._sleep = sleep
@@ -374,7 +314,7 @@ class JobProducer:
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
         except BotoCoreError as exc:
-            error = _environment_error(exc, f"job {job_id!r} was", self.queue_url)
+            error = environment_error(exc, f"job {job_id!r} was", self.queue_url)
             if error is None:
                 raise
             raise error from exc
@@ -413,7 +353,7 @@ class JobProducer:
                 failed.extend(self._send_chunk(jobs, bodies, chunk, results))
             except BotoCoreError as exc:
                 done = [r for r in results if r is not None]
-                error = _environment_error(
+                error = environment_error(
                     exc, f"{len(jobs) - len(done)} of {len(jobs)} job(s) were", self.queue_url, done
                 )
                 if error is None:

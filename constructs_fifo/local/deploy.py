@@ -52,6 +52,7 @@ from constructs_fifo.local.errors import (
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
 from constructs_fifo.local.preflight.facts import AccountConcurrency, Check, Facts, StackConcurrency
 from constructs_fifo.local.preflight.observe import observe, with_stack
@@ -390,7 +391,7 @@ def deploy(
             "pass the directory that holds cdk.json (the project root for the sample app)",
         )
     executable = cdk if cdk is not None else cdk_executable(app_path)
-    child_env = target.child_environment(env)
+    child_env = quiet_node(target.child_environment(env))
     cloudformation = cloudformation_client or target.client("cloudformation")
     assembly = Path(output_dir).resolve() if output_dir is not None else app_path / "cdk.out"
     with contextlib.ExitStack() as scope:

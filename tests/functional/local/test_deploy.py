@@ -32,6 +32,7 @@ from constructs_fifo.local.errors import (
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER
 from constructs_fifo.local.preflight.facts import Check
 
@@ -605,3 +606,24 @@ def test_deploy_of_a_stack_the_app_does_not_define_names_the_apps_stacks(
             **_clients(session),
         )
     assert "has no stack 'AgentJobs' (its stacks: Jobs)" in raised.value.message
+
+
+def test_the_cdk_cli_runs_with_jsiis_end_of_life_banner_silenced_for_its_node(tmp_path: Path) -> None:
+    # GIVEN a Node 20 on PATH (the banner's version list must name the running major version)
+    node = tmp_path / "node-bin" / "node"
+    node.parent.mkdir()
+    node.write_text(f"#!{sys.executable}\nprint('v20.20.2')\n")
+    node.chmod(node.stat().st_mode | stat.S_IEXEC)
+    # WHEN the CDK CLI's environment is made THEN it lists 20; a list the user set is kept
+    assert quiet_node({"PATH": str(node.parent)})["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] == "20"
+    mine = {
+        "PATH": str(node.parent),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "18,20",
+        "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED": "false",
+    }
+    assert quiet_node(mine) == mine
+    # AND the CDK CLI's AWS SDK is told not to warn of Node versions; without Node no version is listed
+    assert quiet_node({"PATH": str(tmp_path / "nothing")}) == {
+        "PATH": str(tmp_path / "nothing"),
+        "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED": "true",
+    }
