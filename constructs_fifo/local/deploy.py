@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.local.app_stack import choose_stack, read_app_stacks
+from constructs_fifo.local.app_stack import assembly_dir, choose_stack, read_app_stacks
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import (
     CdkCommandError,
@@ -362,8 +362,9 @@ def deploy(
         Clients for the preflight, the bootstrap check, the account id and the outputs; by default
         the target's.
     output_dir:
-        The CDK CLI's ``--output`` (cloud assembly) directory; default ``cdk.out`` in ``app_dir``.
-        Pass a separate one when another synth may run in the same directory at the same time.
+        The CDK CLI's ``--output`` (cloud assembly) directory; default the app's own (``cdk.json``'s
+        ``output``, else ``cdk.out``), where every command then reads the stack from. Pass a separate
+        one when another synth may run in the same directory at the same time.
     check:
         Run the preflight (default); ``False`` deploys without it.
     allow_unreserved:
@@ -393,7 +394,7 @@ def deploy(
     executable = cdk if cdk is not None else cdk_executable(app_path)
     child_env = quiet_node(target.child_environment(env))
     cloudformation = cloudformation_client or target.client("cloudformation")
-    assembly = Path(output_dir).resolve() if output_dir is not None else app_path / "cdk.out"
+    assembly = Path(output_dir).resolve() if output_dir is not None else assembly_dir(app_path)
     with contextlib.ExitStack() as scope:
         if target.endpoint_url is not None:
             child_env["CDK_HOME"] = scope.enter_context(
