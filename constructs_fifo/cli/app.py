@@ -203,7 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     local = commands.add_parser("local", help="the embedded AWS emulator (needs the 'local' extra)")
     local_commands = local.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
-    serve = local_commands.add_parser("serve", help="run the emulator in the foreground until interrupted")
+    serve = local_commands.add_parser(
+        "serve",
+        help="run the emulator in the foreground until Ctrl-C (exit 130); first prints the export line "
+        "that points boto3, the AWS CLI, the CDK and constructs-fifo at it",
+    )
     serve.add_argument(
         "--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
