@@ -4,6 +4,7 @@ operate a deployed queue.
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
 ``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`.
 Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
@@ -18,49 +19,83 @@ Exit codes
     found a problem (each printed with its fix); an operations command refused (the tables say no,
     e.g. a live lease) or was not confirmed: nothing was changed.
 2
-    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), or an
-    operations command that does not apply to the queue's mode.
+    Invalid command line (argparse) or workload (e.g. ``--jobs`` below ``--workspaces``), an
+    operations command that does not apply to the queue's mode, or no ``--stack`` and no one stack
+    of the app to take (several, none, or no app directory).
 3
     The environment stopped a step: the ``local`` extra missing, no CDK CLI, the emulator did not
     start, the deploy's preflight found a problem, the deploy failed, the stack or its queue is
-    missing or ambiguous, no credentials, no connection, throttled, access denied, a queue ``drain``
-    did not drain (its mapping is disabled) or stopped draining because the function cannot run any
-    job (its handler cannot be imported). One line with what failed and the fix; no traceback.
+    missing or ambiguous, an endpoint URL that is not one, an answer that is not AWS's (e.g. a region
+    the emulator does not serve), no credentials, no connection, throttled, access denied, a queue
+    ``drain`` did not drain (its mapping is disabled) or stopped draining because the function cannot
+    run any job (its handler cannot be imported). One line with what failed and the fix; no
+    traceback.
 130
-    Interrupted (Ctrl-C); ``drain`` prints its statistics so far first.
+    Interrupted (Ctrl-C); ``drain`` prints its statistics so far first; ``local serve`` exits so
+    when Ctrl-C (or SIGTERM) stops it.
+141
+    stdout's reader left (``constructs-fifo status | head -6``): a quiet exit, nothing on stderr;
+    128 + SIGPIPE, what a shell reports for a writer that signal stopped.
+
+The stack
+---------
+``--stack`` is optional: run in a CDK app's directory, a command takes the app's one stack holding an
+``OrderedAgentQueue`` (read from the app's ``cdk.out``, synthesized when there is none; see
+:mod:`constructs_fifo.local.app_stack`), never the sample's name. Several such stacks, none, or no
+app directory: exit 2, naming the stacks and the fix.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
+from constructs_fifo.cli import describe as describe_cli
 from constructs_fifo.cli import doctor, render
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
-from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
+from constructs_fifo.local.app_stack import Synthesize, resolve_stack
+from constructs_fifo.local.aws import (
+    DEFAULT_REGION,
+    AwsTarget,
+    check_endpoint,
+    configured_endpoint,
+    default_region,
+    free_port,
+)
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
 from constructs_fifo.local.demo.scenario_divergence import run_divergence
 from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
-from constructs_fifo.local.deploy import deploy
+from constructs_fifo.local.deploy import cdk_executable, deploy, synth
+from constructs_fifo.local.describe import served_outputs
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
-from constructs_fifo.local.errors import LocalError, OperationError, OperationRefusedError, WorkloadError
+from constructs_fifo.local.errors import (
+    LocalError,
+    OperationError,
+    OperationRefusedError,
+    StackChoiceError,
+    WorkloadError,
+)
 from constructs_fifo.local.event_source.reports import DrainStats
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
 from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_ENVIRONMENT",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -75,6 +110,9 @@ EXIT_VIOLATIONS: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_ENVIRONMENT: Final = 3
 EXIT_INTERRUPTED: Final = 130
+#: stdout's reader left (a closed pipe): 128 + SIGPIPE, what the shell reports for a writer the signal
+#: stopped (``cat``'s in ``cat big | head``), so ``set -o pipefail`` treats it alike.
+EXIT_BROKEN_PIPE: Final = 141
 
 
 def _fraction(text: str) -> float:
@@ -138,8 +176,17 @@ _QUEUE_HELP = (
 )
 
 
-def _add_stack_options(parser: argparse.ArgumentParser, *, stack_help: str, queue: bool = True) -> None:
-    parser.add_argument("--stack", default=STACK_NAME, help=f"{stack_help} (default {STACK_NAME})")
+_STACK_DEFAULT_HELP = (
+    "default: in a CDK app's directory, the app's one stack holding an OrderedAgentQueue, read from its "
+    "cdk.out (synthesized when there is none)"
+)
+
+
+def _add_stack_options(
+    parser: argparse.ArgumentParser, *, stack_help: str, queue: bool = True, default: str | None = None
+) -> None:
+    shown = f"default {default}" if default is not None else _STACK_DEFAULT_HELP
+    parser.add_argument("--stack", default=default, help=f"{stack_help} ({shown})")
     if queue:
         parser.add_argument("--queue", metavar="PATH_OR_NAME", help=_QUEUE_HELP)
 
@@ -160,13 +207,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     local = commands.add_parser("local", help="the embedded AWS emulator (needs the 'local' extra)")
     local_commands = local.add_subparsers(dest="local_command", required=True, metavar="COMMAND")
-    serve = local_commands.add_parser("serve", help="run the emulator in the foreground until interrupted")
+    serve = local_commands.add_parser(
+        "serve",
+        help="run the emulator in the foreground until Ctrl-C (exit 130); first prints the export line "
+        "that points boto3, the AWS CLI, the CDK and constructs-fifo at it",
+    )
     serve.add_argument(
         "--port", type=_port, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT}; 0 picks one)"
     )
 
     deploy_command = commands.add_parser(
-        "deploy", help="synth, preflight, then cdk deploy the sample app (bootstraps if needed)"
+        "deploy", help="synth, preflight, then cdk deploy the app's stack (bootstraps if needed)"
     )
     _add_aws_options(deploy_command)
     _add_stack_options(deploy_command, stack_help="stack to deploy")
@@ -199,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
         "functionName)."
     )
 
-    doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
+    doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
+
+    describe_cli.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -241,7 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="verify: the full workload (default); divergence: in order, shuffled, shuffled with seq",
     )
     _add_stack_options(
-        demo, stack_help="the sample app's stack (its queues Workspaces and Notifications)", queue=False
+        demo,
+        stack_help="the sample app's stack (its queues Workspaces and Notifications)",
+        queue=False,
+        default=STACK_NAME,
     )
     demo.add_argument("--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)")
     demo.add_argument("--workspaces", type=_count(1), default=20, help="message groups (default 20)")
@@ -281,17 +337,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """Serve until a signal; the export lines go to stdout first (what a user pastes is data)."""
     require_server_packages()
     from constructs_fifo.local.emulator.server import serve_forever  # noqa: PLC0415 - needs the 'local' extra
 
-    serve_forever(port=args.port)
-    return EXIT_OK
+    port = args.port or free_port()  # known before it starts, so the lines can name it
+    render.print_lines(render.serve_exports(f"http://localhost:{port}", default_region()))
+    serve_forever(port=port)
+    # serve_forever returns only when SIGINT or SIGTERM stopped it: the shell's "interrupted".
+    _say("emulator stopped (its tables and messages are gone)")
+    return EXIT_INTERRUPTED
 
 
 def _deploy(args: argparse.Namespace) -> int:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     console = render.console(stderr=True)  # stdout holds only the JSON, so it can be piped
-    console.print(f"deploying {args.stack} from {args.app_dir} to {target.describe()}")
+    which = args.stack or "the app's stack holding an OrderedAgentQueue"
+    console.print(f"deploying {which} from {args.app_dir} to {target.describe()}")
     outputs = deploy(
         args.app_dir,
         target=target,
@@ -301,10 +363,13 @@ def _deploy(args: argparse.Namespace) -> int:
         allow_unreserved=args.allow_unreserved,
         report=lambda check: doctor.print_checks([check], sys.stderr),
     )
+    # deploy read the stack from the assembly it synthesized into the app's cdk.out: read again, cheaply
+    stack = resolve_stack(args.stack, app_dir=args.app_dir, synthesize=None)
     if args.queue is None:
-        print_json(Verbatim(outputs))  # the stack's outputs, by the names the app gave them
+        served = served_outputs(outputs, target.client("sqs")) if target.endpoint_url else outputs
+        print_json(Verbatim(served))  # the stack's outputs, by the names the app gave them
     else:
-        queue = resolve_queue(args.stack, target=target, queue=args.queue)
+        queue = resolve_queue(stack, target=target, queue=args.queue)
         console.print(f"queue: {queue.describe()}")
         print_json(queue.to_dict())
     return EXIT_OK
@@ -416,6 +481,7 @@ def _demo(args: argparse.Namespace) -> int:
 _COMMANDS: Final = {
     "local": _serve,
     "deploy": _deploy,
+    "describe": describe_cli.run,
     "drain": _drain,
     "demo": _demo,
     "doctor": doctor.run,
@@ -429,27 +495,61 @@ def _print_error(error: LocalError) -> None:
         print(f"  | {line}", file=sys.stderr)
 
 
+#: Commands that take ``--stack`` and resolve a missing one here; ``deploy`` and ``doctor`` resolve it
+#: from the app they synthesize, the demo deploys the sample's own stack.
+_RESOLVES_STACK: Final = frozenset({"describe", "drain", *OPS_COMMANDS})
+
+
+def _synthesizer(args: argparse.Namespace) -> Synthesize:
+    """``cdk synth`` of the app in the working directory into the directory it is given."""
+
+    def synthesize(assembly: Path) -> None:
+        app_dir = Path.cwd()
+        env = quiet_node(AwsTarget(None, args.region).child_environment())
+        synth(cdk_executable(app_dir), None, app_path=app_dir, assembly=assembly, env=env, echo=None)
+
+    return synthesize
+
+
+def _run(args: argparse.Namespace) -> int:
+    check_endpoint(getattr(args, "endpoint_url", None))  # before a synth that may take a while
+    if args.command in _RESOLVES_STACK:
+        args.stack = resolve_stack(args.stack, app_dir=Path.cwd(), synthesize=_synthesizer(args), say=_say)
+    return _COMMANDS[args.command](args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _COMMANDS[args.command](args)
+        code = _run(args)
+        sys.stdout.flush()  # a reader that left shows here when everything fitted in the buffer
+        return code
+    except BrokenPipeError:
+        # The reader of stdout left (`status | head -6`): a quiet exit, as a writer killed by SIGPIPE.
+        # stdout goes to /dev/null so the interpreter's flush at exit cannot fail again (the recipe of
+        # Python's signal module documentation, "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print("constructs-fifo: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OperationRefusedError as error:
         _print_error(error)
         return EXIT_VIOLATIONS
-    except (WorkloadError, OperationError) as error:
+    except (WorkloadError, OperationError, StackChoiceError) as error:
         _print_error(error)
         return EXIT_USAGE
     except LocalError as error:
         _print_error(error)
         return EXIT_ENVIRONMENT
-    except (BotoCoreError, ClientError) as error:
+    except (BotoCoreError, ClientError, ResponseParserError) as error:  # the parser's is no BotoCoreError
         explained = explain_aws_error(
-            error, doing=args.command, endpoint_url=getattr(args, "endpoint_url", None)
+            error,
+            doing=args.command,
+            endpoint_url=getattr(args, "endpoint_url", None),
+            region=getattr(args, "region", None),
         )
         if explained is None:
             raise

@@ -9,6 +9,10 @@ Only read calls are made: STS GetCallerIdentity, CloudFormation DescribeStacks a
 DescribeStackResources, SSM GetParameter, Lambda GetAccountSettings and GetFunctionConcurrency, and
 ``cdk --version`` (plus ``cdk synth`` into a temporary directory when the app has no ``cdk.out``).
 
+Without ``--stack`` it checks the app's one stack holding an OrderedAgentQueue (read from the
+assembly it reads, :mod:`constructs_fifo.local.app_stack`); a stack it cannot read is a problem on
+every endpoint, never ``ok`` (an emulator has no concurrency quota, but the stack still must exist).
+
 Exit codes: 0 every check passed; 1 a check found a problem (each printed with its fix); 2 bad
 arguments; 3 the environment stopped the command before the checks ran.
 """
@@ -24,9 +28,11 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from constructs_fifo.cli.json_output import Verbatim, print_json
+from constructs_fifo.local.app_stack import CDK_APP_FILE, assembly_dir, choose_stack, read_app_stacks
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
 from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight.facts import Check, Facts, Unavailable
 from constructs_fifo.local.preflight.verify import verify
 
@@ -38,7 +44,7 @@ EXIT_PROBLEMS: Final = 1
 _NAME_WIDTH: Final = 12
 
 
-def add_parser(commands: Any, *, aws_options: Any, stack_default: str) -> argparse.ArgumentParser:
+def add_parser(commands: Any, *, aws_options: Any, stack_help: str) -> argparse.ArgumentParser:
     """Add ``doctor`` to the CLI's subparsers; ``aws_options`` adds --endpoint-url and --region."""
     doctor: argparse.ArgumentParser = commands.add_parser(
         "doctor",
@@ -48,7 +54,7 @@ def add_parser(commands: Any, *, aws_options: Any, stack_default: str) -> argpar
         "problem followed by its fix.",
     )
     aws_options(doctor)
-    doctor.add_argument("--stack", default=stack_default, help=f"stack to check (default {stack_default})")
+    doctor.add_argument("--stack", help=f"stack to check ({stack_help}; none without an app)")
     doctor.add_argument(
         "--app-dir", type=Path, default=Path.cwd(), help="directory with cdk.json (default .)"
     )
@@ -90,18 +96,22 @@ def _facts(args: argparse.Namespace, target: AwsTarget, scratch: Path) -> Facts:
         cdk: str | None = cdk_executable(app_dir)
     except CdkNotFoundError:
         cdk = None
-    child_env = target.child_environment()
+    child_env = quiet_node(target.child_environment())
     assembly: Path | None = args.assembly
     synth_error: str | None = None
-    if assembly is None and (app_dir / "cdk.out" / "manifest.json").is_file():
-        assembly = app_dir / "cdk.out"
-    elif assembly is None and (app_dir / "cdk.json").is_file() and cdk is not None:
+    stack: str | None = args.stack
+    if assembly is None and (assembly_dir(app_dir) / "manifest.json").is_file():
+        assembly = assembly_dir(app_dir)
+    elif assembly is None and (app_dir / CDK_APP_FILE).is_file() and cdk is not None:
         assembly = scratch / "cdk.out"
         try:
-            synth(cdk, args.stack, app_path=app_dir, assembly=assembly, env=child_env, echo=None)
+            synth(cdk, stack, app_path=app_dir, assembly=assembly, env=child_env, echo=None)
         except CdkCommandError as error:
             synth_error = error.one_line()
-    facts = run_preflight(target=target, stack=args.stack, cdk=cdk, cdk_env=child_env, assembly=assembly)
+    if stack is None and assembly is not None and synth_error is None:
+        # the app's one stack holding an OrderedAgentQueue, as every command takes it
+        stack = choose_stack(read_app_stacks(assembly), where=f"read from {assembly}")
+    facts = run_preflight(target=target, stack=stack, cdk=cdk, cdk_env=child_env, assembly=assembly)
     if synth_error is not None:
         facts = dataclasses.replace(facts, stack=Unavailable(f"`cdk synth` failed: {synth_error}"))
     return facts

@@ -1,4 +1,12 @@
-"""What the CLI shows: the demo's tables, the divergence table, the drain's progress bar.
+"""What the CLI shows: the demo's tables, the divergence table, the drain's progress bar, ``describe``'s
+lines and ``local serve``'s export lines.
+
+Output fits where it goes. On a terminal, rich wraps text at its width, and a table too wide for it
+is printed as one block of ``column: value`` lines per row instead (:func:`print_table`): a queue's
+construct path, a job id or an ARN is what an operator pastes, so it is never cut or folded inside a
+cell. Anywhere else (a file, a pipe, a CI log) nothing is wrapped at all: the console is
+:data:`UNWRAPPED_WIDTH` wide, so every line, URL and ARN stays whole, and the spaces rich pads a log
+line with to that width are dropped.
 
 ``rich`` is a base dependency, not an extra: every command that talks to AWS must work on a plain
 ``pip install constructs-fifo``, and the operations commands print tables. It is pure Python (with
@@ -10,8 +18,10 @@ table two renderings to keep in step.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+import io
+import sys
+from collections.abc import Iterator, Sequence
+from typing import IO, Any, Final, TextIO, cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -19,8 +29,42 @@ from rich.table import Table
 
 from constructs_fifo.local.demo.scenario_divergence import DivergenceResult
 from constructs_fifo.local.demo.scenario_verify import DemoResult
+from constructs_fifo.local.describe import StackDescription
 
-__all__ = ["DrainProgress", "console", "drain_progress", "print_demo", "print_divergence", "print_status"]
+__all__ = [
+    "UNWRAPPED_WIDTH",
+    "DrainProgress",
+    "console",
+    "description_lines",
+    "drain_progress",
+    "print_demo",
+    "print_divergence",
+    "print_lines",
+    "print_status",
+    "print_table",
+    "serve_exports",
+]
+
+#: The width of a console that is not a terminal: wider than any line the CLI prints (an ARN is at most
+#: 2,048 characters), so nothing is wrapped.
+UNWRAPPED_WIDTH: Final = 10_000
+
+
+class _Unpadded(io.TextIOBase):
+    """A stream that drops the trailing spaces of each line (rich pads ``log`` lines to the width)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write("\n".join(line.rstrip(" ") for line in text.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -28,8 +72,72 @@ def console(*, stderr: bool = False) -> Console:
 
     Its ``log`` lines carry the time but not the source location (``steps.py:246``): on an 80-column
     terminal that column took about 24 columns from every line, for something only a developer reads.
+    Not on a terminal, it never wraps (see the module docstring).
     """
-    return Console(stderr=stderr, highlight=False, log_path=False)
+    stream = sys.stderr if stderr else sys.stdout
+    if stream.isatty():
+        return Console(stderr=stderr, highlight=False, log_path=False)
+    return Console(
+        file=cast("IO[str]", _Unpadded(stream)),
+        width=UNWRAPPED_WIDTH,
+        soft_wrap=True,
+        highlight=False,
+        log_path=False,
+    )
+
+
+def print_table(out: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table whose cells are never cut or folded: as a table when it fits ``out``'s width, else
+    one block of ``column: value`` lines per row (each line whole; a terminal wraps it visually)."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    # measured without the console's bound (within it, the measure is clamped to the width)
+    if out.measure(table, options=out.options.update(width=UNWRAPPED_WIDTH)).maximum <= out.width:
+        out.print(table)
+        return
+    out.print(title, soft_wrap=True, markup=False)
+    for row in rows:
+        for column, value in zip(columns, row, strict=True):
+            out.print(f"  {column}: {value}", soft_wrap=True, markup=False)
+
+
+def print_lines(lines: Sequence[str], stream: TextIO | None = None) -> None:
+    """Plain lines to stdout (or ``stream``), never wrapped, flushed (a pasted value must be whole)."""
+    out = sys.stdout if stream is None else stream
+    for line in lines:
+        print(line, file=out)
+    out.flush()
+
+
+def description_lines(described: StackDescription) -> list[str]:
+    """``describe``'s text form: per queue a heading and one ``label  value`` line per resource."""
+    lines: list[str] = []
+    for queue in described.queues:
+        lines.append(f"{queue.queue.label} (stack {described.stack})")
+        rows = queue.rows()
+        width = max(len(label) for label, _ in rows)
+        lines.extend(f"  {label:<{width}}  {value}" for label, value in rows)
+    if described.outputs:
+        lines.append(f"outputs of stack {described.stack}")
+        width = max(len(key) for key in described.outputs)
+        lines.extend(f"  {key:<{width}}  {value}" for key, value in sorted(described.outputs.items()))
+    return lines
+
+
+def serve_exports(endpoint_url: str, region: str) -> list[str]:
+    """What a shell needs to point boto3, the AWS CLI, the CDK and ``constructs-fifo`` at the emulator.
+
+    Both region variables: boto3 reads only ``AWS_DEFAULT_REGION``, ``constructs-fifo`` and the CDK
+    read ``AWS_REGION`` first, and one set alone would let them disagree.
+    """
+    return [
+        "# point tools at the emulator (paste into another shell):",
+        f"export AWS_ENDPOINT_URL={endpoint_url} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
+        f"AWS_REGION={region} AWS_DEFAULT_REGION={region}",
+    ]
 
 
 class DrainProgress:
@@ -80,9 +188,6 @@ def _calls(result: DemoResult, role: str) -> str:
 def print_demo(out: Console, result: DemoResult) -> None:
     """The demo's summary table, its violations, and the verdict."""
     counts = result.counts
-    table = Table(title="constructs-fifo demo", show_header=True)
-    table.add_column("measure")
-    table.add_column("value", justify="right")
     rows = [
         ("workspace jobs sent (state mode)", f"{counts['jobs']} ({counts['messages_sent']} messages)"),
         (
@@ -119,9 +224,7 @@ def print_demo(out: Console, result: DemoResult) -> None:
     ]
     rows.extend((f"time: {phase}", f"{seconds:.1f} s") for phase, seconds in result.timings.seconds.items())
     rows.append(("elapsed", f"{sum(result.timings.seconds.values()):.1f} s"))
-    for name, value in rows:
-        table.add_row(name, value)
-    out.print(table)
+    print_table(out, "constructs-fifo demo", ("measure", "value"), rows)
     for violation in result.violations:
         out.print(f"[red]violation[/red] {violation.kind}: {violation.message}", markup=True)
     if result.passed:
@@ -136,21 +239,9 @@ def print_status(out: Console, statuses: list[dict[str, Any]]) -> None:
     """``constructs-fifo status`` of the demo's queues, as it left them (its ``--json`` documents)."""
     if not statuses:
         return
-    table = Table(title="constructs-fifo status")
-    for column in (
-        "queue",
-        "mode",
-        "visible / in flight",
-        "DLQ",
-        "parked",
-        "gaps",
-        "expired claims",
-        "alarms",
-    ):
-        # fold, never cut: a queue's construct path is what an operator pastes into `--queue`
-        table.add_column(column, overflow="fold")
-    for status in statuses:
-        table.add_row(
+    columns = ("queue", "mode", "visible / in flight", "DLQ", "parked", "gaps", "expired claims", "alarms")
+    rows = [
+        (
             str(status["queue"]),
             str(status["mode"]),
             f"{status['visible']} / {status['inFlight']}",
@@ -160,11 +251,14 @@ def print_status(out: Console, statuses: list[dict[str, Any]]) -> None:
             ", ".join(status["expiredInFlightClaims"]) or "none",
             ", ".join(status["alarmsInAlarm"]) or "none",
         )
-    out.print(table)
+        for status in statuses
+    ]
+    print_table(out, "constructs-fifo status", columns, rows)
 
 
 def print_divergence(out: Console, result: DivergenceResult) -> None:
     """The three workspaces side by side, and the verdict."""
+    # Its cells are job types and values, wrapped at spaces; a side-by-side view is the point of it.
     table = Table(title="Same events, three producers (FIFO delivered each as sent)")
     table.add_column("")
     for outcome in result.outcomes:

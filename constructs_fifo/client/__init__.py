@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from constructs_fifo.client.errors import (
     BatchSendError,
+    CredentialsNotFoundError,
+    EndpointNotReachableError,
     InvalidJobError,
+    ProducerEnvironmentError,
     ProducerError,
+    RegionNotSetError,
     SendFailedError,
 )
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
@@ -25,13 +29,17 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
     "BatchSendError",
+    "CredentialsNotFoundError",
+    "EndpointNotReachableError",
     "FailedEntry",
     "GroupNotParkedError",
     "InvalidJobError",
     "JobMessage",
     "JobProducer",
     "ParkedGroups",
+    "ProducerEnvironmentError",
     "ProducerError",
+    "RegionNotSetError",
     "ResumeResult",
     "SendFailedError",
     "SendResult",

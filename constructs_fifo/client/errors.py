@@ -10,8 +10,12 @@ from constructs_fifo.client.results import FailedEntry, SendResult
 
 __all__ = [
     "BatchSendError",
+    "CredentialsNotFoundError",
+    "EndpointNotReachableError",
     "InvalidJobError",
+    "ProducerEnvironmentError",
     "ProducerError",
+    "RegionNotSetError",
     "SendFailedError",
 ]
 
@@ -48,3 +52,28 @@ class BatchSendError(SendFailedError):
             "Fix the named entries and send only those again (the deduplication id keeps a resend of "
             "an already-sent job from being delivered twice within 5 minutes)."
         )
+
+
+class ProducerEnvironmentError(ProducerError):
+    """The environment stopped the producer before SQS could answer: no region, no credentials, no
+    connection. The message says which and the fix; botocore's error is chained (``__cause__``).
+
+    ``succeeded`` holds the results of the jobs of a ``send_batch`` sent before it happened (empty
+    for ``send``), so the caller can send only the rest again.
+    """
+
+    def __init__(self, message: str, succeeded: list[SendResult] | None = None) -> None:
+        super().__init__(message)
+        self.succeeded = list(succeeded or [])
+
+
+class RegionNotSetError(ProducerEnvironmentError):
+    """boto3 found no region for the default SQS client (raised by ``JobProducer(...)``)."""
+
+
+class CredentialsNotFoundError(ProducerEnvironmentError):
+    """No usable AWS credentials were found to sign the send."""
+
+
+class EndpointNotReachableError(ProducerEnvironmentError):
+    """The SQS endpoint (AWS's, or ``AWS_ENDPOINT_URL``'s) could not be reached."""

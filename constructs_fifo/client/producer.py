@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
+from constructs_fifo.client.environment import default_sqs_client, environment_error
 from constructs_fifo.client.errors import BatchSendError, InvalidJobError, SendFailedError
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.results import FailedEntry, SendResult
@@ -240,13 +240,22 @@ class JobProducer:
     queue_url:
         The queue's URL (the stack output ``QueueUrl``).
     sqs_client:
-        A boto3 SQS client; by default ``boto3.client("sqs")`` (which honours ``AWS_ENDPOINT_URL``).
+        A boto3 SQS client; by default ``boto3.client("sqs")`` (which honours ``AWS_ENDPOINT_URL``), in
+        ``AWS_REGION`` when set (as ``constructs-fifo`` and Lambda read it), else boto3's region
+        (``AWS_DEFAULT_REGION``, the profile's).
     max_attempts:
         How many times a batch entry that failed with a retryable error is tried in all.
     backoff_seconds:
         First delay between attempts; doubles every attempt.
     sleep:
         Injectable for tests.
+
+    Raises
+    ------
+    InvalidJobError
+        ``queue_url`` is not a FIFO queue's, or ``max_attempts`` is below 1.
+    RegionNotSetError
+        No ``sqs_client`` and no region for the default one.
 
     Examples
     --------
@@ -272,7 +281,7 @@ class JobProducer:
         if max_attempts < 1:
             raise InvalidJobError(f"max_attempts {max_attempts!r} must be at least 1. Fix: pass 1 or more.")
         self.queue_url = queue_url
-        self._sqs: SQSClient = sqs_client if sqs_client is not None else boto3.client("sqs")
+        self._sqs: SQSClient = sqs_client if sqs_client is not None else default_sqs_client()
         self._max_attempts = max_attempts
         self._backoff_seconds = backoff_seconds
         self._sleep = sleep
@@ -295,6 +304,9 @@ class JobProducer:
             The job breaks an SQS rule (nothing was sent).
         SendFailedError
             SQS refused the send (after botocore's own retries); the cause is chained.
+        ProducerEnvironmentError
+            No credentials (:class:`CredentialsNotFoundError`) or no connection
+            (:class:`EndpointNotReachableError`); the cause is chained.
         """
         job = JobMessage(job_id, job_type, payload, group, deduplication_id, seq)
         body = validate_job(job)
@@ -313,6 +325,11 @@ class JobProducer:
                 "send it again "
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
+        except BotoCoreError as exc:
+            error = environment_error(exc, f"job {job_id!r} was", self.queue_url)
+            if error is None:
+                raise
+            raise error from exc
         return SendResult(response["MessageId"], response.get("SequenceNumber"), job_id)
 
     def send_batch(self, jobs: Sequence[JobMessage]) -> list[SendResult]:
@@ -333,6 +350,8 @@ class JobProducer:
             A job breaks an SQS rule (nothing was sent).
         BatchSendError
             Some jobs were not sent; it lists them and the results of those that were.
+        ProducerEnvironmentError
+            No credentials or no connection; its ``succeeded`` lists the jobs sent before.
         """
         bodies = [validate_job(job) for job in jobs]
         results: list[SendResult | None] = [None] * len(jobs)
@@ -342,7 +361,16 @@ class JobProducer:
             for job, body in zip(jobs, bodies, strict=True)
         ]
         for chunk in self._chunks(sizes):
-            failed.extend(self._send_chunk(jobs, bodies, chunk, results))
+            try:
+                failed.extend(self._send_chunk(jobs, bodies, chunk, results))
+            except BotoCoreError as exc:
+                done = [r for r in results if r is not None]
+                error = environment_error(
+                    exc, f"{len(jobs) - len(done)} of {len(jobs)} job(s) were", self.queue_url, done
+                )
+                if error is None:
+                    raise
+                raise error from exc
             if failed:
                 # Later jobs may belong to the same groups: sending them would overtake the failed ones.
                 break

@@ -32,10 +32,13 @@ from typing import Any, Final
 
 import boto3
 
+from constructs_fifo.local.errors import AwsEndpointError
+
 __all__ = [
     "DEFAULT_REGION",
     "FAKE_CREDENTIALS",
     "AwsTarget",
+    "check_endpoint",
     "configured_endpoint",
     "default_region",
     "free_port",
@@ -69,6 +72,33 @@ def configured_endpoint(explicit: str | None = None, env: Mapping[str, str] | No
     return explicit or env.get("AWS_ENDPOINT_URL") or None
 
 
+def check_endpoint(endpoint_url: str | None) -> None:
+    """Raise :class:`~constructs_fifo.local.errors.AwsEndpointError` unless ``endpoint_url`` is an
+    ``http://`` or ``https://`` URL with a host (and a valid port, if any); ``None`` is AWS itself.
+
+    botocore raises a bare ``ValueError("Invalid endpoint: localhost:4566")`` for the first client
+    instead, and only when that client is made.
+    """
+    if endpoint_url is None:
+        return
+    parts = urllib.parse.urlsplit(endpoint_url)
+    try:
+        parts.port  # noqa: B018 - reading it is the check: a port outside 0-65535 raises ValueError
+    except ValueError:
+        valid_port = False
+    else:
+        valid_port = True
+    if parts.scheme in ("http", "https") and parts.hostname and valid_port:
+        return
+    example = f"http://{endpoint_url}" if "://" not in endpoint_url else "http://localhost:4566"
+    raise AwsEndpointError(
+        f"the endpoint URL {endpoint_url!r} (--endpoint-url, else $AWS_ENDPOINT_URL) is not an http:// or "
+        "https:// URL with a host and a port from 0 to 65535",
+        f"pass --endpoint-url {example} (or export AWS_ENDPOINT_URL={example}); unset AWS_ENDPOINT_URL and "
+        "leave --endpoint-url out for AWS itself",
+    )
+
+
 def is_local_endpoint(endpoint_url: str | None) -> bool:
     """Whether ``endpoint_url`` is on this machine (an emulator), e.g. ``http://localhost:4566``."""
     if not endpoint_url:
@@ -100,12 +130,22 @@ class AwsTarget:
     region: str = DEFAULT_REGION
     fake_credentials: bool = False
 
+    def __post_init__(self) -> None:
+        check_endpoint(self.endpoint_url)
+
     @classmethod
     def for_endpoint(
         cls, endpoint_url: str | None, region: str = DEFAULT_REGION, *, started_emulator: bool = False
     ) -> AwsTarget:
         """The target of a command: fake credentials for an emulator it started, or for an endpoint
-        when the user has no credentials; AWS itself always uses the user's credential chain."""
+        when the user has no credentials; AWS itself always uses the user's credential chain.
+
+        Raises
+        ------
+        AwsEndpointError
+            ``endpoint_url`` is not an endpoint URL (e.g. ``localhost:4566``, without its scheme).
+        """
+        check_endpoint(endpoint_url)
         if started_emulator:
             fake = True
         elif endpoint_url is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Final
 
+import botocore.session
 from botocore.exceptions import (
     ClientError,
     ConnectionError,
@@ -29,6 +30,7 @@ from botocore.exceptions import (
     SSOError,
     TokenRetrievalError,
 )
+from botocore.parsers import ResponseParserError
 
 from constructs_fifo.local.aws import is_local_endpoint
 from constructs_fifo.local.emulator.launch import INSTALL_LOCAL_EXTRA, missing_server_packages
@@ -37,6 +39,7 @@ from constructs_fifo.local.errors import (
     AwsConnectionError,
     AwsCredentialsError,
     AwsError,
+    AwsResponseError,
     AwsThrottledError,
 )
 
@@ -148,7 +151,38 @@ def _connection_fix(url: str | None) -> str:
     )
 
 
-def explain_aws_error(error: BaseException, *, doing: str, endpoint_url: str | None) -> AwsError | None:
+def _known_region(region: str) -> bool:
+    """Whether botocore's partition data (every partition) names ``region``; True when unreadable."""
+    try:
+        session = botocore.session.get_session()
+        return any(
+            region in session.get_available_regions("sqs", partition_name=partition)
+            for partition in session.get_available_partitions()
+        )
+    except Exception:  # a hint only: without the partition data, say nothing about the region
+        return True
+
+
+def _unparsable(
+    error: ResponseParserError, *, doing: str, endpoint_url: str | None, region: str | None
+) -> AwsError:
+    first = " ".join(str(error).split())[:120]
+    if region is not None and not _known_region(region):
+        return AwsResponseError(
+            f"{doing}: {_where(endpoint_url)} answered with a response botocore cannot parse ({first}...); "
+            f"region {region!r} is not an AWS region (the emulator serves only AWS's regions)",
+            "pass --region with an AWS region such as us-east-1 (or fix AWS_REGION / AWS_DEFAULT_REGION)",
+        )
+    return AwsResponseError(
+        f"{doing}: {_where(endpoint_url)} answered with a response botocore cannot parse ({first}...)",
+        "check that --endpoint-url (or AWS_ENDPOINT_URL) is an AWS endpoint or the constructs-fifo "
+        "emulator, and --region a region it serves; the endpoint's own log says what it failed on",
+    )
+
+
+def explain_aws_error(
+    error: BaseException, *, doing: str, endpoint_url: str | None, region: str | None = None
+) -> AwsError | None:
     """The one-line error for a credential, connection, throttling or access-denied failure.
 
     Parameters
@@ -159,6 +193,9 @@ def explain_aws_error(error: BaseException, *, doing: str, endpoint_url: str | N
         What the command was doing, e.g. ``drain``: the message starts with it.
     endpoint_url
         The command's endpoint (``None`` for AWS itself), for the fix.
+    region
+        The command's region: an unparsable answer names it when botocore does not know it (moto
+        answers an unknown region with an HTML error page).
 
     Returns
     -------
@@ -171,6 +208,8 @@ def explain_aws_error(error: BaseException, *, doing: str, endpoint_url: str | N
             f"({type(error).__name__}: {error})",
             _CONFIGURE_CREDENTIALS,
         )
+    if isinstance(error, ResponseParserError):
+        return _unparsable(error, doing=doing, endpoint_url=endpoint_url, region=region)
     if isinstance(error, ConnectionError | HTTPClientError):
         url = str(error.kwargs.get("endpoint_url") or endpoint_url or "AWS")
         return AwsConnectionError(

@@ -40,15 +40,19 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from constructs_fifo.local.app_stack import assembly_dir, choose_stack, read_app_stacks
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import (
     CdkCommandError,
     CdkNotFoundError,
     DeployError,
     PreflightError,
+    StackChoiceError,
+    StackError,
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
 from constructs_fifo.local.preflight.facts import AccountConcurrency, Check, Facts, StackConcurrency
 from constructs_fifo.local.preflight.observe import observe, with_stack
@@ -194,7 +198,7 @@ def _run(
 
 def synth(
     executable: str,
-    stack: str,
+    stack: str | None,
     *,
     app_path: Path,
     assembly: Path,
@@ -204,14 +208,18 @@ def synth(
 ) -> None:
     """``cdk synth STACK --quiet --output ASSEMBLY`` (with ``--context KEY=VALUE`` for each of ``context``).
 
+    ``stack`` ``None`` synthesizes every stack of the app (``cdk synth --quiet``), as a command that
+    has to find the app's stack does.
+
     Raises
     ------
     CdkCommandError
         The synth failed; its output is in the error's details.
     """
     extra = [arg for key, value in (context or {}).items() for arg in ("--context", f"{key}={value}")]
+    selector = [] if stack is None else [stack]
     _run(
-        [executable, "synth", stack, "--quiet", "--output", str(assembly), *extra],
+        [executable, "synth", *selector, "--quiet", "--output", str(assembly), *extra],
         cwd=app_path,
         env=env,
         echo=echo,
@@ -221,7 +229,7 @@ def synth(
 def run_preflight(
     *,
     target: AwsTarget,
-    stack: str,
+    stack: str | None,
     cdk: str | None,
     cdk_env: Mapping[str, str],
     assembly: Path | None,
@@ -277,11 +285,47 @@ def _can_drop_reservation(facts: Facts, checks: Sequence[Check]) -> bool:
     )
 
 
+def _synth_stack(
+    executable: str,
+    stack: str | None,
+    *,
+    app_path: Path,
+    assembly: Path,
+    env: Mapping[str, str],
+    echo: Callable[[str], None] | None,
+) -> str:
+    """Synthesize the app and return the stack to deploy: ``stack``, else the app's own.
+
+    A ``stack`` the app does not define fails the synth with CDK's "No stacks match" among Node's
+    output; the error names the app's stacks instead.
+    """
+    try:
+        synth(executable, stack, app_path=app_path, assembly=assembly, env=env, echo=echo)
+    except CdkCommandError as error:
+        if stack is None or "No stacks match" not in error.output:
+            raise
+        try:
+            names = ", ".join(found.name for found in read_app_stacks(assembly)) or "none"
+        except StackError:
+            names = "unknown (the assembly is unreadable)"
+        raise StackChoiceError(
+            f"the app in {app_path} has no stack {stack!r} (its stacks: {names})",
+            "pass --stack with one of them, or leave --stack out to deploy the app's stack that holds "
+            "an OrderedAgentQueue",
+        ) from error
+    if stack is not None:
+        return stack
+    chosen = choose_stack(read_app_stacks(assembly), where=f"the app in {app_path}")
+    if echo is not None:
+        echo(f"stack {chosen}: the app's stack that holds an OrderedAgentQueue")
+    return chosen
+
+
 def deploy(
     app_dir: str | os.PathLike[str],
     *,
     target: AwsTarget,
-    stack: str = "AgentJobs",
+    stack: str | None = None,
     env: Mapping[str, str] | None = None,
     cdk: str | None = None,
     echo: Callable[[str], None] | None = None,
@@ -304,7 +348,9 @@ def deploy(
         Where to deploy and with which credentials; the CDK CLI runs in its
         :meth:`~constructs_fifo.local.aws.AwsTarget.child_environment`.
     stack:
-        The stack to deploy.
+        The stack to deploy; ``None`` (the default) takes the app's one stack holding an
+        OrderedAgentQueue, read from the synthesized assembly (:mod:`~constructs_fifo.local.app_stack`)
+        and told to ``echo``.
     env:
         Base environment of the CDK CLI; defaults to this process's (never changed).
     cdk:
@@ -316,8 +362,9 @@ def deploy(
         Clients for the preflight, the bootstrap check, the account id and the outputs; by default
         the target's.
     output_dir:
-        The CDK CLI's ``--output`` (cloud assembly) directory; default ``cdk.out`` in ``app_dir``.
-        Pass a separate one when another synth may run in the same directory at the same time.
+        The CDK CLI's ``--output`` (cloud assembly) directory; default the app's own (``cdk.json``'s
+        ``output``, else ``cdk.out``), where every command then reads the stack from. Pass a separate
+        one when another synth may run in the same directory at the same time.
     check:
         Run the preflight (default); ``False`` deploys without it.
     allow_unreserved:
@@ -345,9 +392,9 @@ def deploy(
             "pass the directory that holds cdk.json (the project root for the sample app)",
         )
     executable = cdk if cdk is not None else cdk_executable(app_path)
-    child_env = target.child_environment(env)
+    child_env = quiet_node(target.child_environment(env))
     cloudformation = cloudformation_client or target.client("cloudformation")
-    assembly = Path(output_dir).resolve() if output_dir is not None else app_path / "cdk.out"
+    assembly = Path(output_dir).resolve() if output_dir is not None else assembly_dir(app_path)
     with contextlib.ExitStack() as scope:
         if target.endpoint_url is not None:
             child_env["CDK_HOME"] = scope.enter_context(
@@ -356,7 +403,9 @@ def deploy(
         # The first AWS call, before a synth that takes tens of seconds: an endpoint that is down, a
         # missing credential, throttling or a denial stops the deploy here, as one line.
         bootstrapped = is_bootstrapped(cloudformation_client=cloudformation)
-        synth(executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo)
+        stack = _synth_stack(
+            executable, stack, app_path=app_path, assembly=assembly, env=child_env, echo=echo
+        )
         if check:
             facts = run_preflight(
                 target=target,

@@ -16,7 +16,9 @@ __all__ = [
     "AwsAccessDeniedError",
     "AwsConnectionError",
     "AwsCredentialsError",
+    "AwsEndpointError",
     "AwsError",
+    "AwsResponseError",
     "AwsThrottledError",
     "CdkCommandError",
     "CdkNotFoundError",
@@ -32,6 +34,7 @@ __all__ = [
     "PreflightError",
     "QueueNotFoundError",
     "RunnerError",
+    "StackChoiceError",
     "StackError",
     "StackNotFoundError",
     "StackOutputsError",
@@ -97,6 +100,14 @@ class AwsConnectionError(AwsError):
     """The endpoint could not be reached."""
 
 
+class AwsEndpointError(AwsError):
+    """The endpoint URL is not one (no ``http://`` or ``https://``, no host)."""
+
+
+class AwsResponseError(AwsError):
+    """The endpoint answered with something that is not an AWS response (e.g. an HTML error page)."""
+
+
 class AwsThrottledError(AwsError):
     """AWS throttled a call past botocore's retries."""
 
@@ -136,6 +147,14 @@ class PreflightError(DeployError):
 
 class StackError(LocalError):
     """The deployed stack is not what the command needs."""
+
+
+class StackChoiceError(StackError):
+    """No ``--stack`` and the app does not name one stack holding an OrderedAgentQueue (none, several,
+    or no app directory at all).
+
+    A usage error rather than one of the environment: the CLI exits 2 for it, as for a missing argument.
+    """
 
 
 class StackNotFoundError(StackError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +14,12 @@ from moto import mock_aws
 
 from constructs_fifo.client import (
     BatchSendError,
+    CredentialsNotFoundError,
+    EndpointNotReachableError,
     InvalidJobError,
     JobMessage,
     JobProducer,
+    RegionNotSetError,
     SendFailedError,
 )
 from constructs_fifo.client.producer import FIRST_SEQ, message_attributes
@@ -400,3 +404,84 @@ def test_the_producer_and_the_runtime_start_a_groups_sequence_at_the_same_seq(
         JobProducer(queue_url, sqs_client=sqs).send(
             "job-x", "apply_patch", {}, group="ws#1", seq=FIRST_SEQ - 1
         )
+
+
+# --- the environment: region, credentials, endpoint ----------------------------------------------------
+
+NOWHERE = "http://localhost:1/123456789012/jobs.fifo"  # nothing listens on port 1
+
+
+@pytest.fixture
+def bare_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No region, no credentials, no endpoint, no config files, no retries: a new user's shell."""
+    for name in (
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # it keeps the credentials an earlier test found
+
+
+def test_no_region_is_the_producers_error_with_the_fix(bare_environment: None) -> None:
+    # GIVEN no region anywhere WHEN a producer is made with the default client
+    with pytest.raises(RegionNotSetError) as raised:
+        JobProducer(NOWHERE)
+    # THEN its own error, saying which variables are read and how to pass one
+    assert "set AWS_REGION or AWS_DEFAULT_REGION" in str(raised.value)
+    assert "region_name" in str(raised.value)
+    assert type(raised.value.__cause__).__name__ == "NoRegionError"
+
+
+def test_aws_region_alone_is_read_as_constructs_fifo_reads_it(
+    bare_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN only AWS_REGION (which boto3 itself does not read; the CLI and Lambda do)
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    # WHEN a producer is made THEN no region error, neither made nor sending
+    producer = JobProducer(NOWHERE)
+    with pytest.raises(CredentialsNotFoundError):  # no credentials: the region was found
+        producer.send("j-1", "t", {}, group="g")
+
+
+def test_no_credentials_is_the_producers_error_with_the_fix(
+    bare_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    producer = JobProducer(NOWHERE)
+    # WHEN a job is sent with no credentials THEN its own error naming the job, the queue and the fix
+    with pytest.raises(CredentialsNotFoundError) as raised:
+        producer.send("j-1", "t", {}, group="g")
+    message = str(raised.value)
+    assert message.startswith(
+        f"job 'j-1' was not sent to {NOWHERE}: no usable AWS credentials (NoCredentialsError"
+    )
+    assert "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing" in message
+    assert type(raised.value.__cause__).__name__ == "NoCredentialsError"
+
+
+def test_an_unreachable_endpoint_is_the_producers_error_with_the_fix(
+    bare_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:1")
+    producer = JobProducer(NOWHERE)
+    # WHEN a job is sent, and a batch THEN its own error: where it could not connect and the fix
+    with pytest.raises(EndpointNotReachableError) as raised:
+        producer.send("j-1", "t", {}, group="g")
+    assert "could not connect to http://localhost:1/ (EndpointConnectionError)" in str(raised.value)
+    assert "`constructs-fifo local serve`" in str(raised.value)
+    with pytest.raises(EndpointNotReachableError) as batch:
+        producer.send_batch([JobMessage(f"j-{i}", "t", {}, group="g") for i in range(3)])
+    assert str(batch.value).startswith(f"3 of 3 job(s) were not sent to {NOWHERE}: could not connect")
+    assert batch.value.succeeded == []

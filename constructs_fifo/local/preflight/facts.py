@@ -101,12 +101,13 @@ class StackConcurrency:
 
 @dataclass(frozen=True)
 class Facts:
-    """Everything the checks look at; ``None`` where there was nothing to look at."""
+    """Everything the checks look at; ``None`` where there was nothing to look at (``stack_name``
+    ``None``: no ``--stack`` and no app to take it from)."""
 
     target: str
     region: str
     endpoint_url: str | None
-    stack_name: str
+    stack_name: str | None
     identity: Identity | Unavailable
     cdk: CdkCli | Unavailable
     bootstrap: Bootstrap | Unavailable

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER
@@ -54,7 +55,9 @@ def _reason(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
-def _unavailable(error: BotoCoreError | ClientError, *, doing: str, endpoint_url: str | None) -> Unavailable:
+def _unavailable(
+    error: BotoCoreError | ClientError | ResponseParserError, *, doing: str, endpoint_url: str | None
+) -> Unavailable:
     explained = explain_aws_error(error, doing=doing, endpoint_url=endpoint_url)
     if explained is None:
         return Unavailable(_reason(error))
@@ -72,7 +75,7 @@ def _not_implemented(error: ClientError) -> bool:
 def _observe_identity(sts_client: Any, endpoint_url: str | None) -> Identity | Unavailable:
     try:
         found = sts_client.get_caller_identity()
-    except (BotoCoreError, ClientError) as error:
+    except (BotoCoreError, ResponseParserError, ClientError) as error:
         return _unavailable(error, doing="sts:GetCallerIdentity", endpoint_url=endpoint_url)
     return Identity(account=str(found["Account"]), arn=str(found["Arn"]))
 
@@ -109,7 +112,7 @@ def _observe_bootstrap(
         if is_missing_stack(error):
             return Bootstrap(version=None, status=None)
         return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
-    except BotoCoreError as error:
+    except (BotoCoreError, ResponseParserError) as error:
         return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     [stack] = stacks
     outputs = {o.get("OutputKey"): o.get("OutputValue") for o in stack.get("Outputs", [])}
@@ -117,7 +120,7 @@ def _observe_bootstrap(
     if version_text is None:
         try:
             version_text = ssm_client.get_parameter(Name=BOOTSTRAP_VERSION_PARAMETER)["Parameter"]["Value"]
-        except (BotoCoreError, ClientError):
+        except (BotoCoreError, ResponseParserError, ClientError):
             version_text = None
     version = int(version_text) if version_text is not None and str(version_text).isdigit() else None
     return Bootstrap(version=version, status=str(stack["StackStatus"]))
@@ -131,7 +134,7 @@ def _observe_account(lambda_client: Any, endpoint_url: str | None) -> AccountCon
         if _not_implemented(error):
             return None
         return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
-    except BotoCoreError as error:
+    except (BotoCoreError, ResponseParserError) as error:
         return _unavailable(error, doing=doing, endpoint_url=endpoint_url)
     return AccountConcurrency(
         limit=int(limit["ConcurrentExecutions"]), unreserved=int(limit["UnreservedConcurrentExecutions"])
@@ -183,6 +186,8 @@ def read_assembly(assembly: Path, stack: str) -> StackConcurrency | Unavailable:
 
 def with_stack(facts: Facts, assembly: Path, *, allow_unreserved: bool) -> Facts:
     """``facts`` with the stack read again from ``assembly`` (after a second synth)."""
+    if facts.stack_name is None:
+        return dataclasses.replace(facts, allow_unreserved=allow_unreserved)
     found = read_assembly(assembly, facts.stack_name)
     if isinstance(found, StackConcurrency) and isinstance(facts.stack, StackConcurrency):
         found = dataclasses.replace(found, deployed_reserved=facts.stack.deployed_reserved)
@@ -193,7 +198,7 @@ def _deployed_reserved(stack: str, cloudformation_client: Any, lambda_client: An
     """What the deployed stack's functions reserve today; 0 when it is not deployed or unreadable."""
     try:
         resources = cloudformation_client.describe_stack_resources(StackName=stack)["StackResources"]
-    except (BotoCoreError, ClientError):
+    except (BotoCoreError, ResponseParserError, ClientError):
         return 0
     total = 0
     for resource in resources:
@@ -201,7 +206,7 @@ def _deployed_reserved(stack: str, cloudformation_client: Any, lambda_client: An
             continue
         try:
             found = lambda_client.get_function_concurrency(FunctionName=resource["PhysicalResourceId"])
-        except (BotoCoreError, ClientError):
+        except (BotoCoreError, ResponseParserError, ClientError):
             continue
         total += int(found.get("ReservedConcurrentExecutions") or 0)
     return total
@@ -215,7 +220,7 @@ def observe(
     target: str,
     region: str,
     endpoint_url: str | None,
-    stack: str,
+    stack: str | None,
     sts_client: Any,
     cloudformation_client: Any,
     ssm_client: Any,
@@ -233,7 +238,8 @@ def observe(
     target, region, endpoint_url
         Where, for messages and the region rule.
     stack
-        The stack whose reservation is checked (its template in ``assembly``; its deployed functions).
+        The stack whose reservation is checked (its template in ``assembly``; its deployed functions);
+        ``None`` when there is none to check.
     sts_client, cloudformation_client, ssm_client, lambda_client
         boto3 clients of the target (tests pass moto's or stubbed ones).
     cdk, cdk_env
@@ -246,7 +252,7 @@ def observe(
         ``subprocess.run`` (tests replace it).
     """
     stack_facts: StackConcurrency | Unavailable | None = None
-    if assembly is not None:
+    if assembly is not None and stack is not None:
         stack_facts = read_assembly(assembly, stack)
         if isinstance(stack_facts, StackConcurrency):
             stack_facts = dataclasses.replace(

@@ -142,15 +142,14 @@ def _check_bootstrap(facts: Facts) -> Check:
     return Check("bootstrap", Status.OK, found)
 
 
+_UNREADABLE_STACK_FIX = (
+    "pass --stack naming one of the app's stacks (and --app-dir for an app elsewhere), or run `cdk synth` "
+    "in the app's directory, then try again"
+)
+
+
 def _check_concurrency(facts: Facts) -> Check:
     account, stack = facts.account, facts.stack
-    if account is None:
-        return Check(
-            "concurrency",
-            Status.OK,
-            "the endpoint does not implement Lambda GetAccountSettings (an emulator has no concurrency "
-            "quota): nothing to check",
-        )
     if isinstance(account, Unavailable):
         return Check(
             "concurrency",
@@ -158,6 +157,27 @@ def _check_concurrency(facts: Facts) -> Check:
             f"Lambda GetAccountSettings failed: {account.reason}",
             account.fix
             or "allow lambda:GetAccountSettings to the deploying identity, so the reservation can be checked",
+        )
+    if isinstance(stack, Unavailable):
+        # Never "ok" for a stack that could not be read, with or without a quota to compare it with.
+        found = ""
+        if isinstance(account, AccountConcurrency):
+            can = reservable(account)
+            found = (
+                f"; the account can reserve {can} (limit {account.limit}, unreserved {account.unreserved})"
+            )
+        return Check(
+            "concurrency",
+            Status.PROBLEM,
+            f"the stack's reserved concurrency is unknown: {stack.reason}{found}",
+            _UNREADABLE_STACK_FIX,
+        )
+    if account is None:
+        return Check(
+            "concurrency",
+            Status.OK,
+            "the endpoint does not implement Lambda GetAccountSettings (an emulator has no concurrency "
+            "quota): nothing to check",
         )
     limits = f"limit {account.limit}, unreserved {account.unreserved}"
     deployed = stack.deployed_reserved if isinstance(stack, StackConcurrency) else 0
@@ -167,14 +187,6 @@ def _check_concurrency(facts: Facts) -> Check:
             "concurrency",
             Status.OK,
             f"the account can reserve {can} ({limits}); no app to compare it with",
-        )
-    if isinstance(stack, Unavailable):
-        return Check(
-            "concurrency",
-            Status.PROBLEM,
-            f"the stack's reserved concurrency is unknown: {stack.reason}; the account can reserve {can} "
-            f"({limits})",
-            "run `cdk synth` in the app's directory (or pass --app-dir), then try again",
         )
     if stack.total == 0:
         how = f" (synthesized with {UNRESERVED_CONTEXT}=true)" if facts.allow_unreserved else ""

@@ -8,7 +8,9 @@ would AWS's). ``AWS_MAX_ATTEMPTS=1`` keeps botocore from retrying, so each test 
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -94,7 +96,7 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_drain_without_credentials_says_how_to_configure_them(capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN no credentials and no endpoint (AWS itself) WHEN drain runs
-    code = main(["drain", "--region", "eu-west-1"])
+    code = main(["drain", "--stack", "AgentJobs", "--region", "eu-west-1"])
     # THEN one line: what failed (no credentials, NoCredentialsError) and the fix
     line = _one_line(capsys)
     assert code == EXIT_ENVIRONMENT
@@ -129,7 +131,7 @@ def test_demo_against_an_endpoint_nobody_listens_on_is_one_line(capsys: pytest.C
 
 #: (command line, the first call it makes)
 COMMANDS = [
-    (["drain"], "ListStackResources"),
+    (["drain", "--stack", "AgentJobs"], "ListStackResources"),
     (["deploy"], "DescribeStacks"),
     (["demo", "--no-deploy"], "ListStackResources"),
 ]
@@ -164,3 +166,110 @@ def test_throttling_and_access_denied_are_one_line_with_the_call_and_the_fix(
         assert code == EXIT_ENVIRONMENT
         assert f"{argv[0]}: {endpoint} {said.format(operation=operation)}" in line
         assert fix in line
+
+
+# --- inputs that once gave a traceback: one line each, exit 3 (a closed pipe: a quiet 141) ---------------
+
+
+@pytest.mark.parametrize("where", ["--endpoint-url", "AWS_ENDPOINT_URL"])
+def test_an_endpoint_without_its_scheme_is_one_line_with_the_url_to_pass(
+    where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN localhost:4566, without http:// (on the command line, or in the environment)
+    argv = ["status", "--stack", "AgentJobs"]
+    if where == "AWS_ENDPOINT_URL":
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "localhost:4566")
+    else:
+        argv += ["--endpoint-url", "localhost:4566"]
+    # WHEN a command runs THEN one line naming the value, the rule and the URL to pass, exit 3
+    code = main(argv)
+    line = _one_line(capsys)
+    assert code == EXIT_ENVIRONMENT
+    assert line.startswith("constructs-fifo: the endpoint URL 'localhost:4566' (--endpoint-url, else ")
+    assert (
+        "Fix: pass --endpoint-url http://localhost:4566 (or export AWS_ENDPOINT_URL=http://localhost:4566)"
+        in line
+    )
+
+
+def test_a_region_the_emulator_does_not_serve_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a running emulator and fake credentials
+    from constructs_fifo.local.emulator.server import LocalEmulator
+
+    with LocalEmulator(port=0) as emulator, pytest.MonkeyPatch.context() as env:
+        env.setenv("AWS_ACCESS_KEY_ID", "testing")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        # WHEN status asks it about a region that does not exist (moto answers with an HTML page)
+        code = main(
+            [
+                "status",
+                "--stack",
+                "AgentJobs",
+                "--endpoint-url",
+                emulator.endpoint_url,
+                "--region",
+                "xx-nowhere-9",
+            ]
+        )
+    # THEN one line: the unparsable answer, the region that is not one, and the fix
+    line = _one_line(capsys)
+    assert code == EXIT_ENVIRONMENT
+    assert f"status: {emulator.endpoint_url} answered with a response botocore cannot parse (" in line
+    assert "region 'xx-nowhere-9' is not an AWS region" in line
+    assert line.endswith(
+        "Fix: pass --region with an AWS region such as us-east-1 (or fix AWS_REGION / AWS_DEFAULT_REGION)."
+    )
+
+
+def test_a_closed_stdout_is_a_quiet_exit_141(tmp_path: Path) -> None:
+    # GIVEN stdout a pipe whose reader has gone (`... | head -1` after head exits)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env.pop("AWS_ENDPOINT_URL", None)
+    # WHEN a command writes its output there (local serve's export lines, before it starts)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", "0"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            env=env,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    # THEN it stops at once: exit 141 (128 + SIGPIPE, as a shell reports for such a writer), stderr empty
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_local_serve_says_how_to_point_tools_at_it_and_exits_130_on_ctrl_c() -> None:
+    # GIVEN the emulator served in the foreground
+    env = {**os.environ, "AWS_REGION": "eu-west-1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as served:
+        assert served.stdout is not None and served.stderr is not None
+        lines = [served.stdout.readline() for _ in range(3)]
+        # WHEN Ctrl-C stops it
+        served.send_signal(signal.SIGINT)
+        code = served.wait(timeout=60)
+        err = served.stderr.read()
+    # THEN it printed the export line for its own endpoint first, then the ready line; and on Ctrl-C
+    # it says it stopped and exits 130 (interrupted)
+    endpoint = lines[2].rsplit(" ", 1)[-1].strip()
+    assert lines[0] == "# point tools at the emulator (paste into another shell):\n"
+    assert lines[1] == (
+        f"export AWS_ENDPOINT_URL={endpoint} AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "
+        "AWS_REGION=eu-west-1 AWS_DEFAULT_REGION=eu-west-1\n"
+    )
+    assert lines[2].startswith("constructs-fifo emulator ready at http://localhost:")
+    assert code == 130
+    assert (
+        err.strip().splitlines()[-1] == "constructs-fifo: emulator stopped (its tables and messages are gone)"
+    )

@@ -14,6 +14,7 @@ from moto import mock_aws
 
 from constructs_fifo.cli import main
 from constructs_fifo.cli.doctor import EXIT_PROBLEMS
+from constructs_fifo.runtime.constants import ENV_MODE
 
 FAKE_CDK = f"#!{sys.executable}\nprint('2.1148.1 (build fake)')\n"
 
@@ -27,8 +28,10 @@ def app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cli.chmod(cli.stat().st_mode | stat.S_IEXEC)
     assembly = tmp_path / "cdk.out"
     assembly.mkdir()
+    # each an OrderedAgentQueue's function: its environment names the mode
+    properties = {"ReservedConcurrentExecutions": 10, "Environment": {"Variables": {ENV_MODE: "claim"}}}
     resources = {
-        name: {"Type": "AWS::Lambda::Function", "Properties": {"ReservedConcurrentExecutions": 10}}
+        name: {"Type": "AWS::Lambda::Function", "Properties": properties}
         for name in ("Workspaces", "Notifications")
     }
     (assembly / "AgentJobs.template.json").write_text(json.dumps({"Resources": resources}))
@@ -105,3 +108,28 @@ def test_doctor_without_credentials_reports_the_problem_and_exits_1(
     first, fix = out.splitlines()[:2]
     assert first.startswith("problem  identity")
     assert fix.split()[0] == "fix"
+
+
+def test_doctor_reports_a_stack_it_could_not_read_as_a_problem_on_an_emulator(
+    app_dir: Path, aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an app whose assembly holds AgentJobs only, and an endpoint with no concurrency quota (moto)
+    # WHEN doctor checks a stack the app does not define
+    code = main(["doctor", "--app-dir", str(app_dir), "--region", "eu-west-1", "--stack", "Jobs"])
+    lines = capsys.readouterr().out.splitlines()
+    # THEN the concurrency line is a problem naming what could not be read, with a fix, and exit 1
+    assert code == EXIT_PROBLEMS
+    concurrency = next(line for line in lines if line.split()[1] == "concurrency")
+    assert concurrency.startswith("problem  concurrency  the stack's reserved concurrency is unknown: ")
+    assert "has no stack 'Jobs' (it has ['AgentJobs'])" in concurrency
+    assert lines[lines.index(concurrency) + 1].split()[:2] == ["fix", "pass"]
+
+
+def test_doctor_without_stack_checks_the_apps_stack_holding_a_queue(
+    app_dir: Path, aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN an app whose assembly holds AgentJobs WHEN doctor runs with no --stack and --json
+    code = main(["doctor", "--app-dir", str(app_dir), "--region", "eu-west-1", "--json"])
+    # THEN it checked AgentJobs, read from the app's cdk.out
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["Facts"]["Stack"] == "AgentJobs"

@@ -28,9 +28,11 @@ from constructs_fifo.local.errors import (
     CdkNotFoundError,
     DeployError,
     PreflightError,
+    StackChoiceError,
     StackNotFoundError,
     StackOutputsError,
 )
+from constructs_fifo.local.node_env import quiet_node
 from constructs_fifo.local.preflight import BOOTSTRAP_VERSION_PARAMETER
 from constructs_fifo.local.preflight.facts import Check
 
@@ -60,17 +62,27 @@ if os.environ.get("FAKE_CDK_FAIL") and args[0] == "deploy":
     print("Error: the stack failed")
     sys.exit(3)
 if args[0] == "synth":
+    # every stack of the app is synthesized, a selector or not (as the real CLI does); a selector
+    # naming none of them fails as the real CLI's does
+    stacks = os.environ.get("FAKE_CDK_STACKS", "AgentJobs").split(",")
+    queued = os.environ.get("FAKE_CDK_QUEUED", stacks[0]).split(",")
     out = args[args.index("--output") + 1]
     unreserved = "constructs-fifo:unreserved=true" in args and not os.environ.get("FAKE_CDK_DEAF")
     reserved = [] if unreserved else [int(r) for r in os.environ.get("FAKE_CDK_RESERVED", "10,10").split(",")]
-    resources = {{f"Fn{{i}}": {{"Type": "AWS::Lambda::Function",
-                               "Properties": {{"ReservedConcurrentExecutions": r}}}}
-                 for i, r in enumerate(reserved)}}
     os.makedirs(out, exist_ok=True)
-    json.dump({{"Resources": resources}}, open(os.path.join(out, args[1] + ".template.json"), "w"))
-    json.dump({{"artifacts": {{args[1]: {{"type": "aws:cloudformation:stack", "properties": {{
-        "templateFile": args[1] + ".template.json", "requiresBootstrapStackVersion": 6}}}}}}}},
-        open(os.path.join(out, "manifest.json"), "w"))
+    artifacts = {{}}
+    for stack in stacks:
+        variables = {{"CONSTRUCTS_FIFO_MODE": "claim"}} if stack in queued else {{}}
+        resources = {{f"Fn{{i}}": {{"Type": "AWS::Lambda::Function", "Properties": {{
+            "ReservedConcurrentExecutions": r, "Environment": {{"Variables": variables}}}}}}
+                     for i, r in enumerate(reserved)}}
+        json.dump({{"Resources": resources}}, open(os.path.join(out, stack + ".template.json"), "w"))
+        artifacts[stack] = {{"type": "aws:cloudformation:stack", "properties": {{
+            "templateFile": stack + ".template.json", "requiresBootstrapStackVersion": 6}}}}
+    json.dump({{"artifacts": artifacts}}, open(os.path.join(out, "manifest.json"), "w"))
+    if not args[1].startswith("-") and args[1] not in stacks:
+        print("No stacks match the name(s) " + args[1])
+        sys.exit(1)
 if args[0] == "deploy":
     # what jsii's Python runtime relays of its Node warnings: print(bytes) (aws/jsii issue 4065)
     print(b"!!  Node 20 is end-of-life  !!\\n")
@@ -203,6 +215,7 @@ def test_the_cdk_apps_bytes_lines_are_echoed_as_text(
     # WHEN the app is deployed
     deploy(
         app_dir,
+        stack="AgentJobs",
         target=AwsTarget(None, REGION),
         env=_base_env(tmp_path / "calls.jsonl"),
         cdk=str(fake_cdk),
@@ -522,10 +535,95 @@ def test_deploying_a_stack_without_outputs_succeeds_with_none(
         app_dir,
         stack="Quickstart",
         target=AwsTarget(None, REGION),
-        env=_base_env(log, FAKE_CDK_NO_OUTPUTS="1"),
+        env=_base_env(log, FAKE_CDK_NO_OUTPUTS="1", FAKE_CDK_STACKS="Quickstart"),
         cdk=str(fake_cdk),
         check=False,  # the preflight is not this test's subject
         cloudformation_client=cloudformation,
         sts_client=session.client("sts"),
     )
     assert outputs == {}
+
+
+def test_deploy_without_a_stack_takes_the_apps_stack_holding_the_queue(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN an app whose stacks are Network and Jobs, only Jobs holding an OrderedAgentQueue
+    session.client("cloudformation").create_stack(
+        StackName="CDKToolkit", TemplateBody=json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}})
+    )
+    log = tmp_path / "calls.jsonl"
+    echoed: list[str] = []
+    # WHEN it is deployed with no stack named
+    deploy(
+        app_dir,
+        target=AwsTarget(None, REGION),
+        env=_base_env(log, FAKE_CDK_STACKS="Network,Jobs", FAKE_CDK_QUEUED="Jobs"),
+        cdk=str(fake_cdk),
+        echo=echoed.append,
+        check=False,
+        cloudformation_client=session.client("cloudformation"),
+        sts_client=session.client("sts"),
+    )
+    # THEN the whole app was synthesized, and Jobs (not the sample's AgentJobs) deployed, as it said
+    assert [c["args"][:2] for c in _calls(log)] == [["synth", "--quiet"], ["deploy", "Jobs"]]
+    assert "stack Jobs: the app's stack that holds an OrderedAgentQueue" in echoed
+
+
+def test_deploy_without_a_stack_refuses_an_app_with_several_naming_them(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN an app with two stacks, each holding an OrderedAgentQueue
+    log = tmp_path / "calls.jsonl"
+    # WHEN it is deployed with no stack named THEN it refuses before cdk deploy, naming both and the fix
+    with pytest.raises(StackChoiceError) as raised:
+        deploy(
+            app_dir,
+            target=AwsTarget(None, REGION),
+            env=_base_env(log, FAKE_CDK_STACKS="Blue,Green", FAKE_CDK_QUEUED="Blue,Green"),
+            cdk=str(fake_cdk),
+            check=False,
+            **_clients(session),
+        )
+    assert raised.value.one_line().startswith("several stacks hold an OrderedAgentQueue: Blue, Green (")
+    assert raised.value.fix == "pass --stack NAME, e.g. --stack Blue"
+    assert [c["args"][0] for c in _calls(log)] == ["synth"]
+
+
+def test_deploy_of_a_stack_the_app_does_not_define_names_the_apps_stacks(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN an app whose one stack is Jobs
+    log = tmp_path / "calls.jsonl"
+    # WHEN the sample's stack is deployed from it THEN one error names the app's stacks, not CDK's output
+    with pytest.raises(StackChoiceError) as raised:
+        deploy(
+            app_dir,
+            stack="AgentJobs",
+            target=AwsTarget(None, REGION),
+            env=_base_env(log, FAKE_CDK_STACKS="Jobs"),
+            cdk=str(fake_cdk),
+            check=False,
+            **_clients(session),
+        )
+    assert "has no stack 'AgentJobs' (its stacks: Jobs)" in raised.value.message
+
+
+def test_the_cdk_cli_runs_with_jsiis_end_of_life_banner_silenced_for_its_node(tmp_path: Path) -> None:
+    # GIVEN a Node 20 on PATH (the banner's version list must name the running major version)
+    node = tmp_path / "node-bin" / "node"
+    node.parent.mkdir()
+    node.write_text(f"#!{sys.executable}\nprint('v20.20.2')\n")
+    node.chmod(node.stat().st_mode | stat.S_IEXEC)
+    # WHEN the CDK CLI's environment is made THEN it lists 20; a list the user set is kept
+    assert quiet_node({"PATH": str(node.parent)})["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] == "20"
+    mine = {
+        "PATH": str(node.parent),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "18,20",
+        "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED": "false",
+    }
+    assert quiet_node(mine) == mine
+    # AND the CDK CLI's AWS SDK is told not to warn of Node versions; without Node no version is listed
+    assert quiet_node({"PATH": str(tmp_path / "nothing")}) == {
+        "PATH": str(tmp_path / "nothing"),
+        "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED": "true",
+    }

@@ -285,7 +285,7 @@ def test_drain_of_a_disabled_mapping_says_it_was_skipped(
 
     monkeypatch.setattr(cli_app, "EventSourceRunner", Runner)
     # WHEN drain runs
-    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    code = main(["drain", "--endpoint-url", "http://localhost:1", "--stack", "S"])
     # THEN a queue left undrained is not success: exit 3, stderr says why, the stats carry the reason
     captured = capsys.readouterr()
     assert code == EXIT_ENVIRONMENT

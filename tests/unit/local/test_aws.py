@@ -13,11 +13,13 @@ from constructs_fifo.local.aws import (
     DEFAULT_REGION,
     FAKE_CREDENTIALS,
     AwsTarget,
+    check_endpoint,
     configured_endpoint,
     default_region,
     free_port,
     is_local_endpoint,
 )
+from constructs_fifo.local.errors import AwsEndpointError
 
 
 @pytest.fixture
@@ -129,3 +131,19 @@ def test_a_free_port_can_be_bound() -> None:
     with socket.socket() as sock:
         sock.bind(("localhost", port))
     assert 0 < port < 65536
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:4566", "http://localhost:99999", "ftp://localhost:4566", "http://", "4566"]
+)
+def test_a_value_that_is_no_endpoint_url_is_refused_naming_it(url: str) -> None:
+    # WHEN a target is made for it THEN the local error naming the value and an URL to pass instead
+    with pytest.raises(AwsEndpointError) as raised:
+        AwsTarget.for_endpoint(url)
+    assert repr(url) in raised.value.message
+    assert raised.value.fix.startswith("pass --endpoint-url http://")
+
+
+@pytest.mark.parametrize("url", ["http://localhost:4566", "https://sqs.eu-west-1.amazonaws.com", None])
+def test_an_endpoint_url_or_none_is_accepted(url: str | None) -> None:
+    check_endpoint(url)
