@@ -132,4 +132,4 @@ def test_doctor_without_stack_checks_the_apps_stack_holding_a_queue(
     code = main(["doctor", "--app-dir", str(app_dir), "--region", "eu-west-1", "--json"])
     # THEN it checked AgentJobs, read from the app's cdk.out
     assert code == 0
-    assert json.loads(capsys.readouterr().out)["Facts"]["Stack"] == "AgentJobs"
+    assert json.loads(capsys.readouterr().out)["facts"]["stack"] == "AgentJobs"
