@@ -43,8 +43,10 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 11. Requests (:mod:`.sqs_requests`, :mod:`.sqs_responses`, :mod:`.server_dispatch`): a FIFO
     DeleteMessage with an expired receipt handle is refused; ``DelaySeconds=0`` on a FIFO send keeps
     the queue's delay; a FIFO batch entry without ``MessageGroupId`` is ``InvalidParameterValue``; a
-    standard queue given FIFO attributes or a ``.fifo`` name is refused; a signed GET (query API,
-    also presigned) reaches SQS and is parsed.
+    standard queue given FIFO attributes, a ``.fifo`` name or a ``MessageDeduplicationId`` (in a
+    batch: that entry fails) is refused; CreateQueue of an existing queue names the attribute that
+    differs; ``FifoQueue`` cannot change after creation; a signed GET (query API, also presigned)
+    reaches SQS and is parsed.
 12. DynamoDB under concurrent requests (:mod:`.dynamodb_models`): one lock, so TransactWriteItems
     never fails with HTTP 500 nor rolls back another request's write.
 
