@@ -117,22 +117,26 @@ def test_a_stack_created_and_updated_by_change_sets_has_its_outputs_and_template
 
 @pytest.mark.emulator_only
 @pytest.mark.skipif(os.environ.get(RAW_ENV) == "1", reason="raw-moto run: the patches must stay off")
-def test_the_change_set_outputs_patch_is_reverted_and_applied_once() -> None:
+def test_the_change_set_patches_are_reverted_and_applied_once() -> None:
     from moto.cloudformation.models import ChangeSet
+    from moto.cloudformation.responses import CloudFormationResponse
 
     # GIVEN the patches applied (the session's emulator applied them)
     patches.apply()
-    patched = ChangeSet.apply
+    actions = ("create_change_set", "describe_change_set", "delete_change_set", "execute_change_set")
+    patched = [ChangeSet.apply, *(getattr(CloudFormationResponse, name) for name in actions)]
     try:
-        # WHEN they are reverted THEN moto's own ChangeSet.apply is back
+        # WHEN they are reverted THEN moto's own ChangeSet.apply and change-set actions are back
         patches.revert()
-        assert ChangeSet.apply is not patched
         assert ChangeSet.apply.__module__ == "moto.cloudformation.models"
+        assert {getattr(CloudFormationResponse, name).__module__ for name in actions} == {
+            "moto.cloudformation.responses"
+        }
     finally:
-        # AND applying again twice installs the same patch once (no wrapper of a wrapper)
+        # AND applying again twice installs the same patches once (no wrapper of a wrapper)
         patches.apply()
         patches.apply()
-    assert ChangeSet.apply is patched
+    assert [ChangeSet.apply, *(getattr(CloudFormationResponse, name) for name in actions)] == patched
 
 
 # Change sets, as `cdk deploy` drives them: every stack's change set has the same name
