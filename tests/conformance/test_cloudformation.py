@@ -346,3 +346,30 @@ def test_change_set_requests_naming_a_missing_stack_or_an_existing_one_to_create
         f"Stack [{a}] already exists and cannot be created again with the changeSet [again].",
     )
     assert [s["StackName"] for s in cloudformation.describe_stacks()["Stacks"]].count(a) == 1
+
+
+def test_a_second_change_set_of_a_name_on_one_stack_is_refused(
+    target: Target, two_stacks: tuple[CloudFormationClient, list[str], str]
+) -> None:
+    """AWS: API_CreateChangeSet (ChangeSetName "must be unique among all change sets that are
+    associated with the specified stack") and the observation on AWS: AlreadyExistsException,
+    "ChangeSet NAME cannot be created due to a mismatch with existing attribute ...". moto 5.2.5
+    made a second change set of the name."""
+    cloudformation, (a, _), parameter = two_stacks
+    delay = 5 if target.on_aws else 0.05
+    # GIVEN a change set `deploy` waiting on a new stack
+    first = _create(cloudformation, a, "CREATE", _versioned_template(parameter, f"{a}-q", 30), delay)
+    # WHEN another change set `deploy` with another template is created for that stack
+    again = json.dumps(_versioned_template(parameter, f"{a}-q", 60))
+    code, message = _error_code(
+        lambda: cloudformation.create_change_set(
+            StackName=a, ChangeSetName=CHANGE_SET, ChangeSetType="CREATE", TemplateBody=again
+        )
+    )
+    # THEN it is refused, and the stack still has its one change set
+    assert code == "AlreadyExistsException"
+    assert message.startswith(
+        f"ChangeSet {CHANGE_SET} cannot be created due to a mismatch with existing attribute"
+    )
+    listed = cloudformation.list_change_sets(StackName=a)["Summaries"]
+    assert [s["ChangeSetId"] for s in listed] == [first["ChangeSetId"]]

@@ -20,6 +20,8 @@ method) and names the AWS page of the behaviour:
 - :func:`_create_change_set_request`: ``UsePreviousValue`` means the parameter's previous value as
   given (an SSM parameter's name), not moto's resolved value, which failed every update of a CDK
   stack (its ``BootstrapVersion`` is an SSM parameter) and made no update "without changes";
+- :func:`_repeated_change_set`: a second change set of a name the stack already has is
+  ``AlreadyExistsException`` (unless it is a retry: same template, same ClientToken);
 - :func:`_create_change_set`: a ``CREATE`` change set for a stack that exists (and is not in
   ``REVIEW_IN_PROGRESS``) is ``ValidationError``; moto made a second stack of the same name.
 """
@@ -38,6 +40,9 @@ NO_CHANGES_REASON: Final = (
 """AWS's StatusReason of a FAILED change set with no changes (moto 5.2.5 has it right)."""
 
 _ARN_PREFIX: Final = "arn:"
+_CLIENT_TOKEN: Final = (
+    "_constructs_fifo_client_token"  # kept on moto's ChangeSet for a retried CreateChangeSet
+)
 
 
 def _errors() -> tuple[Any, Any]:
@@ -181,6 +186,7 @@ def _create_change_set_request(self: Any) -> Any:
     performed.", which is UpdateStack's answer (API_UpdateStack), not CreateChangeSet's.
     """
     from moto.cloudformation.responses import CloudFormationResponse  # noqa: PLC0415
+    from moto.core.responses import ActionResult  # noqa: PLC0415
 
     if self._get_param("ChangeSetType", "CREATE") == "UPDATE" and self._get_param("Parameters"):
         stack = _stack_of(self.cloudformation_backend, self._get_param("StackName"))
@@ -193,7 +199,52 @@ def _create_change_set_request(self: Any) -> Any:
                 given.append({"ParameterKey": key, "ParameterValue": stack.parameters[key]})
         self.params["Parameters"] = given
     self._validate_different_update = lambda *_args: None  # this request only
-    return original(CloudFormationResponse, "create_change_set")(self)
+    repeated = _repeated_change_set(self)
+    if repeated is not None:
+        return ActionResult({"Id": repeated.change_set_id, "StackId": repeated.stack_id})
+    created = original(CloudFormationResponse, "create_change_set")(self)
+    change_set = self.cloudformation_backend.change_sets[created.result["Id"]]
+    change_set.__dict__[_CLIENT_TOKEN] = self._get_param("ClientToken")
+    return created
+
+
+def _repeated_change_set(self: Any) -> Any | None:
+    """A CreateChangeSet naming a change set the stack already has: a retry of it, or refused.
+
+    AWS: API_CreateChangeSet (ChangeSetName "must be unique among all change sets that are
+    associated with the specified stack"; ClientToken "so that CloudFormation knows that you're not
+    attempting to create another change set with the same name") and observed on AWS (saksdirect/nova
+    issue 10, landing-zone-accelerator issue 442): ``AlreadyExistsException``, "ChangeSet NAME cannot
+    be created due to a mismatch with existing attribute Template" (or ``ClientToken``). The same
+    template and the same ClientToken are taken as a retry and answered with the existing change
+    set (inferred from ClientToken's description; not observed). moto 5.2.5 made a second change set
+    of the name, which a lookup by name and stack could then not tell apart.
+    """
+    from moto.cloudformation.exceptions import AlreadyExistsException  # noqa: PLC0415
+
+    backend = self.cloudformation_backend
+    name = self._get_param("ChangeSetName")
+    stacks = [stack for stack in backend.stacks.values() if stack.name == self._get_param("StackName")]
+    existing = [cs for cs in backend.change_sets.values() if stacks and cs.stack_id == stacks[0].stack_id]
+    existing = [cs for cs in existing if cs.change_set_name == name]
+    if not existing:
+        return None
+    if self._get_bool_param("UsePreviousTemplate", False):
+        body = stacks[0].template
+    elif self._get_param("TemplateURL"):
+        body = self._get_stack_from_s3_url(self._get_param("TemplateURL"))
+    else:
+        body = self._get_param("TemplateBody")
+    token = self._get_param("ClientToken")
+    for attribute, same in (
+        ("Template", existing[-1].template == body),
+        ("ClientToken", token is not None and existing[-1].__dict__.get(_CLIENT_TOKEN) == token),
+    ):
+        if not same:
+            raise AlreadyExistsException(
+                f"ChangeSet {name} cannot be created due to a mismatch with existing attribute {attribute}"
+            )
+    return existing[-1]
 
 
 def _create_change_set(self: Any, stack_name: str, change_set_name: str, *args: Any, **kwargs: Any) -> Any:
