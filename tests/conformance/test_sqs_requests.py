@@ -234,3 +234,150 @@ def test_a_batch_entry_without_a_group_id_fails_the_request(
     assert caught.value.response["Error"]["Code"] == "InvalidParameterValue"
     assert "MessageGroupId" in caught.value.response["Error"]["Message"]
     assert receive(sqs, queue, wait=timing.empty_wait) == []
+
+
+NOT_FOR_THIS_QUEUE_TYPE = "The request include parameter that is not valid for this queue type"
+
+
+def _refused(call: Any) -> tuple[str, str]:
+    with pytest.raises(ClientError) as caught:
+        call()
+    return caught.value.response["Error"]["Code"], caught.value.response["Error"]["Message"]
+
+
+def test_a_standard_queue_refuses_a_deduplication_id_and_takes_a_group_id(
+    sqs: SQSClient, standard_queue_name: str
+) -> None:
+    """AWS: API_SendMessage (MessageDeduplicationId applies only to FIFO queues; MessageGroupId on a
+    standard queue enables fair queues) and the observation on AWS of the text."""
+    # GIVEN a standard queue
+    url = sqs.create_queue(QueueName=standard_queue_name)["QueueUrl"]
+    # WHEN a message carries a MessageDeduplicationId THEN InvalidParameterValue naming the value
+    code, message = _refused(
+        lambda: sqs.send_message(QueueUrl=url, MessageBody="x", MessageDeduplicationId="d1")
+    )
+    assert (code, message) == (
+        "InvalidParameterValue",
+        f"Value d1 for parameter MessageDeduplicationId is invalid. Reason: {NOT_FOR_THIS_QUEUE_TYPE}.",
+    )
+    # AND a message with a MessageGroupId (a fair queue's tenant) is accepted
+    assert sqs.send_message(QueueUrl=url, MessageBody="y", MessageGroupId="tenant-1")["MessageId"]
+
+
+def test_a_standard_queue_batch_entry_with_a_deduplication_id_fails_on_its_own(
+    sqs: SQSClient, standard_queue_name: str
+) -> None:
+    """AWS: API_SendMessageBatch (each entry succeeds or fails on its own, BatchResultErrorEntry) and
+    the observation on AWS of the entry's code and text (SenderFault true)."""
+    # GIVEN a standard queue and a batch whose second entry carries a MessageDeduplicationId
+    url = sqs.create_queue(QueueName=standard_queue_name)["QueueUrl"]
+    entries: list[dict[str, Any]] = [
+        {"Id": "a", "MessageBody": "a"},
+        {"Id": "b", "MessageBody": "b", "MessageDeduplicationId": "b"},
+    ]
+    # WHEN it is sent
+    response = sqs.send_message_batch(QueueUrl=url, Entries=entries)  # type: ignore[arg-type]
+    # THEN the first entry is sent and the second fails, the sender's fault, with AWS's code and text
+    assert [entry["Id"] for entry in response["Successful"]] == ["a"]
+    assert [
+        (entry["Id"], entry["SenderFault"], entry["Code"], entry["Message"]) for entry in response["Failed"]
+    ] == [("b", True, "InvalidParameterValue", NOT_FOR_THIS_QUEUE_TYPE)]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        ("ContentBasedDeduplication", "true"),
+        ("DeduplicationScope", "messageGroup"),
+        ("VisibilityTimeout", "99"),
+    ],
+)
+def test_create_queue_of_an_existing_fifo_queue_with_a_different_attribute_names_it(
+    sqs: SQSClient, fifo_queue: QueueFactory, attribute: str, value: str
+) -> None:
+    """AWS: API_CreateQueue (QueueNameExists: only when a given attribute's value differs) and the
+    observation on AWS of the text; the same attributes again return the queue's URL."""
+    # GIVEN a FIFO queue with default attributes
+    queue = fifo_queue("exists")
+    name = queue.url.rsplit("/", 1)[-1]
+    # WHEN it is created again with the same attributes THEN its URL comes back
+    assert sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true"})["QueueUrl"] == queue.url
+    # WHEN it is created again with one attribute different THEN QueueAlreadyExists names it
+    attributes: Any = {"FifoQueue": "true", attribute: value}
+    code, message = _refused(lambda: sqs.create_queue(QueueName=name, Attributes=attributes))
+    assert (code, message) == (
+        "QueueAlreadyExists",
+        f"A queue already exists with the same name and a different value for attribute {attribute}",
+    )
+
+
+def test_a_fifo_queue_stays_fifo(sqs: SQSClient, fifo_queue: QueueFactory) -> None:
+    """AWS: API_CreateQueue (FifoQueue: the queue type cannot change after creation) and
+    API_SetQueueAttributes (FifoQueue is not one of its attributes): InvalidAttributeName."""
+    # GIVEN a FIFO queue
+    queue = fifo_queue("staysfifo")
+    # WHEN SetQueueAttributes is given FifoQueue=false THEN it is refused
+    code, _ = _refused(
+        lambda: sqs.set_queue_attributes(QueueUrl=queue.url, Attributes={"FifoQueue": "false"})
+    )
+    assert code == "InvalidAttributeName"
+    # AND the queue is still FIFO
+    attributes = sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=["FifoQueue"])["Attributes"]
+    assert attributes["FifoQueue"] == "true"
+
+
+@pytest.mark.parametrize(
+    ("entry", "code", "message"),
+    [
+        (
+            {"MessageDeduplicationId": "d"},
+            "MissingParameter",
+            "The request must contain the parameter MessageGroupId.",
+        ),
+        (
+            {"MessageGroupId": "g"},
+            "InvalidParameterValue",
+            "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId "
+            "provided explicitly",
+        ),
+        (
+            {"MessageGroupId": "g", "MessageDeduplicationId": "d", "DelaySeconds": 5},
+            "InvalidParameterValue",
+            f"Value 5 for parameter DelaySeconds is invalid. Reason: {NOT_FOR_THIS_QUEUE_TYPE}.",
+        ),
+    ],
+    ids=["no-group", "no-dedup", "per-message-delay"],
+)
+def test_a_fifo_send_missing_an_id_or_with_a_delay_is_refused_with_aws_text(
+    sqs: SQSClient, fifo_queue: QueueFactory, entry: dict[str, Any], code: str, message: str
+) -> None:
+    """AWS: API_SendMessage (MessageGroupId required on FIFO; a deduplication id unless content-based
+    deduplication; "FIFO queues don't support per-message delays") and the observation on AWS of
+    each text. Right on moto 5.2.5 already; pinned because producers report these texts."""
+    # GIVEN a FIFO queue without content-based deduplication
+    queue = fifo_queue("sendrules")
+    # WHEN a message breaks one rule THEN SQS refuses it with AWS's code and text
+    assert _refused(lambda: sqs.send_message(QueueUrl=queue.url, MessageBody="x", **entry)) == (code, message)
+
+
+def test_a_fifo_queue_switches_to_high_throughput_after_creation(
+    sqs: SQSClient, fifo_queue: QueueFactory, timing: Timing
+) -> None:
+    """AWS: enable-high-throughput-fifo (DeduplicationScope and FifoThroughputLimit can be set on an
+    existing queue with SetQueueAttributes). Right on moto 5.2.5 already; pinned because the
+    construct's queues are high-throughput."""
+    # GIVEN a FIFO queue created with the default scope and limit
+    queue = fifo_queue("switch")
+    # WHEN it is switched to high throughput
+    sqs.set_queue_attributes(
+        QueueUrl=queue.url,
+        Attributes={"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"},
+    )
+    # THEN the queue reports both
+    names: Any = ["DeduplicationScope", "FifoThroughputLimit"]
+    attributes = sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=names)["Attributes"]
+    assert attributes == {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+    # AND one deduplication id, new since the switch, is delivered once per group
+    send(sqs, queue, "in-g1", "g1", dedup="same")
+    send(sqs, queue, "in-g2", "g2", dedup="same")
+    assert sorted(drain_bodies(sqs, queue, expected=2, wait=max(timing.empty_wait, 1))) == ["in-g1", "in-g2"]

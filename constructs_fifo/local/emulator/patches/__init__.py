@@ -4,7 +4,8 @@ This package is the one place that changes moto, split as moto splits: :mod:`.sq
 behaviour; its FIFO receive asks :mod:`constructs_fifo.local.emulator.fifo_rule`, the project's one
 statement of the FIFO rule), :mod:`.sqs_move_tasks` (dead-letter queue redrive), :mod:`.sqs_requests`
 (what SQS refuses or ignores in a request), :mod:`.sqs_responses` (request parsing),
-:mod:`.dynamodb_models`, :mod:`.cloudformation`, :mod:`.server_dispatch` (moto's server);
+:mod:`.dynamodb_models`, :mod:`.cloudformation` and :mod:`.cloudformation_change_sets`,
+:mod:`.server_dispatch` (moto's server);
 :mod:`.registry` remembers what was replaced. Every patch restores one documented AWS behaviour and
 names the AWS page it comes from (and, where no page states it, the observation on AWS). :func:`apply`
 is idempotent and refuses any moto version other than
@@ -32,7 +33,9 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
    source queue, with AWS's statuses, errors and task handle.
 8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; a table's
    ``TimeToLiveSpecification`` is applied; a stack created or updated by executing a change set
-   (what ``cdk deploy`` does) has its ``Outputs`` and its template.
+   (what ``cdk deploy`` does) has its ``Outputs`` and its template; change sets belong to one stack
+   (:mod:`.cloudformation_change_sets`: found by ARN or by name and stack, deleted, executed only
+   when AVAILABLE, listed per stack), so any number of deploys of any number of stacks succeed.
 9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not
    count the whole queue; moto 5.2.5 took O(n²) time to send n messages to one queue.
 10. Speed (same behaviour): the server finds a request's service once per host, not by listing moto's
@@ -40,8 +43,10 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
 11. Requests (:mod:`.sqs_requests`, :mod:`.sqs_responses`, :mod:`.server_dispatch`): a FIFO
     DeleteMessage with an expired receipt handle is refused; ``DelaySeconds=0`` on a FIFO send keeps
     the queue's delay; a FIFO batch entry without ``MessageGroupId`` is ``InvalidParameterValue``; a
-    standard queue given FIFO attributes or a ``.fifo`` name is refused; a signed GET (query API,
-    also presigned) reaches SQS and is parsed.
+    standard queue given FIFO attributes, a ``.fifo`` name or a ``MessageDeduplicationId`` (in a
+    batch: that entry fails) is refused; CreateQueue of an existing queue names the attribute that
+    differs; ``FifoQueue`` cannot change after creation; a signed GET (query API, also presigned)
+    reaches SQS and is parsed.
 12. DynamoDB under concurrent requests (:mod:`.dynamodb_models`): one lock, so TransactWriteItems
     never fails with HTTP 500 nor rolls back another request's write.
 
@@ -60,6 +65,7 @@ from typing import Final
 
 from constructs_fifo.local.emulator.patches import (
     cloudformation,
+    cloudformation_change_sets,
     dynamodb_models,
     registry,
     server_dispatch,
@@ -126,6 +132,7 @@ def apply() -> None:
         sqs_requests.patch()
         sqs_responses.patch()
         cloudformation.patch()
+        cloudformation_change_sets.patch()
         server_dispatch.patch()
         dynamodb_models.patch()
 

@@ -76,6 +76,7 @@ def _apply_change_set(self: Any) -> None:
     stack = self.stack
     stack.template = self.template
     stack.template_dict = self.template_dict
+    stack.parameters = self.parameters  # what the next change set's UsePreviousValue and no-change check read
     stack.description = self.template_dict.get("Description")
     stack.output_map = stack._create_output_map()
 

@@ -29,6 +29,7 @@ from constructs_fifo.runtime.aws_limits import (
 )
 
 __all__ = [
+    "NOT_FOR_THIS_QUEUE_TYPE",
     "SQS_LOCK",
     "dead_letter_source",
     "next_sequence_number",
@@ -86,6 +87,26 @@ def _validate_id(name: str, value: str | None) -> None:
         )
 
 
+NOT_FOR_THIS_QUEUE_TYPE: Final = "The request include parameter that is not valid for this queue type."
+"""AWS's reason for a parameter the queue's type does not take (per-message delay on FIFO, ...)."""
+
+
+def _refuse_deduplication_id_on_standard(queue: Any, deduplication_id: str | None) -> None:
+    """A standard queue refuses ``MessageDeduplicationId`` (it accepts ``MessageGroupId``: fair queues).
+
+    AWS: API_SendMessage (MessageDeduplicationId "applies only to FIFO queues"; MessageGroupId on a
+    standard queue "enables fair queues", using-messagegroupid-property) and observed on AWS
+    (cdklabs/construct-hub issue 905): ``InvalidParameterValue``, "Value V for parameter
+    MessageDeduplicationId is invalid. Reason: The request include parameter that is not valid for
+    this queue type.". moto 5.2.5 accepted it.
+    """
+    if not queue.fifo_queue and deduplication_id is not None:
+        raise InvalidParameterValue(
+            f"Value {deduplication_id} for parameter MessageDeduplicationId is invalid. Reason: "
+            + NOT_FOR_THIS_QUEUE_TYPE
+        )
+
+
 def _validate_message(  # noqa: PLR0917 - moto's positional signature
     self: Any,
     queue: Any,
@@ -102,6 +123,7 @@ def _validate_message(  # noqa: PLR0917 - moto's positional signature
     """
     _validate_id("MessageGroupId", group_id)
     _validate_id("MessageDeduplicationId", deduplication_id)
+    _refuse_deduplication_id_on_standard(queue, deduplication_id)
     if queue.fifo_queue:
         content_based = bool(queue.content_based_deduplication)
         if not group_id:
@@ -114,7 +136,7 @@ def _validate_message(  # noqa: PLR0917 - moto's positional signature
         if delay_seconds > 0:
             raise InvalidParameterValue(
                 f"Value {delay_seconds} for parameter DelaySeconds is invalid. Reason: "
-                "The request include parameter that is not valid for this queue type."
+                + NOT_FOR_THIS_QUEUE_TYPE
             )
     if len(message_body) > queue.maximum_message_size:
         raise InvalidParameterValue(
