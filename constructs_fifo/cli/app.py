@@ -41,7 +41,7 @@ from typing import Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo import __version__
-from constructs_fifo.cli import doctor, render
+from constructs_fifo.cli import doctor, pipes, render
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
 from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, configured_endpoint, default_region
 from constructs_fifo.local.aws_errors import explain_aws_error
@@ -197,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
+    pipes.add_parser(commands, aws_options=_add_aws_options, stack_default=STACK_NAME)
 
     drain = commands.add_parser("drain", help="run the deployed event source mapping locally")
     _add_aws_options(drain)
@@ -379,6 +380,7 @@ _COMMANDS: Final = {
     "drain": _drain,
     "demo": _demo,
     "doctor": doctor.run,
+    "pipes": pipes.run,
     **OPS_COMMANDS,
 }
 
