@@ -59,7 +59,7 @@ from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import describe as describe_cli
-from constructs_fifo.cli import doctor, render
+from constructs_fifo.cli import doctor, pipes, render
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
@@ -251,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
+    pipes.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
 
     describe_cli.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
 
@@ -485,6 +486,7 @@ _COMMANDS: Final = {
     "drain": _drain,
     "demo": _demo,
     "doctor": doctor.run,
+    "pipes": pipes.run,
     **OPS_COMMANDS,
 }
 
@@ -497,7 +499,7 @@ def _print_error(error: LocalError) -> None:
 
 #: Commands that take ``--stack`` and resolve a missing one here; ``deploy`` and ``doctor`` resolve it
 #: from the app they synthesize, the demo deploys the sample's own stack.
-_RESOLVES_STACK: Final = frozenset({"describe", "drain", *OPS_COMMANDS})
+_RESOLVES_STACK: Final = frozenset({"describe", "drain", "pipes", *OPS_COMMANDS})
 
 
 def _synthesizer(args: argparse.Namespace) -> Synthesize:

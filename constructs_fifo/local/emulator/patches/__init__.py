@@ -49,6 +49,10 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
     reaches SQS and is parsed.
 12. DynamoDB under concurrent requests (:mod:`.dynamodb_models`): one lock, so TransactWriteItems
     never fails with HTTP 500 nor rolls back another request's write.
+13. EventBridge (:mod:`.events_models`): ``Ref`` of a bus is its name; a rule's SQS target gets the
+    event as AWS sends it (with ``account``; ``Input`` and ``InputPath`` honoured).
+14. CloudFormation creates ``AWS::Pipes::Pipe`` (:mod:`.pipes_cloudformation`), as configuration:
+    nothing runs it but the local pipe runner.
 
 Examples
 --------
@@ -67,6 +71,8 @@ from constructs_fifo.local.emulator.patches import (
     cloudformation,
     cloudformation_change_sets,
     dynamodb_models,
+    events_models,
+    pipes_cloudformation,
     registry,
     server_dispatch,
     sqs_models,
@@ -135,6 +141,8 @@ def apply() -> None:
         cloudformation_change_sets.patch()
         server_dispatch.patch()
         dynamodb_models.patch()
+        events_models.patch()
+        pipes_cloudformation.patch()
 
 
 def revert() -> None:

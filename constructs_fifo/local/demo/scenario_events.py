@@ -1,0 +1,180 @@
+"""The events scenario's core: seed 004's account events, shuffled on a classic bus, and what order does.
+
+Seed 004's agent reacts to three account events and keeps one thing, the account's status:
+``account.suspended`` (send the dunning email), ``account.reactivated`` (restore access) and
+``usage.reported`` (bill the units while the account is active, hold them while it is suspended).
+Each account's story here is the seed's bug in five events, in the order they happened:
+
+``usage 10 -> suspended -> usage 5 -> reactivated -> usage 7``: 17 units billed, 5 held.
+
+A classic EventBridge bus orders nothing, and neither does the standard staging queue behind its rule
+(facts.md, "Getting events in"): the producer publishes each account's events in a shuffled order
+(:func:`event_stream`, seeded), the pipe groups them by account, and FIFO keeps the order they arrived
+in. Without ``seq`` the agent applies that order and bills the wrong units; with ``seq`` (the event's
+``version``, mapped by the pipe's input template) state mode's reorder buffer applies each account's
+events in the order they happened, and every account converges to :func:`expected_states`.
+
+Pure: the stream, the agent (:func:`apply_account_event`, the state-mode transition) and the verdict
+(:func:`compare`); the pipeline that carries the events is the caller's (the functional test deploys
+a rule, a staging queue, a pipe and a state-mode FIFO queue; ``constructs-fifo demo --scenario
+events`` is to wire the same into the sample app).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "EVENT_SOURCE",
+    "REACTIVATED",
+    "SUSPENDED",
+    "USAGE",
+    "AccountEvent",
+    "EventsComparison",
+    "account_story",
+    "apply_account_event",
+    "compare",
+    "event_stream",
+    "expected_states",
+]
+
+#: The events' ``source`` (the rule's event pattern matches it).
+EVENT_SOURCE: Final = "demo.accounts"
+SUSPENDED: Final = "account.suspended"
+REACTIVATED: Final = "account.reactivated"
+USAGE: Final = "usage.reported"
+#: Seed 004's story, in the order it happened: (type, units).
+_STORY: Final = ((USAGE, 10), (SUSPENDED, 0), (USAGE, 5), (REACTIVATED, 0), (USAGE, 7))
+_ACTIVE: Final = "active"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountEvent:
+    """One event of an account; ``version`` is its position in the account's story (``seq``, from 0)."""
+
+    account_id: str
+    version: int
+    event_type: str
+    units: int = 0
+
+    @property
+    def event_id(self) -> str:
+        """Stable per account and version, so the job id (and the dedup id) are too."""
+        return f"{self.account_id}-v{self.version}"
+
+    def detail(self) -> dict[str, Any]:
+        """The event's ``detail``: what the pipe's paths read."""
+        detail: dict[str, Any] = {
+            "eventId": self.event_id,
+            "accountId": self.account_id,
+            "version": self.version,
+            "type": self.event_type,
+        }
+        if self.event_type == USAGE:
+            detail["units"] = self.units
+        return detail
+
+
+def account_story(account_id: str) -> tuple[AccountEvent, ...]:
+    """The account's events in the order they happened."""
+    return tuple(
+        AccountEvent(account_id, version, kind, units) for version, (kind, units) in enumerate(_STORY)
+    )
+
+
+def _out_of_order(events: Sequence[AccountEvent]) -> bool:
+    last: dict[str, int] = {}
+    for event in events:
+        if event.version < last.get(event.account_id, -1):
+            return True
+        last[event.account_id] = event.version
+    return False
+
+
+def event_stream(accounts: int, seed: int) -> list[AccountEvent]:
+    """Every account's story, shuffled into one publish order (deterministic for ``seed``), with at
+    least one account out of order (a shuffle that kept every story in order is drawn again)."""
+    events = [event for index in range(accounts) for event in account_story(f"acct-{index:03d}")]
+    rng = random.Random(seed)
+    while True:
+        rng.shuffle(events)
+        if _out_of_order(events):
+            return list(events)
+
+
+def apply_account_event(
+    event_type: str, payload: Mapping[str, Any], state: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Seed 004's agent as a state-mode transition: the account's next state after one event."""
+    current = dict(state or {"status": _ACTIVE, "billed": 0, "held": 0, "actions": []})
+    actions = list(current.get("actions", []))
+    if event_type == SUSPENDED:
+        current["status"] = "suspended"
+        actions.append("send_dunning_email")
+    elif event_type == REACTIVATED:
+        current["status"] = _ACTIVE
+        actions.append("restore_access")
+    elif event_type == USAGE:
+        units = int(payload.get("units", 0))
+        if current["status"] == _ACTIVE:
+            current["billed"] = int(current.get("billed", 0)) + units
+            actions.append(f"bill_usage:{units}")
+        else:
+            current["held"] = int(current.get("held", 0)) + units
+            actions.append(f"hold_usage:{units}")
+    current["actions"] = actions
+    return current
+
+
+def expected_states(events: Sequence[AccountEvent]) -> dict[str, dict[str, Any]]:
+    """Each account's state when its events are applied in the order they happened."""
+    states: dict[str, dict[str, Any]] = {}
+    for event in sorted(events, key=lambda e: (e.account_id, e.version)):
+        states[event.account_id] = apply_account_event(
+            event.event_type, event.detail(), states.get(event.account_id)
+        )
+    return states
+
+
+@dataclass(frozen=True)
+class EventsComparison:
+    """The states a run left, against the in-order ones: which accounts differ."""
+
+    expected: Mapping[str, Mapping[str, Any]]
+    observed: Mapping[str, Mapping[str, Any] | None]
+
+    @property
+    def differing(self) -> list[str]:
+        """Accounts whose state is not the in-order one (missing counts as differing)."""
+        return sorted(a for a, state in self.expected.items() if self.observed.get(a) != state)
+
+    @property
+    def converged(self) -> bool:
+        return not self.differing
+
+    @property
+    def wrongly_billed(self) -> list[str]:
+        """Accounts billed other units than the in-order story bills (the seed's bug)."""
+        return sorted(
+            a
+            for a, state in self.expected.items()
+            if (self.observed.get(a) or {}).get("billed") != state.get("billed")
+        )
+
+    def verdict(self) -> str:
+        if self.converged:
+            return f"all {len(self.expected)} accounts converged to the in-order state"
+        return (
+            f"{len(self.differing)} of {len(self.expected)} accounts diverged from the in-order state "
+            f"({len(self.wrongly_billed)} billed wrong units)"
+        )
+
+
+def compare(
+    events: Sequence[AccountEvent], observed: Mapping[str, Mapping[str, Any] | None]
+) -> EventsComparison:
+    """Compare the states a run left with the in-order states of ``events``."""
+    return EventsComparison(expected_states(events), observed)
