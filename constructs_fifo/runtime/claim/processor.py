@@ -283,8 +283,9 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         batch: ClaimBatchReport,
     ) -> None:
         out_of_time = False
+        wake_ups = bool(batch.wake_ups)
         for record in records:
-            if is_wake_up(record):  # set aside by the skeleton
+            if wake_ups and is_wake_up(record):  # set aside by the skeleton
                 continue
             group = record_group(record)
             if group in headers or group in batch.parking:
@@ -342,12 +343,14 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         return self._runner.run(job, record, context, **fields)
 
     def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
+        if step.kind is StepKind.DONE:
+            return
         group = record_group(record)
         if step.kind is StepKind.RETRY:
             batch.report(record, step.delay_seconds)
             batch.blocked.setdefault(group, step.delay_seconds)
             return
-        if step.kind is StepKind.DONE or step.dead is None:
+        if step.dead is None:
             return
         if self._policy is DeadJobPolicy.PARK and step.dead.reason is not DeadReason.COPY_OF_DEAD_JOB:
             batch.parking[group] = step
