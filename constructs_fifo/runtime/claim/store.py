@@ -267,13 +267,10 @@ class ClaimStore:
             ``False`` when the fence failed: another worker took the claim over after our lease
             expired, and its state stands.
         """
-        # No error to remove: an item carrying this attempt's owner was written whole by its claim's
-        # PutItem (rules 1 and 3), without one, and only this attempt's own FAILED or DEAD writes,
-        # which end it, add one.
         return self._fenced_update(
             job_id,
             owner,
-            "SET #status = :succeeded, #updated_at = :now REMOVE #lease",
+            "SET #status = :succeeded, #updated_at = :now REMOVE #lease, #error, #error_type",
             {":succeeded": {"S": STATUS_SUCCEEDED}},
         )
 
