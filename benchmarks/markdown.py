@@ -44,10 +44,11 @@ HOW_TO_READ = """\
   consumers so that a change of load falls on both) with DynamoDB and SQS answered from memory by a
   botocore `before-send` hook (`benchmarks/responder.py`), minus the time spent inside that hook: what
   is left is the consumer's code plus botocore building, signing and parsing each call, as in Lambda.
-  Our log lines are formatted and dropped; Powertools logs nothing by default. At equal calls per job
-  most of it is botocore on both sides: a cProfile of one claim-mode run (`--profile` prints ours)
-  put botocore at over half of the time and constructs_fifo's own code at about 4%, so only fewer
-  calls per job (the state mode) can reach the 0.5x target.
+  Our log lines are formatted once, at the default `outcome_lines=JOB`, and dropped (figure 9 alone
+  formats them at both levels, to count both levels' bytes); Powertools logs nothing by default. At
+  equal calls per job most of it is botocore on both sides: a cProfile of one claim-mode run
+  (`--profile` prints ours) put botocore at over half of the time and constructs_fifo's own code at
+  about 4%, so only fewer calls per job (the state mode) can reach the 0.5x target.
 - **Figure 3** adds a fixed sleep per DynamoDB call (about DynamoDB's in-region latency) and runs the
   batches one after another, as one FIFO group's batches run: jobs per second per group is what one
   workspace gets on AWS. It is dominated by calls per job, so it moves with figure 1.

@@ -86,7 +86,7 @@ def refresh_worn_wake_ups(
     (:func:`settle_wake_ups` tries again); when the delete fails the worn one is not reported, so
     the event source mapping deletes it.
     """
-    if sqs is None:
+    if sqs is None or not any(header.status == RESUMING for header in headers.values()):
         return
     for record in records:
         group = record_group(record)

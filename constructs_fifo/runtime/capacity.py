@@ -37,7 +37,9 @@ def consumed_units(answer: Mapping[str, Any]) -> float:
     0.0
     """
     consumed = answer.get("ConsumedCapacity")
-    entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
+    if isinstance(consumed, dict):  # one table's call: every call of a job
+        return float(consumed.get("CapacityUnits", 0.0))
+    entries = consumed if isinstance(consumed, list) else []
     return float(sum(float(entry.get("CapacityUnits", 0.0)) for entry in entries))
 
 

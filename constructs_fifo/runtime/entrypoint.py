@@ -19,7 +19,7 @@ from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, J
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import ConfigurationError
-from constructs_fifo.runtime.observability import JobLogger, queue_name_from_arn
+from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -117,6 +117,7 @@ def _claim_processor(
         else None
     )
     return OrderedBatchProcessor(
+        settings=cfg,
         handler=user_fn,
         claims=ClaimStore(
             cfg.claim_table, dynamodb_client, ttl_seconds=cfg.claim_ttl_seconds, max_attempts=cfg.max_attempts
@@ -124,13 +125,8 @@ def _claim_processor(
         visibility=VisibilityChanger(sqs_client, cfg.queue_url, on_error=log.event),
         logger=log,
         dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
-        policy=cfg.on_dead_job,
         parking=parking,
         sqs=sqs_client,
-        queue_url=cfg.queue_url,
-        backoff_base_seconds=cfg.backoff_base_seconds,
-        visibility_timeout_seconds=cfg.visibility_timeout_seconds,
-        queue_name=queue_name_from_arn(cfg.queue_url),
     )
 
 
@@ -143,6 +139,7 @@ def _state_processor(
 
     table = cfg.group_table or ""
     return StateBatchProcessor(
+        settings=cfg,
         transition=transition,
         states=StateStore(table, dynamodb_client),
         parking=ParkStore(table, dynamodb_client),
@@ -150,15 +147,6 @@ def _state_processor(
         logger=log,
         dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
         sqs=sqs_client,
-        queue_url=cfg.queue_url,
-        policy=cfg.on_dead_job,
-        max_attempts=cfg.max_attempts,
-        reorder_limit=cfg.reorder_limit,
-        gap_policy=cfg.gap_policy,
-        gap_timeout_seconds=cfg.gap_timeout_seconds,
-        backoff_base_seconds=cfg.backoff_base_seconds,
-        visibility_timeout_seconds=cfg.visibility_timeout_seconds,
-        queue_name=queue_name_from_arn(cfg.queue_url),
     )
 
 

@@ -27,6 +27,7 @@ percentiles are the same at both levels.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -129,10 +130,14 @@ _COUNTERS = (
 )
 
 
+#: The EMF definitions of the counters, shared by every line (read, never changed, by the encoder).
+_COUNTER_DEFINITIONS = tuple({"Name": name, "Unit": "Count"} for name in _COUNTERS)
+
 #: At the BATCH level these outcomes go into the batch's line instead of lines of their own.
 SUMMARIZED = frozenset({OutcomeStatus.SUCCEEDED, OutcomeStatus.DUPLICATE, OutcomeStatus.BUFFERED})
 
 
+@functools.lru_cache(maxsize=64)  # a function reads one or two queues' ARNs, once per record
 def queue_name_from_arn(arn: str) -> str:
     """Return the queue name of an SQS ARN (``arn:aws:sqs:region:account:name``) or URL."""
     return arn.rstrip("/").rsplit(":", 1)[-1].rsplit("/", 1)[-1]
@@ -235,7 +240,7 @@ class JobLogger:
                 duration_ms=duration_ms,
             )
             return
-        definitions: list[dict[str, str]] = [{"Name": name, "Unit": "Count"} for name in _COUNTERS]
+        definitions: list[dict[str, str]] = list(_COUNTER_DEFINITIONS)
         metrics: dict[str, float] = dict(counters)
         if duration_ms is not None:
             definitions.append({"Name": METRIC_JOB_DURATION, "Unit": "Milliseconds"})
@@ -315,7 +320,7 @@ class JobLogger:
         """Add the pending summary's metrics to ``definitions``/``values``; return its fields; start again."""
         if not self._jobs:
             return {}
-        definitions += [{"Name": name, "Unit": "Count"} for name in _COUNTERS]
+        definitions += _COUNTER_DEFINITIONS
         values.update(self._counts)
         if self._durations:
             definitions.append({"Name": METRIC_JOB_DURATION, "Unit": "Milliseconds"})

@@ -17,6 +17,7 @@ from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 from .calls import Point
 from .history import ClaimSeen
@@ -35,17 +36,20 @@ class ClaimWorld(ChaosWorld):
         logger = self.logger()
         park = self.config.policy is DeadJobPolicy.PARK
         return OrderedBatchProcessor(
+            settings=RuntimeConfig(
+                CLAIMS,
+                self.model.url,
+                on_dead_job=self.config.policy,
+                backoff_base_seconds=2,
+                visibility_timeout_seconds=self.config.visibility_s,
+            ),
             handler=self.handle,
             claims=self.claim_store(),
             visibility=self.visibility(logger),
             logger=logger,
             dead_letters=self.dead_letter_sender(),
-            policy=self.config.policy,
             parking=ParkStore(GROUPS, self.dynamodb, clock=self.clock) if park else None,
             sqs=self.sqs,
-            queue_url=self.model.url,
-            backoff_base_seconds=2,
-            visibility_timeout_seconds=self.config.visibility_s,
         )
 
     def claim_store(self) -> ClaimStore:

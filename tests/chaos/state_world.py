@@ -16,6 +16,7 @@ from typing import Any
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, STATE_ATTR_RUN, STATE_SK, JobMode
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
 from constructs_fifo.runtime.state.storage.store import StateStore, decode_item
 
@@ -43,6 +44,15 @@ class StateWorld(ChaosWorld):
     def processor(self) -> StateBatchProcessor:
         logger = self.logger()
         return StateBatchProcessor(
+            settings=RuntimeConfig(
+                "",
+                self.model.url,
+                mode=JobMode.STATE,
+                on_dead_job=self.config.policy,
+                max_attempts=self.config.max_attempts,
+                backoff_base_seconds=2,
+                visibility_timeout_seconds=self.config.visibility_s,
+            ),
             transition=self.transition,
             states=StateStore(GROUPS, self.dynamodb, clock=self.clock, sleep=lambda _: None),
             parking=ParkStore(GROUPS, self.dynamodb, clock=self.clock),
@@ -50,11 +60,6 @@ class StateWorld(ChaosWorld):
             logger=logger,
             dead_letters=self.dead_letter_sender(),
             sqs=self.sqs,
-            queue_url=self.model.url,
-            policy=self.config.policy,
-            max_attempts=self.config.max_attempts,
-            backoff_base_seconds=2,
-            visibility_timeout_seconds=self.config.visibility_s,
         )
 
     def transition(self, job: Job, state: dict[str, Any] | None) -> dict[str, Any]:

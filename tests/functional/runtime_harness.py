@@ -3,15 +3,15 @@ a DynamoDB call counter, and a harness that wires an OrderedBatchProcessor to mo
 
 :class:`ProcessorHarness` is what the claim-mode :class:`Harness` and the state-mode ``StateHarness``
 (``state_harness.py``) share: the moto clients, the clock, the wiring every processor takes (logger,
-visibility, dead letters, policy) and the readers of the lines it wrote."""
+visibility, dead letters, its settings) and the readers of the lines it wrote."""
 
 from __future__ import annotations
 
 import io
 import json
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
@@ -22,6 +22,7 @@ from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -170,6 +171,17 @@ def receive_records(sqs: SQSClient, queue_url: str, max_messages: int = 10) -> l
     return records
 
 
+#: The keyword arguments of a harness's processor that are settings (fields of RuntimeConfig).
+SETTING_FIELDS = frozenset(f.name for f in fields(RuntimeConfig))
+
+
+def with_settings(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A processor's keyword arguments with the settings among ``options`` gathered into ``settings``."""
+    settings = {name: value for name, value in options.items() if name in SETTING_FIELDS}
+    rest = {name: value for name, value in options.items() if name not in SETTING_FIELDS}
+    return {**rest, "settings": RuntimeConfig(**{"claim_table": TABLE_NAME, **settings})}
+
+
 class DynamoCallCounter:
     """Counts DynamoDB API calls made through one client (botocore event hook, removed on close)."""
 
@@ -208,17 +220,19 @@ class ProcessorHarness:
     stream: io.StringIO = field(default_factory=io.StringIO)
 
     def processor(self, **overrides: Any) -> BatchProcessor:
-        """The processor of one invocation (``overrides`` replace its keyword arguments)."""
+        """The processor of one invocation (``overrides`` replace its keyword arguments; a setting's
+        name, a field of :class:`RuntimeConfig`, replaces that field of its ``settings``)."""
         raise NotImplementedError
 
     def wiring(self) -> dict[str, Any]:
-        """The keyword arguments both processors take: logger, visibility, dead letters, policy, queue."""
+        """The keyword arguments both processors take (logger, visibility, dead letters, sqs) and the
+        settings both read (policy, queue), by name (:func:`with_settings` gathers the settings)."""
         logger = JobLogger("Test", stream=self.stream, clock=self.clock)
         return {
             "visibility": VisibilityChanger(self.sqs, self.queue_url, on_error=logger.event),
             "logger": logger,
             "dead_letters": DeadLetterSender(self.sqs, self.dlq_url, clock=self.clock),
-            "policy": self.policy,
+            "on_dead_job": self.policy,
             "sqs": self.sqs,
             "queue_url": self.queue_url,
         }
@@ -279,7 +293,7 @@ class Harness(ProcessorHarness):
             "visibility_timeout_seconds": self.visibility_timeout_seconds,
         }
         options.update(overrides)
-        return OrderedBatchProcessor(**options)
+        return OrderedBatchProcessor(**with_settings(options))
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """Every message in the dead-letter queue so far, oldest first (read once, deleted, remembered:

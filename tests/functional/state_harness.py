@@ -15,7 +15,14 @@ from constructs_fifo.runtime.state.processor import StateBatchProcessor
 from constructs_fifo.runtime.state.storage.store import StateStore
 
 from .fifo_model import Crash
-from .runtime_harness import GROUP_TABLE_NAME, ProcessorHarness, failed_ids, make_record, receive_records
+from .runtime_harness import (
+    GROUP_TABLE_NAME,
+    ProcessorHarness,
+    failed_ids,
+    make_record,
+    receive_records,
+    with_settings,
+)
 
 if TYPE_CHECKING:
     from constructs_fifo.runtime.types import SQSRecord
@@ -67,7 +74,7 @@ class StateHarness(ProcessorHarness):
             **self.options,
         }
         options.update(overrides)
-        return StateBatchProcessor(**options)
+        return StateBatchProcessor(**with_settings(options))
 
     def operator(self) -> ParkedGroups:
         return ParkedGroups(

@@ -41,6 +41,7 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 
 from .fifo_model import Crash, FifoModel, ModelSqs, assert_skipped_every_message, play, run_steps
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, TABLE_NAME, FakeClock, create_tables
@@ -115,6 +116,12 @@ class World:
     def processor(self) -> OrderedBatchProcessor:
         logger = JobLogger("Model", stream=io.StringIO(), clock=self.clock)
         return OrderedBatchProcessor(
+            settings=RuntimeConfig(
+                TABLE_NAME,
+                self.model.url,
+                on_dead_job=self.policy,
+                visibility_timeout_seconds=self.model.visibility_timeout_seconds,
+            ),
             handler=self.handle,
             claims=ClaimStore(
                 TABLE_NAME,
@@ -126,11 +133,8 @@ class World:
             visibility=self.model,
             logger=logger,
             dead_letters=DeadLetterSender(self.real_sqs, self.dlq_url, clock=self.clock),
-            policy=self.policy,
             parking=ParkStore(GROUP_TABLE_NAME, self.dynamodb, clock=self.clock),
             sqs=self.sqs,  # type: ignore[arg-type]
-            queue_url=self.model.url,
-            visibility_timeout_seconds=self.model.visibility_timeout_seconds,
         )
 
     def operators(self) -> ParkedGroups:

@@ -47,6 +47,7 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.state.processor import StateBatchProcessor
 from constructs_fifo.runtime.state.storage.store import StateStore
 
@@ -137,6 +138,14 @@ class World:
 
     def processor(self) -> StateBatchProcessor:
         return StateBatchProcessor(
+            settings=RuntimeConfig(
+                "",
+                self.model.url,
+                mode=JobMode.STATE,
+                on_dead_job=self.policy,
+                max_attempts=MAX_ATTEMPTS,
+                visibility_timeout_seconds=self.model.visibility_timeout_seconds,
+            ),
             transition=self.transition,
             states=self.states,
             parking=self.parking,
@@ -144,10 +153,6 @@ class World:
             logger=JobLogger("Model", stream=io.StringIO(), clock=self.clock),
             dead_letters=DeadLetterSender(self.real_sqs, self.dlq_url, clock=self.clock),
             sqs=self.sqs,  # type: ignore[arg-type]
-            queue_url=self.model.url,
-            policy=self.policy,
-            max_attempts=MAX_ATTEMPTS,
-            visibility_timeout_seconds=self.model.visibility_timeout_seconds,
         )
 
     def operators(self) -> ParkedGroups:

@@ -1,6 +1,8 @@
 """The ordered batch processor: one Lambda SQS FIFO batch, in order, with claims, dead jobs and parking.
 
-Rules, per record and in batch order:
+Claim mode's variant of the batch skeleton (:mod:`constructs_fifo.runtime.batch_processor`: the
+batch's opening, its deadline, its error path and its report are the skeleton's). Rules, per record
+and in batch order:
 
 1. **Parked groups first.** Under the PARK policy the park headers of the batch's groups are read
    with one consistent ``BatchGetItem`` (:mod:`constructs_fifo.runtime.dead_jobs.parking`). Every record of a
@@ -10,8 +12,9 @@ Rules, per record and in batch order:
    reported failed without running (``SKIPPED``), with the same visibility delay, so the group comes
    back together and in order. Other groups go on. (Checked before parsing: a malformed record
    behind a retried one waits its turn too.)
-3. **Deadline.** With less than ``safety_margin_ms`` left no further job starts: every remaining
-   record is reported failed (``DEADLINE``, visibility 0).
+3. **Deadline.** With less than ``safety_margin_ms`` left (or once the skeleton's heartbeat says the
+   batch went stale) no further job starts: every remaining record is reported failed
+   (``DEADLINE``, visibility 0).
 4. **Parse.** A body that is not a job envelope is dead at once: parsing is deterministic. When it
    carries a usable ``jobId`` its claim is marked DEAD, so copies of it follow it.
 5. **Claim and run** (:mod:`constructs_fifo.runtime.claim.runner`). A duplicate of a SUCCEEDED job is
@@ -39,26 +42,14 @@ logged and never raised.
 
 from __future__ import annotations
 
-import traceback
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.backoff import VisibilityApplier
-from constructs_fifo.runtime.batch_report import (
-    BatchReport,
-    job_id_of,
-    refresh_worn_wake_ups,
-    settle_wake_ups,
-)
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
+from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
-from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
-from constructs_fifo.runtime.constants import (
-    DEFAULT_BACKOFF_BASE_SECONDS,
-    DEFAULT_ON_DEAD_JOB,
-    DeadJobPolicy,
-    DeadReason,
-)
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
+from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
 from constructs_fifo.runtime.dead_jobs.parking import (
     PARKED,
@@ -66,22 +57,26 @@ from constructs_fifo.runtime.dead_jobs.parking import (
     KeptRecord,
     ParkHeader,
     is_wake_up,
-    kept_action,
 )
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
-from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
-from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from collections.abc import Mapping
+
     from mypy_boto3_sqs.client import SQSClient
 
+    from constructs_fifo.runtime.backoff import VisibilityApplier
+    from constructs_fifo.runtime.batch_processor import LatestHeaders
     from constructs_fifo.runtime.claim.store import ClaimStore
     from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
     from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.observability import JobLogger
-    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+    from constructs_fifo.runtime.settings.config import RuntimeConfig
+    from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["ClaimBatchReport", "OrderedBatchProcessor"]
 
@@ -102,146 +97,101 @@ class ClaimBatchReport(BatchReport):
     parking: dict[str, Step] = field(default_factory=dict)
 
 
-class OrderedBatchProcessor:
-    """Processes Lambda SQS FIFO batches; see the module docstring for the rules.
+class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
+    """Processes Lambda SQS FIFO batches in claim mode; see the module docstring for the rules.
+
+    The batch's skeleton (opening, deadline, errors, report) is
+    :class:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor`'s; this variant reads the
+    park headers and runs the records one at a time under their claims.
 
     Parameters
     ----------
+    settings : RuntimeConfig
+        The runtime's settings: ``on_dead_job`` (what happens to a group after one of its jobs
+        died), ``queue_url``, ``backoff_base_seconds`` and ``visibility_timeout_seconds``. The claim
+        store carries ``max_attempts``.
     handler : JobHandler
         The user's ``handle(job, context)``.
     claims : ClaimStore
         The claim table (with ``max_attempts``).
-    visibility : VisibilityApplier
-        Applies the retry delays (a :class:`~constructs_fifo.runtime.backoff.VisibilityChanger`).
-    logger : JobLogger
-        Writes one outcome line per record.
+    visibility, logger, sqs, heartbeat, safety_margin_ms
+        As :class:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor`'s; ``sqs`` sends a
+        resumed group's fresh wake-up message, required by PARK.
     dead_letters : DeadLetterSender
         Sends dead jobs to the dead-letter queue.
-    policy : DeadJobPolicy
-        What happens to a group after one of its jobs died; PARK by default, as the construct's.
     parking : ParkStore or None
         The group table; required by the PARK policy.
-    sqs : SQSClient or None
-        Sends a resumed group's fresh wake-up message (with ``queue_url``); required by PARK.
-    queue_url : str
-        The source queue.
-    backoff_base_seconds : int
-        First retry delay; doubles with every attempt.
-    visibility_timeout_seconds : int
-        The queue's visibility timeout: the cap of every delay.
-    safety_margin_ms : int
-        No job starts with less invocation time left than this.
-    queue_name : str
-        QueueName dimension when a record has no ``eventSourceARN``.
 
     Examples
     --------
-    >>> processor = OrderedBatchProcessor(handler=handle, claims=store, dead_letters=dlq,  # doctest: +SKIP
-    ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event), logger=logger,
-    ...     policy=DeadJobPolicy.CONTINUE)
+    >>> processor = OrderedBatchProcessor(  # doctest: +SKIP
+    ...     settings=RuntimeConfig("claims", queue_url, on_dead_job=DeadJobPolicy.CONTINUE),
+    ...     handler=handle, claims=store, dead_letters=dlq, logger=logger,
+    ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event))
     >>> processor.process(event, context)  # doctest: +SKIP
     {'batchItemFailures': [{'itemIdentifier': '...'}]}
     """
 
+    read_failed_note = "the park headers could not be read"
+
     def __init__(
         self,
         *,
+        settings: RuntimeConfig,
         handler: JobHandler,
         claims: ClaimStore,
         visibility: VisibilityApplier,
         logger: JobLogger,
         dead_letters: DeadLetterSender,
-        policy: DeadJobPolicy = DEFAULT_ON_DEAD_JOB,
         parking: ParkStore | None = None,
         sqs: SQSClient | None = None,
-        queue_url: str = "",
-        backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS,
-        visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS,
+        heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
-        queue_name: str = "",
     ) -> None:
-        if policy is DeadJobPolicy.PARK and (parking is None or sqs is None or not queue_url):
+        policy = settings.on_dead_job
+        if policy is DeadJobPolicy.PARK and (parking is None or sqs is None or not settings.queue_url):
             raise ValueError(
                 "the PARK policy needs parking (a ParkStore on the group table), sqs and queue_url; "
                 "pass them, or use DeadJobPolicy.CONTINUE"
             )
-        self._out = OutcomeWriter(logger, queue_name)
+        super().__init__(
+            settings, logger, visibility, sqs, heartbeat=heartbeat, safety_margin_ms=safety_margin_ms
+        )
         self._runner = JobRunner(
             handler=handler,
             claims=claims,
             out=self._out,
-            backoff_base_seconds=backoff_base_seconds,
-            cap_seconds=visibility_timeout_seconds,
+            backoff_base_seconds=settings.backoff_base_seconds,
+            cap_seconds=settings.visibility_timeout_seconds,
         )
         self._claims = claims
-        self._visibility = visibility
         self._dead_letters = dead_letters
         self._policy = policy
         self._parking = parking
-        self._sqs = sqs
-        self._queue_url = queue_url
-        self._margin_ms = safety_margin_ms
 
-    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse:
-        """Process one batch and return the partial-batch response.
+    # --- the skeleton's steps -----------------------------------------------------------------------
 
-        Parameters
-        ----------
-        event : Mapping
-            The Lambda SQS event (``{"Records": [...]}``).
-        context : Any
-            The Lambda context (``get_remaining_time_in_millis`` is used when present); passed on
-            to the user's function.
+    def _new_report(self) -> ClaimBatchReport:
+        return ClaimBatchReport()
 
-        Returns
-        -------
-        BatchResponse
-            ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
-        """
-        records: list[SQSRecord] = list(event.get("Records") or [])
-        batch = ClaimBatchReport()
-        headers = self._read_headers(records, batch)
-        if headers is not None:
-            refresh_worn_wake_ups(
-                records,
-                headers,
-                batch,
-                sqs=self._sqs,
-                queue_url=self._queue_url,
-                on_error=self._out.logger.event,
-            )
-            self._process_records(records, context, headers, batch)
-            resumed = self._keep_and_replay(headers, context, batch)
-            settle_wake_ups(
-                resumed,
-                batch,
-                now_ms=self._parking.now_ms() if self._parking is not None else 0,
-                sqs=self._sqs,
-                queue_url=self._queue_url,
-                on_error=self._out.logger.event,
-            )
-        if batch.changes:
-            self._visibility.apply(batch.changes)
-        self._out.batch(records)
-        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in batch.failures]}
+    def _read(self, records: list[SQSRecord]) -> tuple[Mapping[str, ParkHeader], None]:
+        """Rule 1: the park headers of the batch's groups (none to read without parking)."""
+        if self._parking is None:
+            return {}, None
+        return self._parking.headers([record_group(record) for record in records]), None
+
+    def _run(self, opened: OpenedBatch[None], context: Any, batch: ClaimBatchReport) -> LatestHeaders:
+        """Rules 2 to 6 for the records of live groups, then rule 1's keeping and replays."""
+        self._process_records(opened.records, context, opened.headers, batch)
+        return self._keep_and_replay(opened.headers, context, batch)
+
+    def _now_ms(self) -> int:
+        return self._parking.now_ms() if self._parking is not None else 0
 
     # --- rule 1: parked groups ----------------------------------------------------------------------
 
-    def _read_headers(
-        self, records: list[SQSRecord], batch: ClaimBatchReport
-    ) -> dict[str, ParkHeader] | None:
-        """The park headers of the batch's groups; ``None`` (every record reported) when unreadable."""
-        if self._parking is None:
-            return {}
-        try:
-            return self._parking.headers([record_group(record) for record in records])
-        except Exception as exc:  # without knowing which groups are parked, nothing may run
-            for record in records:
-                self._internal_error(record, exc, batch, note="the park headers could not be read")
-            return None
-
     def _keep_and_replay(
-        self, headers: dict[str, ParkHeader], context: Any, batch: ClaimBatchReport
+        self, headers: Mapping[str, ParkHeader], context: Any, batch: ClaimBatchReport
     ) -> dict[str, ParkHeader | None]:
         """Keep the records of parked groups, then replay resuming groups; return their last headers."""
         latest: dict[str, ParkHeader | None] = dict(headers)
@@ -266,11 +216,8 @@ class OrderedBatchProcessor:
                 updated = parking.park(group, records, dead=dead)
             else:
                 updated = parking.keep(header, records)
-        except Exception as exc:  # nothing was written: every record comes back, in order
-            for record in records:
-                self._internal_error(
-                    record, exc, batch, note=f"the record could not be kept in parked group {group!r}"
-                )
+        except Exception as exc:
+            self._not_kept(group, records, exc, batch)
             return header
         first, *rest = records
         if header is None and step is not None and step.dead is not None:
@@ -280,13 +227,7 @@ class OrderedBatchProcessor:
         repeated = (
             set() if header is None else {id(r) for r in rest} - {id(r) for r in header.new_records(rest)}
         )
-        for record in rest:
-            self._out.write(
-                OutcomeStatus.DUPLICATE if id(record) in repeated else OutcomeStatus.KEPT,
-                record,
-                job_id=job_id_of(record),
-                action=kept_action(group, again=id(record) in repeated, verb="run"),
-            )
+        self._kept_lines(group, rest, repeated, verb="run")
         return updated
 
     def _replay_group(self, header: ParkHeader, context: Any, batch: ClaimBatchReport) -> ParkHeader | None:
@@ -298,10 +239,8 @@ class OrderedBatchProcessor:
         try:
             return self._replay_pages(header, parking, context)
         except Exception as exc:  # progress so far is safe: replays of finished jobs are duplicates
-            self._out.logger.event(
-                {"event": "replay_failed", "group": header.group, "error": f"{type(exc).__name__}: {exc}"}
-            )
-            batch.blocked.setdefault(header.group, self._runner.backoff(1))
+            self._out.logger.event({"event": "replay_failed", "group": header.group, "error": describe(exc)})
+            batch.blocked.setdefault(header.group, self.backoff(1))
             return header
 
     def _replay_pages(self, header: ParkHeader, parking: ParkStore, context: Any) -> ParkHeader | None:
@@ -315,7 +254,7 @@ class OrderedBatchProcessor:
                 return None
             done: list[KeptRecord] = []
             for kept in page:
-                if remaining_ms(context) < self._margin_ms:
+                if self._out_of_time(context):
                     return parking.advance(current, done=done, retry_at_ms=parking.now_ms())
                 step = self._run_record(kept.record, context, replayed=True)
                 if step.kind is StepKind.DONE:
@@ -330,44 +269,39 @@ class OrderedBatchProcessor:
                 if dead is not None and self._send_dead(kept.record, step):
                     done.append(kept)  # a copy of a dead job follows it to the dead-letter queue
                     continue
-                delay = step.delay_seconds if step.kind is StepKind.RETRY else self._runner.backoff(1)
+                delay = step.delay_seconds if step.kind is StepKind.RETRY else self.backoff(1)
                 return parking.advance(current, done=done, retry_at_ms=parking.now_ms() + delay * 1000)
             current = parking.advance(current, done=done)
 
     # --- rules 2 to 6: records of live groups -------------------------------------------------------
 
     def _process_records(
-        self, records: list[SQSRecord], context: Any, headers: dict[str, ParkHeader], batch: ClaimBatchReport
+        self,
+        records: list[SQSRecord],
+        context: Any,
+        headers: Mapping[str, ParkHeader],
+        batch: ClaimBatchReport,
     ) -> None:
         out_of_time = False
+        wake_ups = bool(batch.wake_ups)
         for record in records:
-            group = record_group(record)
-            if is_wake_up(record):
-                batch.wake_ups.setdefault(group, []).append(record)
+            if wake_ups and is_wake_up(record):  # set aside by the skeleton
                 continue
+            group = record_group(record)
             if group in headers or group in batch.parking:
                 batch.keep.setdefault(group, []).append(record)
                 continue
             if group in batch.blocked:
                 self._skip(record, batch.blocked[group], batch)
                 continue
-            if not out_of_time and remaining_ms(context) < self._margin_ms:
-                out_of_time = True
+            out_of_time = out_of_time or self._out_of_time(context)
             if out_of_time:
-                self._out.write(
-                    OutcomeStatus.DEADLINE,
-                    record,
-                    job_id=job_id_of(record),
-                    action=f"not run: less than {self._margin_ms} ms left in the invocation; {RETRY_ACTION}",
-                    visibilityTimeout=0,
-                )
-                batch.report(record, 0)
-                batch.blocked.setdefault(group, 0)
+                self._not_reached((record,), batch)
                 continue
             try:
                 step = self._run_record(record, context, replayed=False)
             except Exception as exc:  # a dependency failed on this record: keep it, block its group
-                self._internal_error(record, exc, batch)
+                self._error(record, exc, batch)
                 continue
             self._settle(record, step, batch)
 
@@ -391,7 +325,7 @@ class OrderedBatchProcessor:
                             "event": "dead_claim_write_failed",
                             "jobId": exc.job_id,
                             "messageId": record_message_id(record),
-                            "error": f"{type(write_error).__name__}: {write_error}",
+                            "error": describe(write_error),
                         }
                     )
             dead = DeadJob(
@@ -409,19 +343,21 @@ class OrderedBatchProcessor:
         return self._runner.run(job, record, context, **fields)
 
     def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
+        if step.kind is StepKind.DONE:
+            return
         group = record_group(record)
         if step.kind is StepKind.RETRY:
             batch.report(record, step.delay_seconds)
             batch.blocked.setdefault(group, step.delay_seconds)
             return
-        if step.kind is StepKind.DONE or step.dead is None:
+        if step.dead is None:
             return
         if self._policy is DeadJobPolicy.PARK and step.dead.reason is not DeadReason.COPY_OF_DEAD_JOB:
             batch.parking[group] = step
             batch.keep.setdefault(group, []).append(record)
             return
         if not self._send_dead(record, step):
-            delay = self._runner.backoff(1)
+            delay = self.backoff(1)
             batch.report(record, delay)
             batch.blocked.setdefault(group, delay)
 
@@ -435,7 +371,7 @@ class OrderedBatchProcessor:
                 OutcomeStatus.ERROR,
                 record,
                 job_id=step.letter.dead.job_id or None,
-                error=f"{type(exc).__name__}: {exc}",
+                error=describe(exc),
                 action=f"the dead job could not be sent to the dead-letter queue; {RETRY_ACTION}",
                 reason=step.letter.dead.reason.value,
             )
@@ -478,20 +414,3 @@ class OrderedBatchProcessor:
             attempts=dead.attempts,
             **fields,
         )
-
-    def _internal_error(
-        self, record: SQSRecord, exc: Exception, batch: ClaimBatchReport, *, note: str = ""
-    ) -> None:
-        group = record_group(record)
-        delay = batch.blocked.get(group, self._runner.backoff(1))
-        self._out.write(
-            OutcomeStatus.ERROR,
-            record,
-            job_id=job_id_of(record),
-            error=f"{type(exc).__name__}: {exc}",
-            traceback=traceback.format_exc(limit=5),
-            action=f"{note + '; ' if note else ''}{RETRY_ACTION}",
-            visibilityTimeout=delay,
-        )
-        batch.report(record, delay)
-        batch.blocked.setdefault(group, delay)

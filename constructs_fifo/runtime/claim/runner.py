@@ -127,7 +127,8 @@ class JobRunner:
         ``fields`` are added to the outcome line (the processor marks replayed records).
         """
         claim = self.claims.claim(job, lease_ms=remaining_ms(context))
-        job = replace(job, attempt=claim.attempt)
+        if job.attempt != claim.attempt:
+            job = replace(job, attempt=claim.attempt)
         if claim.outcome is ClaimOutcome.DUPLICATE:
             self._out.write(
                 OutcomeStatus.DUPLICATE, record, job=job, action="not run: already SUCCEEDED", **fields

@@ -37,6 +37,7 @@ a duplicate one (rule 1's ALL_OLD); a retry of a failed job one more than a new 
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import re
 import uuid
@@ -437,8 +438,16 @@ class ClaimStore:
 
 
 def _names_in(expression: str) -> dict[str, str]:
-    """The placeholders an expression uses (DynamoDB refuses unused ones)."""
-    return {name: _NAMES[name] for name in sorted(set(re.findall(r"#\w+", expression)))}
+    """The placeholders an expression uses (DynamoDB refuses unused ones); a fresh dict per call.
+
+    The store's expressions are a handful of constants, so each is read once (:func:`_placeholders`).
+    """
+    return dict(_placeholders(expression))
+
+
+@functools.cache
+def _placeholders(expression: str) -> tuple[tuple[str, str], ...]:
+    return tuple((name, _NAMES[name]) for name in sorted(set(re.findall(r"#\w+", expression))))
 
 
 def _conflict(job_id: str, existing: dict[str, Any]) -> Claim:

@@ -1,14 +1,17 @@
 """The state-mode batch processor: each group's jobs applied to its state once, in order, one write.
 
 In state mode the job function is a transition ``apply(job, state) -> next_state`` of its group's
-state (:mod:`constructs_fifo.runtime.state.core.apply` states the core's rules). Rules, per batch:
+state (:mod:`constructs_fifo.runtime.state.core.apply` states the core's rules). This is state mode's
+variant of the batch skeleton (:mod:`constructs_fifo.runtime.batch_processor`: the batch's opening,
+its deadline, its error path and its report are the skeleton's). Rules, per batch:
 
 1. **One read.** The state items (``sk = "state"``) and park headers (``sk = "park"``) of every group
    of the batch come in one consistent ``BatchGetItem``
    (:meth:`~constructs_fifo.runtime.state.storage.store.StateStore.load_with_park_headers`).
-2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left; the
-   records of the groups not started are reported (``DEADLINE``, visibility 0). A group is applied
-   and committed whole or not at all.
+2. **Deadline.** A group starts only with at least ``safety_margin_ms`` of invocation time left (and
+   while the skeleton's heartbeat does not say the batch went stale); the records of the groups not
+   started are reported (``DEADLINE``, visibility 0). A group is applied and committed whole or not
+   at all.
 3. **A live group** (no park header): its records run through the core
    (:func:`~constructs_fifo.runtime.state.run.run_group`: malformed records are split out, dead at
    once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
@@ -65,95 +68,82 @@ its records and a ``Query`` and a transaction per page of kept records replayed.
 
 from __future__ import annotations
 
-import traceback
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from constructs_fifo.runtime.batch_report import (
-    BatchReport,
-    job_id_of,
-    refresh_worn_wake_ups,
-    settle_wake_ups,
-)
-from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS, remaining_ms
-from constructs_fifo.runtime.constants import (
-    DEFAULT_BACKOFF_BASE_SECONDS,
-    DEFAULT_FIRST_SEQ,
-    DEFAULT_GAP_TIMEOUT_SECONDS,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_ON_DEAD_JOB,
-    DEFAULT_REMEMBERED_JOB_IDS,
-    DEFAULT_REORDER_LIMIT,
-    DeadJobPolicy,
-)
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
+from constructs_fifo.runtime.batch_report import BatchReport
+from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
+from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import (
     RESUMING,
     ParkHeader,
     is_wake_up,
-    kept_action,
     wake_up_message,
 )
+from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.job import record_attempt, record_group
-from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, OutcomeWriter
-from constructs_fifo.runtime.settings.config import MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.engine import stalled_on
-from constructs_fifo.runtime.state.core.records import BatchSettings, GapPolicy, GroupState, Outcome
+from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import StateOutcomes
 from constructs_fifo.runtime.state.owed import OwedLetters
 from constructs_fifo.runtime.state.replay import StateReplay
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from collections.abc import Mapping
+
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.runtime.backoff import VisibilityApplier
+    from constructs_fifo.runtime.batch_processor import LatestHeaders
     from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
     from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.settings.config import RuntimeConfig
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchResult
     from constructs_fifo.runtime.state.crash_watch import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
-    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+    from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateBatchProcessor"]
 
 
-class StateBatchProcessor:
+class _GroupsRead(NamedTuple):
+    """What a batch's one read gives state mode, besides the park headers."""
+
+    states: Mapping[str, GroupState]
+    runs: Mapping[str, FoundRun]
+
+
+class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
     """Processes Lambda SQS FIFO batches in state mode; see the module docstring for the rules.
+
+    The batch's skeleton (opening, deadline, errors, report) is
+    :class:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor`'s; this variant reads the
+    groups' states with their headers and runs, commits and settles one group at a time.
 
     Parameters
     ----------
+    settings : RuntimeConfig
+        The runtime's settings: ``on_dead_job`` (PARK, the construct's default, or CONTINUE),
+        ``max_attempts``, ``reorder_limit``, ``gap_policy``, ``gap_timeout_seconds`` (see
+        :func:`~constructs_fifo.runtime.state.core.apply.apply_batch`), ``queue_url``,
+        ``backoff_base_seconds`` and ``visibility_timeout_seconds``.
     transition : Transition
         The user's ``apply(job, state) -> next_state`` (pure; ``state`` is ``None`` at first).
     states : StateStore
         The group table's state items.
     parking : ParkStore
         The same group table's park headers and kept records.
-    visibility : VisibilityApplier
-        Applies the retry delays (a :class:`~constructs_fifo.runtime.backoff.VisibilityChanger`).
-    logger : JobLogger
-        Writes one outcome line per record, and the groups' metric lines.
+    visibility, logger, heartbeat, safety_margin_ms
+        As :class:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor`'s.
     dead_letters : DeadLetterSender
         Sends dead jobs to the dead-letter queue.
     sqs : SQSClient
-        Sends wake-up messages (to ``queue_url``): a resuming group's fresh one, a stalled group's.
-    queue_url : str
-        The source queue.
-    policy : DeadJobPolicy
-        What a dead job does to its group: PARK (the default of the construct) or CONTINUE.
-    max_attempts, reorder_limit, gap_policy, gap_timeout_seconds, first_seq, remember_job_ids
-        The state-mode settings (see :func:`~constructs_fifo.runtime.state.core.apply.apply_batch`).
-    backoff_base_seconds : int
-        First retry delay; doubles with every attempt.
-    visibility_timeout_seconds : int
-        The queue's visibility timeout: the cap of every delay.
-    safety_margin_ms : int
-        No group starts with less invocation time left than this.
-    queue_name : str
-        QueueName dimension when a record has no ``eventSourceARN``.
+        Sends wake-up messages (to ``settings.queue_url``): a resuming group's fresh one, a stalled group's.
 
     Raises
     ------
@@ -163,18 +153,21 @@ class StateBatchProcessor:
     Examples
     --------
     >>> states = StateStore("groups", dynamodb)  # doctest: +SKIP
-    >>> processor = StateBatchProcessor(transition=apply, states=states,  # doctest: +SKIP
-    ...     parking=ParkStore("groups", dynamodb), logger=logger,
+    >>> processor = StateBatchProcessor(  # doctest: +SKIP
+    ...     settings=RuntimeConfig(claim_table="", queue_url=queue_url, mode=JobMode.STATE),
+    ...     transition=apply, states=states, parking=ParkStore("groups", dynamodb), logger=logger,
     ...     visibility=VisibilityChanger(sqs, queue_url, on_error=logger.event),
-    ...     dead_letters=DeadLetterSender(sqs, dlq_url), sqs=sqs, queue_url=queue_url,
-    ...     policy=DeadJobPolicy.PARK, gap_policy=GapPolicy.WAIT)
+    ...     dead_letters=DeadLetterSender(sqs, dlq_url), sqs=sqs)
     >>> processor.process(event, context)  # doctest: +SKIP
     {'batchItemFailures': []}
     """
 
+    read_failed_note = "the groups' states could not be read"
+
     def __init__(
         self,
         *,
+        settings: RuntimeConfig,
         transition: Transition,
         states: StateStore,
         parking: ParkStore,
@@ -182,50 +175,37 @@ class StateBatchProcessor:
         logger: JobLogger,
         dead_letters: DeadLetterSender,
         sqs: SQSClient,
-        queue_url: str,
-        policy: DeadJobPolicy = DEFAULT_ON_DEAD_JOB,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        reorder_limit: int = DEFAULT_REORDER_LIMIT,
-        gap_policy: GapPolicy = GapPolicy.WAIT,
-        gap_timeout_seconds: int = DEFAULT_GAP_TIMEOUT_SECONDS,
-        first_seq: int = DEFAULT_FIRST_SEQ,
-        remember_job_ids: int = DEFAULT_REMEMBERED_JOB_IDS,
-        backoff_base_seconds: int = DEFAULT_BACKOFF_BASE_SECONDS,
-        visibility_timeout_seconds: int = MAX_VISIBILITY_TIMEOUT_SECONDS,
+        heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
-        queue_name: str = "",
     ) -> None:
         if states.table_name != parking.table_name:
             raise ValueError(
                 f"states is on table {states.table_name!r} and parking on {parking.table_name!r}; state "
                 "mode keeps both in the group table: build both stores on it"
             )
+        super().__init__(
+            settings, logger, visibility, sqs, heartbeat=heartbeat, safety_margin_ms=safety_margin_ms
+        )
         self._settings = BatchSettings(
-            max_attempts=max_attempts,
-            park_on_dead=policy is DeadJobPolicy.PARK,
-            reorder_limit=reorder_limit,
-            gap_policy=gap_policy,
-            gap_timeout_ms=gap_timeout_seconds * 1000,
-            first_seq=first_seq,
-            remember_job_ids=remember_job_ids,
+            max_attempts=settings.max_attempts,
+            park_on_dead=settings.on_dead_job is DeadJobPolicy.PARK,
+            reorder_limit=settings.reorder_limit,
+            gap_policy=settings.gap_policy,
+            gap_timeout_ms=settings.gap_timeout_seconds * 1000,
             size_of=states.item_size,
         )
-        self._transition = transition
         self._states = states
         self._parking = parking
-        self._visibility = visibility
-        self._sqs = sqs
-        self._queue_url = queue_url
-        self._margin_ms = safety_margin_ms
+        self._wake_up_sqs = sqs
         self._outcomes = StateOutcomes(
-            out=OutcomeWriter(logger, queue_name),
+            out=self._out,
             states=states,
             parking=parking,
             dead_letters=dead_letters,
-            max_attempts=max_attempts,
-            backoff_base_seconds=backoff_base_seconds,
-            cap_seconds=visibility_timeout_seconds,
-            queue_name=queue_name,
+            max_attempts=settings.max_attempts,
+            backoff_base_seconds=settings.backoff_base_seconds,
+            cap_seconds=settings.visibility_timeout_seconds,
+            queue_name=self._queue_name,
         )
         self._owed = OwedLetters(self._outcomes, states)
         self._commit = GroupCommit(
@@ -243,73 +223,46 @@ class StateBatchProcessor:
             outcomes=self._outcomes,
             markers=states,
             clock_ms=states.now_ms,
-            safety_margin_ms=safety_margin_ms,
+            out_of_time=self._out_of_time,
         )
 
-    def process(self, event: Mapping[str, Any], context: Any) -> BatchResponse:
-        """Process one batch and return the partial-batch response.
+    # --- the skeleton's steps -------------------------------------------------------------------------
 
-        Parameters
-        ----------
-        event : Mapping
-            The Lambda SQS event (``{"Records": [...]}``).
-        context : Any
-            The Lambda context (``get_remaining_time_in_millis`` is used when present).
+    def _new_report(self) -> BatchReport:
+        return BatchReport()
 
-        Returns
-        -------
-        BatchResponse
-            ``{"batchItemFailures": [{"itemIdentifier": messageId}, ...]}``.
-        """
-        records: list[SQSRecord] = list(event.get("Records") or [])
-        report = BatchReport()
-        by_group: dict[str, list[SQSRecord]] = {}
-        for record in records:
-            group = record_group(record)
-            target = report.wake_ups if is_wake_up(record) else by_group
-            target.setdefault(group, []).append(record)
+    def _read(self, records: list[SQSRecord]) -> tuple[Mapping[str, ParkHeader], _GroupsRead]:
+        """Rule 1: the states, park headers and (for redelivered groups) run items, in one read."""
         groups = list(dict.fromkeys(record_group(record) for record in records))
         redelivered = {record_group(record) for record in records if record_attempt(record) > 1}
-        try:
-            states, headers, runs = self._states.load_for_batch(groups, runs_of=redelivered)
-        except Exception as exc:  # without the states and headers nothing may run
-            for record in records:
-                self._error(record, exc, report, note="the groups' states could not be read")
-        else:
-            refresh_worn_wake_ups(
-                records,
-                headers,
-                report,
-                sqs=self._sqs,
-                queue_url=self._queue_url,
-                on_error=self._outcomes.out.logger.event,
-            )
-            latest: dict[str, ParkHeader | None] = dict(headers)
-            out_of_time = False
-            for group in groups:
-                group_records, found = by_group.get(group, []), runs[group]
-                out_of_time = out_of_time or remaining_ms(context) < self._margin_ms
-                if out_of_time:  # a live group's wake-up too: it may be its only way back
-                    live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
-                    self._deadline([*group_records, *live_wake_ups], report)
-                elif group in headers:
-                    latest[group] = self._parked_group(
-                        headers[group], group_records, states[group], context, report, found=found
-                    )
-                else:
-                    latest[group] = self._live_group(group, group_records, states[group], found, report)
-            settle_wake_ups(
-                latest,
-                report,
-                now_ms=self._states.now_ms(),
-                sqs=self._sqs,
-                queue_url=self._queue_url,
-                on_error=self._outcomes.out.logger.event,
-            )
-        if report.changes:
-            self._visibility.apply(report.changes)
-        self._outcomes.out.batch(records)
-        return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in report.failures]}
+        states, headers, runs = self._states.load_for_batch(groups, runs_of=redelivered)
+        return headers, _GroupsRead(states, runs)
+
+    def _run(self, opened: OpenedBatch[_GroupsRead], context: Any, report: BatchReport) -> LatestHeaders:
+        """Rules 2 to 5: each group in batch order, while there is time to start it."""
+        records, headers, read = opened.records, opened.headers, opened.read
+        by_group: dict[str, list[SQSRecord]] = {}
+        for record in records:
+            if not is_wake_up(record):
+                by_group.setdefault(record_group(record), []).append(record)
+        latest: dict[str, ParkHeader | None] = dict(headers)
+        out_of_time = False
+        for group in dict.fromkeys(record_group(record) for record in records):
+            group_records, found = by_group.get(group, []), read.runs[group]
+            out_of_time = out_of_time or self._out_of_time(context)
+            if out_of_time:  # a live group's wake-up too: it may be its only way back
+                live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
+                self._not_reached([*group_records, *live_wake_ups], report)
+            elif group in headers:
+                latest[group] = self._parked_group(
+                    headers[group], group_records, read.states[group], context, report, found=found
+                )
+            else:
+                latest[group] = self._live_group(group, group_records, read.states[group], found, report)
+        return latest
+
+    def _now_ms(self) -> int:
+        return self._states.now_ms()
 
     # --- rule 3: a live group ------------------------------------------------------------------------
 
@@ -408,14 +361,14 @@ class StateBatchProcessor:
             report.report(wake_ups[0], self._outcomes.backoff(attempt))
             return
         try:
-            self._sqs.send_message(**wake_up_message(self._queue_url, group))
+            self._wake_up_sqs.send_message(**wake_up_message(self._queue_url, group))
         except Exception as exc:
             self._outcomes.out.logger.event(
                 {
                     "event": "wake_up_failed",
                     "group": group,
                     "jobId": job_id,
-                    "error": f"{type(exc).__name__}: {exc}",
+                    "error": describe(exc),
                 }
             )
 
@@ -453,48 +406,10 @@ class StateBatchProcessor:
             repeated = {id(r) for r in records} - {id(r) for r in header.new_records(records)}
             try:
                 header = self._parking.keep(header, records)
-            except Exception as exc:  # nothing was written: every record comes back, in order
-                for record in records:
-                    self._error(
-                        record, exc, report, note=f"the record could not be kept in parked group {group!r}"
-                    )
+            except Exception as exc:
+                self._not_kept(group, records, exc, report)
                 return header
-            for record in records:
-                self._outcomes.out.write(
-                    OutcomeStatus.DUPLICATE if id(record) in repeated else OutcomeStatus.KEPT,
-                    record,
-                    job_id=job_id_of(record),
-                    action=kept_action(group, again=id(record) in repeated, verb="applied"),
-                )
+            self._kept_lines(group, records, repeated, verb="applied")
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
             return self._replay.replay(header, read, context, report, found)
         return header
-
-    # --- lines of records not run --------------------------------------------------------------------
-
-    def _deadline(self, records: list[SQSRecord], report: BatchReport) -> None:
-        for record in records:
-            self._outcomes.out.write(
-                OutcomeStatus.DEADLINE,
-                record,
-                job_id=job_id_of(record),
-                action=f"not run: less than {self._margin_ms} ms left in the invocation; {RETRY_ACTION}",
-                visibilityTimeout=0,
-            )
-            report.report(record, 0)
-            report.blocked.setdefault(record_group(record), 0)
-
-    def _error(self, record: SQSRecord, exc: Exception, report: BatchReport, *, note: str) -> None:
-        group = record_group(record)
-        delay = report.blocked.get(group, self._outcomes.backoff(1))
-        self._outcomes.out.write(
-            OutcomeStatus.ERROR,
-            record,
-            job_id=job_id_of(record),
-            error=f"{type(exc).__name__}: {exc}",
-            traceback="".join(traceback.format_exception(exc, limit=5)),
-            action=f"{note}; {RETRY_ACTION}",
-            visibilityTimeout=delay,
-        )
-        report.report(record, delay)
-        report.blocked.setdefault(group, delay)

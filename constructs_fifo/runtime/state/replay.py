@@ -44,7 +44,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.clock import remaining_ms
 from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import describe
@@ -92,8 +91,8 @@ class StateReplay:
         Writes a page's run markers, and its commit.
     clock_ms : Callable[[], int]
         The time of a page (epoch ms).
-    safety_margin_ms : int
-        No page starts with less invocation time left than this.
+    out_of_time : Callable[[Any], bool]
+        Whether no further page may start (given the context): the batch skeleton's deadline.
     """
 
     def __init__(
@@ -105,7 +104,7 @@ class StateReplay:
         outcomes: StateOutcomes,
         markers: StateStore,
         clock_ms: Callable[[], int],
-        safety_margin_ms: int,
+        out_of_time: Callable[[Any], bool],
     ) -> None:
         self._markers = markers
         self._transition = transition
@@ -113,7 +112,7 @@ class StateReplay:
         self._parking = parking
         self._outcomes = outcomes
         self._clock_ms = clock_ms
-        self._margin_ms = safety_margin_ms
+        self._out_of_time = out_of_time
         self._owed = OwedLetters(outcomes, markers)
         # a page keeps no marker: see constructs_fifo.runtime.state.commit for why
         self._commit = GroupCommit(
@@ -142,7 +141,7 @@ class StateReplay:
         log = self._outcomes.out.logger.event
         self._died = frozenset()
         try:
-            while remaining_ms(context) >= self._margin_ms:
+            while not self._out_of_time(context):
                 step = self._page(header, state, self._parking.kept(group), found or FoundRun())
                 found = FoundRun()  # the page's commit passed any marker: the next page writes over it
                 if step is None:
