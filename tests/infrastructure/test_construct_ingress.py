@@ -44,6 +44,13 @@ class Built:
     imported: Annotations
     plain_events: EventBusIngress
     keyed_events: EventBusIngress
+    plain_topic: SnsFifoIngress
+    plain_custom: CustomBusIngress
+
+
+def _arn(queue: sqs.IQueue) -> Any:
+    """How the queue's ARN appears in its stack's template."""
+    return Stack.of(queue).resolve(queue.queue_arn)
 
 
 def _queue(stack: Stack, key: kms.IKey | None) -> OrderedAgentQueue:
@@ -70,14 +77,14 @@ def _feed(
         seq_path="$.detail.version",
         job_type_path="$.detail-type",
     )
-    SnsFifoIngress(
+    subscribed = SnsFifoIngress(
         stack,
         "Topic",
         queue=queue,
         topic=topic,
         filter_policy={"jobType": sns.SubscriptionFilter.string_filter(allowlist=["usage"])},
     )
-    return ingress
+    return ingress, subscribed
 
 
 @pytest.fixture(scope="module")
@@ -85,13 +92,13 @@ def built() -> Built:
     app = App()
     plain = Stack(app, "Plain")
     plain_jobs = _queue(plain, None)
-    plain_events = _feed(
+    plain_events, plain_topic = _feed(
         plain,
         plain_jobs,
         events.EventBus.from_event_bus_name(plain, "Default", "default"),
         sns.Topic(plain, "Fifo", fifo=True, enforce_ssl=True),
     )
-    CustomBusIngress(
+    plain_custom = CustomBusIngress(
         plain,
         "Custom",
         queue=plain_jobs,
@@ -104,7 +111,7 @@ def built() -> Built:
 
     keyed = Stack(app, "Keyed")
     key = kms.Key(keyed, "Key", enable_key_rotation=True)
-    keyed_events = _feed(
+    keyed_events, _ = _feed(
         keyed,
         _queue(keyed, key),
         events.EventBus(keyed, "Bus", event_bus_name="accounts"),
@@ -127,6 +134,8 @@ def built() -> Built:
         imported=Annotations.from_stack(imported),
         plain_events=plain_events,
         keyed_events=keyed_events,
+        plain_topic=plain_topic,
+        plain_custom=plain_custom,
     )
 
 
@@ -271,7 +280,10 @@ def test_the_pipe_role_is_this_pipes_alone_and_holds_only_what_it_needs(built: B
         (json.dumps(["kms:GenerateDataKey", "kms:Decrypt"]), json.dumps(key_arn)),
     }
     # AND the pipe waits for that policy (Pipes checks the role when it creates the pipe)
-    assert len(_only(built.keyed, "AWS::Pipes::Pipe")["DependsOn"]) == 2
+    (policy_id,) = built.keyed.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"PolicyName": Match.string_like_regexp("^EventsPipeRole")}}
+    )
+    assert _only(built.keyed, "AWS::Pipes::Pipe")["DependsOn"] == [policy_id]
 
 
 def test_a_literal_type_without_a_seq_and_the_whole_event_as_payload() -> None:
@@ -375,11 +387,13 @@ def test_a_rule_on_another_queue_and_the_helpers_own_rule_pass() -> None:
 
 def test_the_topic_subscribes_the_fifo_queue_raw_with_its_filter(built: Built) -> None:
     subscription = _only(built.plain, "AWS::SNS::Subscription")["Properties"]
+    undelivered = _arn(built.plain_topic.undelivered_queue)
     assert subscription == {
         "Endpoint": _job_queue_arn(built.plain),
         "FilterPolicy": {"jobType": ["usage"]},
         "Protocol": "sqs",
         "RawMessageDelivery": True,
+        "RedrivePolicy": {"deadLetterTargetArn": undelivered},
         "TopicArn": {"Ref": next(iter(built.plain.find_resources("AWS::SNS::Topic")))},
     }
 
@@ -395,6 +409,7 @@ def test_only_the_topic_may_send_to_the_queue_and_use_its_key(built: Built) -> N
         for policy in built.keyed.find_resources("AWS::SQS::QueuePolicy").values()
         for s in policy["Properties"]["PolicyDocument"]["Statement"]
         if s.get("Principal") == {"Service": "sns.amazonaws.com"}
+        and s["Resource"] == _job_queue_arn(built.keyed)
     ]
     # THEN the queue policy and the key policy name the topic by an ARN built from its name (no cycle)
     assert len(sns_queue) == 1
@@ -454,18 +469,12 @@ def test_the_subscriber_is_fifo_with_jsonata_group_dedup_attributes_and_envelope
             '"payload": $events.Data, "seq": $events.Data.detail.version} %}'
         },
     }
-    failure = _ref(
-        built.plain,
-        "AWS::SQS::Queue",
-        {
-            "FifoQueue": True,
-            "RedrivePolicy": Match.absent(),
-            "MessageRetentionPeriod": 1209600,
-            "QueueName": Match.absent(),
-        },
-    )
+    failure = _arn(built.plain_custom.failure_queue)
     assert properties["OnFailureConfiguration"] == {"Arn": failure}
-    assert len(subscriber["DependsOn"]) == 2
+    (policy_id,) = built.plain.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"PolicyName": Match.string_like_regexp("^CustomRole")}}
+    )
+    assert subscriber["DependsOn"] == [policy_id]
 
 
 def test_the_subscriber_role_is_the_accounts_event_bridge_sending_to_two_queues(built: Built) -> None:

@@ -39,7 +39,7 @@ from constructs import Construct
 
 from constructs_fifo.construct.ingress import paths
 from constructs_fifo.construct.ingress.errors import InvalidIngressPropsError
-from constructs_fifo.construct.ingress.staging import build_undelivered_alarm, encrypted_queue
+from constructs_fifo.construct.ingress.staging import build_undelivered_alarm, encrypted_queue, role_policy
 from constructs_fifo.construct.resources.permissions import grant_enqueue
 from constructs_fifo.construct.settings import defaults
 
@@ -153,6 +153,7 @@ class CustomBusIngress(Construct):
             meaning=f"Events of {self.node.path} could not reach the job queue: the subscriber ran out of "
             "retries (an expression without a value, an id SQS refuses, a denied key).",
             alarm_topic=alarm_topic,
+            named_by_a_queue=False,
         )
         self.role = iam.Role(
             self,
@@ -223,4 +224,4 @@ class CustomBusIngress(Construct):
             ),
         )
         # The service checks the role when it creates the subscriber: the policy must exist first.
-        self.subscriber.node.add_dependency(self.role)
+        self.subscriber.node.add_dependency(role_policy(self.role))

@@ -50,6 +50,7 @@ from constructs_fifo.construct.ingress.staging import (
     allow_service_on_key,
     build_undelivered_alarm,
     encrypted_queue,
+    role_policy,
 )
 from constructs_fifo.construct.resources.permissions import ENQUEUE_ACTIONS, grant_enqueue
 from constructs_fifo.construct.settings import defaults, tokens
@@ -267,7 +268,7 @@ class EventBusIngress(Construct):
             ),
         )
         # Pipes checks the role's permissions when it creates the pipe: the policy must exist first.
-        self.pipe.node.add_dependency(self.role)
+        self.pipe.node.add_dependency(role_policy(self.role))
 
 
 def _check_batch_size(batch_size: object) -> list[str]:

@@ -9,9 +9,11 @@ of :func:`constructs_fifo.client.producer.validate_job`, ``MessageGroupId=group`
 run, die and are triaged exactly like the producer's.
 
 Builds, in this construct: the subscription (``AWS::SNS::Subscription``, construct id ``Subscription``:
-protocol ``sqs``, ``RawMessageDelivery``, the optional filter policy). On the job queue: a queue policy
-statement letting ``sns.amazonaws.com`` send for this topic only (``aws:SourceArn``, the ARN built from
-the topic's name when the stack fixes it, so a topic encrypted with the same key makes no cycle); with
+protocol ``sqs``, ``RawMessageDelivery``, the optional filter policy, ``UndeliveredQueue`` as its
+redrive policy: FIFO, encrypted like the job queue, 14 days, with ``UndeliveredAlarm``). On the job
+queue: a queue policy statement letting ``sns.amazonaws.com`` send for this topic only
+(``aws:SourceArn``, the ARN built from the topic's name when the stack fixes it, so a topic
+encrypted with the same key makes no cycle); with
 a key, the key policy statement SNS needs to encrypt for this topic (``kms:GenerateDataKey``,
 ``kms:Decrypt``),
 or a warning for an imported key (:data:`~.staging.WARNING_INGRESS_KEY_POLICY`).
@@ -25,12 +27,17 @@ from typing import TYPE_CHECKING, Final
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from constructs_fifo.construct.ingress.errors import InvalidIngressPropsError
-from constructs_fifo.construct.ingress.staging import allow_service_on_key
+from constructs_fifo.construct.ingress.staging import (
+    allow_service_on_key,
+    build_undelivered_alarm,
+    encrypted_queue,
+)
 from constructs_fifo.construct.resources.permissions import ENQUEUE_ACTIONS
-from constructs_fifo.construct.settings import tokens
+from constructs_fifo.construct.settings import defaults, tokens
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
@@ -54,6 +61,8 @@ class SnsFifoIngress(Construct):
     filter_policy
         Which messages become jobs, by their message attributes
         (``{"jobType": sns.SubscriptionFilter.string_filter(allowlist=["run_tests"])}``). Default all.
+    alarm_topic
+        SNS topic notified when a message could not be delivered. Default none.
 
     Raises
     ------
@@ -63,6 +72,8 @@ class SnsFifoIngress(Construct):
 
     #: The topic's subscription of the job queue.
     subscription: sns.Subscription
+    #: The subscription's dead-letter queue (FIFO, as a FIFO topic's must be): what SNS gave up on.
+    undelivered_queue: sqs.Queue
 
     def __init__(
         self,
@@ -72,6 +83,7 @@ class SnsFifoIngress(Construct):
         queue: OrderedAgentQueue,
         topic: sns.ITopic,
         filter_policy: Mapping[str, sns.SubscriptionFilter] | None = None,
+        alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, id)
         if not topic.fifo:
@@ -101,6 +113,22 @@ class SnsFifoIngress(Construct):
                 source_arn=topic_arn,
                 purpose="the topic's delivery",
             )
+        self.undelivered_queue = encrypted_queue(
+            self,
+            "UndeliveredQueue",
+            encryption_key=queue.encryption_key,
+            fifo=True,
+            retention_period=defaults.DLQ_RETENTION,
+        )
+        build_undelivered_alarm(
+            self,
+            self.undelivered_queue,
+            meaning=f"Messages of {self.node.path} could not reach the job queue: SNS gave up delivering "
+            "them (a denied key or queue policy, a deleted queue).",
+            alarm_topic=alarm_topic,
+            named_by_a_queue=False,
+        )
+        # Binding the dead-letter queue adds its policy: sns.amazonaws.com may send for this topic only.
         self.subscription = sns.Subscription(
             self,
             "Subscription",
@@ -109,6 +137,7 @@ class SnsFifoIngress(Construct):
             protocol=sns.SubscriptionProtocol.SQS,
             raw_message_delivery=True,
             filter_policy=dict(filter_policy) if filter_policy is not None else None,
+            dead_letter_queue=self.undelivered_queue,
         )
 
 

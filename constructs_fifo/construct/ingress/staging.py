@@ -25,6 +25,7 @@ from constructs_fifo.construct.resources.permissions import ENQUEUE_KEY_ACTIONS
 from constructs_fifo.construct.settings import defaults
 
 __all__ = [
+    "DESTINATION_ACKNOWLEDGEMENT",
     "STAGING_MAX_RECEIVE_COUNT",
     "STAGING_RETENTION",
     "UNDELIVERED_ACKNOWLEDGEMENT",
@@ -32,6 +33,7 @@ __all__ = [
     "allow_service_on_key",
     "build_undelivered_alarm",
     "encrypted_queue",
+    "role_policy",
 ]
 
 #: Receives of a staged event before SQS moves it to the staging dead-letter queue: a pipe that
@@ -46,6 +48,14 @@ UNDELIVERED_ACKNOWLEDGEMENT: Final = Acknowledgment(
     id="Serverless::Serverless-SQSRedrivePolicy",
     reason="This queue keeps the events that could not be delivered, 14 days, for inspection and redrive, "
     "and alarms when one arrives; a dead-letter queue of its own would only move them further away.",
+)
+
+#: cdk-nag's AwsSolutions-SQS3 on a dead-letter queue that no other queue's RedrivePolicy names.
+DESTINATION_ACKNOWLEDGEMENT: Final = Acknowledgment(
+    id="AwsSolutions::AwsSolutions-SQS3",
+    reason="This queue is a dead-letter queue: the destination of an SNS subscription's RedrivePolicy or of "
+    "an EventBridge subscriber's OnFailureConfiguration; the rule recognizes only a queue that another "
+    "queue's RedrivePolicy names.",
 )
 
 
@@ -76,13 +86,22 @@ def encrypted_queue(
 
 
 def build_undelivered_alarm(
-    scope: Construct, queue: sqs.Queue, *, meaning: str, alarm_topic: sns.ITopic | None
+    scope: Construct,
+    queue: sqs.Queue,
+    *,
+    meaning: str,
+    alarm_topic: sns.ITopic | None,
+    named_by_a_queue: bool = True,
 ) -> cloudwatch.Alarm:
     """The alarm (construct id ``UndeliveredAlarm``) on a queue of undeliverable events: one is enough.
 
-    Also acknowledges cdk-nag's redrive rule on ``queue`` (:data:`UNDELIVERED_ACKNOWLEDGEMENT`).
+    Also acknowledges cdk-nag's redrive rule on ``queue`` (:data:`UNDELIVERED_ACKNOWLEDGEMENT`) and,
+    when no queue's redrive policy names it (``named_by_a_queue=False``), its dead-letter queue rule
+    (:data:`DESTINATION_ACKNOWLEDGEMENT`).
     """
     Validations.of(queue).acknowledge(UNDELIVERED_ACKNOWLEDGEMENT)
+    if not named_by_a_queue:
+        Validations.of(queue).acknowledge(DESTINATION_ACKNOWLEDGEMENT)
     alarm = cloudwatch.Alarm(
         scope,
         "UndeliveredAlarm",
@@ -137,3 +156,14 @@ def allow_service_on_key(
             f"{service} {', '.join(ENQUEUE_KEY_ACTIONS)} on the key, with the condition ArnEquals "
             "aws:SourceArn = the sending resource's ARN.",
         )
+
+
+def role_policy(role: iam.Role) -> Construct:
+    """The role's default policy (its statements), for a resource that must be created after it.
+
+    Depending on the policy alone, not on the role too: the role is already a dependency of every
+    resource naming its ARN (cfn-lint W3005 reports the repeated one).
+    """
+    policy = role.node.try_find_child("DefaultPolicy")
+    assert isinstance(policy, Construct), "role_policy() needs a role with statements"
+    return policy
