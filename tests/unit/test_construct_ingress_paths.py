@@ -64,6 +64,20 @@ def test_anything_else_is_refused_naming_the_prop_the_value_the_rule_and_the_fix
     assert "Fix: name the field of the event, e.g. group_path='$.detail.accountId'." in problems[0]
 
 
+def test_a_group_path_longer_than_a_pipe_target_takes_is_refused() -> None:
+    # GIVEN a path whose pipe path ($.body + the path) is 101 characters
+    path = "$." + "a" * (paths.MAX_PIPE_ID_PATH_LENGTH - len("$.body."))
+    assert len(paths.pipe_path(path)) == paths.MAX_PIPE_ID_PATH_LENGTH
+    longer = path + "b"
+    # THEN the longest that fits passes and one more character is refused, naming the limit
+    assert paths.check_path("group_path", path, target_id=True) == []
+    (problem,) = paths.check_path("group_path", longer, target_id=True)
+    assert problem.startswith(f"group_path={longer!r} is too long: the pipe reads it as")
+    assert "101 characters, and a pipe's SQS target takes at most 100" in problem
+    # AND a path that is no target id (the job id, inside the template) has no such limit
+    assert paths.check_path("job_id_path", longer) == []
+
+
 def test_the_payload_may_be_the_whole_event() -> None:
     assert paths.check_path("payload_path", "$", whole_event=True) == []
     assert paths.check_path("group_path", "$") != []

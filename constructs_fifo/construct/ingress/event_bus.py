@@ -154,9 +154,9 @@ class EventBusIngress(Construct):
         super().__init__(scope, id)
         dedup_path = job_id_path if dedup_path is None else dedup_path
         problems = [
-            *paths.check_path("group_path", group_path),
+            *paths.check_path("group_path", group_path, target_id=True),
             *paths.check_path("job_id_path", job_id_path),
-            *paths.check_path("dedup_path", dedup_path),
+            *paths.check_path("dedup_path", dedup_path, target_id=True),
             *(paths.check_path("seq_path", seq_path) if seq_path is not None else []),
             *paths.check_path("payload_path", payload_path, whole_event=True),
             *paths.check_job_type(

@@ -34,6 +34,7 @@ __all__ = [
     "EVENT_ID_EXPRESSION",
     "EVENT_ID_PATH",
     "EVENT_PAYLOAD_PATH",
+    "MAX_PIPE_ID_PATH_LENGTH",
     "TRIAGE_ATTRIBUTES",
     "check_expression",
     "check_job_type",
@@ -70,10 +71,13 @@ _PATH_RULE: Final = (
 #: A job type written into the template as a literal: what could end the literal or open a
 #: placeholder is refused.
 _TYPE_FORBIDDEN: Final = frozenset('<>"\\{}%')
+#: The longest ``MessageGroupId`` and ``MessageDeduplicationId`` a pipe's SQS target takes: the path
+#: itself, ``$.body`` included (API_PipeTargetSqsQueueParameters: length 0 to 100).
+MAX_PIPE_ID_PATH_LENGTH: Final = 100
 _JSONATA_DELIMITERS: Final = ("{%", "%}")
 
 
-def check_path(prop: str, value: object, *, whole_event: bool = False) -> list[str]:
+def check_path(prop: str, value: object, *, whole_event: bool = False, target_id: bool = False) -> list[str]:
     """The problems of one JSON path prop (``[]`` when it is valid or an unresolved token).
 
     Parameters
@@ -84,6 +88,9 @@ def check_path(prop: str, value: object, *, whole_event: bool = False) -> list[s
         The path, e.g. ``$.detail.accountId``.
     whole_event
         Whether ``$`` alone (the whole event) is allowed, as it is for the payload.
+    target_id
+        Whether the path is a pipe target's group or deduplication id, whose pipe path is at most
+        :data:`MAX_PIPE_ID_PATH_LENGTH` characters.
 
     Examples
     --------
@@ -95,6 +102,12 @@ def check_path(prop: str, value: object, *, whole_event: bool = False) -> list[s
     if tokens.is_unresolved(value):
         return []
     if isinstance(value, str) and (_PATH.fullmatch(value) or (whole_event and value == "$")):
+        if target_id and len(pipe_path(value)) > MAX_PIPE_ID_PATH_LENGTH:
+            return [
+                f"{prop}={value!r} is too long: the pipe reads it as {pipe_path(value)!r}, "
+                f"{len(pipe_path(value))} characters, and a pipe's SQS target takes at most "
+                f"{MAX_PIPE_ID_PATH_LENGTH}. Fix: a shorter path (move the field up in the event's detail)."
+            ]
         return []
     whole = " (or '$' for the whole event)" if whole_event else ""
     return [
