@@ -66,7 +66,7 @@ def _queue(stack: Stack, key: kms.IKey | None) -> OrderedAgentQueue:
 
 def _feed(
     stack: Stack, queue: OrderedAgentQueue, bus: events.IEventBus, topic: sns.ITopic
-) -> EventBusIngress:
+) -> tuple[EventBusIngress, SnsFifoIngress]:
     ingress = EventBusIngress(
         stack,
         "Events",
@@ -142,7 +142,8 @@ def built() -> Built:
 def _only(template: Template, type_: str, props: dict[str, Any] | None = None) -> dict[str, Any]:
     found = template.find_resources(type_, {"Properties": props} if props else None)
     assert len(found) == 1, found
-    return next(iter(found.values()))
+    (resource,) = found.values()
+    return dict(resource)
 
 
 def _ref(template: Template, type_: str, props: dict[str, Any]) -> dict[str, Any]:
