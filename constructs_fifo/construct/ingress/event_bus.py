@@ -24,6 +24,10 @@ FIFO queue keeps the order the pipe sent in, which is not the order the events h
 ``seq_path`` (the entity's version) and use a state-mode queue, whose reorder buffer applies a group's
 jobs in ``seq`` order.
 
+On the emulator: moto 5.2.5's CloudFormation creates the rule and the queues but skips
+``AWS::Pipes::Pipe`` (no CloudFormation support; the stack still completes), so nothing moves staged
+events until a local pipe runner does.
+
 Triage: Pipes cannot set SQS message attributes (``PipeTargetSqsQueueParameters`` has only the group
 and the deduplication id), so these jobs carry no ``jobId``/``jobType``/``group`` attributes. The
 runtime does not need them: it reads the job id and type from the body and the group from the
