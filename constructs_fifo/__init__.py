@@ -1,6 +1,7 @@
 """constructs-fifo: ordered, exactly-once-effect job queues on SQS FIFO, Lambda and DynamoDB.
 
-The CDK side (:class:`OrderedAgentQueue`) is imported lazily, so that ``import constructs_fifo`` and
+The CDK side (:class:`OrderedAgentQueue` and its ways in, :class:`EventBusIngress`,
+:class:`CustomBusIngress`, :class:`SnsFifoIngress`) is imported lazily, so that ``import constructs_fifo`` and
 the Lambda runtime (:mod:`constructs_fifo.runtime`), which ships inside the function's asset, never
 load ``aws_cdk``. The construct's enums (:class:`JobMode`, :class:`DeadJobPolicy`, :class:`GapPolicy`,
 :class:`OutcomeLines`) are the runtime's own (:mod:`constructs_fifo.runtime.settings.choices`),
@@ -20,23 +21,37 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
+    from constructs_fifo.construct import (
+        CodeBundling,
+        CustomBusIngress,
+        EventBusIngress,
+        OrderedAgentQueue,
+        SnsFifoIngress,
+    )
 
 __all__ = [
     "CodeBundling",
+    "CustomBusIngress",
     "DeadJobPolicy",
+    "EventBusIngress",
     "GapPolicy",
     "JobMode",
     "OrderedAgentQueue",
     "OutcomeLines",
+    "SnsFifoIngress",
     "__version__",
 ]
 
 __version__ = "0.1.0"
 
+#: The CDK side's names, loaded on first use.
+_CONSTRUCTS = frozenset(
+    {"OrderedAgentQueue", "CodeBundling", "EventBusIngress", "CustomBusIngress", "SnsFifoIngress"}
+)
+
 
 def __getattr__(name: str) -> Any:
-    if name in {"OrderedAgentQueue", "CodeBundling"}:
+    if name in _CONSTRUCTS:
         # Lazy on purpose: the runtime ships this file into Lambda, where aws_cdk is absent.
         import constructs_fifo.construct  # noqa: PLC0415
 

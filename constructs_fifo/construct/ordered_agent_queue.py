@@ -38,6 +38,7 @@ from constructs_fifo.construct.checks.props import check_all
 from constructs_fifo.construct.checks.validation import raise_if_any
 from constructs_fifo.construct.code.bundling import CodeBundling
 from constructs_fifo.construct.errors import InvalidPropsError
+from constructs_fifo.construct.ingress.static_group import StaticGroupRuleTargets
 from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.observability.metrics import QueueMetrics
@@ -384,6 +385,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
             ),
         )
         self.function.add_event_source(self.event_source)
+        self.node.add_validation(StaticGroupRuleTargets(self, self.queue))  # a static group: one lane
 
         # --- expose: alarms ------------------------------------------------------------------------
         self.alarms = build_alarms(
