@@ -6,12 +6,12 @@ and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.
 1. **Plan.** :func:`~constructs_fifo.runtime.state.crash_watch.plan_run` decides how the run is
    watched from what the read found of the group's run and whether the records were received before.
 2. **Watch.** The transition runs inside a :class:`~constructs_fifo.runtime.state.crash_watch.CrashWatch`
-   (marker writes) inside a :class:`~constructs_fifo.runtime.state.run.RecordingTransition` (errors,
+   (marker writes) inside a :class:`~constructs_fifo.runtime.state.core.apply.RecordingTransition` (errors,
    attempts and durations for the outcome lines).
 3. **Pay.** What an earlier run owes is sent before anything of this run
    (:meth:`~constructs_fifo.runtime.state.owed.OwedLetters.pay`; a failed send raises: nothing is
    committed).
-4. **Run.** :func:`~constructs_fifo.runtime.state.run.run_group` runs the records through the core.
+4. **Run.** :func:`~constructs_fifo.runtime.state.core.apply.run_group` runs the records through the core.
 5. **Items.** The caller's ``items_of`` gives the park header and the items written in the same
    transaction (a live group that parks: its header and kept records; a replay page: its header and
    the deletes of the kept records it finished, after sending the dead ones that must go first).
@@ -40,18 +40,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.state.core.apply import RecordingTransition, run_group
 from constructs_fifo.runtime.state.core.records import BatchResult
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
 from constructs_fifo.runtime.state.owed import owing
-from constructs_fifo.runtime.state.run import RecordingTransition, run_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState
-    from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend
+    from constructs_fifo.runtime.state.storage.runs import FoundRun, RunMarker
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 

@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import OutcomeWriter
+    from constructs_fifo.runtime.state.core.apply import RecordingTransition
     from constructs_fifo.runtime.state.core.records import BatchResult, BufferedJob, GroupState, JobResult
-    from constructs_fifo.runtime.state.run import RecordingTransition
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 

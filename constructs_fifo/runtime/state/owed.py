@@ -35,8 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
     from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
     from constructs_fifo.runtime.state.core.records import BufferedJob, GroupState
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
+    from constructs_fifo.runtime.state.storage.runs import RunMarker
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 

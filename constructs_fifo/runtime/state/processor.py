@@ -13,7 +13,7 @@ its deadline, its error path and its report are the skeleton's). Rules, per batc
    started are reported (``DEADLINE``, visibility 0). A group is applied and committed whole or not
    at all.
 3. **A live group** (no park header): its records run through the core
-   (:func:`~constructs_fifo.runtime.state.run.run_group`: malformed records are split out, dead at
+   (:func:`~constructs_fifo.runtime.state.core.apply.run_group`: malformed records are split out, dead at
    once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
    batch, one ``TransactWriteItems`` of the state, the park header and the kept records. Nothing is
    written when nothing changed.
@@ -104,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.settings.config import RuntimeConfig
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchResult
-    from constructs_fifo.runtime.state.crash_watch import FoundRun
+    from constructs_fifo.runtime.state.storage.runs import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 

@@ -13,7 +13,7 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    replay sends it from the buffer, before the commit (it is dead in the committed state already). A
    group parked at a malformed record has no death in its state: retrying replays the record (which
    parks the group again), skipping dropped it.
-2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state.run.run_group`) and one
+2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state.core.apply.run_group`) and one
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
@@ -48,12 +48,12 @@ from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.state.commit import GroupCommit
-from constructs_fifo.runtime.state.core.apply import resume_group
+from constructs_fifo.runtime.state.core.apply import RecordingTransition, resume_group
 from constructs_fifo.runtime.state.core.records import Outcome
-from constructs_fifo.runtime.state.crash_watch import FoundRun, RunInterrupted
+from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import buffered_record
 from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
-from constructs_fifo.runtime.state.run import RecordingTransition
+from constructs_fifo.runtime.state.storage.runs import FoundRun
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
