@@ -35,8 +35,8 @@
    before the commit, as it has no record to report, and the worker crashed before the commit; the
    next run retried it from the uncommitted count and it succeeded: dead-lettered and applied). Fixed:
    the commit records it dead and owed first, then it is sent, and what is owed is cleared once sent
-   (``runtime/state/owed.py``); a failed send or a crash leaves it owed, sent again by the group's
-   next run (same deduplication id). Kept as regular examples in
+   (``OwedLetters`` in ``runtime/state/outcomes.py``); a failed send or a crash leaves it owed, sent
+   again by the group's next run (same deduplication id). Kept as regular examples in
    ``tests/functional/test_runtime_state_processor.py``.
 6. **Claim mode: the least ``maxReceiveCount`` was one receive short** (found while fixing 4: the
    same world in claim mode at batch size 1 and ``max_attempts`` 6). A job that crashes its worker on

@@ -9,8 +9,7 @@ import pytest
 
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
 from constructs_fifo.runtime.state.core.records import GroupState
-from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, RunMarker
-from constructs_fifo.runtime.state.storage.runs import decode_run_item, run_item_put
+from constructs_fifo.runtime.state.storage.runs import GROUP_RUN, RunMarker, decode_run_item, run_item_put
 from constructs_fifo.runtime.state.storage.store import StateStore, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE

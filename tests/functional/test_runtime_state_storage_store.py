@@ -26,8 +26,8 @@ from constructs_fifo.runtime.state.core.records import (
     GroupState,
     Outcome,
 )
-from constructs_fifo.runtime.state.crash_watch import GROUP_RUN, FoundRun, RunMarker
 from constructs_fifo.runtime.state.storage.book import decode_book, encode_book
+from constructs_fifo.runtime.state.storage.runs import GROUP_RUN, FoundRun, RunMarker
 from constructs_fifo.runtime.state.storage.store import StateStore, decode_item, item_size
 
 from .runtime_harness import GROUP_TABLE_NAME as GROUP_TABLE

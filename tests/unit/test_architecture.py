@@ -13,7 +13,9 @@
 - only the emulator's server and its patches import moto (the ``local`` extra), so every other
   module works on a plain install;
 - the runtime and the construct keep each module within 500 lines and each folder's own modules within
-  2,500 (a signal to split, or to give the folder rooms).
+  2,500 (a signal to split, or to give the folder rooms); a module that is one concept may pass the
+  line signal when named below with its bound and why (halves of one concept are worse than one long
+  module).
 
 The benchmark (``benchmarks/``) is held to the same rules on names and cycles.
 """
@@ -231,6 +233,14 @@ MAX_MODULE_LINES = 500
 MAX_FOLDER_LINES = 2_500
 #: The packages held to it: the runtime (what ships in the function's asset) and the construct.
 SIZED = (RUNTIME, CONSTRUCT)
+#: The modules allowed past :data:`MAX_MODULE_LINES`, each one concept: its bound, and why it is one.
+LONG_MODULES: dict[str, tuple[int, str]] = {
+    "constructs_fifo/runtime/state/outcomes.py": (
+        650,
+        "a group's results after its run: its dead letters (sent now, or owed by the commit and sent "
+        "after it: one protocol on the same letters and sends) and its outcome lines and metrics",
+    ),
+}
 
 
 def _lines_by_module(package: str) -> dict[Path, int]:
@@ -244,10 +254,25 @@ def test_each_package_keeps_its_modules_and_rooms_small(package: str) -> None:
     # GIVEN every module of the package, by folder
     lines = _lines_by_module(package)
     assert lines, package
-    # THEN no module passes the line signal
-    assert {str(p.relative_to(ROOT)): n for p, n in lines.items() if n > MAX_MODULE_LINES} == {}
+    # THEN no module passes the line signal, but for the named ones, each within its own bound
+    bounds = {path: bound for path, (bound, _) in LONG_MODULES.items()}
+    too_long = {
+        name: n
+        for p, n in lines.items()
+        if n > bounds.get(name := str(p.relative_to(ROOT)), MAX_MODULE_LINES)
+    }
+    assert too_long == {}
     # AND no folder's own modules (its rooms not counted) pass the folder signal
     folders: dict[Path, int] = {}
     for path, count in lines.items():
         folders[path.parent] = folders.get(path.parent, 0) + count
     assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_FOLDER_LINES} == {}
+
+
+def test_each_long_module_is_past_the_line_signal_and_says_why() -> None:
+    # GIVEN the modules allowed past the line signal
+    for path, (bound, why) in LONG_MODULES.items():
+        count = len((ROOT / path).read_text().splitlines())
+        # THEN each exists, needs its exception (it is past the signal) and says why it is one concept
+        assert MAX_MODULE_LINES < count <= bound, path
+        assert why, path

@@ -1,4 +1,5 @@
-"""State mode's pure core: one example per rule of ``transitions``, then Hypothesis properties."""
+"""State mode's pure core: one example per rule of ``apply_batch``, Hypothesis properties, then a group's
+records through it (``run_group``: malformed records split out, ticks, stalls)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from constructs_fifo.runtime.constants import MAX_DEAD_ENTRIES_BYTES, MAX_ERROR_
 from constructs_fifo.runtime.dead_jobs.record import DeadJob, encode_dead_job
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
 from constructs_fifo.runtime.job import Job
-from constructs_fifo.runtime.state.core.apply import apply_batch, resume_group
+from constructs_fifo.runtime.state.core.apply import RecordingTransition, apply_batch, resume_group, run_group
+from constructs_fifo.runtime.state.core.engine import stalled_on
 from constructs_fifo.runtime.state.core.records import (
     BOOKKEEPING_RESERVE_BYTES,
     BatchResult,
+    BatchSettings,
     Bookkeeping,
     GapPolicy,
     GroupState,
@@ -31,6 +34,7 @@ from constructs_fifo.runtime.state.core.records import (
 )
 from constructs_fifo.runtime.state.core.values import encode_state, job_seq
 from constructs_fifo.runtime.state.storage.book import encode_book
+from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"
 State = dict[str, Any] | None
@@ -735,3 +739,133 @@ def test_property_with_room_and_no_failures_every_job_is_applied_in_seq_order(
     assert sorted(applied) == sorted(healthy)
     with_seq = [job_id for job_id in applied if healthy[job_id].seq is not None]
     assert with_seq == sorted(with_seq, key=lambda job_id: seq_of(healthy[job_id]))
+
+
+# --- a group's records through the core (run_group): malformed records split out, ticks, stalls ---
+
+
+def record(body: str, message_id: str) -> SQSRecord:
+    return {"messageId": message_id, "body": body, "attributes": {"MessageGroupId": GROUP}}
+
+
+def queued(job_id: str, seq: int | None = None) -> SQSRecord:
+    body: dict[str, Any] = {"jobId": job_id, "type": "t"}
+    if seq is not None:
+        body["seq"] = seq
+    return record(json.dumps(body), f"m-{job_id}")
+
+
+class Log:
+    """The reference transition; ``fail`` raise RuntimeError on attempts up to n, ``poison`` always."""
+
+    def __init__(self, fail: dict[str, int] | None = None, poison: frozenset[str] = frozenset()) -> None:
+        self.runs: list[str] = []
+        self.fail = fail or {}
+        self.poison = poison
+
+    def __call__(self, job: Job, state: dict[str, Any] | None) -> dict[str, Any]:
+        self.runs.append(job.id)
+        if job.id in self.poison:
+            raise PermanentJobError(f"{job.id} is poison")
+        if job.attempt <= self.fail.get(job.id, 0):
+            raise RuntimeError(f"{job.id} flaked")
+        return {"log": [*(state or {}).get("log", []), job.id]}
+
+
+def run_records(
+    records: list[SQSRecord], transition: Log, start: GroupState | None = None, **options: Any
+) -> BatchResult:
+    settings = BatchSettings(**{"max_attempts": 3, "park_on_dead": False, **options})
+    return run_group(start or GroupState(GROUP), records, transition, settings, now_ms=1_000)
+
+
+def reasons(result: BatchResult) -> list[tuple[str, str]]:
+    return [(r.job_id, r.outcome.value if r.reason is None else r.reason.value) for r in result.results]
+
+
+def test_a_malformed_record_splits_the_group_and_the_state_runs_on_across_it() -> None:
+    transition = Log()
+    result = run_records([queued("a", 0), record('{"jobId": "m"}', "m-m"), queued("b", 1)], transition)
+    assert reasons(result) == [("a", "APPLIED"), ("m", "DEAD"), ("b", "APPLIED")]
+    assert result.group_state.state == {"log": ["a", "b"]} and result.changed
+    dead = result.results[1].dead
+    assert dead is not None and (dead.reason, dead.error_type, dead.attempts) == (
+        DeadReason.MALFORMED,
+        "MalformedJobError",
+        0,
+    )
+    assert result.jobs[1] is None and transition.runs == ["a", "b"]
+
+
+def test_a_malformed_record_behind_a_stopped_group_waits_and_the_core_is_not_called_again() -> None:
+    transition = Log(fail={"a": 1})
+    result = run_records([queued("a"), record("not json", "m-x"), queued("b")], transition)
+    assert reasons(result) == [("a", "FAILED"), ("", "BLOCKED"), ("b", "BLOCKED")]
+    assert [r.attempt for r in result.results] == [1, 1, 1]
+    assert transition.runs == ["a"]
+
+
+def test_a_malformed_record_parks_the_group_at_itself_under_park() -> None:
+    transition = Log()
+    result = run_records([queued("a"), record("not json", "m-x"), queued("b")], transition, park_on_dead=True)
+    assert reasons(result) == [("a", "APPLIED"), ("", "KEEP"), ("b", "KEEP")]
+    assert result.parked_by is not None and result.parked_by.message_id == "m-x"
+    assert result.results[1].dead == result.parked_by
+    assert result.group_state.book.parked is None  # a malformed record has no death in the state
+    assert transition.runs == ["a"]
+
+
+def test_a_job_of_the_core_that_parks_the_group_is_its_parked_by() -> None:
+    result = run_records(
+        [queued("a"), queued("p"), queued("b")], Log(poison=frozenset({"p"})), park_on_dead=True
+    )
+    assert reasons(result) == [("a", "APPLIED"), ("p", "KEEP"), ("b", "KEEP")]
+    assert result.parked_by is not None and result.parked_by.job_id == "p"
+    assert result.parked_by.reason is DeadReason.PERMANENT
+
+
+def test_the_message_a_job_died_in_carries_its_entry_across_a_malformed_split_and_a_copy_does_not() -> None:
+    # GIVEN p died (permanent) in message m-p under the go-on policy
+    died = run_records([queued("p")], Log(poison=frozenset({"p"})))
+    (entry,) = died.group_state.book.dead_entries
+    # WHEN m-p comes back behind a malformed record, followed by a copy of p in a new message
+    copy = record('{"jobId": "p", "type": "t"}', "m-copy")
+    transition = Log()
+    again = run_records([record("not json", "m-x"), queued("p"), copy], transition, died.group_state)
+    # THEN p runs in neither; m-p carries p's entry (dead-lettered as it died), the copy none
+    assert reasons(again) == [("", "DEAD"), ("p", "DEAD_COPY"), ("p", "DEAD_COPY")]
+    assert again.results[1].dead == entry and entry.reason is DeadReason.PERMANENT
+    assert again.results[2].dead is None
+    assert transition.runs == [] and not again.changed
+
+
+def test_without_records_the_group_ticks_and_drains_its_buffer() -> None:
+    transition = Log(fail={"b": 1})
+    first = run_records([queued("b", 1), queued("a", 0)], transition)
+    assert reasons(first) == [("b", "BUFFERED"), ("a", "CARRIER")]
+    tick = run_records([], transition, start=first.group_state)
+    assert tick.results == () and tick.group_state.state == {"log": ["a", "b"]}
+    assert [entry.job_id for entry in tick.from_buffer] == ["b"]
+
+
+def test_a_failed_buffered_job_with_only_dead_records_in_the_run_is_stalled_on() -> None:
+    transition = Log(fail={"s1": 1}, poison=frozenset({"s0"}))
+    buffered = run_records([queued("s1", 1)], transition)
+    result = run_records([queued("s0", 0)], transition, start=buffered.group_state)
+    assert reasons(result) == [("s0", "DEAD")]
+    assert result.stalled_on == ("s1", 1) == stalled_on(result.group_state, 0)
+    assert not any(r.outcome is Outcome.RETRY for r in result.results)
+    assert RetryReason.CARRIER not in {r.reason for r in result.results}
+
+
+def test_the_recording_transition_records_errors_and_lets_a_crash_pass() -> None:
+    class Crash(BaseException):
+        pass
+
+    def crash(job: Job, state: dict[str, Any] | None) -> dict[str, Any]:
+        raise Crash
+
+    recorder = RecordingTransition(crash)
+    with pytest.raises(Crash):
+        recorder(Job("j", GROUP, "t", {}, 2, "m", {}), None)
+    assert recorder.errors == {} and recorder.attempts == {"j": 2} and "j" in recorder.durations_ms

@@ -10,16 +10,10 @@ import pytest
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.state.core.apply import run_group
 from constructs_fifo.runtime.state.core.records import BatchSettings, Bookkeeping, GroupState, Outcome
-from constructs_fifo.runtime.state.crash_watch import (
-    GROUP_RUN,
-    CrashWatch,
-    FoundRun,
-    RunInterrupted,
-    RunMarker,
-    plan_run,
-)
-from constructs_fifo.runtime.state.run import run_group
+from constructs_fifo.runtime.state.crash_watch import CrashWatch, RunInterrupted, plan_run
+from constructs_fifo.runtime.state.storage.runs import GROUP_RUN, FoundRun, RunMarker
 from constructs_fifo.runtime.types import SQSRecord
 
 GROUP = "ws#1"

@@ -33,7 +33,7 @@ from constructs_fifo.runtime.state.core.records import GroupState, SkippedRange
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.runtime.state.crash_watch import RunMarker
+    from constructs_fifo.runtime.state.storage.runs import RunMarker
     from constructs_fifo.runtime.state.storage.store import StateStore
 
 __all__ = ["check_forget", "dead_job_seq", "forget_dead_job", "read_group", "skip_gap", "skip_gap_range"]

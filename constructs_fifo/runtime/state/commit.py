@@ -1,26 +1,32 @@
-"""State mode's group commit: one group's records through the core and into one conditional write.
+"""One group's run, committed: what it owes paid, its records through the core, one conditional write.
 
 The one unit both paths use: a live group's batch (:mod:`constructs_fifo.runtime.state.processor`)
-and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.replay`). In order:
+and each page of a resuming group's replay (:mod:`constructs_fifo.runtime.state.replay`). It goes
+down state mode's rooms once, in order:
 
-1. **Plan.** :func:`~constructs_fifo.runtime.state.crash_watch.plan_run` decides how the run is
-   watched from what the read found of the group's run and whether the records were received before.
-2. **Watch.** The transition runs inside a :class:`~constructs_fifo.runtime.state.crash_watch.CrashWatch`
-   (marker writes) inside a :class:`~constructs_fifo.runtime.state.run.RecordingTransition` (errors,
+1. **Pay** (:mod:`~constructs_fifo.runtime.state.outcomes`). What an earlier run owes is sent before
+   anything of this run (:meth:`~constructs_fifo.runtime.state.outcomes.OwedLetters.pay`; a failed
+   send raises: nothing is committed).
+2. **Plan and watch** (:mod:`~constructs_fifo.runtime.state.crash_watch`).
+   :func:`~constructs_fifo.runtime.state.crash_watch.plan_run` decides how the run is watched from
+   what the read found of the group's run and whether the records were received before; the
+   transition runs inside a :class:`~constructs_fifo.runtime.state.crash_watch.CrashWatch` (marker
+   writes) inside a :class:`~constructs_fifo.runtime.state.core.apply.RecordingTransition` (errors,
    attempts and durations for the outcome lines).
-3. **Pay.** What an earlier run owes is sent before anything of this run
-   (:meth:`~constructs_fifo.runtime.state.owed.OwedLetters.pay`; a failed send raises: nothing is
-   committed).
-4. **Run.** :func:`~constructs_fifo.runtime.state.run.run_group` runs the records through the core.
-5. **Items.** The caller's ``items_of`` gives the park header and the items written in the same
+3. **Run** (:mod:`~constructs_fifo.runtime.state.core`).
+   :func:`~constructs_fifo.runtime.state.core.apply.run_group` runs the records through the core.
+4. **Items.** The caller's ``items_of`` gives the park header and the items written in the same
    transaction (a live group that parks: its header and kept records; a replay page: its header and
    the deletes of the kept records it finished, after sending the dead ones that must go first).
-6. **Settle and owe.** The state to commit is the run's, with a replayed crash still counted
-   (:meth:`~constructs_fifo.runtime.state.crash_watch.RunPlan.settle`), owing the buffered jobs that
-   died in the run (:func:`~constructs_fifo.runtime.state.owed.owing`).
-7. **Commit.** One conditional write on the version read: with the marker the run keeps
-   (rule 5 of the crash watch), or, without one, a write only when something changed (the state, the
-   marker opened, the resume, what was owed), else only the items.
+5. **Settle** (the crash watch). The state to commit is the run's, with a replayed crash still
+   counted (:meth:`~constructs_fifo.runtime.state.crash_watch.RunPlan.settle`), and the marker the
+   commit keeps (:meth:`~constructs_fifo.runtime.state.crash_watch.RunPlan.carried`).
+6. **Owe and commit** (the outcomes, then :mod:`~constructs_fifo.runtime.state.storage`). The state
+   owes the buffered jobs that died in the run
+   (:func:`~constructs_fifo.runtime.state.outcomes.owing`), then one conditional write on the version
+   read: with the marker the run keeps (rule 5 of the crash watch), or, without one, a write only
+   when something changed (the state, the marker opened, the resume, what was owed), else only the
+   items.
 
 The caller sends what the commit owes afterwards, and writes the lines. Failures raise
 (:class:`~constructs_fifo.runtime.state.crash_watch.RunInterrupted` when a marker write lost or
@@ -40,18 +46,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.state.core.apply import RecordingTransition, run_group
 from constructs_fifo.runtime.state.core.records import BatchResult
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
-from constructs_fifo.runtime.state.owed import owing
-from constructs_fifo.runtime.state.run import RecordingTransition, run_group
+from constructs_fifo.runtime.state.outcomes import owing
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState
-    from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
-    from constructs_fifo.runtime.state.outcomes import StateOutcomes
-    from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend
+    from constructs_fifo.runtime.state.outcomes import OwedLetters, OwedSend, StateOutcomes
+    from constructs_fifo.runtime.state.storage.runs import FoundRun, RunMarker
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 
@@ -147,7 +152,7 @@ class GroupCommit:
         start: GroupState | None = None,
         like: SQSRecord | None = None,
     ) -> Committed:
-        """Steps 1-7 for ``records`` of the group ``read`` (``start``: the state to run from, when not
+        """Steps 1-6 for ``records`` of the group ``read`` (``start``: the state to run from, when not
         the one read: a resumed group's; ``found``: what the read found of the group's run).
 
         Raises
@@ -159,16 +164,17 @@ class GroupCommit:
         """
         settings, group = self._settings, read.group
         begin = read if start is None else start
+        paid = self._owed.pay(read, like)
         plan = plan_run(begin, found.marker, redelivered=redelivered, max_attempts=settings.max_attempts)
         watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts, found)
         recorder = RecordingTransition(watch)
-        paid = self._owed.pay(read, like)
         run = run_group(plan.start, records, recorder, settings, now_ms=now_ms)
-        header, items = items_of(run)
-        # a buffered job that died has no record: committed dead and owed, sent after the commit
-        final = owing(plan.settle(run.group_state, frozenset(watch.called)), run.dead_buffered)
         clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
+        header, items = items_of(run)
+        settled = plan.settle(run.group_state, frozenset(watch.called))
         carried = plan.carried(clean=clean) if self._keep_marker else None
+        # a buffered job that died has no record: committed dead and owed, sent after the commit
+        final = owing(settled, run.dead_buffered)
         if carried is not None:  # the commit keeps a new marker
             changed = True
             committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)

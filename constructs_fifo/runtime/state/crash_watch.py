@@ -64,105 +64,19 @@ one write unit more per group (rule 2); while a crash is isolated, one write uni
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import WorkerCrashedError
+from constructs_fifo.runtime.state.storage.runs import GROUP_RUN, FoundRun, RunMarker
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import GroupState
 
-__all__ = [
-    "GROUP_RUN",
-    "CrashWatch",
-    "FoundRun",
-    "RunInterrupted",
-    "RunMarker",
-    "RunPlan",
-    "RunWriter",
-    "plan_run",
-]
-
-
-@dataclass(frozen=True)
-class RunMarker:
-    """What a run was about to do when it wrote its marker.
-
-    Attributes
-    ----------
-    job_id : str or None
-        The job whose transition was about to run (an isolated run), ``None`` for a group's run.
-    attempt : int
-        That job's attempt number (0 for a group's run).
-    """
-
-    job_id: str | None = None
-    attempt: int = 0
-
-    def encode(self) -> str:
-        """The marker as the item stores it: compact JSON."""
-        data: dict[str, Any] = {} if self.job_id is None else {"job": self.job_id, "attempt": self.attempt}
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-    def counted_event(self, group: str) -> dict[str, Any]:
-        """The log event of a job marker found (rule 4): its attempt is counted."""
-        return {
-            "level": "WARN",
-            "event": "worker_crash_counted",
-            "group": group,
-            "jobId": self.job_id,
-            "attempt": self.attempt,
-            "error": f"attempt {self.attempt} of job {self.job_id!r} stopped its worker before its group "
-            "committed (a crash, out of memory, the function timeout, or a worker still running past its "
-            "visibility timeout); counted as an attempt",
-        }
-
-    @classmethod
-    def decode(cls, text: str) -> RunMarker:
-        """The marker of :meth:`encode`'s JSON.
-
-        Raises
-        ------
-        ValueError
-            Not a JSON object, or a job without a positive attempt.
-        """
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError(f"the run marker is a JSON {type(data).__name__}, not an object")
-        if "job" not in data:
-            return GROUP_RUN
-        attempt = int(data.get("attempt", 0))
-        if attempt < 1:
-            raise ValueError(f"the run marker of job {data['job']!r} has attempt {attempt}; it must be >= 1")
-        return cls(str(data["job"]), attempt)
-
-
-#: The marker of a group's run (rule 2).
-GROUP_RUN = RunMarker()
-
-
-@dataclass(frozen=True)
-class FoundRun:
-    """What a read found of a group's run.
-
-    Attributes
-    ----------
-    marker : RunMarker or None
-        The marker in force: the run item's when it was written over the state's version, else the one
-        the state item carries (rule 5), else ``None``.
-    token : str or None
-        The run item's token (``None``: the group has no run item, or it was not read).
-    read : bool
-        Whether the run item was read (the runtime reads it for a redelivered group only).
-    """
-
-    marker: RunMarker | None = None
-    token: str | None = None
-    read: bool = False
+__all__ = ["CrashWatch", "RunInterrupted", "RunPlan", "RunWriter", "plan_run"]
 
 
 @dataclass(frozen=True)
@@ -226,6 +140,7 @@ def plan_run(read: GroupState, found: RunMarker | None, *, redelivered: bool, ma
     Examples
     --------
     >>> from constructs_fifo.runtime.state.core.records import GroupState
+    >>> from constructs_fifo.runtime.state.storage.runs import RunMarker
     >>> plan = plan_run(GroupState("ws#1"), RunMarker("j1", 2), redelivered=True, max_attempts=5)
     >>> plan.isolate, dict(plan.start.book.attempts)
     (True, {'j1': 2})

@@ -13,7 +13,7 @@ its deadline, its error path and its report are the skeleton's). Rules, per batc
    started are reported (``DEADLINE``, visibility 0). A group is applied and committed whole or not
    at all.
 3. **A live group** (no park header): its records run through the core
-   (:func:`~constructs_fifo.runtime.state.run.run_group`: malformed records are split out, dead at
+   (:func:`~constructs_fifo.runtime.state.core.apply.run_group`: malformed records are split out, dead at
    once), then **one conditional write**: a ``PutItem`` of the state, or, when the group parks in this
    batch, one ``TransactWriteItems`` of the state, the park header and the kept records. Nothing is
    written when nothing changed.
@@ -27,8 +27,9 @@ its deadline, its error path and its report are the skeleton's). Rules, per batc
      and entry are in the committed bookkeeping, so its redelivery is ``DEAD_COPY`` carrying that
      entry and is sent again as it died (its reason, error and attempts; a copy in another message
      says ``COPY_OF_DEAD_JOB``). A buffered job that dies (no record in the batch) is committed
-     dead and *owed*, then sent (:mod:`constructs_fifo.runtime.state.owed`): if that send fails, a
-     record of the group is reported, and its next run sends what is owed before anything else.
+     dead and *owed*, then sent (:class:`~constructs_fifo.runtime.state.outcomes.OwedLetters`): if
+     that send fails, a record of the group is reported, and its next run sends what is owed before
+     anything else.
    - ``KEEP`` (park policy): kept in the group table in the same transaction as the state. The
      group's park header records the dead job; when that job died waiting in the reorder buffer it
      has no kept record, and a resume that skips it lets the runtime send it (rule 4).
@@ -87,8 +88,7 @@ from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.engine import stalled_on
 from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
-from constructs_fifo.runtime.state.outcomes import StateOutcomes
-from constructs_fifo.runtime.state.owed import OwedLetters
+from constructs_fifo.runtime.state.outcomes import OwedLetters, StateOutcomes
 from constructs_fifo.runtime.state.replay import StateReplay
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -104,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.settings.config import RuntimeConfig
     from constructs_fifo.runtime.state.core.engine import Transition
     from constructs_fifo.runtime.state.core.records import BatchResult
-    from constructs_fifo.runtime.state.crash_watch import FoundRun
+    from constructs_fifo.runtime.state.storage.runs import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
 

@@ -1,4 +1,4 @@
-"""State mode's replay of a resuming group: its kept records, in order, through the core.
+"""A resuming group's replay: its kept records read back page by page, each page one group commit.
 
 An operator resumes a parked group with :meth:`constructs_fifo.client.ParkedGroups.resume`: the
 header becomes ``RESUMING`` with the operator's choice (``skip_dead``) and a wake-up message is sent
@@ -13,7 +13,7 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    replay sends it from the buffer, before the commit (it is dead in the committed state already). A
    group parked at a malformed record has no death in its state: retrying replays the record (which
    parks the group again), skipping dropped it.
-2. **Each page is one group run** (:func:`~constructs_fifo.runtime.state.run.run_group`) and one
+2. **Each page is one group commit** (:class:`~constructs_fifo.runtime.state.commit.GroupCommit`) and one
    transaction: the state (when it changed), the deletes of the kept records that are finished
    (``APPLIED``, ``DUPLICATE``, ``BUFFERED``, or dead and sent), and the header: deleted when the last
    page is done (the group is live again), ``retry_at_ms`` set to the backoff when a kept record is
@@ -26,9 +26,9 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
    message id). Sending a job before the commit of its death would let a crash leave it
    dead-lettered yet not dead, and a later page apply it. A buffered job that dies in a page is
-   committed dead and owed, then sent (:mod:`constructs_fifo.runtime.state.owed`); a page sends what
-   is owed before anything else, and a group left live still owing one has its wake-up message
-   reported, to come back.
+   committed dead and owed, then sent (:class:`~constructs_fifo.runtime.state.outcomes.OwedLetters`);
+   a page sends what is owed before anything else, and a group left live still owing one has its
+   wake-up message reported, to come back.
 3. **A lost race** (another worker, or an operator, wrote the group first) writes nothing: the
    wake-up message comes back after the first backoff and the replay starts again from what stands.
 4. **A crash counts** (:mod:`constructs_fifo.runtime.state.crash_watch`). Every page is watched: a run
@@ -48,12 +48,11 @@ from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.state.commit import GroupCommit
-from constructs_fifo.runtime.state.core.apply import resume_group
+from constructs_fifo.runtime.state.core.apply import RecordingTransition, resume_group
 from constructs_fifo.runtime.state.core.records import Outcome
-from constructs_fifo.runtime.state.crash_watch import FoundRun, RunInterrupted
-from constructs_fifo.runtime.state.outcomes import buffered_record
-from constructs_fifo.runtime.state.owed import OwedLetters, OwedSend, owing
-from constructs_fifo.runtime.state.run import RecordingTransition
+from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.outcomes import OwedLetters, OwedSend, buffered_record, owing
+from constructs_fifo.runtime.state.storage.runs import FoundRun
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport

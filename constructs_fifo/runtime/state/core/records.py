@@ -335,7 +335,7 @@ class JobResult:
 @dataclass(frozen=True)
 class BatchResult:
     """What the core returns for one group: :func:`~constructs_fifo.runtime.state.core.apply.apply_batch`
-    for its jobs, :func:`~constructs_fifo.runtime.state.run.run_group` for its records (the same type:
+    for its jobs, :func:`~constructs_fifo.runtime.state.core.apply.run_group` for its records (the same type:
     a run of records is its steps' results folded with :meth:`then`).
 
     Attributes

@@ -1,4 +1,5 @@
-"""A group's run item: the crash watch's marker, in a small item of its own beside the state item.
+"""A group's run item: the crash watch's marker (:class:`RunMarker`), in a small item of its own beside
+the state item, and what a read found of it (:class:`FoundRun`).
 
 Item layout (the group table; partition key ``group``, sort key ``sk = "run"``):
 
@@ -7,7 +8,7 @@ attribute      type  meaning
 =============  ====  =============================================================================
 ``group``      S     the ``MessageGroupId``
 ``sk``         S     ``"run"``
-``run``        S     the marker (:class:`~constructs_fifo.runtime.state.crash_watch.RunMarker`'s JSON)
+``run``        S     the marker (:class:`RunMarker`'s JSON)
 ``of``         N     the state version it was written over (0: the group had no state item)
 ``token``      S     a fresh id per write: the next write is conditioned on it
 ``updated_at`` N     epoch ms of the write
@@ -29,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -44,9 +46,85 @@ from constructs_fifo.runtime.constants import (
 )
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.state.crash_watch import RunMarker
 
-__all__ = ["RunItem", "decode_run_item", "run_item_put"]
+__all__ = ["GROUP_RUN", "FoundRun", "RunItem", "RunMarker", "decode_run_item", "run_item_put"]
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """What a run was about to do when it wrote its marker.
+
+    Attributes
+    ----------
+    job_id : str or None
+        The job whose transition was about to run (an isolated run), ``None`` for a group's run.
+    attempt : int
+        That job's attempt number (0 for a group's run).
+    """
+
+    job_id: str | None = None
+    attempt: int = 0
+
+    def encode(self) -> str:
+        """The marker as the item stores it: compact JSON."""
+        data: dict[str, Any] = {} if self.job_id is None else {"job": self.job_id, "attempt": self.attempt}
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    def counted_event(self, group: str) -> dict[str, Any]:
+        """The log event of a job marker found (rule 4 of the crash watch): its attempt is counted."""
+        return {
+            "level": "WARN",
+            "event": "worker_crash_counted",
+            "group": group,
+            "jobId": self.job_id,
+            "attempt": self.attempt,
+            "error": f"attempt {self.attempt} of job {self.job_id!r} stopped its worker before its group "
+            "committed (a crash, out of memory, the function timeout, or a worker still running past its "
+            "visibility timeout); counted as an attempt",
+        }
+
+    @classmethod
+    def decode(cls, text: str) -> RunMarker:
+        """The marker of :meth:`encode`'s JSON.
+
+        Raises
+        ------
+        ValueError
+            Not a JSON object, or a job without a positive attempt.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"the run marker is a JSON {type(data).__name__}, not an object")
+        if "job" not in data:
+            return GROUP_RUN
+        attempt = int(data.get("attempt", 0))
+        if attempt < 1:
+            raise ValueError(f"the run marker of job {data['job']!r} has attempt {attempt}; it must be >= 1")
+        return cls(str(data["job"]), attempt)
+
+
+#: The marker of a group's run (rule 2 of the crash watch).
+GROUP_RUN = RunMarker()
+
+
+@dataclass(frozen=True)
+class FoundRun:
+    """What a read found of a group's run.
+
+    Attributes
+    ----------
+    marker : RunMarker or None
+        The marker in force: the run item's when it was written over the state's version, else the one
+        the state item carries (rule 5 of the crash watch), else ``None``.
+    token : str or None
+        The run item's token (``None``: the group has no run item, or it was not read).
+    read : bool
+        Whether the run item was read (the runtime reads it for a redelivered group only).
+    """
+
+    marker: RunMarker | None = None
+    token: str | None = None
+    read: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,9 +82,14 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.state.core.records import GroupState
-from constructs_fifo.runtime.state.crash_watch import FoundRun, RunMarker
 from constructs_fifo.runtime.state.storage.book import decode_book, encode_book, encode_ids
-from constructs_fifo.runtime.state.storage.runs import RunItem, decode_run_item, run_item_put
+from constructs_fifo.runtime.state.storage.runs import (
+    FoundRun,
+    RunItem,
+    RunMarker,
+    decode_run_item,
+    run_item_put,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
