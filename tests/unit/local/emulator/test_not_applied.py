@@ -29,18 +29,18 @@ def test_moto_lines_about_known_gaps_are_dropped_and_others_shown_once(
 ) -> None:
     # GIVEN the emulator's quieting
     not_applied.quiet_cloudformation_warnings()
-    # WHEN moto's parser meets alarms and queue policies (many times), twice a type new to us, and
+    # WHEN moto's parser meets alarms and queue policies (many times), twice a type new to us (one no patch of ours adds), and
     # moto logs something else
     with caplog.at_level(logging.WARNING, logger=moto_logger.name):
         for _ in range(11):
             assert parsing.resource_class_from_type("AWS::CloudWatch::Alarm") is None
             assert parsing.resource_class_from_type("AWS::SQS::QueuePolicy") is None
         for _ in range(2):
-            assert parsing.resource_class_from_type("AWS::Pipes::Pipe") is None
+            assert parsing.resource_class_from_type("AWS::EventsV2::Subscriber") is None
         moto_logger.warning("something else moto says")
     # THEN only the new type is shown, once, and any other line as it was
     assert [r.getMessage() for r in caplog.records] == [
-        "No Moto CloudFormation support for AWS::Pipes::Pipe",
+        "No Moto CloudFormation support for AWS::EventsV2::Subscriber",
         "something else moto says",
     ]
 
