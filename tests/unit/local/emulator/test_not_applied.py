@@ -29,8 +29,8 @@ def test_moto_lines_about_known_gaps_are_dropped_and_others_shown_once(
 ) -> None:
     # GIVEN the emulator's quieting
     not_applied.quiet_cloudformation_warnings()
-    # WHEN moto's parser meets alarms and queue policies (many times), twice a type new to us (one no patch of ours adds), and
-    # moto logs something else
+    # WHEN moto's parser meets alarms and queue policies (many times), twice a type new to us (one no
+    # patch of ours adds), and moto logs something else
     with caplog.at_level(logging.WARNING, logger=moto_logger.name):
         for _ in range(11):
             assert parsing.resource_class_from_type("AWS::CloudWatch::Alarm") is None
