@@ -5,7 +5,8 @@ Figures 1-4 run every consumer of :data:`benchmarks.consumers.CONSUMERS` on the 
 median of ``cpu_repeats`` runs alternating between consumers) and against the responder with a delay
 per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
-to 9 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`). Progress
+to 10 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`; figure
+10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`). Progress
 goes to stderr, so ``--json`` output stays clean.
 """
 
@@ -33,6 +34,7 @@ from benchmarks.cost_per_job import (
 )
 from benchmarks.in_memory import run_in_memory
 from benchmarks.local_pipeline import GROUP_COUNTS, NOT_MEASURED, measure_local_pipeline
+from benchmarks.outcome_reads import measure_outcome_reads
 from benchmarks.passes import PASSES, PassResult
 from benchmarks.powertools_baseline import POWERTOOLS_IMPORT, available
 from benchmarks.producer_throughput import measure_on_moto, measure_with_delay
@@ -405,6 +407,20 @@ def _cost_rows(settings: Settings, problems: list[str]) -> list[Row]:
     return rows
 
 
+#: Figure 10's measure: one poll of ``JobOutcomes.wait``, which polls once a second at its cap.
+OUTCOME_MEASURE = "DynamoDB read units per poll of JobOutcomes.wait (= per second of waiting at its 1 s cap)"
+
+
+def _outcome_rows(settings: Settings) -> list[Row]:
+    _progress("job outcome reads (figure 10)")
+    return [
+        Row(10, OUTCOME_MEASURE, read.case, read.mode, read.read_units, "RCU/poll",
+            target=Target("<=", 1) if read.case.startswith("running") else None,
+            note=f"{read.calls} call(s), status {read.status}", digits=0)
+        for read in measure_outcome_reads()
+    ]  # fmt: skip
+
+
 def run(settings: Settings, command: str) -> Results:
     """Measure every figure once; see the module docstring."""
     started = time.perf_counter()
@@ -412,7 +428,14 @@ def run(settings: Settings, command: str) -> Results:
     wanted = set(settings.only or FIGURES)
     if wanted & {1, 2, 3, 4}:
         results.rows += _consumer_rows(settings, results.problems, results.notes)
-    for figure, rows in ((5, _cold_start_rows), (6, _producer_rows), (7, _synth_rows), (8, _local_rows)):
+    figures = (
+        (5, _cold_start_rows),
+        (6, _producer_rows),
+        (7, _synth_rows),
+        (8, _local_rows),
+        (10, _outcome_rows),
+    )
+    for figure, rows in figures:
         if figure in wanted:
             results.rows += rows(settings)
     if 9 in wanted:

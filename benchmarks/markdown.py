@@ -84,6 +84,10 @@ HOW_TO_READ = """\
   the cores the pipeline actually used; the rest of the 2 cores went to other work on the machine
   (the load average above). On moto as shipped (docs/emulator.md, row 20) every request lists
   moto's package directory under one global lock, and 1, 4 and 16 groups give the same jobs per second.
+- **Figure 10** meters one poll of `JobOutcomes.wait` (`benchmarks/outcome_reads.py`; `--only 10`)
+  on the in-memory responder, by DynamoDB's rules (1 read unit per 4 KB of a strongly consistent
+  read), over items the runtime's own code writes. `wait` polls once a second at its cap, so read
+  units per poll are read units per second of waiting (docs/outcomes.md).
 """
 
 SIMPLIFICATIONS = """\

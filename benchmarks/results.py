@@ -30,6 +30,7 @@ FIGURES = {
     7: "synth time",
     8: "local pipeline (emulator + drain)",
     9: "what a job costs: capacity units, requests, GB-seconds, log bytes, dollars",
+    10: "waiting for a job's outcome: read units per poll (per second of waiting)",
 }
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {

@@ -4,7 +4,8 @@ operate a deployed queue.
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 :mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
 ``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
-``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`.
+``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`, ``jobs``
+:mod:`~constructs_fifo.cli.jobs` (also 4: the job did not settle).
 Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
@@ -59,7 +60,7 @@ from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import describe as describe_cli
-from constructs_fifo.cli import doctor, pipes, render
+from constructs_fifo.cli import doctor, jobs, pipes, render
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
@@ -331,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with no --endpoint-url, talk to real AWS instead of starting the embedded emulator",
     )
     add_ops_commands(commands, add_aws=_add_aws_options, add_stack=_add_stack_options)
+    jobs.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
     return parser
 
 
@@ -487,6 +489,7 @@ _COMMANDS: Final = {
     "demo": _demo,
     "doctor": doctor.run,
     "pipes": pipes.run,
+    "jobs": jobs.run,
     **OPS_COMMANDS,
 }
 
@@ -499,7 +502,7 @@ def _print_error(error: LocalError) -> None:
 
 #: Commands that take ``--stack`` and resolve a missing one here; ``deploy`` and ``doctor`` resolve it
 #: from the app they synthesize, the demo deploys the sample's own stack.
-_RESOLVES_STACK: Final = frozenset({"describe", "drain", "pipes", *OPS_COMMANDS})
+_RESOLVES_STACK: Final = frozenset({"describe", "drain", "pipes", "jobs", *OPS_COMMANDS})
 
 
 def _synthesizer(args: argparse.Namespace) -> Synthesize:

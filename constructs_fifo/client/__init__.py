@@ -14,12 +14,17 @@ from constructs_fifo.client.errors import (
     CredentialsNotFoundError,
     EndpointNotReachableError,
     InvalidJobError,
+    OutcomeError,
+    OutcomeQueryError,
+    OutcomeReadError,
     ProducerEnvironmentError,
     ProducerError,
     RegionNotSetError,
     SendFailedError,
 )
+from constructs_fifo.client.job_status import JobOutcome, JobStatus
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
 from constructs_fifo.client.results import FailedEntry, SendResult
@@ -35,7 +40,13 @@ __all__ = [
     "GroupNotParkedError",
     "InvalidJobError",
     "JobMessage",
+    "JobOutcome",
+    "JobOutcomes",
     "JobProducer",
+    "JobStatus",
+    "OutcomeError",
+    "OutcomeQueryError",
+    "OutcomeReadError",
     "ParkedGroups",
     "ProducerEnvironmentError",
     "ProducerError",

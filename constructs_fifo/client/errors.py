@@ -13,6 +13,9 @@ __all__ = [
     "CredentialsNotFoundError",
     "EndpointNotReachableError",
     "InvalidJobError",
+    "OutcomeError",
+    "OutcomeQueryError",
+    "OutcomeReadError",
     "ProducerEnvironmentError",
     "ProducerError",
     "RegionNotSetError",
@@ -77,3 +80,17 @@ class CredentialsNotFoundError(ProducerEnvironmentError):
 
 class EndpointNotReachableError(ProducerEnvironmentError):
     """The SQS endpoint (AWS's, or ``AWS_ENDPOINT_URL``'s) could not be reached."""
+
+
+class OutcomeError(ProducerError):
+    """Base class of what :class:`~constructs_fifo.client.outcomes.JobOutcomes` raises."""
+
+
+class OutcomeQueryError(OutcomeError, ValueError):
+    """A job's outcome cannot be asked as given (no table, no group in state mode, a bad timeout):
+    the message names the value, the rule and the fix. Raised before anything is read."""
+
+
+class OutcomeReadError(OutcomeError):
+    """A table holding outcomes could not be read: the message names the table, the job, DynamoDB's
+    error and the fix; botocore's error is chained (``__cause__``)."""

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo.client.environment import default_sqs_client, environment_error
-from constructs_fifo.client.errors import BatchSendError, InvalidJobError, SendFailedError
+from constructs_fifo.client.errors import BatchSendError, InvalidJobError, OutcomeQueryError, SendFailedError
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.results import FailedEntry, SendResult
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
@@ -37,6 +37,9 @@ from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
+
+    from constructs_fifo.client.job_status import JobOutcome
+    from constructs_fifo.client.outcomes import JobOutcomes
 
 __all__ = [
     "FIRST_SEQ",
@@ -249,6 +252,9 @@ class JobProducer:
         First delay between attempts; doubles every attempt.
     sleep:
         Injectable for tests.
+    outcomes:
+        Where :meth:`send_and_wait` reads the job's outcome: a
+        :class:`~constructs_fifo.client.outcomes.JobOutcomes` on the same queue's tables.
 
     Raises
     ------
@@ -272,6 +278,7 @@ class JobProducer:
         max_attempts: int = 5,
         backoff_seconds: float = 0.1,
         sleep: Callable[[float], None] = time.sleep,
+        outcomes: JobOutcomes | None = None,
     ) -> None:
         if not queue_url.endswith(".fifo"):
             raise InvalidJobError(
@@ -285,6 +292,7 @@ class JobProducer:
         self._max_attempts = max_attempts
         self._backoff_seconds = backoff_seconds
         self._sleep = sleep
+        self._outcomes = outcomes
 
     def send(
         self,
@@ -331,6 +339,49 @@ class JobProducer:
                 raise
             raise error from exc
         return SendResult(response["MessageId"], response.get("SequenceNumber"), job_id)
+
+    def send_and_wait(
+        self,
+        job_id: str,
+        job_type: str,
+        payload: Any,
+        *,
+        group: str,
+        timeout_seconds: float,
+        deduplication_id: str | None = None,
+        seq: int | None = None,
+    ) -> JobOutcome:
+        """Send one job (:meth:`send`), then wait for its outcome (``JobOutcomes.wait``).
+
+        For a caller that must answer with the job's result (an MCP server's ``tools/call``). The
+        outcome is the last one read when the timeout passed first (``pending`` or ``running``): the
+        job goes on; ``JobOutcomes.wait`` can be called again with its id and group.
+
+        Examples
+        --------
+        >>> producer = JobProducer(queue_url, outcomes=JobOutcomes(claim_table="..."))  # doctest: +SKIP
+        >>> outcome = producer.send_and_wait(  # doctest: +SKIP
+        ...     "call-7", "run_tests", {}, group="ws#1", timeout_seconds=30)
+        >>> outcome.status, outcome.result  # doctest: +SKIP
+        (<JobStatus.SUCCEEDED: 'succeeded'>, {'passed': True})
+
+        Raises
+        ------
+        OutcomeQueryError
+            The producer was built without ``outcomes`` (nothing was sent).
+        InvalidJobError, SendFailedError, ProducerEnvironmentError
+            As :meth:`send`.
+        OutcomeReadError
+            The outcome could not be read (the job was sent).
+        """
+        outcomes = self._outcomes
+        if outcomes is None:
+            raise OutcomeQueryError(
+                f"job {job_id!r}: send_and_wait needs to know where outcomes are read. Fix: build the "
+                "producer with outcomes=JobOutcomes(claim_table=..., group_table=...)."
+            )
+        self.send(job_id, job_type, payload, group=group, deduplication_id=deduplication_id, seq=seq)
+        return outcomes.wait(job_id, timeout_seconds, group=group, seq=seq, sent=True)
 
     def send_batch(self, jobs: Sequence[JobMessage]) -> list[SendResult]:
         """Send many jobs, in order, in SendMessageBatch calls of at most 10 entries and 1 MiB.

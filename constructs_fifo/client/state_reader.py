@@ -38,8 +38,9 @@ from constructs_fifo.runtime.constants import (
     STATE_ATTR_UPDATED_AT,
     STATE_SK,
 )
-from constructs_fifo.runtime.dead_jobs.parking import decode_header
+from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
+from constructs_fifo.runtime.state.core.records import job_key
 from constructs_fifo.runtime.state.storage.store import decode_item
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.runtime.state.core.records import GroupState
 
-__all__ = ["GroupSnapshot", "GroupStateReader", "StateReadError"]
+__all__ = ["GroupSnapshot", "GroupStateReader", "JobSighting", "StateReadError"]
 
 _FIXES = {
     "AccessDeniedException": "grant the caller read access with the queue's grant_read_state(grantee)",
@@ -108,6 +109,50 @@ class GroupSnapshot:
     parked_message_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class JobSighting:
+    """What a group's state item and park header say of one job (:meth:`GroupStateReader.find_job`).
+
+    Attributes
+    ----------
+    group, job_id:
+        The group and the job asked about.
+    version:
+        The state item's version read (0 without an item): when ``applied``, a version that includes
+        the job (the first one that did is not recorded).
+    applied:
+        The job's transition is committed: its id is among the remembered applied ids (jobs without
+        ``seq``, the last ``remember_job_ids``), or its ``seq`` is at or below the last one applied
+        and not given up nor consumed by a dead job.
+    seq_given_up:
+        Its ``seq`` lies in a range ``SKIP_GAP`` gave up: it will never be applied.
+    buffered:
+        It waits in the reorder buffer for an earlier ``seq``.
+    failed_runs:
+        Failed runs so far (it is retried) while neither applied nor dead.
+    dead_reason, dead_error_type, dead_error:
+        Set when the group remembers the job dead (``dead_reason`` ``""`` when only its id is
+        remembered).
+    parked_at_job_id:
+        The job id the group is parked at (``None`` when not parked, or parked at a malformed body).
+    park_status:
+        ``"PARKED"``, ``"RESUMING"`` or ``None``.
+    """
+
+    group: str
+    job_id: str
+    version: int
+    applied: bool = False
+    seq_given_up: bool = False
+    buffered: bool = False
+    failed_runs: int = 0
+    dead_reason: str | None = None
+    dead_error_type: str | None = None
+    dead_error: str | None = None
+    parked_at_job_id: str | None = None
+    park_status: str | None = None
+
+
 class GroupStateReader:
     """Reads group states from the group table.
 
@@ -160,16 +205,7 @@ class GroupStateReader:
             A read failed, or an item cannot be decoded.
         """
         item = self._item(group, STATE_SK, consistent_read)
-        header_item = self._item(group, SK_PARK, consistent_read)
-        header = None
-        if header_item is not None:
-            try:
-                header = decode_header(header_item)
-            except (KeyError, TypeError, ValueError) as exc:
-                raise StateReadError(
-                    f"table {self.table_name!r}: the park header of group {group!r} cannot be read "
-                    f"({type(exc).__name__}: {exc}); it was not written by this library's runtime"
-                ) from exc
+        header = self._header(group, consistent_read)
         snapshot = GroupSnapshot(
             group,
             None,
@@ -198,6 +234,65 @@ class GroupStateReader:
             buffered=len(book.buffer),
             gap_open_since_ms=book.gap_since_ms,
         )
+
+    def find_job(
+        self, group: str, job_id: str, *, seq: int | None = None, consistent_read: bool | None = None
+    ) -> JobSighting:
+        """What the group's items say of one job (two ``GetItem`` calls: the state item, the header).
+
+        ``seq`` is the job's ``seq`` when it carries one: such jobs are recognised by the group's last
+        ``seq`` (they are not among the remembered ids), so without it an applied job with a ``seq``
+        reads as not applied.
+
+        Raises
+        ------
+        StateReadError
+            A read failed, or an item cannot be decoded.
+        """
+        item = self._item(group, STATE_SK, consistent_read)
+        header = self._header(group, consistent_read)
+        sighting = JobSighting(
+            group,
+            job_id,
+            0,
+            parked_at_job_id=None if header is None else header.dead_job_id,
+            park_status=None if header is None else header.status,
+        )
+        if item is None:
+            return sighting
+        decoded = self._decode(item)
+        book = decoded.book
+        sighting = replace(sighting, version=decoded.version)
+        dead = book.parked if book.parked is not None and book.parked.job_id == job_id else None
+        dead = dead or next((entry for entry in reversed(book.dead_entries) if entry.job_id == job_id), None)
+        if dead is not None or job_id in book.dead:
+            return replace(
+                sighting,
+                dead_reason="" if dead is None else dead.reason.value,
+                dead_error_type=None if dead is None else dead.error_type,
+                dead_error=None if dead is None else dead.error,
+            )
+        if any(buffered.job_id == job_id for buffered in book.buffer):
+            return replace(sighting, buffered=True)
+        if job_key(job_id) in book.applied:
+            return replace(sighting, applied=True)
+        if seq is not None and book.last_seq is not None and seq <= book.last_seq:
+            given_up = any(skipped.first <= seq <= skipped.last for skipped in book.skipped)
+            return replace(sighting, applied=not given_up, seq_given_up=given_up)
+        return replace(sighting, failed_runs=int(book.attempts.get(job_id, 0)))
+
+    def _header(self, group: str, consistent_read: bool | None) -> ParkHeader | None:
+        """The group's park header (``None`` when it is not parked)."""
+        header_item = self._item(group, SK_PARK, consistent_read)
+        if header_item is None:
+            return None
+        try:
+            return decode_header(header_item)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateReadError(
+                f"table {self.table_name!r}: the park header of group {group!r} cannot be read "
+                f"({type(exc).__name__}: {exc}); it was not written by this library's runtime"
+            ) from exc
 
     def _item(self, group: str, sort_key: str, consistent_read: bool | None) -> dict[str, Any] | None:
         """One item of the group (``None`` when there is none)."""

@@ -28,6 +28,7 @@ __all__ = [
     "ATTR_MESSAGE_ID",
     "ATTR_OWNER",
     "ATTR_PERMANENT",
+    "ATTR_RESULT",
     "ATTR_STATUS",
     "ATTR_TYPE",
     "ATTR_UPDATED_AT",
@@ -62,6 +63,7 @@ __all__ = [
     "KEPT_RECENT_MESSAGE_IDS",
     "MAX_ATTEMPTS_MAX",
     "MAX_ERROR_LENGTH",
+    "MAX_RESULT_BYTES",
     "METRIC_CAPACITY_UNITS_CONSUMED",
     "METRIC_CLAIM_CONFLICTS",
     "METRIC_DIMENSION_QUEUE",
@@ -177,6 +179,13 @@ ATTR_ERROR: Final = "error"
 ATTR_ERROR_TYPE: Final = "error_type"
 ATTR_PERMANENT: Final = "permanent"
 ATTR_MESSAGE_ID: Final = "message_id"
+#: On a SUCCEEDED claim: the job function's return value as compact JSON (a string), absent when it
+#: returned ``None``, or a value that is not JSON or is larger than ``MAX_RESULT_BYTES``.
+ATTR_RESULT: Final = "result"
+#: The most bytes (UTF-8 JSON) of a job's return value stored with its SUCCEEDED claim: 64 KiB, well
+#: inside DynamoDB's 400 KB item, so the claim's other attributes always fit, and a waiter's read of
+#: the SUCCEEDED item costs at most 16 read units (4 KB each, consistent).
+MAX_RESULT_BYTES: Final = 64 * 1024
 
 STATUS_IN_FLIGHT: Final = "IN_FLIGHT"
 STATUS_SUCCEEDED: Final = "SUCCEEDED"

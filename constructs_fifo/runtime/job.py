@@ -89,7 +89,8 @@ def record_attempt(record: SQSRecord) -> int:
         return 1
 
 
-#: The user's job function in claim mode: ``handle(job, context)``; its return value is ignored.
+#: The user's job function in claim mode: ``handle(job, context)``; its return value, when JSON, is stored
+#: with the SUCCEEDED claim (``constructs_fifo.runtime.claim.store.encode_result``).
 JobHandler = Callable[[Job, Any], object]
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import Backoff, lease_delay_seconds
+from constructs_fifo.runtime.claim.result import encode_result
 from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.clock import elapsed_ms, remaining_ms, started
 from constructs_fifo.runtime.constants import (
@@ -172,7 +173,7 @@ class JobRunner:
         owner = claim.owner or ""
         mark = started()
         try:
-            self._handler(job, context)
+            returned = self._handler(job, context)
         except PermanentJobError as exc:
             step = self._declare_dead(job, record, owner, _cause(DeadReason.PERMANENT, exc), fields, ran=True)
             return replace(step, duration_ms=elapsed_ms(mark))
@@ -199,8 +200,10 @@ class JobRunner:
             )
             return Step(StepKind.RETRY, delay_seconds=delay)
         duration = elapsed_ms(mark)
-        if self.claims.complete(job.id, owner):
-            self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **fields)
+        result_json, dropped = encode_result(returned)
+        if self.claims.complete(job.id, owner, result_json=result_json):
+            noted: dict[str, Any] = {"resultNotStored": dropped} if dropped else {}
+            self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **noted, **fields)
             return DONE
         delay = self.backoff(job.attempt)
         self._out.write(

@@ -4,7 +4,8 @@ Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED | DE
 ``type``, ``owner`` (a uuid4 per attempt), ``lease_expires_at`` (epoch ms), ``attempts`` (runs
 started: the runtime's own count, see below), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the
 TTL attribute; a DEAD item has none), ``message_id`` and, on FAILED and DEAD, ``error``,
-``error_type`` and (DEAD) ``dead_reason``.
+``error_type`` and (DEAD) ``dead_reason``; on SUCCEEDED, ``result``: the job function's return value
+(:mod:`constructs_fifo.runtime.claim.result`), written by the same fenced UpdateItem: no extra call.
 
 Rules, one condition each:
 
@@ -58,6 +59,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_MESSAGE_ID,
     ATTR_OWNER,
     ATTR_PERMANENT,
+    ATTR_RESULT,
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
@@ -89,6 +91,7 @@ _NAMES = {
     "#error": ATTR_ERROR,
     "#error_type": ATTR_ERROR_TYPE,
     "#reason": ATTR_DEAD_REASON,
+    "#result": ATTR_RESULT,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -258,8 +261,11 @@ class ClaimStore:
         # Another worker retook it between our two calls: whatever it holds now is a live claim.
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
 
-    def complete(self, job_id: str, owner: str) -> bool:
-        """Mark the job SUCCEEDED if ``owner`` still holds it.
+    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
+        """Mark the job SUCCEEDED if ``owner`` still holds it, with its result.
+
+        ``result_json`` is :func:`~constructs_fifo.runtime.claim.result.encode_result`'s JSON, or
+        ``None`` to store none.
 
         Returns
         -------
@@ -267,11 +273,16 @@ class ClaimStore:
             ``False`` when the fence failed: another worker took the claim over after our lease
             expired, and its state stands.
         """
+        values: dict[str, Any] = {":succeeded": {"S": STATUS_SUCCEEDED}}
+        result = ""
+        if result_json is not None:
+            values[":result"] = {"S": result_json}
+            result = ", #result = :result"
         return self._fenced_update(
             job_id,
             owner,
-            "SET #status = :succeeded, #updated_at = :now REMOVE #lease, #error, #error_type",
-            {":succeeded": {"S": STATUS_SUCCEEDED}},
+            f"SET #status = :succeeded, #updated_at = :now{result} REMOVE #lease, #error, #error_type",
+            values,
         )
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:

@@ -1,0 +1,276 @@
+"""A job's status and outcome, and what the tables' items mean as one (pure: no I/O).
+
+:class:`~constructs_fifo.client.outcomes.JobOutcomes` reads the items and returns what
+:func:`claim_outcome` (claim mode) and :func:`state_outcome` (state mode) make of them; that module's
+docstring says what each status can and cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.claim.result import stored_result
+from constructs_fifo.runtime.constants import (
+    ATTR_ATTEMPTS,
+    ATTR_DEAD_REASON,
+    ATTR_ERROR,
+    ATTR_ERROR_TYPE,
+    ATTR_GROUP,
+    ATTR_LEASE_EXPIRES_AT,
+    ATTR_PERMANENT,
+    ATTR_STATUS,
+    ATTR_UPDATED_AT,
+    STATUS_DEAD,
+    STATUS_FAILED,
+    STATUS_IN_FLIGHT,
+    STATUS_SUCCEEDED,
+    DeadReason,
+)
+from constructs_fifo.runtime.dead_jobs.parking import RESUMING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from constructs_fifo.client.state_reader import JobSighting
+    from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
+
+__all__ = ["JobOutcome", "JobStatus", "claim_outcome", "is_dead_claim", "state_outcome"]
+
+
+class JobStatus(enum.StrEnum):
+    """A job's status as :class:`JobOutcomes` reads it (the module docstring says what each means)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    DEAD = "dead"
+    PARKED = "parked"
+    UNKNOWN = "unknown"
+
+    @property
+    def settled(self) -> bool:
+        """Whether the job will not move on by itself: succeeded, dead, or parked (an operator's turn)."""
+        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.PARKED)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What became of one job.
+
+    Attributes
+    ----------
+    job_id, status:
+        The job and its :class:`JobStatus`.
+    group:
+        Its group, when known (the claim's, or the one asked about).
+    attempt:
+        Runs started (claim mode), or the next run (state mode, after failed runs); 0 when unknown.
+    lease_expires_at_ms:
+        ``running`` in claim mode: the lease's end (epoch ms); ``None`` between attempts.
+    result:
+        ``succeeded`` in claim mode: the job function's return value (``None`` when none is stored).
+    state_version:
+        ``succeeded`` in state mode: a version of the group's state that includes the job.
+    dead_reason, error_type, error:
+        ``dead``: why (a ``DeadReason`` value), and the error; ``running``: the last failure's error.
+    parked_behind, parked_group:
+        ``parked``: the dead job its group is parked at, and the group; ``dead``: ``parked_group``
+        when its group is parked at this job.
+    updated_at_ms:
+        When the claim was last written (claim mode).
+    detail:
+        One sentence for a person: what the status means for this job.
+    """
+
+    job_id: str
+    status: JobStatus
+    group: str | None = None
+    attempt: int = 0
+    lease_expires_at_ms: int | None = None
+    result: Any = None
+    state_version: int | None = None
+    dead_reason: str | None = None
+    error_type: str | None = None
+    error: str | None = None
+    parked_behind: str | None = None
+    parked_group: str | None = None
+    updated_at_ms: int | None = None
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The outcome as plain values (``status`` as its string)."""
+        return {**asdict(self), "status": self.status.value}
+
+
+def claim_outcome(
+    job_id: str,
+    item: Mapping[str, Any] | None,
+    header: ParkHeader | None,
+    *,
+    group: str | None,
+    now_ms: int,
+    sent: bool,
+) -> JobOutcome:
+    """The outcome a decoded claim item means (``None``: no claim), with its group's park header.
+
+    ``header`` is the header of ``group`` when there is no claim, of the claim's group when it is DEAD
+    (``None`` otherwise, or when the queue has no group table).
+    """
+    if item is None:
+        if header is not None and group:
+            if header.dead_job_id == job_id:  # its claim is gone: reset for a retry, or expired
+                return _from_header(job_id, group, header)
+            return _parked(job_id, group, header)
+        return _nothing(job_id, group, sent=sent)
+    status = item.get(ATTR_STATUS)
+    found = JobOutcome(
+        job_id,
+        JobStatus.UNKNOWN,
+        group=str(item.get(ATTR_GROUP) or group or "") or None,
+        attempt=_int(item.get(ATTR_ATTEMPTS)) or 0,
+        updated_at_ms=_int(item.get(ATTR_UPDATED_AT)),
+    )
+    if status == STATUS_SUCCEEDED:
+        return replace(
+            found, status=JobStatus.SUCCEEDED, result=stored_result(dict(item)), detail="the job succeeded"
+        )
+    if is_dead_claim(item):
+        parked = header is not None and header.dead_job_id == job_id
+        return replace(
+            found,
+            status=JobStatus.DEAD,
+            dead_reason=str(item.get(ATTR_DEAD_REASON) or DeadReason.PERMANENT.value),
+            error_type=_text(item.get(ATTR_ERROR_TYPE)),
+            error=_text(item.get(ATTR_ERROR)),
+            parked_group=found.group if parked else None,
+            detail="the job is dead"
+            + (f"; its group {found.group!r} is parked at it (resume it to go on)" if parked else ""),
+        )
+    if status == STATUS_IN_FLIGHT:
+        lease = _int(item.get(ATTR_LEASE_EXPIRES_AT))
+        live = lease is not None and lease >= now_ms
+        return replace(
+            found,
+            status=JobStatus.RUNNING,
+            lease_expires_at_ms=lease,
+            detail=f"attempt {found.attempt} is running"
+            if live
+            else f"attempt {found.attempt}'s lease expired (its worker crashed or timed out); "
+            "the next delivery retries it",
+        )
+    if status == STATUS_FAILED:
+        return replace(
+            found,
+            status=JobStatus.RUNNING,
+            error_type=_text(item.get(ATTR_ERROR_TYPE)),
+            error=_text(item.get(ATTR_ERROR)),
+            detail=f"attempt {found.attempt} failed; it is retried after its backoff",
+        )
+    return replace(found, detail=f"the claim's status {status!r} is not one this client knows")
+
+
+def is_dead_claim(item: Mapping[str, Any]) -> bool:
+    """Whether a decoded claim item says the job is dead (a FAILED ``permanent`` item: runtime 0.1)."""
+    status = item.get(ATTR_STATUS)
+    return status == STATUS_DEAD or (status == STATUS_FAILED and item.get(ATTR_PERMANENT) is True)
+
+
+def state_outcome(seen: JobSighting, *, sent: bool) -> JobOutcome:
+    """The outcome a state-mode sighting (:meth:`GroupStateReader.find_job`) means."""
+    found = JobOutcome(seen.job_id, JobStatus.UNKNOWN, group=seen.group)
+    if seen.applied:
+        return replace(
+            found,
+            status=JobStatus.SUCCEEDED,
+            state_version=seen.version,
+            detail=f"applied: state version {seen.version} includes it",
+        )
+    if seen.dead_reason is not None:
+        parked = seen.parked_at_job_id == seen.job_id
+        return replace(
+            found,
+            status=JobStatus.DEAD,
+            dead_reason=seen.dead_reason or None,
+            error_type=seen.dead_error_type,
+            error=seen.dead_error,
+            parked_group=seen.group if parked else None,
+            detail="the job is dead" + ("; its group is parked at it (resume it to go on)" if parked else ""),
+        )
+    if seen.seq_given_up:
+        return replace(found, detail="its seq was given up by the SKIP_GAP policy: it will never be applied")
+    if seen.buffered:
+        return replace(
+            found, status=JobStatus.PENDING, detail="buffered: it waits for an earlier seq of its group"
+        )
+    if seen.park_status is not None:
+        if seen.park_status == RESUMING:
+            return replace(found, status=JobStatus.PENDING, detail="its group is resuming: kept jobs replay")
+        return replace(
+            found,
+            status=JobStatus.PARKED,
+            parked_behind=seen.parked_at_job_id,
+            parked_group=seen.group,
+            detail=f"its group is parked at job {seen.parked_at_job_id!r}; resume the group to go on",
+        )
+    if seen.failed_runs:
+        return replace(
+            found,
+            status=JobStatus.RUNNING,
+            attempt=seen.failed_runs + 1,
+            detail=f"{seen.failed_runs} run(s) failed; it is retried after its backoff",
+        )
+    return _nothing(seen.job_id, seen.group, sent=sent)
+
+
+def _parked(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
+    if header.status == RESUMING:
+        return JobOutcome(
+            job_id, JobStatus.PENDING, group=group, detail="its group is resuming: kept jobs replay in order"
+        )
+    return JobOutcome(
+        job_id,
+        JobStatus.PARKED,
+        group=group,
+        parked_behind=header.dead_job_id,
+        parked_group=group,
+        detail=f"its group is parked at job {header.dead_job_id!r}; resume the group to go on",
+    )
+
+
+def _from_header(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
+    if header.status == RESUMING:
+        return JobOutcome(
+            job_id, JobStatus.PENDING, group=group, detail="its group is resuming: it is retried first"
+        )
+    dead = header.dead
+    return JobOutcome(
+        job_id,
+        JobStatus.DEAD,
+        group=group,
+        attempt=dead.attempts,
+        dead_reason=dead.reason.value,
+        error_type=dead.error_type,
+        error=dead.error,
+        parked_group=group,
+        detail="the job is dead; its group is parked at it (resume it to go on)",
+    )
+
+
+def _nothing(job_id: str, group: str | None, *, sent: bool) -> JobOutcome:
+    if sent:
+        return JobOutcome(job_id, JobStatus.PENDING, group=group, detail="sent; not taken yet")
+    return JobOutcome(
+        job_id,
+        JobStatus.UNKNOWN,
+        group=group,
+        detail="nothing recorded: not taken yet, never sent (with this id and group), or expired",
+    )
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text(value: object) -> str | None:
+    return str(value) if value not in (None, "") else None

@@ -1,0 +1,52 @@
+"""A job's return value on its SUCCEEDED claim: the ``result`` attribute's one codec.
+
+Claim mode stores what the job function returned with the claim that says it succeeded, in the same
+fenced UpdateItem (:meth:`~constructs_fifo.runtime.claim.store.ClaimStore.complete`), so a caller
+waiting on the job (:class:`constructs_fifo.client.outcomes.JobOutcomes`) reads the outcome and the
+value in one consistent GetItem. The value is compact JSON in a string attribute; a claim without it
+(the job returned ``None``, the value was not stored, or a runtime before this one wrote it) reads as
+``None``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from constructs_fifo.runtime.constants import ATTR_RESULT, MAX_RESULT_BYTES
+
+__all__ = ["encode_result", "stored_result"]
+
+
+def encode_result(value: object) -> tuple[str | None, str | None]:
+    """A job's return value as its claim stores it: ``(json, None)``, or ``(None, why not)``.
+
+    ``None`` is stored as nothing (no attribute, the claim's old layout). A value that is not JSON, or
+    whose compact JSON passes ``MAX_RESULT_BYTES``, is not stored either and the reason says why: the
+    job's effect happened, so it still succeeds (the caller logs the reason).
+
+    Examples
+    --------
+    >>> encode_result({"passed": True})
+    ('{"passed":true}', None)
+    >>> encode_result(None)
+    (None, None)
+    >>> encode_result({1, 2})[1]
+    'the return value is not JSON (TypeError: Object of type set is not JSON serializable)'
+    """
+    if value is None:
+        return None, None
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return None, f"the return value is not JSON ({type(exc).__name__}: {exc})"
+    size = len(text.encode("utf-8"))
+    if size > MAX_RESULT_BYTES:
+        return None, f"the return value is {size} bytes of JSON, more than the {MAX_RESULT_BYTES} stored"
+    return text, None
+
+
+def stored_result(item: dict[str, Any]) -> Any:
+    """The return value a decoded claim item holds (``None`` when it holds none: an older item too)."""
+    text = item.get(ATTR_RESULT)
+    return json.loads(text) if isinstance(text, str) else None
