@@ -104,8 +104,9 @@ class DrainView:
             verb = "drained"
         elapsed = time.monotonic() - self._started if interrupted else stats.elapsed_seconds
         self.say(
-            f"{verb} {self._queue}: jobs {outcome_counts(stats)}; {stats.records} records in "
-            f"{stats.batches} batches, {stats.handler_errors} failed invocations, {elapsed:.1f} s; "
+            f"{verb} {self._queue}: jobs {outcome_counts(stats)}; {_counted(stats.records, 'record')} in "
+            f"{_counted(stats.batches, 'batch')}, {_counted(stats.handler_errors, 'failed invocation')}, "
+            f"{elapsed:.1f} s; "
             f"the function's log: {log_path}"
         )
 
@@ -131,3 +132,10 @@ class DrainView:
         if self._shown:
             self._stream.write("\r" + _ERASE)
             self._shown = False
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 batch``, ``2 batches``: a count with its noun in the number it takes."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun}es" if noun.endswith(("s", "sh", "ch", "x")) else f"{count} {noun}s"

@@ -118,7 +118,7 @@ def test_ctrl_c_prints_the_statistics_so_far_and_exits_130(
 
     monkeypatch.setattr(cli_app, "EventSourceRunner", _runner(drain))
     # WHEN drain runs
-    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    code = main(["drain", "--stack", "Jobs", "--endpoint-url", "http://localhost:1"])
     # THEN it exits 130, stdout holds the statistics so far, stderr their summary
     captured = capsys.readouterr()
     assert code == EXIT_INTERRUPTED
@@ -135,7 +135,7 @@ def test_ctrl_c_prints_the_statistics_so_far_and_exits_130(
     }
     assert (
         "constructs-fifo: interrupted the drain of jobs.fifo: jobs 4 succeeded, 0 duplicate, 0 retried, "
-        "1 dead, 0 parked, 0 kept; 5 records in 1 batches" in captured.err
+        "1 dead, 0 parked, 0 kept; 5 records in 1 batch" in captured.err
     )
     assert captured.err.strip().splitlines()[-1] == "constructs-fifo: interrupted"
 
@@ -154,7 +154,7 @@ def test_a_drain_stopped_because_no_job_can_run_exits_3_saying_why(
 
     monkeypatch.setattr(cli_app, "EventSourceRunner", _runner(drain))
     # WHEN drain runs
-    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    code = main(["drain", "--stack", "Jobs", "--endpoint-url", "http://localhost:1"])
     # THEN it exits 3 (the deployment stopped it), the JSON says why, stderr names the error and the log
     captured = capsys.readouterr()
     assert code == EXIT_ENVIRONMENT
@@ -175,7 +175,7 @@ def test_a_drain_counts_jobs_by_outcome_in_its_json(
 
     monkeypatch.setattr(cli_app, "EventSourceRunner", _runner(drain))
     # WHEN drain runs
-    code = main(["drain", "--endpoint-url", "http://localhost:1"])
+    code = main(["drain", "--stack", "Jobs", "--endpoint-url", "http://localhost:1"])
     # THEN the JSON says what happened to each job, not six successes
     printed = json.loads(capsys.readouterr().out)
     assert code == EXIT_OK
