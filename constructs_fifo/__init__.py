@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from constructs_fifo.construct import CodeBundling, OrderedAgentQueue
+    from constructs_fifo.construct import CodeBundling, ContainerConsumer, OrderedAgentQueue
 
 __all__ = [
     "CodeBundling",
+    "ContainerConsumer",
     "DeadJobPolicy",
     "GapPolicy",
     "JobMode",
@@ -36,7 +37,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name in {"OrderedAgentQueue", "CodeBundling"}:
+    if name in {"OrderedAgentQueue", "CodeBundling", "ContainerConsumer"}:
         # Lazy on purpose: the runtime ships this file into Lambda, where aws_cdk is absent.
         import constructs_fifo.construct  # noqa: PLC0415
 

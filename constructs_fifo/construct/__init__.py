@@ -2,7 +2,8 @@
 
 The construct (``ordered_agent_queue.py``) assembles its parts, each in a room: ``settings/`` (defaults,
 limits, props read at synth), ``code/`` (the function's asset), ``checks/`` (the props checked at once),
-``resources/`` (queues, tables, function, permissions), ``observability/`` (alarms, dashboard).
+``resources/`` (queues, tables, the function or the container workers, permissions), ``observability/``
+(alarms, dashboard).
 
 Never imported by the Lambda runtime (the function's asset does not even contain this package).
 """
@@ -16,6 +17,7 @@ from constructs_fifo.construct.checks.validation import (
 from constructs_fifo.construct.code.bundling import CodeBundling
 from constructs_fifo.construct.errors import ConstructsFifoError, DependencyBundlingError, InvalidPropsError
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
+from constructs_fifo.construct.resources.containers import ContainerConsumer
 from constructs_fifo.construct.resources.permissions import WARNING_LOG_KEY_POLICY
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "WARNING_VISIBILITY_TIMEOUT",
     "CodeBundling",
     "ConstructsFifoError",
+    "ContainerConsumer",
     "DependencyBundlingError",
     "InvalidPropsError",
     "OrderedAgentQueue",
