@@ -205,10 +205,11 @@ def warn_container(scope: IConstruct, consumer: ContainerConsumer, slots: int) -
     groups, tasks = consumer.expected_groups, consumer.max_tasks
     if groups is None or not (resolved_number(groups) and resolved_number(tasks)) or slots * tasks <= groups:
         return
+    most = -(-groups // slots)
     Annotations.of(scope).add_warning_v2(
         WARNING_SLOTS_BEYOND_GROUPS,
         f"slots={slots} x consumer.max_tasks={tasks} = {slots * tasks} slots, but expected_groups={groups}: "
         "a FIFO queue runs one job per group at a time, so at most that many slots ever run; scaling stops "
-        f"at {-(-groups // slots)} tasks; lower max_tasks or slots, or raise expected_groups if more groups "
+        f"at {most} task{'' if most == 1 else 's'}; lower max_tasks or slots, or raise expected_groups if more groups "
         "have work at once.",
     )

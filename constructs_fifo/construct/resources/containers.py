@@ -24,8 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
-from aws_cdk import Duration
+from aws_cdk import Acknowledgment, Duration, Stack, Token, Validations
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
@@ -45,6 +46,7 @@ from constructs_fifo.runtime.aws_limits import FARGATE_MAX_STOP_TIMEOUT_SECONDS
 from constructs_fifo.runtime.settings.choices import JobMode
 
 __all__ = [
+    "ENVIRONMENT_REASON",
     "WORKER_COMMAND",
     "ContainerConsumer",
     "ContainerWorkers",
@@ -191,6 +193,25 @@ def _cluster(
     return ecs.Cluster(scope, "Cluster", vpc=vpc, container_insights_v2=ecs.ContainerInsights.ENABLED)
 
 
+#: Why the container's environment is plain (cdk-nag AwsSolutions-ECS2).
+ENVIRONMENT_REASON: Final = (
+    "The worker reads the queue's settings from its environment, as the function does (queue URLs, "
+    "table names, numbers, the handler's name): none is a secret; the job's own secrets belong in "
+    "Secrets Manager, read by the job."
+)
+
+
+def _name_in_findings(cluster: ecs.ICluster) -> str | None:
+    """``cluster``'s name as cdk-nag shows it: ``<LogicalId>`` for a cluster of this stack, the name
+    itself for an imported one given by name; ``None`` for any other token."""
+    child = cluster.node.default_child
+    if isinstance(child, ecs.CfnCluster):
+        stack = Stack.of(child)
+        return f"<{stack.resolve(stack.get_logical_id(child))}>"
+    name = cluster.cluster_name
+    return None if Token.is_unresolved(name) else name
+
+
 def build_container_consumer(
     scope: Construct,
     *,
@@ -243,6 +264,7 @@ def build_container_consumer(
         parks=resources.parks,
         encryption_key=encryption_key,
         cluster_name=cluster.cluster_name,
+        cluster_in_findings=_name_in_findings(cluster),
     )
     arm = placement.architecture.name == lambda_.Architecture.ARM_64.name
     task_definition = ecs.FargateTaskDefinition(
@@ -273,6 +295,9 @@ def build_container_consumer(
         logging=ecs.LogDrivers.aws_logs(stream_prefix="worker", log_group=log_group),
         stop_timeout=Duration.seconds(FARGATE_MAX_STOP_TIMEOUT_SECONDS),
         essential=True,
+    )
+    Validations.of(task_definition).acknowledge(
+        Acknowledgment(id="AwsSolutions::AwsSolutions-ECS2", reason=ENVIRONMENT_REASON)
     )
     service = ecs.FargateService(
         scope,

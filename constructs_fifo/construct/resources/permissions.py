@@ -40,6 +40,7 @@ __all__ = [
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
     "TASK_PROTECTION_ACTIONS",
+    "TASK_PROTECTION_REASON",
     "VPC_ACTIONS",
     "WARNING_LOG_KEY_POLICY",
     "WILDCARD_ACKNOWLEDGEMENTS",
@@ -124,11 +125,10 @@ CONSUME_ACTIONS = (
 )
 #: What the ECS agent's task-protection endpoint calls with the task's role while a slot runs a job.
 TASK_PROTECTION_ACTIONS = ("ecs:GetTaskProtection", "ecs:UpdateTaskProtection")
-#: cdk-nag's AwsSolutions-IAM5 on the task role: the protection actions name the cluster's tasks.
-TASK_PROTECTION_ACKNOWLEDGEMENT = Acknowledgment(
-    id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/<ClusterName>/*]",
-    reason="task scale-in protection: a worker protects its own task while a slot runs a job; a task's id "
-    "is known only when it starts, so the statement names the tasks of this service's cluster.",
+#: Why the task role's protection statement names the cluster's tasks (AwsSolutions-IAM5).
+TASK_PROTECTION_REASON = (
+    "task scale-in protection: a worker protects its own task while a slot runs a job; a task's id is "
+    "known only when it starts, so the statement names the tasks of this service's cluster."
 )
 #: What :func:`grant_enqueue` grants on the queue ...
 ENQUEUE_ACTIONS = ("sqs:SendMessage",)
@@ -282,6 +282,7 @@ def grant_worker_access(
     parks: bool,
     encryption_key: kms.IKey | None,
     cluster_name: str,
+    cluster_in_findings: str | None,
 ) -> None:
     """Add the container workers' statements to their task ``role``: the function's (its tables, sends,
     the key; no log group), consuming the queue, and the task's own scale-in protection.
@@ -294,6 +295,9 @@ def grant_worker_access(
         As :func:`grant_function_access`.
     cluster_name
         The cluster the service runs in: the protection actions name its tasks.
+    cluster_in_findings
+        The cluster's name as cdk-nag writes it in the finding (``<LogicalId>`` for a cluster of this
+        stack), to acknowledge exactly that wildcard; ``None``: left to the user (a token from elsewhere).
     """
     grant_function_access(
         role,
@@ -313,4 +317,13 @@ def grant_worker_access(
         arn_format=ArnFormat.SLASH_RESOURCE_NAME,
     )
     role.add_to_policy(iam.PolicyStatement(actions=list(TASK_PROTECTION_ACTIONS), resources=[tasks]))
-    Validations.of(role).acknowledge(TASK_PROTECTION_ACKNOWLEDGEMENT)
+    if cluster_in_findings is not None:
+        tasks_in_findings = (
+            f"arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/{cluster_in_findings}/*"
+        )
+        Validations.of(role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{tasks_in_findings}]",
+                reason=TASK_PROTECTION_REASON,
+            )
+        )
