@@ -21,7 +21,7 @@ from .workers import WorkersSynthesized
 
 def _alarm(template: Template, construct_id: str) -> dict[str, Any]:
     [alarm] = [
-        resource["Properties"]
+        dict(resource["Properties"])
         for logical_id, resource in template.find_resources("AWS::CloudWatch::Alarm").items()
         if logical_id.startswith(f"Builds{construct_id}")
     ]

@@ -32,7 +32,7 @@ REGION = "eu-west-1"
 
 def _one(template: Template, kind: str) -> dict[str, Any]:
     [resource] = template.find_resources(kind).values()
-    return resource
+    return dict(resource)
 
 
 def _environment(template: Template) -> dict[str, Any]:

@@ -210,6 +210,6 @@ def warn_container(scope: IConstruct, consumer: ContainerConsumer, slots: int) -
         WARNING_SLOTS_BEYOND_GROUPS,
         f"slots={slots} x consumer.max_tasks={tasks} = {slots * tasks} slots, but expected_groups={groups}: "
         "a FIFO queue runs one job per group at a time, so at most that many slots ever run; scaling stops "
-        f"at {most} task{'' if most == 1 else 's'}; lower max_tasks or slots, or raise expected_groups if more groups "
-        "have work at once.",
+        f"at {most} task{'' if most == 1 else 's'}; lower max_tasks or slots, or raise expected_groups if "
+        "more groups have work at once.",
     )
