@@ -48,21 +48,34 @@ def test_the_documented_image_is_python_3_11_or_newer_with_constructs_fifo_and_t
 
 
 @pytest.mark.parametrize(
-    ("slots", "max_tasks", "expected_groups", "steps"),
+    ("slots", "max_tasks", "expected_groups", "tasks"),
     [
-        (4, 3, None, [(None, 0), (1, 1), (5, 2), (9, 3)]),
-        (1, 1, None, [(None, 0), (1, 1)]),
+        (4, 3, None, [1, 2, 3]),
+        (1, 1, None, [1]),
         # the groups the hint expects cap the tasks: 6 groups / 4 slots = 2 tasks
-        (4, 8, 6, [(None, 0), (1, 1), (5, 2)]),
+        (4, 8, 6, [1, 2]),
         # more tasks than steps: at most 10 steps, spread up to max_tasks
-        (2, 30, None, [(None, 0), (1, 1), *(((t - 1) * 2 + 1, t) for t in range(3, 31, 3))]),
+        (2, 30, None, [1, *range(3, 31, 3)]),
     ],
 )
 def test_the_scaling_steps_ask_one_task_per_slots_messages_up_to_what_the_work_can_use(
-    slots: int, max_tasks: int, expected_groups: int | None, steps: list[tuple[int | None, int]]
+    slots: int, max_tasks: int, expected_groups: int | None, tasks: list[int]
 ) -> None:
-    # GIVEN slots, max_tasks and the hint WHEN the steps are built THEN each lower bound asks its task count
+    # GIVEN slots, max_tasks and the hint WHEN the steps are built
     built = scaling_steps(slots=slots, max_tasks=max_tasks, expected_groups=expected_groups)
-    assert [(step.lower, step.change) for step in built] == steps
-    # AND the first step asks no task below one message
-    assert (built[0].upper, built[0].change) == (1, 0)
+    # THEN no message asks no task, and t tasks start at (t - 1) x slots + 1 messages (half a message
+    # below, so that a whole number of messages never lands on a bound)
+    assert (built[0].upper, built[0].change) == (0.5, 0)
+    assert [(step.lower, step.change) for step in built[1:]] == [((t - 1) * slots + 0.5, t) for t in tasks]
+
+
+def _tasks_for(messages: int, steps: list[tuple[float | None, int]]) -> int:
+    """The task count a step list asks for ``messages`` (the interval holding it)."""
+    return max(change for lower, change in steps if lower is None or messages > lower)
+
+
+def test_one_message_starts_one_task_and_none_stops_them_all() -> None:
+    # GIVEN the default steps (4 slots, 4 tasks)
+    steps = [(step.lower, step.change) for step in scaling_steps(slots=4, max_tasks=4, expected_groups=None)]
+    # THEN 0 messages ask 0 tasks, 1 asks 1, 4 still 1, 5 asks 2, 100 asks max_tasks
+    assert [_tasks_for(m, steps) for m in (0, 1, 4, 5, 8, 9, 100)] == [0, 1, 1, 2, 2, 3, 4]

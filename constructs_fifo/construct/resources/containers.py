@@ -139,8 +139,13 @@ def scaling_steps(
     from ``(t - 1) x slots + 1`` messages, up to the most tasks the work can use (at most
     :data:`~constructs_fifo.construct.settings.defaults.SCALING_STEPS_MAX` steps, spread evenly).
 
+    The bounds sit half a message below those counts: the metric is a whole number, so it never lands
+    on a bound, where Application Auto Scaling's inclusive and exclusive ends (which differ above and
+    below an alarm's threshold) and CDK's split into a lower and an upper alarm (both of which would
+    fire at the threshold) could ask two task counts for one backlog, or none for a single message.
+
     >>> [(step.lower, step.change) for step in scaling_steps(slots=4, max_tasks=3, expected_groups=None)]
-    [(None, 0), (1, 1), (5, 2), (9, 3)]
+    [(None, 0), (0.5, 1), (4.5, 2), (8.5, 3)]
     """
     most = (
         max_tasks if expected_groups is None else max(1, min(max_tasks, math.ceil(expected_groups / slots)))
@@ -148,8 +153,8 @@ def scaling_steps(
     count = min(most, defaults.SCALING_STEPS_MAX)
     tasks = sorted({1, *(math.ceil(i * most / count) for i in range(1, count + 1))})
     return [
-        appscaling.ScalingInterval(upper=1, change=0),
-        *(appscaling.ScalingInterval(lower=(t - 1) * slots + 1, change=t) for t in tasks),
+        appscaling.ScalingInterval(upper=0.5, change=0),
+        *(appscaling.ScalingInterval(lower=(t - 1) * slots + 0.5, change=t) for t in tasks),
     ]
 
 
