@@ -77,6 +77,8 @@ def _given(name: str, value: object) -> bool:
         return False
     if row.unit == SECONDS:
         return _seconds(value) not in (None, row.default)
+    if isinstance(value, int | float) and not isinstance(value, bool) and not resolved_number(value):
+        return False  # a token: unknown until deploy
     return value != row.default
 
 
