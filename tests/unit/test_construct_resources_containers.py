@@ -69,7 +69,7 @@ def test_the_scaling_steps_ask_one_task_per_slots_messages_up_to_what_the_work_c
     assert [(step.lower, step.change) for step in built[1:]] == [((t - 1) * slots + 0.5, t) for t in tasks]
 
 
-def _tasks_for(messages: int, steps: list[tuple[float | None, int]]) -> int:
+def _tasks_for(messages: int, steps: list[tuple[float | None, float]]) -> float:
     """The task count a step list asks for ``messages`` (the interval holding it)."""
     return max(change for lower, change in steps if lower is None or messages > lower)
 
