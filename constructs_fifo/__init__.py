@@ -23,6 +23,7 @@ from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, J
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.construct import (
         CodeBundling,
+        ContainerConsumer,
         CustomBusIngress,
         EventBusIngress,
         OrderedAgentQueue,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "CodeBundling",
+    "ContainerConsumer",
     "CustomBusIngress",
     "DeadJobPolicy",
     "EventBusIngress",
@@ -46,7 +48,14 @@ __version__ = "0.1.0"
 
 #: The CDK side's names, loaded on first use.
 _CONSTRUCTS = frozenset(
-    {"OrderedAgentQueue", "CodeBundling", "EventBusIngress", "CustomBusIngress", "SnsFifoIngress"}
+    {
+        "OrderedAgentQueue",
+        "CodeBundling",
+        "ContainerConsumer",
+        "EventBusIngress",
+        "CustomBusIngress",
+        "SnsFifoIngress",
+    }
 )
 
 

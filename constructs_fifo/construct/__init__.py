@@ -2,9 +2,9 @@
 
 The construct (``ordered_agent_queue.py``) assembles its parts, each in a room: ``settings/`` (defaults,
 limits, props read at synth), ``code/`` (the function's asset), ``checks/`` (the props checked at once),
-``resources/`` (queues, tables, function, permissions), ``observability/`` (alarms, dashboard); the
-ways in, each a construct of its own, are in ``ingress/`` (an EventBridge bus through a pipe, a Custom
-Event Bus's FIFO subscriber, an SNS FIFO topic).
+``resources/`` (queues, tables, the function or the container workers, permissions), ``observability/``
+(alarms, dashboard); the ways in, each a construct of its own, are in ``ingress/`` (an EventBridge bus
+through a pipe, a Custom Event Bus's FIFO subscriber, an SNS FIFO topic).
 
 Never imported by the Lambda runtime (the function's asset does not even contain this package).
 """
@@ -23,6 +23,7 @@ from constructs_fifo.construct.ingress.event_bus import EventBusIngress
 from constructs_fifo.construct.ingress.sns_topic import SnsFifoIngress
 from constructs_fifo.construct.ingress.staging import WARNING_INGRESS_KEY_POLICY
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
+from constructs_fifo.construct.resources.containers import ContainerConsumer
 from constructs_fifo.construct.resources.permissions import WARNING_LOG_KEY_POLICY
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "WARNING_VISIBILITY_TIMEOUT",
     "CodeBundling",
     "ConstructsFifoError",
+    "ContainerConsumer",
     "CustomBusIngress",
     "DependencyBundlingError",
     "EventBusIngress",

@@ -7,8 +7,12 @@ expose them. Each part is a module of its own, in a room of :mod:`constructs_fif
   and ``checks/function_props.py``, the defaults in ``settings/defaults.py``);
 - ``resources/queues.py``: the FIFO queue and its dead-letter queue;
 - ``resources/tables.py``: the claim and group tables the mode needs;
-- ``resources/function.py``: the function, its log group, role and environment (its asset in
-  ``code/packaging.py``, its dependencies in ``code/bundling.py``);
+- ``resources/lambda_consumer.py``: the default consumer: the function (``resources/function.py``: its
+  log group, role and environment; its asset in ``code/packaging.py``, its dependencies in
+  ``code/bundling.py``), its grants and its event source;
+- ``resources/containers.py``: the container consumer (``consumer=ContainerConsumer(...)``): an ECS
+  Fargate service running ``constructs-fifo worker``, its task role, log group and scaling (its checks
+  in ``checks/containers.py``, its alarms in ``observability/workers.py``);
 - ``resources/permissions.py``: the function's statements, the log key's policy (or a warning for an
   imported key) and the public grants;
 - ``observability/alarms.py``: the alarms, each saying what to run first;
@@ -28,7 +32,6 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
@@ -42,8 +45,17 @@ from constructs_fifo.construct.ingress.static_group import StaticGroupRuleTarget
 from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.observability.metrics import QueueMetrics
+from constructs_fifo.construct.observability.workers import build_worker_observability
 from constructs_fifo.construct.resources import permissions
-from constructs_fifo.construct.resources.function import FunctionSettings, build_function
+from constructs_fifo.construct.resources.containers import (
+    ContainerConsumer,
+    ContainerWorkers,
+    Placement,
+    QueueResources,
+    build_container_consumer,
+)
+from constructs_fifo.construct.resources.function import FunctionSettings
+from constructs_fifo.construct.resources.lambda_consumer import LambdaConsumerAccess, build_lambda_consumer
 from constructs_fifo.construct.resources.outputs import QueueParts, build_outputs
 from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -64,6 +76,7 @@ __all__ = [
     "ENQUEUE_KEY_ACTIONS",
     "GROUP_TABLE_ACTIONS",
     "READ_STATE_ACTIONS",
+    "ContainerConsumer",
     "OrderedAgentQueue",
 ]
 
@@ -71,7 +84,7 @@ __all__ = [
 _PROPS = tuple(row.name for row in SETTINGS.values() if row.prop is not None)
 
 
-class OrderedAgentQueue(Construct, QueueMetrics):
+class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
     Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
@@ -79,6 +92,11 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     function running the constructs-fifo runtime, which calls ``handler`` once per job, the SQS event
     source with ReportBatchItemFailures, its alarms (each description names the first command to run)
     and a CloudWatch dashboard.
+
+    With ``consumer=ContainerConsumer(image=...)`` an ECS Fargate service of ``constructs-fifo worker``
+    tasks runs them (``slots`` batches each, heartbeats every ``heartbeat_interval``), scaled from 0 to
+    ``max_tasks`` on the queue's visible and in-flight messages; a worker holds task scale-in protection
+    while a slot runs a job, so scale-in stops only idle tasks ("Container workers", docs/construct.md).
 
     Each prop's default, limits and doc line are its row of the settings spec
     (:data:`constructs_fifo.runtime.settings.SETTINGS`); the tables of README.md and docs/construct.md
@@ -88,9 +106,11 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     ----------
     scope, id
         The parent construct and this construct's id.
-    code : lambda_.Code
+    code : lambda_.Code | None
         The job code: a **directory** asset (``Code.from_asset(dir)``); inline code, S3 code and zip files are
-        rejected; the directory may not hold a top-level ``constructs_fifo``. Default: required.
+        rejected; the directory may not hold a top-level ``constructs_fifo``; with the container consumer the
+        image holds the code, and a directory given is only checked for ``handler``. Default: required (the
+        Lambda consumer).
     handler : str
         ``module.function`` of the job function, ``handle(job, context)`` (state mode: the transition
         ``apply(job, state) -> next_state``): Python identifiers, dotted module allowed (``pkg.mod.handle``).
@@ -118,7 +138,8 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     visibility_timeout : Duration | None
         The queue's visibility timeout: the cap of every retry delay. Limits: ≤ 12 h; ≥ ``timeout``; below 6 ×
         ``timeout`` adds warning ``constructs-fifo:visibilityTimeoutBelowSixTimesTimeout``; required when
-        ``timeout`` is a token. Default: 6 × ``timeout``.
+        ``timeout`` is a token (the Lambda consumer); > 2 × ``heartbeat_interval`` (the container consumer).
+        Default: 6 × ``timeout``; the container consumer: 5 minutes.
     reserved_concurrency : int | None
         The function's reserved concurrency: a floor and a ceiling taken from the account's quota; ``None``
         reserves nothing, and ``max_concurrency`` is then the only ceiling (no floor). Limits: ≥ 1; ≥
@@ -167,11 +188,13 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         (state mode).
     max_job_duration : Duration | None
         Bounds one run of a job: a run still going after it is given up as a failed attempt; none: the
-        consumer's own bound (the Lambda consumer's is ``timeout``). Limits: 1 s – 12 h; ≤ ``timeout`` (the
-        Lambda consumer ends every run there). Default: the consumer's own bound.
+        consumer's own bound (the Lambda consumer's is ``timeout``; the container consumer's is 1 hour).
+        Limits: 1 s – 12 h; ≤ ``timeout`` with the Lambda consumer (it ends every run there). Default: the
+        consumer's own bound.
     architecture : lambda_.Architecture
-        The instruction set; ``ARM_64`` is about 20% cheaper per GB-second (the runtime is pure Python);
-        bundled dependencies are installed for it. Limits: ``X86_64`` or ``ARM_64``. Default: ``X86_64``.
+        The instruction set of the function or the container's tasks (the image must be built for it);
+        ``ARM_64`` is about 20% cheaper (the runtime is pure Python); bundled dependencies are installed for
+        it. Limits: ``X86_64`` or ``ARM_64``. Default: ``X86_64``.
     tracing : lambda_.Tracing | None
         X-Ray tracing of the function. Limits: a ``lambda_.Tracing``; ``ACTIVE`` adds X-Ray's statements on
         ``Resource: "*"`` (acknowledged for cdk-nag). Default: none.
@@ -179,15 +202,15 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         Lambda layers of the function. Limits: ≤ 5; each compatible with ``python3.14`` when it says. Default:
         none.
     vpc : ec2.IVpc | None
-        The function runs in it; its subnets must reach SQS, DynamoDB, CloudWatch and KMS (NAT or endpoints);
-        the role gets the network-interface actions of ``AWSLambdaVPCAccessExecutionRole``, inline. Default:
-        none.
+        The function (or the container's service) runs in it; its subnets must reach SQS, DynamoDB, CloudWatch
+        and KMS (NAT or endpoints); the function's role gets the network-interface actions of
+        ``AWSLambdaVPCAccessExecutionRole``, inline. Default: none.
     vpc_subnets : ec2.SubnetSelection | None
-        Which subnets of ``vpc`` the function runs in. Limits: needs ``vpc``; no public subnets. Default: the
-        VPC's private subnets.
+        Which subnets of ``vpc`` the function (or the container's service) runs in. Limits: needs ``vpc``; no
+        public subnets. Default: the VPC's private subnets.
     security_groups : Sequence[ec2.ISecurityGroup] | None
-        The function's security groups. Limits: 1–5; needs ``vpc``. Default: one the function creates (all
-        outbound, no inbound).
+        The function's (or the container's tasks') security groups. Limits: 1–5; needs ``vpc``. Default: one
+        the function creates (all outbound, no inbound).
     bundling : CodeBundling | None
         How the job code's dependencies are installed: ``exclude`` patterns, ``requirements``, index options,
         ``cache_dir``, or ``docker`` bundling (see "Job code with dependencies" in docs/construct.md).
@@ -202,6 +225,17 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         same metrics), less log ingestion. Limits: ``JOB`` or ``BATCH``. Default: ``JOB``.
     outputs : bool
         Add its own CfnOutputs. Default: ``True``.
+    consumer : ContainerConsumer | None
+        What runs the jobs: none, the Lambda function; ``ContainerConsumer(image=...)``, an ECS Fargate
+        service running ``constructs-fifo worker`` (see "Container workers" in docs/construct.md). Default:
+        the Lambda function.
+    slots : int | None
+        Container consumer only: batches one worker task runs at once, each from one group. Limits: 1–64.
+        Default: ``4`` (the container consumer).
+    heartbeat_interval : Duration | None
+        Container consumer only: how often a running job's worker extends its records' visibility and renews
+        its claim. Limits: 1 s – 6 h; < ``visibility_timeout`` / 2: a late or retried renewal still lands
+        while the records are hidden. Default: 30 seconds (the container consumer).
 
     Raises
     ------
@@ -230,14 +264,12 @@ class OrderedAgentQueue(Construct, QueueMetrics):
     group_table: dynamodb.Table | None
     #: What happens to a group after one of its jobs died.
     on_dead_job: DeadJobPolicy
-    #: The function running the constructs-fifo runtime.
-    function: lambda_.Function
-    #: The function's log group.
+    #: The consumer's log group (the function's, or the workers').
     log_group: logs.LogGroup
-    #: The SQS event source of the function.
-    event_source: event_sources.SqsEventSource
-    #: Queue age, dead-letter queue depth, function errors, function throttles, then parked groups
-    #: (PARK) and the sequence gap (state mode).
+    #: The container consumer's service, cluster and task role; ``None`` with the Lambda function.
+    workers: ContainerWorkers | None
+    #: Queue age, dead-letter queue depth, function errors, function throttles (the container consumer:
+    #: none), then parked groups (PARK) and the sequence gap (state mode), then the workers' alarms.
     alarms: list[cloudwatch.Alarm]
     #: The CloudWatch dashboard (construct id ``Dashboard``); ``None`` with ``dashboard=False``.
     dashboard: cloudwatch.Dashboard | None
@@ -254,7 +286,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         scope: Construct,
         id: str,
         *,
-        code: lambda_.Code,
+        code: lambda_.Code | None = None,
         handler: str,
         mode: JobMode = defaults.MODE,
         batch_size: int = defaults.BATCH_SIZE,
@@ -289,6 +321,9 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         dashboard: bool = defaults.DASHBOARD,
         outcome_lines: OutcomeLines = defaults.OUTCOME_LINES,
         outputs: bool = defaults.OUTPUTS,
+        consumer: ContainerConsumer | None = None,
+        slots: int | None = None,
+        heartbeat_interval: Duration | None = None,
     ) -> None:
         given = locals()  # the keywords, before any other local: one per prop row
         props = {name: given[name] for name in _PROPS}
@@ -307,7 +342,7 @@ class OrderedAgentQueue(Construct, QueueMetrics):
         self.on_dead_job = DeadJobPolicy(on_dead_job)
         parks = self.on_dead_job is DeadJobPolicy.PARK
 
-        # --- build: queues, tables, function -------------------------------------------------------
+        # --- build: queues, tables, the consumer --------------------------------------------------
         queues = build_queues(
             self,
             visibility_timeout=checked.visibility_timeout,
@@ -325,74 +360,68 @@ class OrderedAgentQueue(Construct, QueueMetrics):
             removal_policy=table_removal_policy,
         )
         self.claim_table, self.group_table = tables.claim_table, tables.group_table
-        job_function = build_function(
-            self,
-            code_dir=checked.code_dir,
-            settings=checked.values,
-            mode=self.mode,
-            user_environment=environment,
-            queue=self.queue,
-            dead_letter_queue=self.dead_letter_queue,
-            claim_table=self.claim_table,
-            group_table=self.group_table,
-            function_settings=FunctionSettings(
-                timeout=timeout,
-                memory_size=memory_size,
-                reserved_concurrency=reserved_concurrency,
-                architecture=architecture,
-                tracing=tracing,
-                layers=layers,
-                vpc=vpc,
-                vpc_subnets=vpc_subnets,
-                security_groups=security_groups,
-                bundling=bundling,
-            ),
-            encryption_key=encryption_key,
+        resources = QueueResources(
+            self.queue, self.dead_letter_queue, self.claim_table, self.group_table, parks
         )
-        self.function, self.log_group = job_function.function, job_function.log_group
+        placement = Placement(architecture, vpc, vpc_subnets, security_groups)
+        self._lambda = None
+        self.workers = None
+        if checked.container is None:
+            assert checked.code_dir is not None  # required of the Lambda consumer by the check step
+            self._lambda = build_lambda_consumer(
+                self,
+                code_dir=checked.code_dir,
+                settings=checked.values,
+                mode=self.mode,
+                user_environment=environment,
+                resources=resources,
+                function_settings=FunctionSettings(
+                    timeout=timeout,
+                    memory_size=memory_size,
+                    reserved_concurrency=reserved_concurrency,
+                    architecture=architecture,
+                    tracing=tracing,
+                    layers=layers,
+                    vpc=vpc,
+                    vpc_subnets=vpc_subnets,
+                    security_groups=security_groups,
+                    bundling=bundling,
+                ),
+                batch_size=batch_size,
+                max_concurrency=max_concurrency,
+                encryption_key=encryption_key,
+            )
+            self.log_group = self._lambda.log_group
+        else:
+            self.workers = build_container_consumer(
+                self,
+                consumer=checked.container,
+                settings=checked.values,
+                mode=self.mode,
+                user_environment=environment,
+                resources=resources,
+                placement=placement,
+                slots=checked.slots,
+                encryption_key=encryption_key,
+            )
+            self.log_group = self.workers.log_group
+        function = self._lambda.function if self._lambda is not None else None
         if outputs:
+            service = self.workers.service if self.workers is not None else None
             parts = QueueParts(
-                self.queue, self.dead_letter_queue, self.claim_table, self.group_table, self.function
+                self.queue, self.dead_letter_queue, self.claim_table, self.group_table, function, service
             )
             build_outputs(self, parts)
         if encryption_key is not None:
             permissions.allow_log_encryption_or_warn(self, encryption_key)
-
-        # --- wire: least privilege, then the event source ------------------------------------------
-        permissions.grant_function_access(
-            job_function.role,
-            log_group=self.log_group,
-            queue=self.queue,
-            dead_letter_queue=self.dead_letter_queue,
-            claim_table=self.claim_table,
-            group_table=self.group_table,
-            parks=parks,
-            encryption_key=encryption_key,
-            in_vpc=vpc is not None,
-        )
-        permissions.acknowledge_wildcards(
-            job_function.role, in_vpc=vpc is not None, traced=tracing == lambda_.Tracing.ACTIVE
-        )
-        # Binding the event source grants consume on the queue (and kms:Decrypt on its key).
-        self.event_source = event_sources.SqsEventSource(
-            self.queue,
-            batch_size=batch_size,
-            report_batch_item_failures=True,
-            max_concurrency=(
-                max_concurrency
-                if max_concurrency is not None
-                else defaults.max_concurrency_for(reserved_concurrency)
-            ),
-        )
-        self.function.add_event_source(self.event_source)
         self.node.add_validation(StaticGroupRuleTargets(self, self.queue))  # a static group: one lane
 
-        # --- expose: alarms ------------------------------------------------------------------------
+        # --- expose: alarms, dashboard -------------------------------------------------------------
         self.alarms = build_alarms(
             self,
             queue=self.queue,
             dead_letter_queue=self.dead_letter_queue,
-            function=self.function,
+            function=function,
             log_group=self.log_group,
             age_alarm_threshold=age_alarm_threshold,
             alarm_topic=alarm_topic,
@@ -403,16 +432,23 @@ class OrderedAgentQueue(Construct, QueueMetrics):
                 else None
             ),
         )
+        widgets: list[cloudwatch.IWidget] = []
+        if self.workers is not None:
+            worker_alarms, widgets = build_worker_observability(
+                self, self.queue, self.workers.service, self.log_group, slots=checked.slots, topic=alarm_topic
+            )
+            self.alarms += worker_alarms
         self.dashboard = (
             build_dashboard(
                 self,
                 queue=self.queue,
-                function=self.function,
+                function=function,
                 reserved_concurrency=reserved_concurrency,
                 alarms=self.alarms,
                 metric=self.metric,
                 claims=self.mode is JobMode.CLAIM,
                 parks=parks,
+                consumer_widgets=widgets,
             )
             if dashboard
             else None

@@ -20,6 +20,7 @@ from typing import Final
 __all__ = [
     "DYNAMODB_MAX_BATCH_GET_KEYS",
     "EMF_MAX_VALUES_PER_METRIC",
+    "FARGATE_MAX_STOP_TIMEOUT_SECONDS",
     "LAMBDA_MAX_LAYERS",
     "LAMBDA_MAX_MAXIMUM_CONCURRENCY",
     "LAMBDA_MAX_MEMORY_MB",
@@ -29,6 +30,7 @@ __all__ = [
     "LAMBDA_MIN_MEMORY_MB",
     "LAMBDA_SQS_FIFO_MAX_BATCH_SIZE",
     "SQS_DEDUPLICATION_INTERVAL_SECONDS",
+    "SQS_FIFO_MAX_IN_FLIGHT_MESSAGES",
     "SQS_ID_PUNCTUATION",
     "SQS_MAX_BATCH_ENTRIES",
     "SQS_MAX_ID_LENGTH",
@@ -47,6 +49,8 @@ __all__ = [
 SQS_MAX_BATCH_ENTRIES: Final = 10
 #: Messages one ReceiveMessage returns (``MaxNumberOfMessages`` is 1 to 10).
 SQS_MAX_RECEIVE_MESSAGES: Final = 10
+#: A FIFO queue holds at most 120,000 messages in flight (received, not deleted) (quotas-messages).
+SQS_FIFO_MAX_IN_FLIGHT_MESSAGES: Final = 120_000
 #: The largest message, and the largest SendMessageBatch request: 1 MiB.
 SQS_MAX_MESSAGE_BYTES: Final = 1024 * 1024
 #: Length of a MessageGroupId and a MessageDeduplicationId.
@@ -92,3 +96,7 @@ DYNAMODB_MAX_BATCH_GET_KEYS: Final = 100
 # --- CloudWatch (CloudWatch_Embedded_Metric_Format_Specification) ----------------------------------
 #: Values one embedded-metric-format document may give one metric.
 EMF_MAX_VALUES_PER_METRIC: Final = 100
+
+# --- ECS on Fargate (task definition parameters) ------------------------------------------------------
+#: ECS sends SIGTERM, then SIGKILL after the container's ``stopTimeout``: at most 120 s on Fargate.
+FARGATE_MAX_STOP_TIMEOUT_SECONDS: Final = 120

@@ -36,11 +36,13 @@ __all__ = [
     "CONTROL_RESUME",
     "DEFAULT_BACKOFF_BASE_SECONDS",
     "DEFAULT_CLAIM_TTL_SECONDS",
+    "DEFAULT_HEARTBEAT_INTERVAL_SECONDS",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_METRICS_NAMESPACE",
     "DEFAULT_MODE",
     "DEFAULT_ON_DEAD_JOB",
     "DEFAULT_OUTCOME_LINES",
+    "DEFAULT_SLOTS",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
     "ENV_CLAIM_TABLE",
@@ -49,13 +51,16 @@ __all__ = [
     "ENV_GAP_POLICY",
     "ENV_GAP_TIMEOUT_SECONDS",
     "ENV_GROUP_TABLE",
+    "ENV_HEARTBEAT_INTERVAL_SECONDS",
     "ENV_MAX_ATTEMPTS",
+    "ENV_MAX_JOB_DURATION_SECONDS",
     "ENV_METRICS_NAMESPACE",
     "ENV_MODE",
     "ENV_ON_DEAD_JOB",
     "ENV_OUTCOME_LINES",
     "ENV_QUEUE_URL",
     "ENV_REORDER_LIMIT",
+    "ENV_SLOTS",
     "ENV_USER_HANDLER",
     "ENV_VISIBILITY_TIMEOUT_SECONDS",
     "GROUP_ATTR_GROUP",
@@ -69,11 +74,14 @@ __all__ = [
     "METRIC_DIMENSION_QUEUE",
     "METRIC_DUPLICATES_SKIPPED",
     "METRIC_GROUPS_PARKED",
+    "METRIC_HEARTBEAT_FAILURES",
     "METRIC_JOBS_DEAD_LETTERED",
     "METRIC_JOBS_FAILED",
     "METRIC_JOBS_KEPT",
     "METRIC_JOBS_SUCCEEDED",
     "METRIC_JOB_DURATION",
+    "METRIC_JOB_DURATION_EXCEEDED",
+    "METRIC_RUNNING_SLOTS",
     "SK_KEPT_PREFIX",
     "SK_PARK",
     "STATUS_DEAD",
@@ -112,6 +120,9 @@ ENV_REORDER_LIMIT: Final = SETTINGS["reorder_limit"].variable()
 ENV_GAP_TIMEOUT_SECONDS: Final = SETTINGS["gap_timeout"].variable()
 ENV_GAP_POLICY: Final = SETTINGS["gap_policy"].variable()
 ENV_OUTCOME_LINES: Final = SETTINGS["outcome_lines"].variable()
+ENV_MAX_JOB_DURATION_SECONDS: Final = SETTINGS["max_job_duration"].variable()
+ENV_SLOTS: Final = SETTINGS["slots"].variable()
+ENV_HEARTBEAT_INTERVAL_SECONDS: Final = SETTINGS["heartbeat_interval"].variable()
 
 DEFAULT_BACKOFF_BASE_SECONDS: Final = SETTINGS["backoff_base"].default_as(int)
 DEFAULT_CLAIM_TTL_SECONDS: Final = SETTINGS["claim_ttl"].default_as(int)
@@ -127,6 +138,8 @@ DEFAULT_REORDER_LIMIT: Final = SETTINGS["reorder_limit"].default_as(int)
 DEFAULT_GAP_TIMEOUT_SECONDS: Final = SETTINGS["gap_timeout"].default_as(int)
 DEFAULT_FIRST_SEQ: Final = SETTINGS["first_seq"].default_as(int)
 DEFAULT_REMEMBERED_JOB_IDS: Final = SETTINGS["remember_job_ids"].default_as(int)
+DEFAULT_SLOTS: Final = SETTINGS["slots"].default_as(int)
+DEFAULT_HEARTBEAT_INTERVAL_SECONDS: Final = SETTINGS["heartbeat_interval"].default_as(int)
 
 #: A resume's wake-up message is replaced by a fresh one once it was received this often, so SQS's
 #: maxReceiveCount (kept above it by the construct) never dead-letters it during a long replay.
@@ -162,6 +175,12 @@ METRIC_JOBS_KEPT: Final = "JobsKept"
 #: The DynamoDB capacity units (read and write together) a batch consumed, as DynamoDB reported them
 #: (``ReturnConsumedCapacity``); one value per batch, on the batch's line.
 METRIC_CAPACITY_UNITS_CONSUMED: Final = "CapacityUnitsConsumed"
+#: The container worker: a heartbeat's renewal (visibility or claim) was refused or failed (1 each).
+METRIC_HEARTBEAT_FAILURES: Final = "HeartbeatFailures"
+#: The container worker: a run was stopped at ``max_job_duration`` (1 each).
+METRIC_JOB_DURATION_EXCEEDED: Final = "JobDurationExceeded"
+#: The container worker: its slots running a job, per task (one value per report).
+METRIC_RUNNING_SLOTS: Final = "RunningSlots"
 #: The one dimension of every metric: the source queue's name.
 METRIC_DIMENSION_QUEUE: Final = "QueueName"
 

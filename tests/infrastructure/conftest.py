@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from .stacks import Synthesized, build_synthesized
+from .workers import WorkersSynthesized, build_workers
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +35,10 @@ def _require_aws_cdk_libs_cloud_assembly_schema() -> None:
             "version> (or rm .venv/.installed && make setup)",
             pytrace=False,
         )
+
+
+@pytest.fixture(scope="session")
+def workers() -> WorkersSynthesized:
+    """The container consumer's stacks, synthesized once per test session."""
+    _require_aws_cdk_libs_cloud_assembly_schema()
+    return build_workers()

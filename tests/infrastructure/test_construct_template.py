@@ -324,8 +324,10 @@ def test_the_function_environment_is_the_settings_specs_variables(synthesized: S
     for name in (SAMPLE_CLAIM_QUEUE, "State"):
         written |= set(_function(synthesized.templates[name])["Environment"]["Variables"])
     # THEN between them they write every variable of the spec's rows, and nothing else of their own,
-    # but an optional setting's with no default (written only when given: ``max_job_duration``)
+    # but an optional setting's with no default (written only when given: ``max_job_duration``) and
+    # the container workers' own (written for the container consumer only)
     unset = {row.env for row in SETTINGS.values() if row.prop and row.default is None and "None" in row.type}
+    unset |= {row.env for row in SETTINGS.values() if row.container_only}
     assert written - {"NOTIFICATION_TABLE_NAME"} == {row.env for row in SETTINGS.values() if row.env} - unset
 
 

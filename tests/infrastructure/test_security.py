@@ -4,7 +4,8 @@ The sample app is synthesized once per configuration (without a key, and with ``
 in a module-scoped fixture, with its cdk-nag packs; cfn-lint (informational rules included) reads the
 same templates. In each configuration the findings must be exactly the rows of docs/security.md for
 it: a new finding without a row fails, and so does a row nothing reports any more. A third, small
-synth covers the rows of the ``vpc or tracing`` configuration (a queue with both props).
+synth covers the rows of the ``vpc or tracing`` configuration (a queue with both props), a fourth those
+of the ``container consumer`` (a queue with ``consumer=ContainerConsumer(...)``, its own cluster and VPC).
 
 checkov cannot be a development dependency (its ``packaging<24`` conflicts with pytest's
 ``packaging>=24``); its rows are checked only when a ``checkov`` is on ``PATH`` or the ``CHECKOV``
@@ -29,17 +30,21 @@ import cfnlint.api
 import pytest
 from aws_cdk import App, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, OrderedAgentQueue
 
 from .stacks import REPO, load_sample_app
 
 SECURITY_DOC = REPO / "docs" / "security.md"
 #: The configurations of the table: the sample without and with a key, and a queue with vpc and tracing.
 WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING = "without a key", "with a key", "vpc or tracing"
+CONTAINERS = "container consumer"
+#: A cluster's logical id in a cdk-nag rule name, as docs/security.md writes it (it names no hash).
+_CLUSTER_ID = re.compile(r"<[A-Za-z0-9]*Cluster[0-9A-F]{8}>")
 _ROW = re.compile(r"^\| (checkov|cdk-nag|cfn-lint) \| `([^`]+)` \| ([^|]+) \|", re.MULTILINE)
 
 
@@ -66,7 +71,11 @@ class Scanned:
 def _synth(outdir: Path, app: App, stack_name: str) -> Scanned:
     app.synth()
     report = json.loads((outdir / "validation-report.json").read_text())
-    acknowledged = {s["ruleName"] for p in report["pluginReports"] for s in p.get("suppressedViolations", [])}
+    acknowledged = {
+        _CLUSTER_ID.sub("<Cluster>", s["ruleName"])
+        for p in report["pluginReports"]
+        for s in p.get("suppressedViolations", [])
+    }
     open_findings = [v["ruleName"] for p in report["pluginReports"] for v in p["violations"]]
     return Scanned(outdir / f"{stack_name}.template.json", acknowledged, open_findings)
 
@@ -113,6 +122,19 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Scan
     Validations.of(jobs.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     results[VPC_OR_TRACING] = _synth(outdir, app, "Placed")
+
+    outdir = tmp_path_factory.mktemp("scan")
+    app = App(outdir=str(outdir), context=flags)
+    stack = Stack(app, "Workers")
+    workers = OrderedAgentQueue(
+        stack,
+        "Builds",
+        handler="builds.run_tests",
+        consumer=ContainerConsumer(image=ecs.ContainerImage.from_registry("public.ecr.aws/example/worker:1")),
+    )
+    Validations.of(workers.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+    results[CONTAINERS] = _synth(outdir, app, "Workers")
     yield results
 
 
@@ -139,6 +161,24 @@ def test_vpc_and_tracing_add_only_the_documented_acknowledged_wildcard(scanned: 
     assert result.nag_open == []
     extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
     assert extra == documented("cdk-nag", VPC_OR_TRACING) == {"AwsSolutions-IAM5[Resource::*]"}
+
+
+def test_the_container_consumer_adds_only_its_documented_acknowledgements(
+    scanned: dict[str, Scanned],
+) -> None:
+    # GIVEN a queue with the container consumer, its dead-letter queue acknowledged as the sample's is
+    result = scanned[CONTAINERS]
+    # THEN nothing is open, and the construct's own acknowledgements are exactly the documented rows
+    assert result.nag_open == []
+    extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
+    assert extra == documented("cdk-nag", CONTAINERS)
+
+
+def test_every_cfn_lint_finding_on_the_container_consumer_is_documented(scanned: dict[str, Scanned]) -> None:
+    # GIVEN the container stack's template WHEN cfn-lint checks it THEN its findings are the documented rows
+    rules = _cfn_lint_rules(scanned[CONTAINERS].template)
+    assert rules == documented("cfn-lint", CONTAINERS)
+    assert not [r for r in rules if r.startswith("E") or r.startswith("W")]
 
 
 @pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY])
@@ -183,7 +223,7 @@ def _checkov_failed(template: Path) -> set[str]:
     _checkov() is None,
     reason="no checkov on PATH or in CHECKOV (it cannot share the dev venv: packaging<24); `make scan`",
 )
-@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY])
+@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY, CONTAINERS])
 def test_every_checkov_failure_on_the_sample_is_documented(
     scanned: dict[str, Scanned], configuration: str
 ) -> None:

@@ -121,6 +121,7 @@ def test_the_props_whose_type_is_not_checked_here_are_known() -> None:
         "architecture",
         "bundling",
         "code",
+        "consumer",
         "dashboard",
         "encryption_key",
         "environment",

@@ -9,10 +9,11 @@ from typing import Any, cast
 import pytest
 from aws_cdk import App, BundlingOptions, CfnParameter, DockerImage, Duration, Environment, Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
-from constructs_fifo import CodeBundling, OrderedAgentQueue
+from constructs_fifo import CodeBundling, ContainerConsumer, OrderedAgentQueue
 from constructs_fifo.construct import ConstructsFifoError, InvalidPropsError
 from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime import constants
@@ -375,12 +376,15 @@ BOUNDED_PROPS = [
 def test_the_construct_refuses_one_past_each_limit_of_a_props_row(code: lambda_.Code, row: Setting) -> None:
     # GIVEN a prop one past a limit of its row of the settings spec (the limits RuntimeConfig reads)
     mode = constants.JobMode.STATE if row.state_only else constants.JobMode.CLAIM
+    # (a container workers' prop is given with the container consumer)
+    image = ecs.ContainerImage.from_registry("agent-worker:1")
+    consumer = {"consumer": ContainerConsumer(image=image)} if row.container_only else {}
     outside = ([row.low - 1] if row.low else []) + ([row.high + 1] if row.high is not None else [])
     assert outside, row.name
     for number in outside:
         value = Duration.seconds(number) if row.unit == SECONDS else number
         # WHEN building / THEN the problem names that prop with that value
-        problems = _problems(code, mode=mode, **{str(row.prop): value})
+        problems = _problems(code, mode=mode, **consumer, **{str(row.prop): value})
         shown = f"{number}s" if row.unit == SECONDS else str(number)
         assert any(problem.startswith(f"{row.prop}={shown} ") for problem in problems), problems
 

@@ -43,8 +43,10 @@ def test_every_bounded_variable_is_one_of_the_known_settings() -> None:
         "backoff_base",
         "claim_ttl",
         "gap_timeout",
+        "heartbeat_interval",
         "max_attempts",
         "reorder_limit",
+        "slots",
         "visibility_timeout",
     ]
 

@@ -18,6 +18,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
+from constructs_fifo.construct.checks.containers import check_consumer, warn_container
 from constructs_fifo.construct.checks.function_props import (
     check_bundling,
     check_code,
@@ -34,6 +35,7 @@ from constructs_fifo.construct.checks.validation import (
     raise_if_any,
     warn_risky,
 )
+from constructs_fifo.construct.resources.containers import ContainerConsumer
 from constructs_fifo.construct.resources.function import RUNTIME_ENVIRONMENT
 from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime.settings.choices import JobMode
@@ -60,8 +62,12 @@ class CheckedProps:
     max_receive_count: int | float
     #: State mode: how long a sequence gap may stay open (given, or the default); ``None`` in claim mode.
     gap_timeout: Duration | None
-    #: The directory of the job code's asset.
-    code_dir: Path
+    #: The directory of the job code's asset; ``None`` only with the container consumer (the image holds it).
+    code_dir: Path | None
+    #: The container consumer; ``None``: the Lambda function.
+    container: ContainerConsumer | None = None
+    #: The container consumer: batches per task (given, or the default).
+    slots: int = defaults.SLOTS
 
 
 def _default_visibility_timeout(timeout: Duration, problems: list[str]) -> Duration:
@@ -110,28 +116,37 @@ def check_all(scope: IConstruct, given: Mapping[str, Any]) -> CheckedProps:
             values[name] = value
     mode = JobMode(values.get("mode", JobMode.CLAIM))  # type: ignore[arg-type]  # a JobMode's value
     timeout = duration(values, "timeout")
+    container = given.get("consumer")
+    container = container if isinstance(container, ContainerConsumer) else None
+    if container is not None:
+        _fill_container_defaults(values)
     if "visibility_timeout" in values and values["visibility_timeout"] is None and timeout is not None:
         values["visibility_timeout"] = _default_visibility_timeout(timeout, problems)
     if "max_receive_count" in values and values["max_receive_count"] is None:
         values["max_receive_count"] = _default_max_receive_count(values, mode)
     problems += check_props(values)
     problems += check_state_props(values)
+    problems += check_consumer(given, values)
     code = given["code"]
     code_path = code.path if isinstance(code, lambda_.AssetCode) else None  # read once
-    problems += check_code(code, code_path)
+    if code is not None or given.get("consumer") is None:
+        problems += _check_code_given(code, code_path)
     problems += check_environment(given["environment"], RUNTIME_ENVIRONMENT)
     problems += check_function_props(**{name: given[name] for name in _FUNCTION_PROPS})
     problems += check_bundling(given["bundling"])
-    problems += check_handler_found(
-        scope,
-        handler=given["handler"],
-        code_path=code_path,
-        layers=given["layers"],
-        bundling=given["bundling"],
-    )
+    if code_path is not None:  # an image's code cannot be read at synth
+        problems += check_handler_found(
+            scope,
+            handler=given["handler"],
+            code_path=code_path,
+            layers=given["layers"],
+            bundling=given["bundling"],
+        )
     raise_if_any(problems)
     warn_risky(scope, values)
-    assert code_path is not None  # checked by check_code
+    slots = number(values, "slots")
+    if container is not None:
+        warn_container(scope, container, int(slots or defaults.SLOTS))
     visibility_timeout, gap_timeout = duration(values, "visibility_timeout"), duration(values, "gap_timeout")
     max_receive_count = number(values, "max_receive_count")
     assert visibility_timeout is not None and max_receive_count is not None  # filled in above
@@ -141,5 +156,31 @@ def check_all(scope: IConstruct, given: Mapping[str, Any]) -> CheckedProps:
         visibility_timeout=visibility_timeout,
         max_receive_count=max_receive_count,
         gap_timeout=(gap_timeout or defaults.GAP_TIMEOUT) if mode is JobMode.STATE else None,
-        code_dir=Path(code_path),
+        code_dir=Path(code_path) if code_path is not None else None,
+        container=container,
+        slots=int(slots or defaults.SLOTS),
     )
+
+
+def _fill_container_defaults(values: dict[str, object]) -> None:
+    """The container consumer's own defaults: its visibility timeout (heartbeats extend it), a bound of
+    one run (no function timeout ends it), and the workers' settings, so the environment carries them."""
+    for name, default in (
+        ("visibility_timeout", defaults.CONTAINER_VISIBILITY_TIMEOUT),
+        ("max_job_duration", defaults.CONTAINER_MAX_JOB_DURATION),
+        ("slots", defaults.SLOTS),
+        ("heartbeat_interval", defaults.HEARTBEAT_INTERVAL),
+    ):
+        if name in values and values[name] is None:
+            values[name] = default
+
+
+def _check_code_given(code: lambda_.Code | None, code_path: str | None) -> list[str]:
+    """``code`` is required by the Lambda consumer; given, it must be a directory asset."""
+    if code is None:
+        return [
+            "code=None: the Lambda function needs the job code; pass "
+            "code=lambda_.Code.from_asset('<directory holding your handler module>'), or "
+            "consumer=ContainerConsumer(image=...) whose image holds it."
+        ]
+    return check_code(code, code_path)

@@ -60,6 +60,11 @@ def duration(values: Mapping[str, object], name: str) -> Duration | None:
     return value if isinstance(value, Duration) else None
 
 
+def _container(values: Mapping[str, object]) -> bool:
+    """Whether the jobs run in containers (``consumer`` given): the Lambda function's rules do not apply."""
+    return values.get("consumer") is not None
+
+
 def _mode(values: Mapping[str, object]) -> JobMode:
     value = values.get("mode")
     return JobMode(value) if isinstance(value, str) and value in set(JobMode) else JobMode.CLAIM
@@ -119,6 +124,8 @@ def _check_handler(handler: str) -> list[str]:
 
 
 def _check_visibility_covers_timeout(values: Mapping[str, object]) -> list[str]:
+    if _container(values):
+        return []
     timeout_value, visibility_value = duration(values, "timeout"), duration(values, "visibility_timeout")
     timeout = tokens.seconds(timeout_value) if timeout_value is not None else None
     visibility = tokens.seconds(visibility_value) if visibility_value is not None else None
@@ -146,7 +153,7 @@ def _check_reserved_covers_maximum(values: Mapping[str, object]) -> list[str]:
 def _check_not_above(values: Mapping[str, object], name: str) -> list[str]:
     """A prop whose row says it may not pass another (``not_above``), against that prop's value."""
     row = SETTINGS[name]
-    if row.not_above is None:
+    if row.not_above is None or (SETTINGS[row.not_above].lambda_only and _container(values)):
         return []
     other = row.not_above
     if row.unit == SECONDS:
@@ -187,7 +194,8 @@ def check_props(values: Mapping[str, object]) -> list[str]:
     values
         The props by name, each of its row's type (a prop of another type is absent: its type is its
         problem). Unresolved tokens are skipped; so are state-mode props outside state mode
-        (:func:`check_state_props` says so).
+        (:func:`check_state_props` says so), and the container workers' props with the Lambda
+        consumer (``checks.containers`` says so).
 
     Returns
     -------
@@ -199,10 +207,10 @@ def check_props(values: Mapping[str, object]) -> list[str]:
     handler = values.get("handler")
     if isinstance(handler, str):
         problems += _check_handler(handler)
-    state = _mode(values) is JobMode.STATE
+    state, container = _mode(values) is JobMode.STATE, _container(values)
     for name in values:
         row = SETTINGS[name]
-        if (row.state_only and not state) or name in _OWN_LIMITS:
+        if (row.state_only and not state) or (row.container_only and not container) or name in _OWN_LIMITS:
             continue
         if row.unit == SECONDS:
             given = duration(values, name)
@@ -247,7 +255,13 @@ def warn_risky(scope: IConstruct, values: Mapping[str, object]) -> None:
     timeout = tokens.seconds(timeout_value) if timeout_value is not None else None
     visibility = tokens.seconds(visibility_value) if visibility_value is not None else None
     factor = defaults.VISIBILITY_TIMEOUT_FACTOR
-    if timeout is not None and visibility is not None and timeout <= visibility < factor * timeout:
+    on_lambda = not _container(values)
+    if (
+        on_lambda
+        and timeout is not None
+        and visibility is not None
+        and timeout <= visibility < factor * timeout
+    ):
         Annotations.of(scope).add_warning_v2(
             WARNING_VISIBILITY_TIMEOUT,
             f"visibility_timeout={fmt_seconds(visibility)} is less than {factor} x timeout ({factor} x "

@@ -29,8 +29,10 @@ __all__ = [
     "CLI",
     "PARKED_GROUPS_ALARM_ID",
     "SEQUENCE_GAP_ALARM_ID",
+    "add_actions",
     "build_alarms",
     "cli_arguments",
+    "describe",
     "first_command",
 ]
 
@@ -67,7 +69,7 @@ def _threshold_seconds(duration: Duration) -> int | float:
     return duration.to_seconds()
 
 
-def _describe(meaning: str, first: str, then: str = "") -> str:
+def describe(meaning: str, first: str, then: str = "") -> str:
     """What the alarm means, then the first command on a line of its own (and the next one)."""
     return f"{meaning}\nFirst run: {first}" + (f"\nThen: {then}" if then else "")
 
@@ -77,7 +79,7 @@ def build_alarms(
     *,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
-    function: lambda_.IFunction,
+    function: lambda_.IFunction | None,
     log_group: logs.ILogGroup,
     age_alarm_threshold: Duration,
     alarm_topic: sns.ITopic | None,
@@ -92,7 +94,8 @@ def build_alarms(
         The ``OrderedAgentQueue``: its stack and construct path are what the descriptions' commands
         name (``--stack`` and ``--queue``).
     queue, dead_letter_queue, function
-        What the alarms watch.
+        What the alarms watch; ``function=None`` (the container consumer): no errors and throttles
+        alarms (the workers' own are :mod:`~constructs_fifo.construct.observability.workers`').
     log_group
         The function's log group, named by the errors alarm's first command.
     age_alarm_threshold
@@ -109,11 +112,11 @@ def build_alarms(
     Returns
     -------
     list of cloudwatch.Alarm
-        Queue age, DLQ depth, function errors, function throttles (in that order), then parked groups,
-        then the sequence gap.
+        Queue age, DLQ depth, function errors, function throttles (in that order; not without a
+        function), then parked groups, then the sequence gap.
     """
     period = defaults.ALARM_PERIOD
-    age_id, dlq_id, errors_id, throttles_id = ALARM_IDS
+    age_id, dlq_id, _errors_id, _throttles_id = ALARM_IDS
     status = first_command(scope, "status")
     alarms = [
         cloudwatch.Alarm(
@@ -122,7 +125,7 @@ def build_alarms(
             metric=queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
             threshold=_threshold_seconds(age_alarm_threshold),
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description=_describe(
+            alarm_description=describe(
                 "The oldest message of the job queue is older than the threshold: a group is stuck "
                 "(a job retried again and again, a sequence gap, a full reorder buffer) or the function "
                 "is falling behind. `status` shows the age, messages in flight, parked groups, gaps and "
@@ -140,7 +143,7 @@ def build_alarms(
             ),
             threshold=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            alarm_description=_describe(
+            alarm_description=describe(
                 "Jobs are waiting in the dead-letter queue: each died (max_attempts runs, a permanent "
                 "error or a malformed body) and was sent there, or SQS moved a message the function "
                 "could not take. Never purge it blindly: a dead job there may be a group's only copy.",
@@ -150,13 +153,25 @@ def build_alarms(
             evaluation_periods=defaults.ALARM_EVALUATION_PERIODS,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
+    ]
+    if function is not None:
+        alarms += _function_alarms(scope, function, log_group, status)
+    return _then(scope, alarms, alarm_topic, groups_parked=groups_parked, sequence_gap=sequence_gap)
+
+
+def _function_alarms(
+    scope: Construct, function: lambda_.IFunction, log_group: logs.ILogGroup, status: str
+) -> list[cloudwatch.Alarm]:
+    period = defaults.ALARM_PERIOD
+    _age_id, _dlq_id, errors_id, throttles_id = ALARM_IDS
+    return [
         cloudwatch.Alarm(
             scope,
             errors_id,
             metric=function.metric_errors(period=period, statistic="Sum"),
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description=_describe(
+            alarm_description=describe(
                 "The job function raised or timed out (the runtime or a dependency failed, not a job "
                 "that reported its failure): its whole batch returns after the visibility timeout.",
                 f"aws logs tail {log_group.log_group_name} --since 30m",
@@ -171,7 +186,7 @@ def build_alarms(
             metric=function.metric_throttles(period=period, statistic="Sum"),
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            alarm_description=_describe(
+            alarm_description=describe(
                 "Lambda throttled the job function: throttled batches return to the queue with their "
                 "receive counts raised. Raise reserved_concurrency (within the account's unreserved "
                 "concurrency) or lower max_concurrency.",
@@ -181,6 +196,17 @@ def build_alarms(
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         ),
     ]
+
+
+def _then(
+    scope: Construct,
+    alarms: list[cloudwatch.Alarm],
+    alarm_topic: sns.ITopic | None,
+    *,
+    groups_parked: cloudwatch.IMetric | None,
+    sequence_gap: tuple[cloudwatch.IMetric, Duration] | None,
+) -> list[cloudwatch.Alarm]:
+    """The optional alarms after ``alarms``, then every alarm's actions."""
     if groups_parked is not None:
         alarms.append(
             cloudwatch.Alarm(
@@ -189,7 +215,7 @@ def build_alarms(
                 metric=groups_parked,
                 threshold=1,
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description=_describe(
+                alarm_description=describe(
                     "A message group was parked at a dead job: its later jobs are kept, in order, until "
                     "an operator resumes it.",
                     first_command(scope, "groups list --parked"),
@@ -208,7 +234,7 @@ def build_alarms(
                 metric=metric,
                 threshold=_threshold_seconds(gap_timeout),
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description=_describe(
+                alarm_description=describe(
                     "A group's producer sequence has had a gap open longer than gap_timeout: a job was "
                     "lost or delayed upstream, and the jobs after it wait in the reorder buffer.",
                     first_command(scope, "groups list --gaps"),
@@ -218,9 +244,14 @@ def build_alarms(
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
         )
+    add_actions(alarms, alarm_topic)
+    return alarms
+
+
+def add_actions(alarms: list[cloudwatch.Alarm], alarm_topic: sns.ITopic | None) -> None:
+    """Make ``alarm_topic`` (if any) the alarm and OK action of every alarm of ``alarms``."""
     if alarm_topic is not None:
         action = cloudwatch_actions.SnsAction(alarm_topic)
         for alarm in alarms:
             alarm.add_alarm_action(action)
             alarm.add_ok_action(action)
-    return alarms

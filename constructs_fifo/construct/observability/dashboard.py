@@ -6,7 +6,8 @@ One dashboard per queue (construct id ``Dashboard``, unless ``dashboard=False``)
    (:func:`~constructs_fifo.construct.observability.alarms.first_command`);
 2. the queue: visible and in-flight messages, age of the oldest message, DLQ depth;
 3. the function: invocations, errors and throttles, duration p50/p99, concurrency against the
-   reserved concurrency;
+   reserved concurrency (the container consumer: its workers' row,
+   :func:`~constructs_fifo.construct.observability.workers.worker_widgets`);
 4. the runtime's metrics (:mod:`constructs_fifo.runtime.observability`): jobs succeeded, failed and
    dead-lettered; duplicates skipped and (claim mode) claim conflicts; (PARK) parked groups and kept
    jobs; (state mode) the age of the oldest open sequence gap;
@@ -159,12 +160,13 @@ def build_dashboard(
     scope: Construct,
     *,
     queue: sqs.IQueue,
-    function: lambda_.IFunction,
+    function: lambda_.IFunction | None,
     reserved_concurrency: int | float | None,
     alarms: Sequence[cloudwatch.Alarm],
     metric: MetricFactory,
     claims: bool,
     parks: bool,
+    consumer_widgets: Sequence[cloudwatch.IWidget] = (),
 ) -> cloudwatch.Dashboard:
     """Create the dashboard in ``scope`` (the queue construct, whose path the commands name).
 
@@ -183,6 +185,8 @@ def build_dashboard(
     metric, claims, parks
         The queue's runtime metrics by name, whether it is in claim mode and parks dead jobs
         (:func:`runtime_metrics`).
+    consumer_widgets
+        With ``function=None``: the consumer's row, in the place of the function's.
 
     Returns
     -------
@@ -191,9 +195,8 @@ def build_dashboard(
     """
     by_id = {alarm.node.id: alarm for alarm in alarms}
     metrics = runtime_metrics(metric, alarms=by_id, claims=claims, parks=parks)
-    age_id, dlq_id, errors_id, throttles_id = ALARM_IDS
+    age_id, dlq_id, _errors_id, _throttles_id = ALARM_IDS
     age, dead_letters = by_id[age_id], by_id[dlq_id]
-    errors, throttles = by_id[errors_id], by_id[throttles_id]
     period = defaults.ALARM_PERIOD
     rows: list[list[cloudwatch.IWidget]] = [
         [cloudwatch.TextWidget(markdown=_commands_text(scope, metrics), width=_FULL_WIDTH, height=4)],
@@ -212,38 +215,64 @@ def build_dashboard(
             _graph("Queue: age of oldest message (seconds)", [age.metric], alarms=(age,)),
             _graph("Dead-letter queue: messages", [dead_letters.metric], alarms=(dead_letters,)),
         ],
+        _function_row(function, by_id, reserved_concurrency)
+        if function is not None
+        else list(consumer_widgets),
+    ]
+    rows.append(_runtime_row(metrics, by_id))
+    # What the jobs cost in DynamoDB, as the runtime's calls reported it (docs/capacity.md): units per job
+    # is this Sum over JobsSucceeded's.
+    rows.append(
         [
             _graph(
-                "Function: invocations, errors, throttles",
-                [
-                    function.metric_invocations(period=period, statistic="Sum", label="invocations"),
-                    errors.metric,
-                    throttles.metric,
-                ],
-                alarms=(errors, throttles),
+                "DynamoDB capacity units consumed (read + write)",
+                [metrics.capacity_units, metrics.succeeded],
+                width=_FULL_WIDTH // 2,
+            )
+        ]
+    )
+    # Every row in the one constructor call (one jsii call, not one per row).
+    return cloudwatch.Dashboard(scope, DASHBOARD_ID, widgets=rows)
+
+
+def _function_row(
+    function: lambda_.IFunction,
+    by_id: dict[str, cloudwatch.Alarm],
+    reserved_concurrency: int | float | None,
+) -> list[cloudwatch.IWidget]:
+    _age_id, _dlq_id, errors_id, throttles_id = ALARM_IDS
+    errors, throttles = by_id[errors_id], by_id[throttles_id]
+    period = defaults.ALARM_PERIOD
+    return [
+        _graph(
+            "Function: invocations, errors, throttles",
+            [
+                function.metric_invocations(period=period, statistic="Sum", label="invocations"),
+                errors.metric,
+                throttles.metric,
+            ],
+            alarms=(errors, throttles),
+        ),
+        _graph(
+            "Function: duration (ms)",
+            [
+                function.metric_duration(period=period, statistic="p50", label="p50"),
+                function.metric_duration(period=period, statistic="p99", label="p99"),
+            ],
+        ),
+        _graph(
+            "Function: concurrency",
+            [function.metric("ConcurrentExecutions", period=period, statistic="Maximum")],
+            extra=(
+                [cloudwatch.HorizontalAnnotation(value=reserved_concurrency, label="reserved concurrency")]
+                if reserved_concurrency is not None
+                else []
             ),
-            _graph(
-                "Function: duration (ms)",
-                [
-                    function.metric_duration(period=period, statistic="p50", label="p50"),
-                    function.metric_duration(period=period, statistic="p99", label="p99"),
-                ],
-            ),
-            _graph(
-                "Function: concurrency",
-                [function.metric("ConcurrentExecutions", period=period, statistic="Maximum")],
-                extra=(
-                    [
-                        cloudwatch.HorizontalAnnotation(
-                            value=reserved_concurrency, label="reserved concurrency"
-                        )
-                    ]
-                    if reserved_concurrency is not None
-                    else []
-                ),
-            ),
-        ],
+        ),
     ]
+
+
+def _runtime_row(metrics: DashboardMetrics, by_id: dict[str, cloudwatch.Alarm]) -> list[cloudwatch.IWidget]:
     runtime: list[cloudwatch.IWidget] = [
         _graph(
             "Jobs: succeeded, failed, dead-lettered",
@@ -276,17 +305,4 @@ def build_dashboard(
                 alarms=(by_id.get(SEQUENCE_GAP_ALARM_ID),),
             )
         )
-    rows.append(runtime)
-    # What the jobs cost in DynamoDB, as the runtime's calls reported it (docs/capacity.md): units per job
-    # is this Sum over JobsSucceeded's.
-    rows.append(
-        [
-            _graph(
-                "DynamoDB capacity units consumed (read + write)",
-                [metrics.capacity_units, metrics.succeeded],
-                width=_FULL_WIDTH // 2,
-            )
-        ]
-    )
-    # Every row in the one constructor call (one jsii call, not one per row).
-    return cloudwatch.Dashboard(scope, DASHBOARD_ID, widgets=rows)
+    return runtime

@@ -101,3 +101,17 @@ class QueueMetrics:
     ) -> cloudwatch.Metric:
         """How long the job function ran, in milliseconds (Average by default)."""
         return self.metric(constants.METRIC_JOB_DURATION, statistic=statistic, period=period)
+
+    def metric_heartbeat_failures(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Container workers: renewals of a running job (visibility or claim) refused or failed (Sum)."""
+        return self.metric(constants.METRIC_HEARTBEAT_FAILURES, period=period)
+
+    def metric_job_duration_exceeded(self, *, period: Duration | None = None) -> cloudwatch.Metric:
+        """Container workers: runs stopped at ``max_job_duration`` (Sum)."""
+        return self.metric(constants.METRIC_JOB_DURATION_EXCEEDED, period=period)
+
+    def metric_running_slots(
+        self, *, statistic: str = "Average", period: Duration | None = None
+    ) -> cloudwatch.Metric:
+        """Container workers: slots running a job, as each task reports it (Average: per task)."""
+        return self.metric(constants.METRIC_RUNNING_SLOTS, statistic=statistic, period=period)

@@ -39,6 +39,7 @@ __all__ = [
     "FunctionSettings",
     "JobFunction",
     "build_function",
+    "runtime_environment",
 ]
 
 #: The environment variables the construct writes for its runtime, and where each value comes from
@@ -102,7 +103,7 @@ def _encode(value: object) -> str:
     return str(value)
 
 
-def _environment(
+def runtime_environment(
     settings: Mapping[str, object],
     *,
     mode: JobMode,
@@ -111,10 +112,13 @@ def _environment(
     dead_letter_queue: sqs.IQueue,
     claim_table: dynamodb.ITable | None,
     group_table: dynamodb.ITable | None,
+    container: bool = False,
 ) -> dict[str, str]:
     """The user's variables, then the runtime's (already checked not to collide): every row with a
     variable, from its prop (``None``: the row's default; no default: not written) or from the resource
-    it names. A state-mode row is written only in state mode, a claim-mode row only with a claim table."""
+    it names. A state-mode row is written only in state mode, a claim-mode row only with a claim table,
+    a container workers' row only for the ``container`` consumer (the function's and the container's
+    environment are this one writer's)."""
     resources: dict[str, object] = {
         "queue_url": queue.queue_url,
         "dead_letter_queue_url": dead_letter_queue.queue_url,
@@ -125,7 +129,7 @@ def _environment(
     for row in SETTINGS.values():
         if row.env is None or (row.state_only and mode is not JobMode.STATE):
             continue
-        if row.claim_only and claim_table is None:
+        if (row.claim_only and claim_table is None) or (row.container_only and not container):
             continue
         if row.prop is None:
             value = resources[row.name]
@@ -194,7 +198,7 @@ def build_function(
         assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
         description="Runs the constructs-fifo job function: this queue, its tables and log group.",
     )
-    environment = _environment(
+    environment = runtime_environment(
         settings,
         mode=mode,
         user_environment=user_environment,

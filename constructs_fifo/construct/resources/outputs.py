@@ -21,11 +21,19 @@ from typing import Final
 
 from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-__all__ = ["OUTPUTS_ID", "OUTPUT_NAMES", "QueueParts", "build_outputs", "output_logical_id"]
+__all__ = [
+    "OUTPUTS_ID",
+    "OUTPUT_NAMES",
+    "WORKER_OUTPUT_NAMES",
+    "QueueParts",
+    "build_outputs",
+    "output_logical_id",
+]
 
 #: The construct id of the scope holding the outputs (a child of the queue construct).
 OUTPUTS_ID: Final = "Outputs"
@@ -43,6 +51,8 @@ OUTPUT_NAMES: Final = (
     "GroupTableName",
     "FunctionName",
 )
+#: With the container consumer, in the place of ``FunctionName``.
+WORKER_OUTPUT_NAMES: Final = ("ClusterName", "ServiceName")
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,9 @@ class QueueParts:
     dead_letter_queue: sqs.IQueue
     claim_table: dynamodb.ITable | None
     group_table: dynamodb.ITable | None
-    function: lambda_.IFunction
+    function: lambda_.IFunction | None
+    #: The container consumer's service (``None``: the Lambda function).
+    service: ecs.FargateService | None = None
 
 
 def output_logical_id(output: Construct) -> str | None:
@@ -72,7 +84,8 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
     Returns
     -------
     list of CfnOutput
-        In :data:`OUTPUT_NAMES` order, the tables' only when they exist.
+        In :data:`OUTPUT_NAMES` order, the tables' only when they exist; with the container consumer
+        :data:`WORKER_OUTPUT_NAMES` in the place of the function's.
     """
     path = scope.node.path
     values: list[tuple[str, str | None, str]] = [
@@ -96,8 +109,17 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
             parts.group_table.table_name if parts.group_table is not None else None,
             "group table's name: parked groups, their kept jobs, and each group's state in state mode",
         ),
-        ("FunctionName", parts.function.function_name, "name of the function that runs the jobs"),
+        (
+            "FunctionName",
+            parts.function.function_name if parts.function is not None else None,
+            "name of the function that runs the jobs",
+        ),
     ]
+    if parts.service is not None:
+        values += [
+            ("ClusterName", parts.service.cluster.cluster_name, "ECS cluster the workers run in"),
+            ("ServiceName", parts.service.service_name, "ECS service whose tasks run the jobs"),
+        ]
     holder = Construct(scope, OUTPUTS_ID)
     outputs: list[CfnOutput] = []
     for name, value, what in values:

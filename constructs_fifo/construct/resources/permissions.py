@@ -9,6 +9,10 @@ AwsSolutions-IAM5 on the role with that reason (:data:`WILDCARD_ACKNOWLEDGEMENTS
 - :func:`grant_function_access`: what the job function's role needs (its log group, its tables, sending
   dead jobs and wake-up messages, the key), besides consuming the queue, which binding the SQS event
   source grants.
+- :func:`grant_worker_access`: the container workers' task role: the same, minus the log group (the
+  task's log driver writes with the execution role), plus consuming the queue (:data:`CONSUME_ACTIONS`:
+  a heartbeat is ``ChangeMessageVisibility``) and the task's own scale-in protection
+  (:data:`TASK_PROTECTION_ACTIONS`, on the cluster's tasks: acknowledged for AwsSolutions-IAM5).
 - :func:`grant_enqueue`: a producer sends jobs.
 - :func:`grant_read_state`: a reader of state mode's group states.
 """
@@ -26,6 +30,7 @@ from constructs import Construct
 __all__ = [
     "CLAIM_TABLE_ACTIONS",
     "CLAIM_TABLE_KEY_ACTIONS",
+    "CONSUME_ACTIONS",
     "ENQUEUE_ACTIONS",
     "ENQUEUE_KEY_ACTIONS",
     "GROUP_TABLE_ACTIONS",
@@ -34,6 +39,8 @@ __all__ = [
     "READ_STATE_ACTIONS",
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
+    "TASK_PROTECTION_ACTIONS",
+    "TASK_PROTECTION_REASON",
     "VPC_ACTIONS",
     "WARNING_LOG_KEY_POLICY",
     "WILDCARD_ACKNOWLEDGEMENTS",
@@ -43,6 +50,7 @@ __all__ = [
     "grant_enqueue",
     "grant_function_access",
     "grant_read_state",
+    "grant_worker_access",
 ]
 
 #: The warning id of an imported key whose policy the stack cannot add to, for
@@ -105,6 +113,23 @@ WILDCARD_ACKNOWLEDGEMENTS = {
         "resource-level permissions (CDK adds them on Resource '*').",
     ),
 }
+#: What a consumer does on the queue: what binding the SQS event source grants the function (CDK's
+#: ``grant_consume_messages``), granted to the container's task role directly; ChangeMessageVisibility is
+#: also the heartbeat's and the backoff's.
+CONSUME_ACTIONS = (
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+)
+#: What the ECS agent's task-protection endpoint calls with the task's role while a slot runs a job.
+TASK_PROTECTION_ACTIONS = ("ecs:GetTaskProtection", "ecs:UpdateTaskProtection")
+#: Why the task role's protection statement names the cluster's tasks (AwsSolutions-IAM5).
+TASK_PROTECTION_REASON = (
+    "task scale-in protection: a worker protects its own task while a slot runs a job; a task's id is "
+    "known only when it starts, so the statement names the tasks of this service's cluster."
+)
 #: What :func:`grant_enqueue` grants on the queue ...
 ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 #: ... and on the encryption key, when there is one.
@@ -114,7 +139,7 @@ ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
 def grant_function_access(
     role: iam.Role,
     *,
-    log_group: logs.ILogGroup,
+    log_group: logs.ILogGroup | None,
     queue: sqs.IQueue,
     dead_letter_queue: sqs.IQueue,
     claim_table: dynamodb.ITable | None,
@@ -130,7 +155,8 @@ def grant_function_access(
     role
         The function's role.
     log_group
-        Its own log group (the only one it writes).
+        Its own log group (the only one it writes); ``None``: the role writes no logs (a task's log
+        driver writes with the execution role).
     queue, dead_letter_queue
         Dead jobs are sent to the dead-letter queue; under PARK a resumed group's wake-up message is
         sent to the queue.
@@ -143,7 +169,10 @@ def grant_function_access(
     in_vpc
         Whether the function runs in a VPC (:data:`VPC_ACTIONS`).
     """
-    role.add_to_policy(iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[log_group.log_group_arn]))
+    if log_group is not None:
+        role.add_to_policy(
+            iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[log_group.log_group_arn])
+        )
     if in_vpc:
         role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
     if claim_table is not None:
@@ -241,3 +270,60 @@ def grant_read_state(
     if encryption_key is not None:
         grant = grant.combine(encryption_key.grant(grantee, *READ_STATE_KEY_ACTIONS))
     return grant
+
+
+def grant_worker_access(
+    role: iam.Role,
+    *,
+    queue: sqs.IQueue,
+    dead_letter_queue: sqs.IQueue,
+    claim_table: dynamodb.ITable | None,
+    group_table: dynamodb.ITable | None,
+    parks: bool,
+    encryption_key: kms.IKey | None,
+    cluster_name: str,
+    cluster_in_findings: str | None,
+) -> None:
+    """Add the container workers' statements to their task ``role``: the function's (its tables, sends,
+    the key; no log group), consuming the queue, and the task's own scale-in protection.
+
+    Parameters
+    ----------
+    role
+        The task role.
+    queue, dead_letter_queue, claim_table, group_table, parks, encryption_key
+        As :func:`grant_function_access`.
+    cluster_name
+        The cluster the service runs in: the protection actions name its tasks.
+    cluster_in_findings
+        The cluster's name as cdk-nag writes it in the finding (``<LogicalId>`` for a cluster of this
+        stack), to acknowledge exactly that wildcard; ``None``: left to the user (a token from elsewhere).
+    """
+    grant_function_access(
+        role,
+        log_group=None,
+        queue=queue,
+        dead_letter_queue=dead_letter_queue,
+        claim_table=claim_table,
+        group_table=group_table,
+        parks=parks,
+        encryption_key=encryption_key,
+    )
+    role.add_to_policy(iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queue.queue_arn]))
+    tasks = Stack.of(role).format_arn(
+        service="ecs",
+        resource="task",
+        resource_name=f"{cluster_name}/*",
+        arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+    )
+    role.add_to_policy(iam.PolicyStatement(actions=list(TASK_PROTECTION_ACTIONS), resources=[tasks]))
+    if cluster_in_findings is not None:
+        tasks_in_findings = (
+            f"arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/{cluster_in_findings}/*"
+        )
+        Validations.of(role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{tasks_in_findings}]",
+                reason=TASK_PROTECTION_REASON,
+            )
+        )

@@ -32,11 +32,19 @@ __all__ = [
     "BATCH_SIZE_MAX",
     "BATCH_SIZE_MIN",
     "CLAIM_TTL",
+    "CONTAINER_CPU",
+    "CONTAINER_MAX_JOB_DURATION",
+    "CONTAINER_MEMORY_MIB",
+    "CONTAINER_VISIBILITY_TIMEOUT",
     "CONTENT_BASED_DEDUPLICATION",
     "DASHBOARD",
     "DLQ_RETENTION",
+    "EPHEMERAL_STORAGE_MAX_GIB",
+    "EPHEMERAL_STORAGE_MIN_GIB",
     "FUNCTION_RUNTIME",
     "GAP_TIMEOUT",
+    "HEARTBEATS_PER_VISIBILITY_TIMEOUT",
+    "HEARTBEAT_INTERVAL",
     "LAYERS_MAX",
     "LOG_RETENTION",
     "MAX_ATTEMPTS",
@@ -46,6 +54,7 @@ __all__ = [
     "MAX_CONCURRENCY_MIN",
     "MAX_CONCURRENCY_UNRESERVED",
     "MAX_RECEIVE_COUNT_MAX",
+    "MAX_TASKS",
     "MEMORY_SIZE",
     "MEMORY_SIZE_MAX",
     "MEMORY_SIZE_MIN",
@@ -56,12 +65,17 @@ __all__ = [
     "OUTPUTS",
     "RECEIVE_COUNT_SAFETY_FACTOR",
     "RESERVED_CONCURRENCY",
+    "SCALING_STEPS_MAX",
     "SECURITY_GROUPS_MAX",
     "SECURITY_GROUPS_MIN",
+    "SLOTS",
+    "SLOTS_MAX",
+    "SLOTS_MIN",
     "TABLE_REMOVAL_POLICY",
     "TIMEOUT",
     "VISIBILITY_TIMEOUT_FACTOR",
     "WHEEL_PLATFORMS",
+    "WORKERS_MISSING_PERIODS",
     "max_attempts_for",
     "max_concurrency_for",
     "max_receive_count_for",
@@ -237,3 +251,29 @@ DASHBOARD: Final = bool(SETTINGS["dashboard"].default)
 OUTPUTS: Final = bool(SETTINGS["outputs"].default)
 ALARM_PERIOD: Final = Duration.minutes(1)
 ALARM_EVALUATION_PERIODS: Final = 1
+
+# --- the container consumer (``consumer=ContainerConsumer(...)``) --------------------------------------
+SLOTS: Final = _int(SETTINGS["slots"].default)
+SLOTS_MIN: Final = _int(SETTINGS["slots"].low)
+SLOTS_MAX: Final = _int(SETTINGS["slots"].high)
+HEARTBEAT_INTERVAL: Final = _duration(SETTINGS["heartbeat_interval"])
+#: The queue's visibility timeout with the container consumer: heartbeats extend it while a job runs,
+#: so it bounds only how soon a dead worker's records return (10 heartbeats of the default interval).
+CONTAINER_VISIBILITY_TIMEOUT: Final = tokens.remember_seconds(Duration.minutes(5), 300)
+#: ``max_job_duration`` with the container consumer, when none is given: a run has no function timeout
+#: to end it, and SQS keeps a message hidden at most 12 hours from its first receive.
+CONTAINER_MAX_JOB_DURATION: Final = tokens.remember_seconds(Duration.hours(1), 3_600)
+#: A heartbeat must come at least this many times per visibility timeout.
+HEARTBEATS_PER_VISIBILITY_TIMEOUT: Final = 2
+#: A task's size: 1 vCPU and 2 GiB (a valid Fargate combination), at most ``MAX_TASKS`` of them.
+CONTAINER_CPU: Final = 1024
+CONTAINER_MEMORY_MIB: Final = 2048
+MAX_TASKS: Final = 4
+#: Fargate's ephemeral storage per task, in GiB (21 without the parameter; 21 to 200).
+EPHEMERAL_STORAGE_MIN_GIB: Final = 21
+EPHEMERAL_STORAGE_MAX_GIB: Final = 200
+#: The intervals of the step scaling policy at most (one per task count up to it, then spread).
+SCALING_STEPS_MAX: Final = 10
+#: The worker alarm on a backlog without a running task waits this many alarm periods: scaling out from
+#: zero (the alarm, then a Fargate task's start) takes a few minutes by itself.
+WORKERS_MISSING_PERIODS: Final = 10

@@ -42,6 +42,11 @@ NOT_APPLIED: Final = {
     "AWS::CloudWatch::Alarm": "CloudWatch alarms (the construct's template tests check them)",
     "AWS::S3::BucketPolicy": "S3 bucket policies (the CDK bootstrap's)",
     "AWS::CDK::Metadata": "the CDK's metadata resource (nothing to apply)",
+    "AWS::ApplicationAutoScaling::ScalableTarget": (
+        "the container workers' scaling target (the service is created and runs nothing; workers run "
+        "locally as `constructs-fifo worker` processes)"
+    ),
+    "AWS::ApplicationAutoScaling::ScalingPolicy": "the container workers' step scaling policies",
 }
 #: What the emulator does not enforce although it creates the resources.
 NOT_ENFORCED: Final = (

@@ -83,6 +83,10 @@ class RuntimeConfig:
         ``JOB`` (a log line per outcome) or ``BATCH`` (successes summarized in the batch's line).
     max_job_duration_seconds : int or None
         The bound of one run of a job; ``None``: the consumer's own (the Lambda function's timeout).
+    slots : int
+        The container worker: batches one task runs at once.
+    heartbeat_interval_seconds : int
+        The container worker: how often a running job's visibility and claim are renewed.
 
     Examples
     --------
@@ -112,6 +116,8 @@ class RuntimeConfig:
     gap_policy: GapPolicy = _default("gap_policy", GapPolicy)  # noqa: RUF009 - a member: immutable
     outcome_lines: OutcomeLines = _default("outcome_lines", OutcomeLines)  # noqa: RUF009 - a member: immutable
     max_job_duration_seconds: int | None = None
+    slots: int = _default("slots", int)
+    heartbeat_interval_seconds: int = _default("heartbeat_interval_seconds", int)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **explicit: object) -> RuntimeConfig:

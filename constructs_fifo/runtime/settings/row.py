@@ -62,8 +62,14 @@ class Setting:
         where it does nothing).
     not_above : str or None
         Another prop (same unit) this one may not pass, e.g. ``timeout``; ``not_above_why`` says why.
+        When that prop is ``lambda_only``, the rule holds only with the Lambda consumer.
     not_above_why : str
         The reason, as the validation error states it.
+    lambda_only : bool
+        A setting of the Lambda function: refused with the container consumer (``consumer``).
+    container_only : bool
+        A setting of the container consumer's workers: refused with the Lambda consumer, written only
+        for the container.
     """
 
     name: str
@@ -85,6 +91,8 @@ class Setting:
     claim_only: bool = False
     not_above: str | None = None
     not_above_why: str = ""
+    lambda_only: bool = False
+    container_only: bool = False
 
     def variable(self) -> str:
         """The environment variable, for a row that must have one.

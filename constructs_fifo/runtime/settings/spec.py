@@ -8,35 +8,26 @@ Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one
 - the function's environment (``constructs_fifo.construct.resources.function``) is written under the rows'
   variables, and :class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` reads them back, checked
   against the same limits;
-- the processors' settings (``BatchSettings``, the processors' keyword defaults) take their defaults
-  and limits from the rows;
+- the processors' settings (``BatchSettings``, their keyword defaults) take defaults and limits from them;
 - the props tables of README.md and docs/construct.md are generated from the rows
   (``python -m constructs_fifo.construct.settings.props_table``; a test fails when a doc drifts).
 
 A row with a ``prop`` and no ``env`` is the construct's alone (``batch_size``, ``encryption_key``); a
 row with an ``env`` and no ``prop`` is written by the construct from a resource it built (the queue's
-URL); a row with neither is the runtime's own (``first_seq``). Limits are in the row's ``unit``:
-durations in whole seconds, as the environment carries them. Limits that depend on other props
-(``max_receive_count``'s least value, ``visibility_timeout >= timeout``) are rules in the validation
-code; the row's ``rule`` says them for the docs.
+URL); a row with neither is the runtime's own (``first_seq``). Limits are in the row's ``unit`` (a
+duration in whole seconds). Limits that join props (``visibility_timeout >= timeout``) are rules in
+the validation code; the row's ``rule`` says them for the docs.
 
-A row is the one definition of its setting's variable, default and limits:
-:mod:`constructs_fifo.runtime.constants` names them (``ENV_*``, ``DEFAULT_*``) from the rows,
-:class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` reads its fields' rows, the construct
-writes its environment from the rows of its props.
-
-The runtime ships alone in the function's asset: this module imports only the standard library, its
-row type, the public enums (:mod:`constructs_fifo.runtime.settings.choices`) and
-:mod:`constructs_fifo.runtime.aws_limits`.
+``runtime.constants`` names their variables and defaults (``ENV_*``, ``DEFAULT_*``). The consumer's
+rows (``consumer``, the workers' own) live in ``consumer_rows`` and take their place after ``outputs``.
+Standard library only (with the row type, the public enums and ``aws_limits``): the runtime ships alone.
 
 Examples
 --------
 >>> SETTINGS["reorder_limit"].limits_doc()
 '1–1000'
->>> SETTINGS["reorder_limit"].violation(0)
-'a whole number from 1 to 1000'
->>> SETTINGS["gap_timeout"].env
-'CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS'
+>>> SETTINGS["gap_timeout"].env, SETTINGS["reorder_limit"].violation(0)
+('CONSTRUCTS_FIFO_GAP_TIMEOUT_SECONDS', 'a whole number from 1 to 1000')
 """
 
 from __future__ import annotations
@@ -46,6 +37,7 @@ from typing import Final
 
 from constructs_fifo.runtime import aws_limits
 from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
+from constructs_fifo.runtime.settings.consumer_rows import CONSUMER_ROWS
 from constructs_fifo.runtime.settings.row import SECONDS, Setting, human_seconds
 
 __all__ = [
@@ -59,14 +51,14 @@ __all__ = [
 #: The cap of every retry delay: SQS's upper bound of a visibility timeout (the name config re-exports).
 MAX_VISIBILITY_TIMEOUT_SECONDS: Final = aws_limits.SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
 
-
 _ROWS: Final = (
     Setting(
         "code",
         "the job code: a **directory** asset (`Code.from_asset(dir)`); inline code, S3 code and zip files "
-        "are rejected; the directory may not hold a top-level `constructs_fifo`",
-        "lambda_.Code",
-        default_doc="required",
+        "are rejected; the directory may not hold a top-level `constructs_fifo`; with the container "
+        "consumer the image holds the code, and a directory given is only checked for `handler`",
+        "lambda_.Code | None",
+        default_doc="required (the Lambda consumer)",
         prop="code",
     ),
     Setting(
@@ -155,13 +147,14 @@ _ROWS: Final = (
         unit=SECONDS,
         why="the Lambda maximum of a function timeout",
         example="Duration.minutes(2)",
+        lambda_only=True,
     ),
     Setting(
         "visibility_timeout",
         "the queue's visibility timeout: the cap of every retry delay",
         "Duration | None",
         default=MAX_VISIBILITY_TIMEOUT_SECONDS,
-        default_doc="6 × `timeout`",
+        default_doc="6 × `timeout`; the container consumer: 5 minutes",
         prop="visibility_timeout",
         env="CONSTRUCTS_FIFO_VISIBILITY_TIMEOUT_SECONDS",
         field="visibility_timeout_seconds",
@@ -171,7 +164,8 @@ _ROWS: Final = (
         why="the SQS maximum",
         example="Duration.minutes(12)",
         rule="≥ `timeout`; below 6 × `timeout` adds warning "
-        "`constructs-fifo:visibilityTimeoutBelowSixTimesTimeout`; required when `timeout` is a token",
+        "`constructs-fifo:visibilityTimeoutBelowSixTimesTimeout`; required when `timeout` is a token "
+        "(the Lambda consumer); > 2 × `heartbeat_interval` (the container consumer)",
     ),
     Setting(
         "reserved_concurrency",
@@ -186,6 +180,7 @@ _ROWS: Final = (
         why="with 0 the function never runs and every message ends in the dead-letter queue",
         rule="≥ `max_concurrency`; `1` adds warning `constructs-fifo:reservedConcurrencyOne` (the mapping "
         "cannot be capped below 2)",
+        lambda_only=True,
     ),
     Setting(
         "max_concurrency",
@@ -198,6 +193,7 @@ _ROWS: Final = (
         high=aws_limits.LAMBDA_MAX_MAXIMUM_CONCURRENCY,
         unit="executions",
         why="Lambda's ScalingConfig.MaximumConcurrency is limited, so",
+        lambda_only=True,
     ),
     Setting(
         "claim_ttl",
@@ -276,6 +272,7 @@ _ROWS: Final = (
         high=aws_limits.LAMBDA_MAX_MEMORY_MB,
         unit="MB",
         why="Lambda memory is given in MB and",
+        lambda_only=True,
     ),
     Setting(
         "backoff_base",
@@ -348,7 +345,7 @@ _ROWS: Final = (
     Setting(
         "max_job_duration",
         "bounds one run of a job: a run still going after it is given up as a failed attempt; none: the "
-        "consumer's own bound (the Lambda consumer's is `timeout`)",
+        "consumer's own bound (the Lambda consumer's is `timeout`; the container consumer's is 1 hour)",
         "Duration | None",
         default_doc="the consumer's own bound",
         prop="max_job_duration",
@@ -359,15 +356,16 @@ _ROWS: Final = (
         unit=SECONDS,
         why="a run's message stays hidden at most the SQS maximum of a visibility timeout",
         example="Duration.minutes(10)",
-        rule="≤ `timeout` (the Lambda consumer ends every run there)",
+        rule="≤ `timeout` with the Lambda consumer (it ends every run there)",
         not_above="timeout",
         not_above_why="the Lambda consumer ends every run at the function timeout, so no run could last "
         "that long",
     ),
     Setting(
         "architecture",
-        "the instruction set; `ARM_64` is about 20% cheaper per GB-second (the runtime is pure Python); "
-        "bundled dependencies are installed for it",
+        "the instruction set of the function or the container's tasks (the image must be built for it); "
+        "`ARM_64` is about 20% cheaper (the runtime is pure Python); bundled dependencies are installed "
+        "for it",
         "lambda_.Architecture",
         default="X86_64",
         default_doc="`X86_64`",
@@ -382,6 +380,7 @@ _ROWS: Final = (
         prop="tracing",
         rule='a `lambda_.Tracing`; `ACTIVE` adds X-Ray\'s statements on `Resource: "*"` (acknowledged for '
         "cdk-nag)",
+        lambda_only=True,
     ),
     Setting(
         "layers",
@@ -392,19 +391,20 @@ _ROWS: Final = (
         high=aws_limits.LAMBDA_MAX_LAYERS,
         unit="layers",
         rule="each compatible with `python3.14` when it says",
+        lambda_only=True,
     ),
     Setting(
         "vpc",
-        "the function runs in it; its subnets must reach SQS, DynamoDB, CloudWatch and KMS (NAT or "
-        "endpoints); the role gets the network-interface actions of `AWSLambdaVPCAccessExecutionRole`, "
-        "inline",
+        "the function (or the container's service) runs in it; its subnets must reach SQS, DynamoDB, "
+        "CloudWatch and KMS (NAT or endpoints); the function's role gets the network-interface actions of "
+        "`AWSLambdaVPCAccessExecutionRole`, inline",
         "ec2.IVpc | None",
         default_doc="none",
         prop="vpc",
     ),
     Setting(
         "vpc_subnets",
-        "which subnets of `vpc` the function runs in",
+        "which subnets of `vpc` the function (or the container's service) runs in",
         "ec2.SubnetSelection | None",
         default_doc="the VPC's private subnets",
         prop="vpc_subnets",
@@ -412,7 +412,7 @@ _ROWS: Final = (
     ),
     Setting(
         "security_groups",
-        "the function's security groups",
+        "the function's (or the container's tasks') security groups",
         "Sequence[ec2.ISecurityGroup] | None",
         default_doc="one the function creates (all outbound, no inbound)",
         prop="security_groups",
@@ -428,6 +428,7 @@ _ROWS: Final = (
         "CodeBundling | None",
         default_doc="install what the code directory declares",
         prop="bundling",
+        lambda_only=True,
     ),
     Setting(
         "dashboard",
@@ -452,6 +453,7 @@ _ROWS: Final = (
         choices=tuple(OutcomeLines),
     ),
     Setting("outputs", "add its own CfnOutputs", "bool", default=True, default_doc="`True`", prop="outputs"),
+    *CONSUMER_ROWS,
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the FIFO queue's URL", "str", env="CONSTRUCTS_FIFO_QUEUE_URL", field="queue_url"),
     Setting(
