@@ -152,8 +152,12 @@ def test_the_accounts_queue_applies_account_events_from_its_bus_in_state_mode(
         "MessageDeduplicationId": ACCOUNT_JOB_ID_PATH.replace("$.", "$.body.", 1),
     }
     assert '"seq": <' + ACCOUNT_SEQ_PATH.replace("$.", "$.body.", 1) + ">" in target["InputTemplate"]
-    accounts = synthesized.sample.resolve(synthesized.sample.accounts.queue.queue_arn)
-    assert pipe["Target"] == accounts
+    [queue_id] = [
+        logical_id
+        for logical_id, r in template["Resources"].items()
+        if r["Type"] == "AWS::SQS::Queue" and logical_id.startswith(f"{ACCOUNT_QUEUE}Queue")
+    ]
+    assert pipe["Target"] == {"Fn::GetAtt": [queue_id, "Arn"]}
 
 
 def _list(value: Any) -> list[Any]:
