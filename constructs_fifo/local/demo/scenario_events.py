@@ -102,8 +102,11 @@ def _out_of_order(events: Sequence[AccountEvent]) -> bool:
 
 def event_stream(accounts: int, seed: int) -> list[AccountEvent]:
     """Every account's story, shuffled into one publish order (deterministic for ``seed``), with at
-    least one account out of order (a shuffle that kept every story in order is drawn again)."""
-    events = [event for index in range(accounts) for event in account_story(f"acct-{index:03d}")]
+    least one account out of order (a shuffle that kept every story in order is drawn again).
+
+    The seed is part of every account id (``acct-s4-000``), so runs with different seeds on one
+    deployment never share an account's state or an event's deduplication id."""
+    events = [event for index in range(accounts) for event in account_story(f"acct-s{seed}-{index:03d}")]
     rng = random.Random(seed)
     while True:
         rng.shuffle(events)

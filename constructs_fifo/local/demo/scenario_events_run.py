@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from botocore.exceptions import ClientError
+
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.demo import steps
 from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_BUS, ACCOUNT_QUEUE
@@ -63,21 +65,29 @@ def publish(stream: Sequence[AccountEvent], *, events_client: Any, bus: str = AC
     Raises
     ------
     DemoError
-        EventBridge refused an entry.
+        The bus does not exist, or EventBridge refused an entry.
     """
     for start in range(0, len(stream), MAX_PUT_EVENTS_ENTRIES):
         batch = stream[start : start + MAX_PUT_EVENTS_ENTRIES]
-        response = events_client.put_events(
-            Entries=[
-                {
-                    "Source": EVENT_SOURCE,
-                    "DetailType": event.event_type,
-                    "Detail": json.dumps(event.detail()),
-                    "EventBusName": bus,
-                }
-                for event in batch
-            ]
-        )
+        entries = [
+            {
+                "Source": EVENT_SOURCE,
+                "DetailType": event.event_type,
+                "Detail": json.dumps(event.detail()),
+                "EventBusName": bus,
+            }
+            for event in batch
+        ]
+        try:
+            response = events_client.put_events(Entries=entries)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+            raise DemoError(
+                f"PutEvents found no bus {bus!r} ({error}): the events scenario publishes on the sample "
+                "app's bus",
+                "deploy the sample app (app.py) with its Accounts queue and bus, or pass --stack naming it",
+            ) from error
         if response.get("FailedEntryCount"):
             failed = [entry for entry in response.get("Entries", []) if entry.get("ErrorCode")]
             first = failed[0] if failed else {}
