@@ -73,9 +73,12 @@ CHECKOV := $(UV) tool run --from checkov==$(CHECKOV_VERSION) checkov
 scan: setup
 	CHECKOV="$(CHECKOV)" $(BIN)/pytest -q -p no:randomly tests/infrastructure/test_security.py
 
-# The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified.
+# The main job: the embedded emulator, the real CDK CLI deploying the sample app, real jobs, verified;
+# then the events scenario (seed 004's shuffled account events through the sample's bus and pipe,
+# converging by seq) in an emulator of its own (~50 s: its own deploy is most of it).
 demo: setup
 	$(BIN)/constructs-fifo demo --report reports/demo.json
+	$(BIN)/constructs-fifo demo --scenario events --report reports/demo-events.json
 
 # One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
 # job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""The sample app: stack ``AgentJobs``, one OrderedAgentQueue per mode, both running ``lambda/``.
+"""The sample app: stack ``AgentJobs``, three OrderedAgentQueues (both modes), all running ``lambda/``.
 
 - ``Workspaces``, state mode: each agent workspace is a state in the queue's state table, changed by
   the pure transition ``agent_worker.apply_job``;
 - ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
-  idempotent by job id (an effect outside the runtime's store).
+  idempotent by job id (an effect outside the runtime's store);
+- ``Accounts``, state mode: account events published on the EventBridge bus ``AgentAccounts`` come in
+  through an ``EventBusIngress`` (rule, staging queue, pipe), one group per account and the account's
+  version as ``seq``, and change the account's state through ``accounts.apply_event``
+  (``constructs-fifo demo --scenario events``).
 
 Each function reserves the construct's default concurrency (10), unless the app is synthesized with
 ``--context constructs-fifo:unreserved=true``: what ``constructs-fifo deploy --allow-unreserved``
@@ -12,8 +16,9 @@ passes when the preflight finds that the account's Lambda quota cannot hold the 
 accounts start at 10 or 50). Then neither reserves and each mapping's MaximumConcurrency (10) is the
 ceiling.
 
-Both keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
-and open a PR on the wrong code, and a reader of a workspace's notifications expects them in order.
+All keep the default dead-job policy, PARK: a workspace whose patch died must not go on to run tests
+and open a PR on the wrong code, a reader of a workspace's notifications expects them in order, and
+an account's later events must not be applied past one that died.
 
 With ``-c encryption=kms`` (``cdk synth -c encryption=kms``) the stack adds a customer managed KMS key
 (rotation on) and passes it to both queues and the notification table: queues, tables, log groups and
@@ -33,14 +38,24 @@ from pathlib import Path
 
 from aws_cdk import Acknowledgment, App, CfnOutput, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
-from constructs_fifo import JobMode, OrderedAgentQueue
+from constructs_fifo import EventBusIngress, JobMode, OrderedAgentQueue
 from constructs_fifo.construct.settings.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.local.demo.sample_app import (
+    ACCOUNT_EVENT_BUS,
+    ACCOUNT_EVENT_SOURCE,
+    ACCOUNT_GROUP_PATH,
+    ACCOUNT_HANDLER,
+    ACCOUNT_INGRESS,
+    ACCOUNT_JOB_ID_PATH,
+    ACCOUNT_JOB_TYPE_PATH,
+    ACCOUNT_QUEUE,
+    ACCOUNT_SEQ_PATH,
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
     NOTIFICATION_KEY,
@@ -112,7 +127,8 @@ DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS = (
 
 
 class AgentJobsStack(Stack):
-    """The workspace queue (state mode), the notification queue (claim mode) and its table, and outputs."""
+    """The workspace queue (state mode), the notification queue (claim mode) and its table, the accounts
+    queue (state mode) behind its bus, and outputs."""
 
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id, description="constructs-fifo sample: ordered agent jobs, both modes")
@@ -172,9 +188,34 @@ class AgentJobsStack(Stack):
             table_removal_policy=RemovalPolicy.DESTROY,
         )
         notification_table.grant(notifications.function, *NOTIFICATION_TABLE_ACTIONS)
+        accounts = OrderedAgentQueue(
+            self,
+            ACCOUNT_QUEUE,
+            code=code,
+            handler=ACCOUNT_HANDLER,
+            mode=JobMode.STATE,
+            reserved_concurrency=reserved_concurrency,
+            encryption_key=key,
+            table_removal_policy=RemovalPolicy.DESTROY,
+        )
+        # A bus of its own, so the rule sees only the demo's account events.
+        account_bus = events.EventBus(self, "AccountEventBus", event_bus_name=ACCOUNT_EVENT_BUS)
+        EventBusIngress(
+            self,
+            ACCOUNT_INGRESS,
+            queue=accounts,
+            event_bus=account_bus,
+            event_pattern=events.EventPattern(source=[ACCOUNT_EVENT_SOURCE]),
+            group_path=ACCOUNT_GROUP_PATH,
+            seq_path=ACCOUNT_SEQ_PATH,
+            job_id_path=ACCOUNT_JOB_ID_PATH,
+            job_type_path=ACCOUNT_JOB_TYPE_PATH,
+        )
         self.workspaces = workspaces
         self.notifications = notifications
         self.notification_table = notification_table
+        self.accounts = accounts
+        self.account_bus = account_bus
 
         assert workspaces.state_table is not None  # state mode
         assert notifications.claim_table is not None and notifications.group_table is not None  # CLAIM, PARK
@@ -195,7 +236,7 @@ class AgentJobsStack(Stack):
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)
 
-        for jobs in (workspaces, notifications):
+        for jobs in (workspaces, notifications, accounts):
             Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
             Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
 

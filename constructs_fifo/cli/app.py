@@ -14,7 +14,7 @@ Exit codes
 ----------
 0
     Success (for ``demo``: every guarantee verified; for ``--scenario divergence``: divergence shown;
-    for ``doctor``: every check passed).
+    for ``--scenario events``: every account converged; for ``doctor``: every check passed).
 1
     ``demo`` ran and found violations (each is printed), or the divergence did not show; ``doctor``
     found a problem (each printed with its fix); an operations command refused (the tables say no,
@@ -76,6 +76,7 @@ from constructs_fifo.local.aws import (
 from constructs_fifo.local.aws_errors import explain_aws_error
 from constructs_fifo.local.demo.sample_app import STACK_NAME
 from constructs_fifo.local.demo.scenario_divergence import run_divergence
+from constructs_fifo.local.demo.scenario_events_run import run_events
 from constructs_fifo.local.demo.scenario_verify import run_demo
 from constructs_fifo.local.demo.steps import DemoOptions
 from constructs_fifo.local.demo.workload import WorkloadSpec
@@ -291,9 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_aws_options(demo, otherwise="a fresh embedded emulator; with --no-emulator, AWS itself")
     demo.add_argument(
         "--scenario",
-        choices=("verify", "divergence"),
+        choices=("verify", "divergence", "events"),
         default="verify",
-        help="verify: the full workload (default); divergence: in order, shuffled, shuffled with seq",
+        help="verify: the full workload (default); divergence: in order, shuffled, shuffled with seq; "
+        "events: shuffled account events through the sample's bus and pipe, converging by seq",
     )
     _add_stack_options(
         demo,
@@ -472,6 +474,12 @@ def _demo(args: argparse.Namespace) -> int:
         divergence = run_divergence(options, say=console.log)
         render.print_divergence(console, divergence)
         return EXIT_OK if divergence.shown else EXIT_VIOLATIONS
+    if args.scenario == "events":
+        events = run_events(options, say=console.log)
+        render.print_events(console, events)
+        if args.report is not None:
+            console.print(f"report: {args.report}")
+        return EXIT_OK if events.passed else EXIT_VIOLATIONS
     with render.drain_progress(console) as progress:
         result = run_demo(options, say=console.log, progress=progress)
         progress.finish()

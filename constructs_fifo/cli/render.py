@@ -28,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from constructs_fifo.local.demo.scenario_divergence import DivergenceResult
+from constructs_fifo.local.demo.scenario_events_run import EventsResult
 from constructs_fifo.local.demo.scenario_verify import DemoResult
 from constructs_fifo.local.describe import StackDescription
 
@@ -266,4 +267,21 @@ def print_divergence(out: Console, result: DivergenceResult) -> None:
     for label, *values in result.rows():
         table.add_row(label, *values)
     out.print(table)
+    out.print(result.verdict())
+
+
+def print_events(out: Console, result: EventsResult) -> None:
+    """Each account side by side (in order, with seq as deployed, without seq), violations, the verdict."""
+    table = Table(title="Same account events, shuffled on the bus (versions in publish order)")
+    for column in ("account", "published", "in order", "with seq (deployed)", "without seq"):
+        table.add_column(column)
+    differing = set(result.without_seq.differing)
+    for account, published, in_order, with_seq, without in result.rows():
+        marker = " *" if account in differing else ""
+        table.add_row(account, published, in_order, with_seq, f"{without}{marker}")
+    out.print(table)
+    timings = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in result.timings.seconds.items())
+    out.print(f"time: {timings}")
+    for violation in result.violations:
+        out.print(f"[red]violation[/red]: {violation}")
     out.print(result.verdict())

@@ -14,6 +14,7 @@ import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
 from constructs_fifo.local.demo.sample_app import (
+    ACCOUNT_QUEUE,
     NOTIFICATION_QUEUE,
     OUTPUT_NOTIFICATION_QUEUE_URL,
     OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL,
@@ -41,11 +42,12 @@ def test_serve_and_deploy_give_the_sample_stack_with_a_queue_per_mode(deployment
     assert set(OUTPUTS) <= set(outputs)
     assert outputs[OUTPUT_WORKSPACE_QUEUE_URL].endswith(".fifo")
     assert outputs[OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL].endswith(".fifo")
-    # AND the stack's two queues are found at their construct paths, with what the demo reads
+    # AND the stack's three queues are found at their construct paths, with what the demo reads
     queues = {queue.construct_path: queue for queue in find_queues(STACK_NAME, target=deployment.target)}
     workspaces = queues[f"{STACK_NAME}/{WORKSPACE_QUEUE}"]
     notifications = queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"]
-    assert set(queues) == {workspaces.construct_path, notifications.construct_path}
+    accounts = queues[f"{STACK_NAME}/{ACCOUNT_QUEUE}"]
+    assert set(queues) == {workspaces.construct_path, notifications.construct_path, accounts.construct_path}
     resources = sample_resources(workspaces, notifications)
     assert (
         resources.workspaces.dead_letter_queue_url.rsplit("/", 1)[-1]

@@ -191,7 +191,7 @@ def build_synthesized() -> Synthesized:
 
     stacks = {"AgentJobs": sample, "Variant": variant, "Risky": risky, "State": state, "Placed": placed}
     templates = {name: Template.from_stack(stack) for name, stack in stacks.items()}
-    for queue in (sample.workspaces, sample.notifications):
+    for queue in (sample.workspaces, sample.notifications, sample.accounts):
         templates[queue.node.path] = construct_template(templates["AgentJobs"], queue)
     return Synthesized(
         app=app,

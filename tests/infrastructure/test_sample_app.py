@@ -17,6 +17,13 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from constructs_fifo.construct.resources.outputs import OUTPUT_NAMES
 from constructs_fifo.local.demo.sample_app import (
+    ACCOUNT_EVENT_BUS,
+    ACCOUNT_EVENT_SOURCE,
+    ACCOUNT_GROUP_PATH,
+    ACCOUNT_HANDLER,
+    ACCOUNT_JOB_ID_PATH,
+    ACCOUNT_QUEUE,
+    ACCOUNT_SEQ_PATH,
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
     NOTIFICATION_KEY,
@@ -55,8 +62,10 @@ def test_sample_stack_states_the_contracts_outputs(synthesized: Synthesized) -> 
     # GIVEN the sample stack's template
     template = synthesized.templates["AgentJobs"].to_json()
     # THEN its outputs are exactly the contract's and each queue construct's own
-    own = {f"{queue}Outputs{name}" for queue in ("Workspaces", "Notifications") for name in OUTPUT_NAMES}
-    assert set(template["Outputs"]) == set(OUTPUTS) | (own - {"WorkspacesOutputsClaimTableName"})
+    queues = (WORKSPACE_QUEUE, NOTIFICATION_QUEUE, ACCOUNT_QUEUE)
+    own = {f"{queue}Outputs{name}" for queue in queues for name in OUTPUT_NAMES}
+    state_mode = {f"{queue}OutputsClaimTableName" for queue in (WORKSPACE_QUEUE, ACCOUNT_QUEUE)}
+    assert set(template["Outputs"]) == set(OUTPUTS) | (own - state_mode)
 
 
 def _function(synthesized: Synthesized, queue: str) -> dict[str, Any]:
@@ -121,6 +130,36 @@ def test_the_notification_queue_records_in_its_own_table_in_claim_mode(synthesiz
     assert on_table == [["dynamodb:PutItem", "dynamodb:UpdateItem"]]
 
 
+def test_the_accounts_queue_applies_account_events_from_its_bus_in_state_mode(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the sample's accounts queue and the stack's rule and pipe
+    template = synthesized.templates[STACK_NAME].to_json()
+    variables = _function(synthesized, f"{STACK_NAME}/{ACCOUNT_QUEUE}")["Environment"]["Variables"]
+    # THEN it runs the accounts transition in state mode
+    assert (variables[ENV_USER_HANDLER], variables[ENV_MODE]) == (ACCOUNT_HANDLER, JobMode.STATE.value)
+    # AND the contract's bus is the rule's, matching the contract's event source
+    resources = template["Resources"].values()
+    [bus] = [r["Properties"] for r in resources if r["Type"] == "AWS::Events::EventBus"]
+    [rule] = [r["Properties"] for r in resources if r["Type"] == "AWS::Events::Rule"]
+    assert bus["Name"] == ACCOUNT_EVENT_BUS
+    assert rule["EventPattern"] == {"source": [ACCOUNT_EVENT_SOURCE]}
+    # AND the one pipe groups by the account, dedups by the event id and maps the version to seq
+    [pipe] = [r["Properties"] for r in resources if r["Type"] == "AWS::Pipes::Pipe"]
+    target = pipe["TargetParameters"]
+    assert target["SqsQueueParameters"] == {
+        "MessageGroupId": ACCOUNT_GROUP_PATH.replace("$.", "$.body.", 1),
+        "MessageDeduplicationId": ACCOUNT_JOB_ID_PATH.replace("$.", "$.body.", 1),
+    }
+    assert '"seq": <' + ACCOUNT_SEQ_PATH.replace("$.", "$.body.", 1) + ">" in target["InputTemplate"]
+    [queue_id] = [
+        logical_id
+        for logical_id, r in template["Resources"].items()
+        if r["Type"] == "AWS::SQS::Queue" and logical_id.startswith(f"{ACCOUNT_QUEUE}Queue")
+    ]
+    assert pipe["Target"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+
+
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
@@ -164,19 +203,21 @@ def test_app_synthesizes_with_zero_unacknowledged_nag_findings(tmp_path: Path) -
         for suppressed in plugin.get("suppressedViolations", []):
             assert len(suppressed["reason"]) > 40, suppressed
     acknowledged = sorted(s["ruleName"] for p in plugins.values() for s in p.get("suppressedViolations", []))
-    # (the same four, once for each queue's function and dead-letter queue)
+    # (the same four, once for each queue's function and dead-letter queue, and the events ingress's
+    # staging dead-letter queue, acknowledged by the construct)
     assert acknowledged == sorted(
-        2
+        3
         * [
             "Serverless-LambdaDLQ",
             "Serverless-LambdaEventSourceMappingDestination",
             "Serverless-LambdaTracing",
             "Serverless-SQSRedrivePolicy",
         ]
+        + ["Serverless-SQSRedrivePolicy"]
     )
 
 
-def test_the_unreserved_context_drops_both_reservations_and_keeps_the_caps() -> None:
+def test_the_unreserved_context_drops_every_reservation_and_keeps_the_caps() -> None:
     # GIVEN the sample app synthesized with the context `deploy --allow-unreserved` passes
     from aws_cdk import App
     from aws_cdk.assertions import Template
@@ -190,18 +231,18 @@ def test_the_unreserved_context_drops_both_reservations_and_keeps_the_caps() -> 
     stack = sample.AgentJobsStack(app, STACK_NAME)
     # WHEN synthesized
     template = Template.from_stack(stack)
-    # THEN neither job function reserves concurrency, and both mappings keep MaximumConcurrency 10
+    # THEN no job function reserves concurrency, and every mapping keeps MaximumConcurrency 10
     functions = template.find_resources("AWS::Lambda::Function")
     jobs = [f for f in functions.values() if f["Properties"]["Handler"].startswith("constructs_fifo.")]
-    assert len(jobs) == 2
+    assert len(jobs) == 3
     assert all("ReservedConcurrentExecutions" not in f["Properties"] for f in jobs)
     mappings = template.find_resources("AWS::Lambda::EventSourceMapping").values()
-    assert [m["Properties"]["ScalingConfig"] for m in mappings] == 2 * [{"MaximumConcurrency": 10}]
+    assert [m["Properties"]["ScalingConfig"] for m in mappings] == 3 * [{"MaximumConcurrency": 10}]
 
 
 def test_without_the_context_the_sample_reserves_ten_per_function(synthesized: Synthesized) -> None:
     # GIVEN the sample stack as `cdk synth` builds it (no context)
     functions = synthesized.templates[STACK_NAME].find_resources("AWS::Lambda::Function").values()
-    # THEN both job functions keep their reservation of 10
+    # THEN every job function keeps its reservation of 10
     reserved = [f["Properties"].get("ReservedConcurrentExecutions") for f in functions]
-    assert sorted(r for r in reserved if r is not None) == [10, 10]
+    assert sorted(r for r in reserved if r is not None) == [10, 10, 10]

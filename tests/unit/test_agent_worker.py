@@ -1,6 +1,7 @@
 """The sample job code (``lambda/``), held to the sample app's contract.
 
 ``agent_worker.apply_job`` is the workspace queue's transition (pure: tested without AWS);
+``accounts.apply_event`` the accounts queue's (seed 004's agent, the same rules as the events scenario's);
 ``notifier.handle`` is the notification queue's job, on a moto table. The job code ships in the
 functions' asset, which holds only the runtime, so it cannot import the sample app's contract
 (:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and the contract tests below
@@ -9,6 +10,7 @@ hold them to it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.local.demo import scenario_events
 from constructs_fifo.local.demo.sample_app import (
     ACTIVITY_ATTRIBUTE,
     ENV_NOTIFICATION_TABLE,
@@ -53,6 +56,7 @@ def _load(name: str) -> ModuleType:
 simulation = _load("simulation")
 worker = _load("agent_worker")
 notifier = _load("notifier")
+accounts = _load("accounts")
 
 
 def _job(job_id: str, type_: str, payload: Any = None, *, group: str = "ws#w1", attempt: int = 1) -> Job:
@@ -240,3 +244,56 @@ def test_the_job_codes_failures_are_asked_for_as_the_contract_says(notifications
             worker.apply_job(_job("t", JOB_TYPES[0], transient_failure(2), attempt=attempt), None)
     applied = worker.apply_job(_job("t", JOB_TYPES[0], transient_failure(2), attempt=3), None)
     assert applied[ACTIVITY_ATTRIBUTE] == [{"jobId": "t", "type": JOB_TYPES[0]}]
+
+
+# --- the accounts transition ------------------------------------------------------------------------------
+
+
+def _account_job(event: scenario_events.AccountEvent) -> Job:
+    """The job the ingress's pipe makes of ``event`` (type the detail-type, payload the detail)."""
+    body = {
+        "jobId": event.event_id,
+        "type": event.event_type,
+        "payload": event.detail(),
+        "seq": event.version,
+    }
+    return Job(
+        id=event.event_id,
+        group=event.account_id,
+        type=event.event_type,
+        payload=event.detail(),
+        attempt=1,
+        message_id="m",
+        body=body,
+    )
+
+
+def test_the_accounts_transition_gives_the_events_scenarios_answers_in_any_order() -> None:
+    # GIVEN seed 004's stories of several accounts, shuffled (so accounts see their events out of order)
+    stream = scenario_events.event_stream(5, seed=4)
+    # WHEN the deployed job code applies each account's events in that order
+    states: dict[str, Any] = {}
+    for event in stream:
+        states[event.account_id] = accounts.apply_event(_account_job(event), states.get(event.account_id))
+    # THEN it ends where the scenario's own copy of the rules ends, event for event
+    assert states == scenario_events.arrival_states(stream)
+    # AND in order it bills what the story bills
+    in_order: dict[str, Any] = {}
+    for event in sorted(stream, key=lambda e: (e.account_id, e.version)):
+        in_order[event.account_id] = accounts.apply_event(_account_job(event), in_order.get(event.account_id))
+    assert in_order == scenario_events.expected_states(stream)
+    assert {state["billed"] for state in in_order.values()} == {17}
+
+
+def test_the_accounts_transition_keeps_the_scenarios_event_types_and_refuses_others() -> None:
+    # GIVEN the job code's event types WHEN compared with the scenario's THEN they are the same
+    assert accounts.EVENT_TYPES == (
+        scenario_events.SUSPENDED,
+        scenario_events.REACTIVATED,
+        scenario_events.USAGE,
+    )
+    # AND a job of another type is dead at once, not retried
+    event = scenario_events.account_story("acct-x")[0]
+    job = dataclasses.replace(_account_job(event), type="account.deleted")
+    with pytest.raises(PermanentJobError, match=r"account\.deleted"):
+        accounts.apply_event(job, None)

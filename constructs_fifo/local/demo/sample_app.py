@@ -1,13 +1,17 @@
 """The sample app's contract, stated once: what ``app.py``, its job code and the demo agree on.
 
-The sample stack ``AgentJobs`` holds two ``OrderedAgentQueue`` constructs, one per mode:
+The sample stack ``AgentJobs`` holds three ``OrderedAgentQueue`` constructs:
 
 - ``Workspaces`` (state mode): each workspace (message group ``ws#<workspaceId>``) is a state in the
   queue's state table, changed by ``apply_patch``, ``run_tests`` and ``open_pr`` jobs through the pure
   transition ``agent_worker.apply_job``; the state's ``activity`` lists the jobs applied, in order;
 - ``Notifications`` (claim mode): ``notify`` jobs, whose effect is outside the runtime's store: the
   notifier records each in a table of its own, idempotent by job id, and counts in ``replays`` a run
-  that found it already recorded.
+  that found it already recorded;
+- ``Accounts`` (state mode): seed 004's account agent, fed by an EventBridge bus (``AgentAccounts``)
+  through an ``EventBusIngress`` (rule, staging queue, pipe): one message group per account (the
+  event's ``detail.accountId``), ``seq`` the account's ``detail.version``; the transition
+  ``accounts.apply_event`` keeps the account's status and what was billed and held.
 
 ``app.py`` builds the stack from these names, the workload sends jobs that follow them, and the
 verifier reads the results by them. The job code (``lambda/``) ships in the functions' asset, which
@@ -30,6 +34,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
+    "ACCOUNT_EVENT_BUS",
+    "ACCOUNT_EVENT_SOURCE",
+    "ACCOUNT_GROUP_PATH",
+    "ACCOUNT_HANDLER",
+    "ACCOUNT_INGRESS",
+    "ACCOUNT_JOB_ID_PATH",
+    "ACCOUNT_JOB_TYPE_PATH",
+    "ACCOUNT_QUEUE",
+    "ACCOUNT_SEQ_PATH",
     "ACTIVITY_ATTRIBUTE",
     "ENV_NOTIFICATION_TABLE",
     "GROUP_PREFIX",
@@ -75,6 +88,23 @@ NOTIFICATION_QUEUE: Final = "Notifications"
 WORKSPACE_HANDLER: Final = "agent_worker.apply_job"
 #: The notification queue's job function: ``handle(job, context)``.
 NOTIFICATION_HANDLER: Final = "notifier.handle"
+
+#: Construct id of the state-mode queue whose jobs are account events (``--scenario events``).
+ACCOUNT_QUEUE: Final = "Accounts"
+#: The accounts queue's job function: the transition ``apply_event(job, state) -> next_state``.
+ACCOUNT_HANDLER: Final = "accounts.apply_event"
+#: The EventBridge bus (its name) the account events are published on.
+ACCOUNT_EVENT_BUS: Final = "AgentAccounts"
+#: The account events' ``source``: the ingress rule's event pattern matches it.
+ACCOUNT_EVENT_SOURCE: Final = "demo.accounts"
+#: Construct id of the ``EventBusIngress`` from the bus into the accounts queue (its pipe is the stack's one).
+ACCOUNT_INGRESS: Final = "AccountEvents"
+#: Paths of the event the ingress's pipe reads: one group per account, its version as ``seq``, the
+#: event's own id (stable per account and version) as the job id and deduplication id.
+ACCOUNT_GROUP_PATH: Final = "$.detail.accountId"
+ACCOUNT_SEQ_PATH: Final = "$.detail.version"
+ACCOUNT_JOB_ID_PATH: Final = "$.detail.eventId"
+ACCOUNT_JOB_TYPE_PATH: Final = "$.detail-type"
 
 #: Stack outputs of the sample app (``constructs-fifo deploy`` prints them).
 OUTPUT_WORKSPACE_QUEUE_URL: Final = "WorkspaceQueueUrl"

@@ -14,10 +14,13 @@ in. Without ``seq`` the agent applies that order and bills the wrong units; with
 ``version``, mapped by the pipe's input template) state mode's reorder buffer applies each account's
 events in the order they happened, and every account converges to :func:`expected_states`.
 
-Pure: the stream, the agent (:func:`apply_account_event`, the state-mode transition) and the verdict
-(:func:`compare`); the pipeline that carries the events is the caller's (the functional test deploys
-a rule, a staging queue, a pipe and a state-mode FIFO queue; ``constructs-fifo demo --scenario
-events`` is to wire the same into the sample app).
+Pure: the stream, the agent (:func:`apply_account_event`, the state-mode transition), what an
+order-blind consumer ends with (:func:`arrival_states`) and the verdict (:func:`compare`); the
+pipeline that carries the events is the caller's (the functional test deploys a rule, a staging
+queue, a pipe and a state-mode FIFO queue; ``constructs-fifo demo --scenario events``,
+:mod:`~constructs_fifo.local.demo.scenario_events_run`, runs the sample app's ``Accounts`` queue and
+its bus). The sample's job code (``lambda/accounts.py``) ships without this package, so it keeps its
+own copy of the transition; ``tests/unit/test_agent_worker.py`` holds the two to the same answers.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+
+from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_SOURCE
 
 __all__ = [
     "EVENT_SOURCE",
@@ -36,13 +41,14 @@ __all__ = [
     "EventsComparison",
     "account_story",
     "apply_account_event",
+    "arrival_states",
     "compare",
     "event_stream",
     "expected_states",
 ]
 
 #: The events' ``source`` (the rule's event pattern matches it).
-EVENT_SOURCE: Final = "demo.accounts"
+EVENT_SOURCE: Final = ACCOUNT_EVENT_SOURCE
 SUSPENDED: Final = "account.suspended"
 REACTIVATED: Final = "account.reactivated"
 USAGE: Final = "usage.reported"
@@ -96,8 +102,11 @@ def _out_of_order(events: Sequence[AccountEvent]) -> bool:
 
 def event_stream(accounts: int, seed: int) -> list[AccountEvent]:
     """Every account's story, shuffled into one publish order (deterministic for ``seed``), with at
-    least one account out of order (a shuffle that kept every story in order is drawn again)."""
-    events = [event for index in range(accounts) for event in account_story(f"acct-{index:03d}")]
+    least one account out of order (a shuffle that kept every story in order is drawn again).
+
+    The seed is part of every account id (``acct-s4-000``), so runs with different seeds on one
+    deployment never share an account's state or an event's deduplication id."""
+    events = [event for index in range(accounts) for event in account_story(f"acct-s{seed}-{index:03d}")]
     rng = random.Random(seed)
     while True:
         rng.shuffle(events)
@@ -133,6 +142,17 @@ def expected_states(events: Sequence[AccountEvent]) -> dict[str, dict[str, Any]]
     """Each account's state when its events are applied in the order they happened."""
     states: dict[str, dict[str, Any]] = {}
     for event in sorted(events, key=lambda e: (e.account_id, e.version)):
+        states[event.account_id] = apply_account_event(
+            event.event_type, event.detail(), states.get(event.account_id)
+        )
+    return states
+
+
+def arrival_states(events: Sequence[AccountEvent]) -> dict[str, dict[str, Any]]:
+    """Each account's state when its events are applied in the order of ``events`` (the publish order):
+    what a consumer that ignores ``seq`` ends with, since the pipe and the FIFO queue keep that order."""
+    states: dict[str, dict[str, Any]] = {}
+    for event in events:
         states[event.account_id] = apply_account_event(
             event.event_type, event.detail(), states.get(event.account_id)
         )

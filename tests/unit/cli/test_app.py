@@ -34,6 +34,9 @@ def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyP
     assert args.endpoint_url is None
     assert args.scenario == "verify"
     assert args.stack == "AgentJobs"
+    # AND every scenario is a choice, the events one included
+    for scenario in ("verify", "divergence", "events"):
+        assert build_parser().parse_args(["demo", "--scenario", scenario]).scenario == scenario
 
 
 def test_deploy_and_drain_take_a_queue_the_demo_uses_both_of_the_sample_app(

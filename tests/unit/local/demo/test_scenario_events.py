@@ -8,6 +8,7 @@ from constructs_fifo.local.demo.scenario_events import (
     USAGE,
     account_story,
     apply_account_event,
+    arrival_states,
     compare,
     event_stream,
     expected_states,
@@ -36,7 +37,7 @@ def test_the_stream_is_every_event_once_deterministic_and_out_of_order() -> None
     first, again, other = event_stream(4, 4), event_stream(4, 4), event_stream(4, 5)
     # THEN it holds each account's five events once, the same order for the same seed
     assert sorted((e.account_id, e.version) for e in first) == sorted(
-        (f"acct-{a:03d}", v) for a in range(4) for v in range(5)
+        (f"acct-s4-{a:03d}", v) for a in range(4) for v in range(5)
     )
     assert first == again
     assert first != other
@@ -62,3 +63,20 @@ def test_applying_the_arrival_order_bills_wrong_and_the_comparison_says_so() -> 
     assert "1 of 1 accounts diverged" in comparison.verdict()
     # AND the in-order state itself converges
     assert compare(story, expected_states(story)).converged
+
+
+def test_arrival_states_apply_each_accounts_events_in_stream_order_and_ids_carry_the_seed() -> None:
+    # GIVEN a shuffled stream
+    stream = event_stream(4, seed=9)
+    # WHEN the order-blind answer is computed
+    blind = arrival_states(stream)
+    # THEN each account's actions follow the stream's order, not the story's
+    for account, state in blind.items():
+        types = [e.event_type for e in stream if e.account_id == account]
+        assert len(state["actions"]) == len(types)
+        assert [a.startswith(("bill_usage", "hold_usage")) for a in state["actions"]] == [
+            t == USAGE for t in types
+        ]
+    # AND the accounts are named by the seed, so two seeds never share one
+    assert {a.split("-")[1] for a in blind} == {"s9"}
+    assert not set(blind) & {e.account_id for e in event_stream(4, seed=10)}
