@@ -60,6 +60,7 @@ from botocore.parsers import ResponseParserError
 from constructs_fifo import __version__
 from constructs_fifo.cli import describe as describe_cli
 from constructs_fifo.cli import doctor, pipes, render
+from constructs_fifo.cli import worker as worker_cli
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
@@ -252,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
     pipes.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
+    worker_cli.add_parser(commands, aws_options=_add_aws_options, queue_help=_QUEUE_HELP)
 
     describe_cli.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
 
@@ -487,6 +489,7 @@ _COMMANDS: Final = {
     "demo": _demo,
     "doctor": doctor.run,
     "pipes": pipes.run,
+    "worker": worker_cli.run,
     **OPS_COMMANDS,
 }
 

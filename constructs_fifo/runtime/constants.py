@@ -67,11 +67,14 @@ __all__ = [
     "METRIC_DIMENSION_QUEUE",
     "METRIC_DUPLICATES_SKIPPED",
     "METRIC_GROUPS_PARKED",
+    "METRIC_HEARTBEAT_FAILURES",
     "METRIC_JOBS_DEAD_LETTERED",
     "METRIC_JOBS_FAILED",
     "METRIC_JOBS_KEPT",
     "METRIC_JOBS_SUCCEEDED",
     "METRIC_JOB_DURATION",
+    "METRIC_JOB_DURATION_EXCEEDED",
+    "METRIC_RUNNING_SLOTS",
     "SK_KEPT_PREFIX",
     "SK_PARK",
     "STATUS_DEAD",
@@ -160,6 +163,12 @@ METRIC_JOBS_KEPT: Final = "JobsKept"
 #: The DynamoDB capacity units (read and write together) a batch consumed, as DynamoDB reported them
 #: (``ReturnConsumedCapacity``); one value per batch, on the batch's line.
 METRIC_CAPACITY_UNITS_CONSUMED: Final = "CapacityUnitsConsumed"
+#: A container worker's heartbeat renewal that failed (refused, or the call itself failed).
+METRIC_HEARTBEAT_FAILURES: Final = "HeartbeatFailures"
+#: A run a container worker stopped at ``max_job_duration`` (or SQS's 12-hour cap).
+METRIC_JOB_DURATION_EXCEEDED: Final = "JobDurationExceeded"
+#: A container worker's slots running a batch.
+METRIC_RUNNING_SLOTS: Final = "RunningSlots"
 #: The one dimension of every metric: the source queue's name.
 METRIC_DIMENSION_QUEUE: Final = "QueueName"
 
