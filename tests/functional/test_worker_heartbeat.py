@@ -36,7 +36,7 @@ def _job(job_id: str) -> Job:
         group="ws#1",
         message_id=f"m-{job_id}",
         attempt=1,
-        body="{}",
+        body={},
     )
 
 
