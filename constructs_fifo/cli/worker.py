@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Any
 
+from constructs_fifo.worker.loop import LONG_POLL_SECONDS
+
 __all__ = ["add_parser", "run"]
 
 EXIT_USAGE = 2
@@ -29,6 +31,13 @@ def _seconds(text: str) -> float:
     value = float(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give seconds, 0 or more")
+    return value
+
+
+def _wait_seconds(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= LONG_POLL_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: ReceiveMessage waits 0 to {LONG_POLL_SECONDS} seconds")
     return value
 
 
@@ -72,6 +81,14 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
         type=_positive_int,
         help="records per receive, 1 to 10 (default: the mapping's, else 10)",
     )
+    parser.add_argument(
+        "--wait-time-seconds",
+        type=_wait_seconds,
+        default=LONG_POLL_SECONDS,
+        metavar="SECONDS",
+        help="ReceiveMessage's long poll, 0 to 20 (default 20: the fewest empty receives; a stop waits for "
+        "the receive in flight)",
+    )
     parser.epilog = (
         "A job function reads context.cancelled (a threading.Event, set when its run went stale or was "
         "stopped) and context.get_remaining_time_in_millis(). Logs and EMF metrics go to stdout. Exits 0 "
@@ -102,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
             heartbeat_interval_seconds=args.heartbeat_interval,
             grace_seconds=args.grace_seconds,
             batch_size=batch_size,
+            wait_time_seconds=args.wait_time_seconds,
         )
         worker = build_worker(config, options, client_factory=client_factory)
     except (ConfigurationError, WorkerConfigError) as error:
