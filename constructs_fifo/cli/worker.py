@@ -10,6 +10,7 @@ that part imports :mod:`constructs_fifo.local` inside the function that needs it
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -144,5 +145,7 @@ def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int]:
         queue_arn=deployed.queue_arn,
         code_dir=Path(args.code_dir) if args.code_dir else None,
     )
+    # The job code reads its own variables (a table name...) as it does in the function.
+    os.environ.update(deployment.function.environment)
     sys.path.insert(0, str(deployment.function.code_dir))
     return dict(deployment.function.environment), target.client, deployment.mapping.batch_size
