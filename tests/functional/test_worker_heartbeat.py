@@ -10,6 +10,7 @@ from constructs_fifo.runtime.constants import (
     METRIC_JOB_DURATION_EXCEEDED,
     STATUS_IN_FLIGHT,
     STATUS_SUCCEEDED,
+    JobMode,
 )
 from constructs_fifo.runtime.job import Job
 
@@ -188,3 +189,25 @@ def test_a_batch_near_the_12_hour_cap_is_stopped(
     # THEN the run was stopped, as at max_job_duration
     assert h.metric(METRIC_JOB_DURATION_EXCEEDED) == 1
     assert h.statuses() == [("j1", "FENCED")]
+
+
+def test_a_state_mode_worker_heartbeats_visibility_only(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a state-mode slot whose transition ticks the heartbeat
+    def apply(job: Job, state: Any) -> dict[str, Any]:
+        h.clock.advance(40)
+        h.heartbeat.tick()
+        return {"applied": [*(state or {}).get("applied", []), job.id]}
+
+    h = SlotHarness(dynamodb, sqs, queue_url, apply, mode=JobMode.STATE)
+    _send(sqs, queue_url, "s1", "s2")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs
+    response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN both transitions applied in order, no renewal failed, and no claim was written or renewed
+    assert failed_ids(response) == []
+    assert [s for _, s in h.statuses()] == ["SUCCEEDED", "SUCCEEDED"]
+    assert not h.heartbeat.stale()
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) == 0
+    assert dynamodb.scan(TableName=TABLE_NAME)["Items"] == []
