@@ -35,7 +35,7 @@ class SlotHarness:
     dynamodb: DynamoDBClient
     sqs: SQSClient
     queue_url: str
-    handler: Callable[[Job, Any], None]
+    handler: Callable[[Job, Any], Any]  # claim mode: handle(job, context); state mode: apply(job, state)
     clock: FakeClock = field(default_factory=FakeClock)
     max_job_duration_seconds: int | None = None
     mode: JobMode = JobMode.CLAIM
