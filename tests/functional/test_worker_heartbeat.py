@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
@@ -211,3 +212,51 @@ def test_a_state_mode_worker_heartbeats_visibility_only(
     assert not h.heartbeat.stale()
     assert h.metric(METRIC_HEARTBEAT_FAILURES) == 0
     assert dynamodb.scan(TableName=TABLE_NAME)["Items"] == []
+
+
+def test_the_ticker_renews_by_itself_while_the_job_runs(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a slot whose heartbeat runs its own ticker every 50 ms, and a job that waits for a renewal
+    renewed: list[bool] = []
+
+    def handle(job: Job, context: Any) -> None:
+        first = (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"]
+        h.clock.advance(5)
+        for _ in range(2000):  # bounded: the ticker renews within a few of its 50 ms intervals
+            if (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"] != first:
+                renewed.append(True)
+                return
+            time.sleep(0.01)
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, interval_seconds=0.05, ticker=True)
+    _send(sqs, queue_url, "j1")
+    # WHEN the batch runs
+    response = h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the claim was renewed while the job waited, and the job then succeeded
+    assert renewed == [True]
+    assert failed_ids(response) == []
+
+
+def test_renewal_calls_that_fail_outright_are_counted_then_make_the_batch_stale(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a heartbeat whose visibility calls fail (its queue is gone), ticking twice in a long job
+    def handle(job: Job, context: Any) -> None:
+        sqs.delete_queue(QueueUrl=queue_url)
+        h.clock.advance(30)
+        h.heartbeat.tick()
+        seen.append(h.heartbeat.stale())
+        h.clock.advance(VISIBILITY_S)
+        h.heartbeat.tick()
+        seen.append(h.heartbeat.stale())
+
+    seen: list[bool] = []
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    # WHEN the batch runs
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the first failure was only counted; a whole visibility timeout without renewal made it stale
+    assert seen == [False, True]
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) >= 2
+    assert "visibility_renewal_failed" in h.events()

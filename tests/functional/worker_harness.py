@@ -40,6 +40,8 @@ class SlotHarness:
     max_job_duration_seconds: int | None = None
     mode: JobMode = JobMode.CLAIM
     max_attempts: int = 3
+    interval_seconds: float = INTERVAL_S
+    ticker: bool = False
     stream: io.StringIO = field(default_factory=io.StringIO)
 
     def __post_init__(self) -> None:
@@ -57,12 +59,12 @@ class SlotHarness:
             self.sqs,
             self.queue_url,
             visibility_timeout_seconds=VISIBILITY_S,
-            interval_seconds=INTERVAL_S,
+            interval_seconds=self.interval_seconds,
             logger=log,
             queue_name=QUEUE_NAME,
             max_job_duration_seconds=self.max_job_duration_seconds,
             clock=self.clock,
-            ticker=False,
+            ticker=self.ticker,
         )
         self.claims = (
             HeartbeatClaims(
