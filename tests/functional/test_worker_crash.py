@@ -40,6 +40,13 @@ def handle(job, context):
         os.kill(os.getpid(), signal.SIGKILL)
     with open(root / f"{job.id}.effects", "a") as effects:
         effects.write("effect\\n")
+
+
+def apply(job, state):
+    root = pathlib.Path(os.environ["CRASH_TEST_DIR"])
+    runs = root / f"{job.id}.runs"
+    runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))
+    os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
@@ -70,7 +77,7 @@ def _wait_for(condition: Callable[[], bool]) -> bool:
 
 
 class _World:
-    def __init__(self, endpoint: str, tmp_path: Path) -> None:
+    def __init__(self, endpoint: str, tmp_path: Path, *, mode: str = "CLAIM") -> None:
         self.sqs = _client("sqs", endpoint)
         self.dynamodb = _client("dynamodb", endpoint)
         create_tables(self.dynamodb)
@@ -99,7 +106,10 @@ class _World:
             "CONSTRUCTS_FIFO_MAX_ATTEMPTS": "2",
             "CONSTRUCTS_FIFO_VISIBILITY_TIMEOUT_SECONDS": str(VISIBILITY_S),
             "CONSTRUCTS_FIFO_BACKOFF_BASE_SECONDS": "1",
+            "CONSTRUCTS_FIFO_MODE": mode,
         }
+        if mode == "STATE":
+            self.env["CONSTRUCTS_FIFO_HANDLER"] = "crashy.apply"
         self.started = 0
 
     def send(self, job_id: str, **payload: Any) -> None:
@@ -196,3 +206,34 @@ def test_a_job_that_kills_its_worker_on_every_attempt_dies_without_running_again
     assert world.runs("j1") == 2
     letters = world.sqs.receive_message(QueueUrl=world.dlq_url, MaxNumberOfMessages=10).get("Messages", [])
     assert [json.loads(m["Body"])["jobId"] for m in letters] == ["j1"]
+
+
+def test_a_transition_that_kills_its_worker_every_time_dies_worker_crashed(
+    endpoint: str, tmp_path: Path
+) -> None:
+    # GIVEN a state-mode queue whose transition kills its worker on every run, and 2 attempts
+    world = _World(endpoint, tmp_path, mode="STATE")
+    world.send("s1")
+
+    def letters() -> list[Any]:
+        return list(
+            world.sqs.receive_message(
+                QueueUrl=world.dlq_url,
+                MaxNumberOfMessages=10,
+                MessageAttributeNames=["All"],
+                VisibilityTimeout=0,
+            ).get("Messages", [])
+        )
+
+    # WHEN workers are started one after the other until the job is dead-lettered
+    for _ in range(6):
+        process = world.worker()
+        _wait_for(lambda process=process: process.poll() is not None or bool(letters()))  # type: ignore[misc]
+        if process.poll() is None:  # it found the job dead and sent it on: stop it
+            assert _stop(process) == 0
+            break
+    # THEN the crash watch counted the crashes and the job died WorkerCrashedError without running again:
+    # the first delivery runs unwatched and the first redelivery under a group marker (the crash watch's
+    # rules 1 and 2), then each run is marked: 2 + max_attempts runs
+    assert world.runs("s1") == 4
+    assert [m["MessageAttributes"]["errorType"]["StringValue"] for m in letters()] == ["WorkerCrashedError"]
