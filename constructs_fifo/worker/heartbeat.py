@@ -181,6 +181,12 @@ class WorkerHeartbeat:
                 self._records = []
                 self._job = None
 
+    @property
+    def busy(self) -> bool:
+        """Whether a batch is running (its records held)."""
+        with self._lock:
+            return bool(self._records)
+
     def stale(self) -> bool:
         """Whether a renewal failed or the run was stopped: nothing more may start."""
         return self._stale

@@ -152,7 +152,7 @@ class Worker:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         interrupted = 0
         for thread, slot in zip(threads, self._slots, strict=True):
-            if thread.is_alive():
+            if thread.is_alive() and slot.heartbeat.busy:  # not a slot still in its receive
                 slot.heartbeat.interrupt("the worker stopped: the grace period ended with the job running")
                 interrupted += 1
         self._event("worker_stopped", interrupted=interrupted)
