@@ -9,6 +9,11 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+import boto3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
 from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.constants import STATUS_SUCCEEDED
 from constructs_fifo.runtime.job import Job
@@ -16,7 +21,7 @@ from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.worker.loop import QueueTarget, Worker
 from constructs_fifo.worker.protection import ScaleInProtection
 
-from .runtime_harness import QUEUE_ARN, REGION, TABLE_NAME, FakeClock, body
+from .runtime_harness import QUEUE_ARN, REGION, TABLE_NAME, FakeClock, body, create_tables
 from .worker_harness import SlotHarness
 
 if TYPE_CHECKING:
@@ -170,3 +175,69 @@ def test_a_job_outliving_the_grace_period_is_interrupted_as_a_counted_attempt(
     _wait_for(lambda: bool(told))
     assert told == [True]
     assert '"interrupted":1' in stream.getvalue()
+
+
+#: The loop's property runs real threads (a receive waits up to a second): a tenth of the profile's examples.
+_LOOP_EXAMPLES = max(3, settings.default.max_examples // 10)
+
+
+@settings(max_examples=_LOOP_EXAMPLES)
+@given(
+    slots=st.integers(1, 3),
+    jobs=st.integers(1, 6),
+    groups=st.integers(1, 3),
+    stop_after=st.integers(0, 6),
+    grace_seconds=st.sampled_from([0.0, 10.0]),
+)
+def test_a_stop_at_any_point_loses_nothing_and_keeps_each_groups_order(
+    slots: int, jobs: int, groups: int, stop_after: int, grace_seconds: float
+) -> None:
+    with mock_aws():
+        # GIVEN jobs in groups, a worker of 1 to 3 slots, and a stop after some of the jobs ran
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        create_tables(dynamodb)
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue_url = sqs.create_queue(
+            QueueName="jobs.fifo", Attributes={"FifoQueue": "true", "VisibilityTimeout": "120"}
+        )["QueueUrl"]
+        effects: list[tuple[str, str]] = []
+        lock = threading.Lock()
+
+        def handle(job: Job, context: Any) -> None:
+            with lock:
+                if not context.cancelled.is_set():  # a job checks before its effect, as documented
+                    effects.append((job.group, job.id))
+
+        sent = [(f"g{n % groups}", f"j{n}") for n in range(jobs)]
+        for group, job_id in sent:
+            _send(sqs, queue_url, job_id, group)
+        clock = FakeClock()
+        first, _ = _worker(
+            [SlotHarness(dynamodb, sqs, queue_url, handle, clock=clock) for _ in range(slots)],
+            queue_url,
+            grace_seconds=grace_seconds,
+            batch_size=2,
+        )
+        thread, codes = _start(first)
+        _wait_for(lambda: len(effects) >= min(stop_after, jobs))
+        # WHEN it is stopped (SIGTERM), then a second worker runs until every job ran
+        first.stop()
+        thread.join(_PATIENCE_S)
+        clock.advance(200)  # past any lease and backoff the stop left
+        second, _ = _worker([SlotHarness(dynamodb, sqs, queue_url, handle, clock=clock)], queue_url)
+        thread, more = _start(second)
+        _wait_for(
+            lambda: {j for _, j in effects} == {j for _, j in sent} and _messages_left(sqs, queue_url) == 0
+        )
+        second.stop()
+        thread.join(_PATIENCE_S)
+        # THEN both exited 0; nothing is lost; each group's effects are in its order
+        assert codes + more == [0, 0]
+        assert _messages_left(sqs, queue_url) == 0
+        for g in range(groups):
+            order = [j for group, j in sent if group == f"g{g}"]
+            done = [j for group, j in effects if group == f"g{g}"]
+            assert list(dict.fromkeys(done)) == order
+        # AND with a grace period long enough, nothing ran twice
+        if grace_seconds:
+            assert sorted(effects) == sorted(sent)
