@@ -178,7 +178,7 @@ def test_a_job_outliving_the_grace_period_is_interrupted_as_a_counted_attempt(
 
 
 #: The loop's property runs real threads (a receive waits up to a second): a tenth of the profile's examples.
-_LOOP_EXAMPLES = max(3, settings.default.max_examples // 10)
+_LOOP_EXAMPLES = max(3, settings().max_examples // 10)
 
 
 @settings(max_examples=_LOOP_EXAMPLES)
