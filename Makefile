@@ -95,6 +95,7 @@ chaos: setup
 	CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos CONSTRUCTS_FIFO_EXAMPLES=$(CHAOS_EXAMPLES) \
 		$(BIN)/pytest -q -p no:randomly --hypothesis-show-statistics \
 		tests/functional/test_runtime_model.py tests/functional/test_runtime_state_model.py \
+		tests/functional/test_worker_model.py tests/functional/test_worker_loop.py \
 		tests/unit/test_runtime_state_core_apply.py tests/chaos
 
 # The props tables of README.md and docs/construct.md, written from the settings spec

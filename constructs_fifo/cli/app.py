@@ -61,6 +61,7 @@ from botocore.parsers import ResponseParserError
 from constructs_fifo import __version__
 from constructs_fifo.cli import describe as describe_cli
 from constructs_fifo.cli import doctor, jobs, pipes, render
+from constructs_fifo.cli import worker as worker_cli
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
 from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
@@ -254,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
     pipes.add_parser(commands, aws_options=_add_aws_options, stack_help=_STACK_DEFAULT_HELP)
+    worker_cli.add_parser(commands, aws_options=_add_aws_options, queue_help=_QUEUE_HELP)
 
     describe_cli.add_parser(commands, aws_options=_add_aws_options, stack_options=_add_stack_options)
 
@@ -498,6 +500,7 @@ _COMMANDS: Final = {
     "doctor": doctor.run,
     "pipes": pipes.run,
     "jobs": jobs.run,
+    "worker": worker_cli.run,
     **OPS_COMMANDS,
 }
 

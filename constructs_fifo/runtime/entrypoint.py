@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.backoff import VisibilityChanger
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, Heartbeat
 from constructs_fifo.runtime.constants import ENV_USER_HANDLER, DeadJobPolicy, JobMode
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetterSender
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
@@ -70,6 +71,8 @@ def build_processor(
     sqs_client: Any = None,
     job_handler: JobHandler | None = None,
     logger: JobLogger | None = None,
+    heartbeat: Heartbeat = NO_HEARTBEAT,
+    claims: Any = None,
 ) -> BatchProcessor:
     """Build the processor of the configured mode; every part can be injected.
 
@@ -89,6 +92,11 @@ def build_processor(
     logger : JobLogger, optional
         Default: EMF lines on stdout in the configured namespace. Its capacity tally is attached to
         the DynamoDB client, so its batch lines report the units the batch consumed.
+    heartbeat : Heartbeat, optional
+        Keeps a batch's records in flight while it runs (a container worker's); Lambda needs none.
+    claims : ClaimStore, optional
+        Claim mode's claim table (a worker's, which lends its claims to its heartbeat); default one
+        on ``config.claim_table``. Typed ``Any``: the kernel names no mode's classes.
     """
     cfg = config if config is not None else RuntimeConfig.from_env()
     user_fn = job_handler if job_handler is not None else load_user_handler(cfg.user_handler or "")
@@ -100,12 +108,21 @@ def build_processor(
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace, outcome_lines=cfg.outcome_lines)
     log.capacity.attach(dynamodb_client)  # every DynamoDB call reports its units: no call added
     if cfg.mode is JobMode.STATE:
-        return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
-    return _claim_processor(cfg, user_fn, dynamodb_client, sqs_client, log)
+        return _state_processor(cfg, user_fn, dynamodb_client, sqs_client, log, heartbeat=heartbeat)
+    return _claim_processor(
+        cfg, user_fn, dynamodb_client, sqs_client, log, heartbeat=heartbeat, claims=claims
+    )
 
 
 def _claim_processor(
-    cfg: RuntimeConfig, user_fn: JobHandler, dynamodb_client: Any, sqs_client: Any, log: JobLogger
+    cfg: RuntimeConfig,
+    user_fn: JobHandler,
+    dynamodb_client: Any,
+    sqs_client: Any,
+    log: JobLogger,
+    *,
+    heartbeat: Heartbeat,
+    claims: Any,
 ) -> BatchProcessor:
     # Imported here: a container loads only the modules of its own mode at cold start.
     from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor  # noqa: PLC0415
@@ -119,7 +136,8 @@ def _claim_processor(
     return OrderedBatchProcessor(
         settings=cfg,
         handler=user_fn,
-        claims=ClaimStore(
+        claims=claims
+        or ClaimStore(
             cfg.claim_table, dynamodb_client, ttl_seconds=cfg.claim_ttl_seconds, max_attempts=cfg.max_attempts
         ),
         visibility=VisibilityChanger(sqs_client, cfg.queue_url, on_error=log.event),
@@ -127,11 +145,18 @@ def _claim_processor(
         dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
         parking=parking,
         sqs=sqs_client,
+        heartbeat=heartbeat,
     )
 
 
 def _state_processor(
-    cfg: RuntimeConfig, transition: Any, dynamodb_client: Any, sqs_client: Any, log: JobLogger
+    cfg: RuntimeConfig,
+    transition: Any,
+    dynamodb_client: Any,
+    sqs_client: Any,
+    log: JobLogger,
+    *,
+    heartbeat: Heartbeat,
 ) -> BatchProcessor:
     # Imported here: a container loads only the modules of its own mode at cold start.
     from constructs_fifo.runtime.state.processor import StateBatchProcessor  # noqa: PLC0415
@@ -147,6 +172,7 @@ def _state_processor(
         logger=log,
         dead_letters=DeadLetterSender(sqs_client, cfg.dead_letter_queue_url),
         sqs=sqs_client,
+        heartbeat=heartbeat,
     )
 
 

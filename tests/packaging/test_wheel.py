@@ -167,7 +167,7 @@ def test_the_cli_works_on_a_plain_install(installed: Installed) -> None:
     help_text = _run([str(installed.cli), "--help"], cwd=installed.root, env=installed.env()).stdout
     for command in ("local", "deploy", "drain", "demo"):
         assert command in help_text
-    for command in ("deploy", "drain"):
+    for command in ("deploy", "drain", "worker"):
         assert (
             "--endpoint-url"
             in _run([str(installed.cli), command, "--help"], cwd=installed.root, env=installed.env()).stdout

@@ -211,6 +211,25 @@ def test_the_runtime_imports_only_itself_and_the_worker_script_nothing() -> None
     assert not [target for target, _ in _imports(worker) if target.startswith("constructs_fifo")]
 
 
+WORKER = "constructs_fifo.worker"
+
+
+def test_the_worker_is_production_code_on_the_runtime_alone() -> None:
+    # GIVEN the container worker's modules (what a container with a plain install runs)
+    worker = [m for m in MODULES if _in(m, WORKER)]
+    assert f"{WORKER}.heartbeat" in worker
+    # WHEN their module-level imports are read (type-only ones too)
+    outside = {
+        f"{module} imports {target}"
+        for module in worker
+        for target, _ in _imports(module)
+        if target.split(".")[0] in {"constructs_fifo", "aws_cdk", "constructs", "moto"}
+        and not (_in(target, WORKER) or _in(target, RUNTIME))
+    }
+    # THEN they import only the runtime and themselves: never local/, the construct or aws_cdk
+    assert outside == set()
+
+
 def test_only_the_emulator_server_and_patches_need_the_local_extra() -> None:
     # GIVEN the modules that import moto, and every module that imports one of them, transitively
     needing = {
@@ -239,6 +258,11 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         650,
         "a group's results after its run: its dead letters (sent now, or owed by the commit and sent "
         "after it: one protocol on the same letters and sends) and its outcome lines and metrics",
+    ),
+    "constructs_fifo/runtime/claim/store.py": (
+        560,
+        "the claim table: every conditional write on one item (claim, renew, complete, fail, release) "
+        "fenced on the same owner token, its rules stated once in the module docstring",
     ),
 }
 

@@ -96,6 +96,7 @@ _NAMES = {
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
 _FENCE_CONDITION = "#owner = :me AND (#status = :fence_in_flight OR #status = :fence_failed)"
+_RENEW_CONDITION = "#owner = :me AND #status = :in_flight AND #lease >= :now"
 _MALFORMED_CONDITION = (
     "attribute_not_exists(#id) OR #expiration < :now_s OR #status = :failed"
     " OR (#status = :in_flight AND #lease < :now_ms)"
@@ -329,6 +330,24 @@ class ClaimStore:
                 ":reason": {"S": reason.value},
             },
         )
+
+    def renew(self, job_id: str, owner: str, *, lease_ms: int) -> bool:
+        """Move ``owner``'s live IN_FLIGHT lease to ``lease_ms`` from now (a heartbeat; ``0`` releases it,
+        the next claim counting the run); ``False``: another worker holds the claim or the lease ran out."""
+        now_ms = self.now_ms()
+        values = {":me": {"S": owner}, ":in_flight": {"S": STATUS_IN_FLIGHT}, ":now": {"N": str(now_ms)}}
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={ATTR_ID: {"S": job_id}},
+                UpdateExpression="SET #lease = :lease, #updated_at = :now",
+                ConditionExpression=_RENEW_CONDITION,
+                ExpressionAttributeNames=_names_in(f"#updated_at {_RENEW_CONDITION}"),
+                ExpressionAttributeValues={**values, ":lease": {"N": str(now_ms + max(0, lease_ms))}},
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
 
     def mark_malformed_dead(self, job_id: str, *, group: str, message_id: str, error: str) -> Claim:
         """Record a malformed body that carries a usable ``jobId`` as a DEAD claim (one PutItem).

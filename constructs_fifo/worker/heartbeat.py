@@ -1,0 +1,397 @@
+"""The worker's heartbeat: a running batch's records and its job's claim, kept alive past their timeouts.
+
+One :class:`WorkerHeartbeat` per slot, lent to the slot's processor (the skeleton's
+:class:`~constructs_fifo.runtime.batch_processor.Heartbeat`). While a batch runs, every
+``interval_seconds`` (well inside the visibility timeout) :meth:`WorkerHeartbeat.tick`:
+
+1. **Bounds first.** A run past ``max_job_duration``, or a batch whose records are within one interval
+   of SQS's 12-hour cap from their receive (ChangeMessageVisibility cannot go past it), is **stopped**:
+   its lease is released (``renew(lease_ms=0)``: the next claim counts the run as an attempt), the
+   batch goes stale, ``JobDurationExceeded`` is emitted.
+2. **Visibility.** One ChangeMessageVisibilityBatch (the batch holds at most 10 records, so one request)
+   sets every record of the batch to ``visibility_timeout`` from now: the running one, those behind
+   it, and those done but not yet deleted (the same single request either way). An entry refused
+   (the receipt handle expired: the record was received again) makes the batch **stale**.
+3. **Claim.** Claim mode renews the running job's lease (:meth:`ClaimStore.renew`, fenced on the
+   owner token) to ``visibility_timeout`` from now; a refusal (another worker holds the claim, or
+   the lease ran out) makes the batch stale.
+
+A call that fails outright (the network) is counted (``HeartbeatFailures``) and tried again next tick;
+once nothing was renewed for a whole lease, the batch is stale (its records may be another worker's).
+
+**A stale or stopped run** is told through its context (:class:`JobContext`): ``context.cancelled``
+(a :class:`threading.Event`) is set and ``context.get_remaining_time_in_millis()`` is 0. A job that
+ignores it runs on in its thread, but the runtime writes nothing more for it: :class:`HeartbeatClaims`
+refuses its claim writes (reported ``FENCED``, the record retried), and were the store asked anyway,
+the owner fence refuses them once another worker took the claim. The skeleton starts nothing more of
+a stale batch (its records come back at once, in order).
+
+State mode's transitions are short and pure: a state-mode heartbeat extends visibility only.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
+from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
+from constructs_fifo.runtime.clock import Clock, system_clock
+from constructs_fifo.runtime.constants import METRIC_HEARTBEAT_FAILURES, METRIC_JOB_DURATION_EXCEEDED
+from constructs_fifo.runtime.error_text import describe
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
+
+    from constructs_fifo.runtime.claim.store import Claim
+    from constructs_fifo.runtime.constants import DeadReason
+    from constructs_fifo.runtime.job import Job
+    from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.types import SQSRecord
+
+__all__ = ["HeartbeatClaims", "JobContext", "WorkerHeartbeat"]
+
+#: SQS's cap on a received message's visibility, counted from its receive.
+VISIBILITY_CAP_SECONDS: Final = SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
+#: Shortest wait of the ticker (a bound closer than this is acted on at once).
+_MIN_WAIT_SECONDS: Final = 0.05
+
+
+class JobContext:
+    """The ``context`` a job function receives on a worker (Lambda's context, as far as a job reads it).
+
+    Attributes
+    ----------
+    cancelled : threading.Event
+        Set when the run is stale (another worker may hold its job) or stopped (``max_job_duration``,
+        the 12-hour cap, the end of a stop's grace period). A long job polls it (or waits on it) and
+        returns: whatever it writes after is refused.
+    aws_request_id : str
+        A fresh id per batch (Lambda's field of that name).
+    function_name : str
+        ``"constructs-fifo-worker"``.
+    """
+
+    function_name = "constructs-fifo-worker"
+
+    def __init__(self, heartbeat: WorkerHeartbeat) -> None:
+        self.cancelled = threading.Event()
+        self.aws_request_id = str(uuid.uuid4())
+        self._heartbeat = heartbeat
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds this run may still take (0 once cancelled)."""
+        return self._heartbeat.remaining_ms()
+
+
+class WorkerHeartbeat:
+    """Keeps one slot's running batch in flight (see the module docstring).
+
+    Parameters
+    ----------
+    sqs : SQSClient
+        The slot's client, on ``queue_url``.
+    queue_url : str
+        The queue the batch came from.
+    visibility_timeout_seconds : int
+        Each renewal moves the records' visibility (and the lease) this far from now.
+    interval_seconds : float
+        Time between renewals; must be shorter than ``visibility_timeout_seconds``.
+    logger : JobLogger
+        Where failures and stops are written (and their metrics).
+    queue_name : str
+        The QueueName dimension of the metrics.
+    max_job_duration_seconds : int or None
+        Bound of one run; ``None``: the 12-hour cap only.
+    clock : Clock
+        Epoch seconds (the stores' clock).
+    ticker : bool
+        Renew from a thread of its own while a batch runs; ``False``: the caller calls :meth:`tick`.
+    """
+
+    def __init__(
+        self,
+        sqs: SQSClient,
+        queue_url: str,
+        *,
+        visibility_timeout_seconds: int,
+        interval_seconds: float,
+        logger: JobLogger,
+        queue_name: str,
+        max_job_duration_seconds: int | None = None,
+        clock: Clock = system_clock,
+        ticker: bool = True,
+    ) -> None:
+        self.claims: ClaimStore | None = None
+        self._sqs = sqs
+        self._queue_url = queue_url
+        self._visibility_s = visibility_timeout_seconds
+        self._interval_s = interval_seconds
+        self._log = logger
+        self._queue_name = queue_name
+        self._max_job_s = max_job_duration_seconds
+        self._clock = clock
+        self._ticker = ticker
+        self._lock = threading.RLock()
+        self._records: list[SQSRecord] = []
+        self._received_at = 0.0
+        self._renewed_at = 0.0
+        self._context = JobContext(self)
+        self._stale = False
+        self._job: tuple[str, str, float] | None = None  # job id, owner, started at
+        self._stop_at: float | None = None
+
+    @property
+    def lease_ms(self) -> int:
+        """The lease a claim is taken with and renewed to: the visibility a renewal gives the records."""
+        return self._visibility_s * 1000
+
+    # --- the batch ---------------------------------------------------------------------------------
+
+    def begin(self, received_at: float) -> JobContext:
+        """A new batch received at ``received_at`` (epoch seconds): a fresh context, not stale."""
+        with self._lock:
+            self._received_at = received_at
+            self._renewed_at = received_at
+            self._context = JobContext(self)
+            self._stale = False
+            self._job = None
+            return self._context
+
+    @contextmanager
+    def running(self, records: Sequence[SQSRecord]) -> Iterator[object]:
+        """The skeleton's hook: hold ``records`` in flight (renewing them) while the block runs."""
+        with self._lock:
+            self._records = list(records)
+        done = threading.Event()
+        thread = threading.Thread(target=self._tick_until, args=(done,), daemon=True, name="heartbeat")
+        if self._ticker:
+            thread.start()
+        try:
+            yield self
+        finally:
+            done.set()
+            if self._ticker:
+                thread.join()
+            with self._lock:
+                self._records = []
+                self._job = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a batch is running (its records held)."""
+        with self._lock:
+            return bool(self._records)
+
+    def stale(self) -> bool:
+        """Whether a renewal failed or the run was stopped: nothing more may start."""
+        return self._stale
+
+    def drain(self, stop_at: float) -> None:
+        """The worker is stopping: the running job may go on until ``stop_at``, no other one starts."""
+        with self._lock:
+            self._stop_at = stop_at
+
+    def remaining_ms(self) -> int:
+        """How long the batch may still run, as the context tells the skeleton and the job."""
+        with self._lock:
+            if self._stale:
+                return 0
+            now = self._clock()
+            bounds = [VISIBILITY_CAP_SECONDS - (now - self._received_at) - self._interval_s]
+            if self._job is not None and self._max_job_s is not None:
+                bounds.append(self._max_job_s - (now - self._job[2]))
+            elif self._max_job_s is not None:
+                bounds.append(self._max_job_s)
+            if self._stop_at is not None:
+                # Stopping: the running job may finish within the grace period; no next one starts.
+                tracks_jobs = self.claims is not None
+                bounds.append(self._stop_at - now if self._job is not None or not tracks_jobs else 0)
+            return max(0, int(min(bounds) * 1000))
+
+    # --- the claim (from HeartbeatClaims) ----------------------------------------------------------
+
+    def job_started(self, job_id: str, owner: str) -> None:
+        """The slot's processor took a job's claim: renew it from now on, and time the run."""
+        with self._lock:
+            self._job = (job_id, owner, self._clock())
+
+    def job_ended(self, job_id: str) -> None:
+        """The job's claim was written (or refused): nothing more to renew for it."""
+        with self._lock:
+            if self._job is not None and self._job[0] == job_id:
+                self._job = None
+
+    def refuses(self, job_id: str, owner: str) -> bool:
+        """Whether a claim write of this run must not go out: the run is stale or stopped."""
+        with self._lock:
+            return self._stale and (self._job is None or self._job[:2] == (job_id, owner))
+
+    # --- renewing ----------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """One heartbeat: the bounds, then the records' visibility, then the claim (module docstring)."""
+        with self._lock:
+            if not self._records or self._stale:
+                return
+            now = self._clock()
+            held_s = now - self._received_at
+            job = self._job
+            if job is not None and self._max_job_s is not None and now - job[2] >= self._max_job_s:
+                self._stop(f"the run passed max_job_duration ({self._max_job_s} s)", exceeded=True)
+                return
+            if VISIBILITY_CAP_SECONDS - held_s <= self._interval_s:
+                self._stop(
+                    f"the batch reached SQS's {VISIBILITY_CAP_SECONDS} s visibility cap", exceeded=True
+                )
+                return
+            seconds = int(min(self._visibility_s, VISIBILITY_CAP_SECONDS - held_s - 1))
+            records_ok = self._extend(self._records, seconds)
+            claim_ok = self._renew(job, self.lease_ms) if job is not None else True
+            if records_ok and claim_ok:
+                self._renewed_at = now
+            elif not self._stale and now - self._renewed_at >= self._visibility_s:
+                self._go_stale("nothing was renewed for a whole visibility timeout")
+
+    def interrupt(self, reason: str) -> None:
+        """Stop the run and make the batch's records visible at once (the end of a stop's grace)."""
+        with self._lock:
+            records = list(self._records)
+            if not self._stale:
+                self._stop(reason, exceeded=False)
+            if records:
+                self._extend(records, 0)
+
+    def _tick_until(self, done: threading.Event) -> None:
+        while not done.wait(self._next_wait()):
+            try:
+                self.tick()
+            except Exception as exc:  # the ticker never dies: the next tick tries again
+                self._failure("heartbeat_failed", exc)
+
+    def _next_wait(self) -> float:
+        with self._lock:
+            wait = self._interval_s
+            if self._job is not None and self._max_job_s is not None:
+                wait = min(wait, self._max_job_s - (self._clock() - self._job[2]))
+            return max(_MIN_WAIT_SECONDS, wait)
+
+    def _extend(self, records: Sequence[SQSRecord], seconds: int) -> bool:
+        """Set the records' visibility; ``False`` when the call failed (a refused entry makes it stale)."""
+        for start in range(0, len(records), SQS_MAX_BATCH_ENTRIES):
+            chunk = records[start : start + SQS_MAX_BATCH_ENTRIES]
+            entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "ReceiptHandle": r["receiptHandle"], "VisibilityTimeout": seconds}
+                for i, r in enumerate(chunk)
+            ]
+            try:
+                response = self._sqs.change_message_visibility_batch(
+                    QueueUrl=self._queue_url, Entries=entries
+                )
+            except Exception as exc:
+                self._failure("visibility_renewal_failed", exc)
+                return False
+            refused = response.get("Failed") or []
+            if refused and seconds > 0:
+                codes = sorted({str(entry.get("Code")) for entry in refused})
+                self._go_stale(f"the records' receipt handles were refused ({', '.join(codes)})")
+                return False
+        return True
+
+    def _renew(self, job: tuple[str, str, float], lease_ms: int) -> bool:
+        claims = self.claims
+        if claims is None:
+            return True
+        try:
+            renewed = claims.renew(job[0], job[1], lease_ms=lease_ms)
+        except Exception as exc:
+            self._failure("claim_renewal_failed", exc, jobId=job[0])
+            return False
+        if not renewed:
+            self._go_stale("the claim's renewal was refused: another worker holds it, or its lease ran out")
+        return renewed
+
+    def _stop(self, reason: str, *, exceeded: bool) -> None:
+        """Stop the run: release its lease (the next claim counts it), cancel it, go stale."""
+        job = self._job
+        if job is not None:
+            self._renew(job, 0)
+        self._mark_stale("run_stopped", reason)
+        if exceeded:
+            self._log.metrics(
+                queue_name=self._queue_name,
+                values={METRIC_JOB_DURATION_EXCEEDED: (1, "Count")},
+                event="job_duration_exceeded",
+                jobId=job[0] if job is not None else None,
+                reason=reason,
+            )
+
+    def _go_stale(self, reason: str) -> None:
+        self._count_failure()
+        self._mark_stale("heartbeat_stale", reason)
+
+    def _mark_stale(self, event: str, reason: str) -> None:
+        self._stale = True
+        self._context.cancelled.set()
+        job = self._job
+        self._log.event(
+            {
+                "event": event,
+                "jobId": job[0] if job is not None else None,
+                "reason": reason,
+                "action": "the job is told (context.cancelled); its writes are refused; its records come "
+                "back to the queue and its next run counts as an attempt",
+            }
+        )
+
+    def _failure(self, event: str, exc: BaseException, **fields: Any) -> None:
+        self._count_failure()
+        self._log.event({"event": event, "error": describe(exc), **fields})
+
+    def _count_failure(self) -> None:
+        self._log.metrics(queue_name=self._queue_name, values={METRIC_HEARTBEAT_FAILURES: (1, "Count")})
+
+
+class HeartbeatClaims(ClaimStore):
+    """The claim store of a worker's slot: lends each claim it takes to the slot's heartbeat.
+
+    A claim is taken with the heartbeat's lease (not the run's whole bound), so a worker that dies
+    leaves a lease that runs out within one visibility timeout and the crash is counted as an
+    attempt by the next claim, as in Lambda. The writes of a stale or stopped run are refused here
+    (``False``: the runner reports the record ``FENCED`` and retries it).
+    """
+
+    def __init__(self, *args: Any, heartbeat: WorkerHeartbeat, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.heartbeat = heartbeat
+        heartbeat.claims = self
+
+    def claim(self, job: Job, *, lease_ms: int) -> Claim:
+        claim = super().claim(job, lease_ms=min(lease_ms, self.heartbeat.lease_ms))
+        if claim.outcome is ClaimOutcome.ACQUIRED and claim.owner is not None:
+            self.heartbeat.job_started(job.id, claim.owner)
+        return claim
+
+    def complete(self, job_id: str, owner: str) -> bool:
+        return not self.heartbeat.refuses(job_id, owner) and self._ended(
+            job_id, super().complete(job_id, owner)
+        )
+
+    def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
+        if self.heartbeat.refuses(job_id, owner):
+            return False
+        return self._ended(job_id, super().fail(job_id, owner, error=error, error_type=error_type))
+
+    def mark_dead(self, job_id: str, owner: str, *, reason: DeadReason, error: str, error_type: str) -> bool:
+        if self.heartbeat.refuses(job_id, owner):
+            return False
+        written = super().mark_dead(job_id, owner, reason=reason, error=error, error_type=error_type)
+        return self._ended(job_id, written)
+
+    def _ended(self, job_id: str, written: bool) -> bool:
+        self.heartbeat.job_ended(job_id)
+        return written

@@ -1,0 +1,232 @@
+"""The worker's loop: ``slots`` threads, each receiving a batch, running it, deleting what succeeded.
+
+Each slot, until the worker stops:
+
+1. **Receive** (ReceiveMessage: ``WaitTimeSeconds`` 20, ``MaxNumberOfMessages`` ``batch_size``, all
+   system and message attributes). A slot receives only when it is free, so no record waits in the
+   worker unrenewed; FIFO gives each slot other groups (a group with a record in flight gives nothing
+   behind it).
+2. **Run** the batch, in Lambda's record shape, through the configured mode's processor
+   (:meth:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor.process_batch`), its heartbeat
+   renewing the records and the claim meanwhile (:mod:`constructs_fifo.worker.heartbeat`), the task
+   protected from scale-in (:mod:`constructs_fifo.worker.protection`).
+3. **Settle** as the event source mapping does: DeleteMessageBatch of every record not in the
+   response's ``batchItemFailures``; the listed ones already have their visibility (the processor
+   applied the backoff, or visibility 0 for what it did not reach).
+
+**Stop** (:meth:`Worker.stop`, on SIGTERM): no slot receives again; a batch received while stopping is
+made visible at once (ChangeMessageVisibility 0, not started); a running batch may finish its running
+job within ``grace_seconds`` but starts no next one (what it did not reach comes back at once); a job
+still running at the end of the grace period is interrupted: its lease released (the next claim counts
+the run as an attempt), its records visible at once. Then :meth:`Worker.run` returns 0.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES
+from constructs_fifo.runtime.clock import Clock, system_clock
+from constructs_fifo.runtime.constants import METRIC_RUNNING_SLOTS
+from constructs_fifo.runtime.error_text import describe
+from constructs_fifo.runtime.sqs_records import build_record
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import (
+        ChangeMessageVisibilityBatchRequestEntryTypeDef,
+        DeleteMessageBatchRequestEntryTypeDef,
+    )
+
+    from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.types import BatchResponse, SQSRecord
+    from constructs_fifo.worker.heartbeat import WorkerHeartbeat
+    from constructs_fifo.worker.protection import ScaleInProtection
+
+__all__ = ["DEFAULT_GRACE_SECONDS", "LONG_POLL_SECONDS", "QueueTarget", "Slot", "Worker"]
+
+#: ReceiveMessage's longest wait: the fewest empty receives.
+LONG_POLL_SECONDS: Final = 20
+#: How long running jobs may finish after SIGTERM: under Fargate's 120 s ``stopTimeout``.
+DEFAULT_GRACE_SECONDS: Final = 110
+#: Pause after a failed receive before the next one.
+_RECEIVE_RETRY_SECONDS: Final = 1.0
+
+
+@dataclass
+class Slot:
+    """One slot's parts: its processor, its heartbeat and its SQS client (one each: no sharing)."""
+
+    process_batch: Callable[[list[SQSRecord], Any], BatchResponse]
+    heartbeat: WorkerHeartbeat
+    sqs: SQSClient
+
+
+@dataclass(frozen=True)
+class QueueTarget:
+    """The queue a worker consumes: its URL, ARN and region (the records' ``eventSourceARN``...)."""
+
+    url: str
+    arn: str
+    region: str
+
+
+class Worker:
+    """Runs ``len(slots)`` slots against one queue until :meth:`stop` (see the module docstring).
+
+    Parameters
+    ----------
+    queue : QueueTarget
+        The queue.
+    slots : Sequence[Slot]
+        One per concurrent batch.
+    batch_size : int
+        ``MaxNumberOfMessages`` of each receive (1 to 10).
+    logger : JobLogger
+        The worker's own lines and metrics (``RunningSlots``).
+    protection : ScaleInProtection
+        Held while any slot runs a batch.
+    grace_seconds : float
+        How long running jobs may finish after :meth:`stop`.
+    wait_time_seconds : int
+        ReceiveMessage's ``WaitTimeSeconds`` (20; tests shorten it).
+    clock : Clock
+        Epoch seconds (the receive stamps the heartbeat counts the 12-hour cap from).
+    """
+
+    def __init__(
+        self,
+        queue: QueueTarget,
+        slots: Sequence[Slot],
+        *,
+        batch_size: int,
+        logger: JobLogger,
+        protection: ScaleInProtection,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
+        wait_time_seconds: int = LONG_POLL_SECONDS,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.queue = queue
+        self._slots = list(slots)
+        self._batch_size = batch_size
+        self._log = logger
+        self._protection = protection
+        self._grace_s = grace_seconds
+        self._wait_s = wait_time_seconds
+        self._clock = clock
+        self._stopping = threading.Event()
+        self._queue_name = queue.arn.rsplit(":", 1)[-1]
+
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Stop receiving; running jobs may finish within the grace period (SIGTERM's handler)."""
+        if self._stopping.is_set():
+            return
+        stop_at = self._clock() + self._grace_s
+        for slot in self._slots:
+            slot.heartbeat.drain(stop_at)
+        self._stopping.set()
+        self._event("worker_stopping", graceSeconds=self._grace_s)
+
+    def run(self) -> int:
+        """Run the slots until :meth:`stop`, then wait out the grace period; return the exit code (0)."""
+        threads = [
+            threading.Thread(target=self._slot_loop, args=(slot,), daemon=True, name=f"slot-{index}")
+            for index, slot in enumerate(self._slots)
+        ]
+        self._event("worker_started", slots=len(threads), queueUrl=self.queue.url, batchSize=self._batch_size)
+        for thread in threads:
+            thread.start()
+        while not self._stopping.wait(1.0):
+            self._protection.refresh()
+        deadline = time.monotonic() + self._grace_s
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        interrupted = 0
+        for thread, slot in zip(threads, self._slots, strict=True):
+            if thread.is_alive() and slot.heartbeat.busy:  # not a slot still in its receive
+                slot.heartbeat.interrupt("the worker stopped: the grace period ended with the job running")
+                interrupted += 1
+        self._event("worker_stopped", interrupted=interrupted)
+        return 0
+
+    # --- one slot ----------------------------------------------------------------------------------
+
+    def _slot_loop(self, slot: Slot) -> None:
+        while not self._stopping.is_set():
+            try:
+                messages = self._receive(slot.sqs)
+            except Exception as exc:  # the next receive tries again
+                self._event("receive_failed", error=describe(exc))
+                self._stopping.wait(_RECEIVE_RETRY_SECONDS)
+                continue
+            if not messages:
+                continue
+            if self._stopping.is_set():  # received while stopping: not started, back at once
+                self._release(slot.sqs, messages)
+                return
+            records = [build_record(m, queue_arn=self.queue.arn, region=self.queue.region) for m in messages]
+            self.run_batch(slot, cast("list[SQSRecord]", records))
+
+    def run_batch(self, slot: Slot, records: list[SQSRecord]) -> BatchResponse:
+        """Run one received batch in ``slot`` and settle it (delete what succeeded)."""
+        context = slot.heartbeat.begin(self._clock())
+        self._running(self._protection.acquire())
+        try:
+            response = slot.process_batch(records, context)
+        except Exception as exc:  # the processor reports per record; this is a defect: keep every record
+            self._event("batch_failed", error=describe(exc), records=len(records))
+            return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records]}
+        finally:
+            self._running(self._protection.release())
+        failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])}
+        self._delete(slot.sqs, [r for r in records if r["messageId"] not in failed])
+        return response
+
+    def _receive(self, sqs: SQSClient) -> list[Any]:
+        response = sqs.receive_message(
+            QueueUrl=self.queue.url,
+            MaxNumberOfMessages=self._batch_size,
+            WaitTimeSeconds=self._wait_s,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        return list(response.get("Messages", []))
+
+    def _release(self, sqs: SQSClient, messages: Sequence[Any]) -> None:
+        entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+            for i, m in enumerate(messages)
+        ]
+        try:
+            sqs.change_message_visibility_batch(QueueUrl=self.queue.url, Entries=entries)
+        except Exception as exc:  # they come back after their visibility timeout instead
+            self._event("release_failed", error=describe(exc), records=len(entries))
+
+    def _delete(self, sqs: SQSClient, records: Sequence[SQSRecord]) -> None:
+        for start in range(0, len(records), SQS_MAX_BATCH_ENTRIES):
+            chunk = records[start : start + SQS_MAX_BATCH_ENTRIES]
+            entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "ReceiptHandle": r["receiptHandle"]} for i, r in enumerate(chunk)
+            ]
+            try:
+                response = sqs.delete_message_batch(QueueUrl=self.queue.url, Entries=entries)
+            except Exception as exc:  # received again, each is a duplicate of its SUCCEEDED claim
+                self._event("delete_failed", error=describe(exc), records=len(entries))
+                continue
+            for failure in response.get("Failed") or []:
+                self._event("delete_refused", code=failure.get("Code"), message=failure.get("Message"))
+
+    def _running(self, busy: int) -> None:
+        self._log.metrics(queue_name=self._queue_name, values={METRIC_RUNNING_SLOTS: (busy, "Count")})
+
+    def _event(self, event: str, **fields: Any) -> None:
+        self._log.event({"level": "INFO", "event": event, **fields})

@@ -1,0 +1,262 @@
+"""The worker's heartbeat on moto: renewals, the fence of a stale run, the bounds of a run."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
+from constructs_fifo.runtime.constants import (
+    METRIC_HEARTBEAT_FAILURES,
+    METRIC_JOB_DURATION_EXCEEDED,
+    STATUS_IN_FLIGHT,
+    STATUS_SUCCEEDED,
+    JobMode,
+)
+from constructs_fifo.runtime.job import Job
+
+from .runtime_harness import TABLE_NAME, body, failed_ids, receive_records
+from .worker_harness import VISIBILITY_S, SlotHarness
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_sqs.client import SQSClient
+
+
+def _send(sqs: SQSClient, queue_url: str, *job_ids: str, group: str = "ws#1") -> None:
+    for job_id in job_ids:
+        sqs.send_message(
+            QueueUrl=queue_url, MessageBody=body(job_id), MessageGroupId=group, MessageDeduplicationId=job_id
+        )
+
+
+def _job(job_id: str) -> Job:
+    return Job(
+        id=job_id,
+        type="apply_patch",
+        payload={},
+        group="ws#1",
+        message_id=f"m-{job_id}",
+        attempt=1,
+        body={},
+    )
+
+
+def test_a_tick_renews_the_running_jobs_lease_from_now(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a slot whose job runs past its first lease, ticking the heartbeat meanwhile
+    seen: dict[str, Any] = {}
+
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(100)
+        h.heartbeat.tick()
+        seen["claim"] = ClaimStore(TABLE_NAME, dynamodb).get(job.id)
+        seen["cancelled"] = context.cancelled.is_set()
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs
+    response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN the lease was moved to a visibility timeout from the tick, and the job ran to its end
+    assert seen["claim"]["lease_expires_at"] == int(h.clock() * 1000) + VISIBILITY_S * 1000
+    assert seen["cancelled"] is False
+    assert failed_ids(response) == []
+    assert h.statuses() == [("j1", "SUCCEEDED")]
+
+
+def test_a_stale_runs_writes_are_refused_and_the_worker_that_took_over_stands(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN worker A's job paused past its lease (no renewal), and worker B took the claim over
+    store_b = ClaimStore(TABLE_NAME, dynamodb, max_attempts=3)
+    taken: dict[str, Any] = {}
+
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(VISIBILITY_S + 1)
+        store_b._clock = h.clock
+        taken["b"] = store_b.claim(job, lease_ms=60_000)
+        # WHEN A's heartbeat ticks (its renewal is refused), then its job returns as if it succeeded
+        h.heartbeat.tick()
+        taken["told"] = context.cancelled.is_set(), context.get_remaining_time_in_millis()
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    _send(sqs, queue_url, "j2", group="ws#2")
+    records = receive_records(sqs, queue_url)
+    response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN B holds attempt 2; A was told (cancelled, no time left) and wrote nothing: B's claim stands
+    assert taken["b"].outcome is ClaimOutcome.ACQUIRED
+    assert taken["b"].attempt == 2
+    assert taken["told"] == (True, 0)
+    claim = ClaimStore(TABLE_NAME, dynamodb).get("j1")
+    assert claim is not None
+    assert (claim["status"], claim["owner"]) == (STATUS_IN_FLIGHT, taken["b"].owner)
+    assert [s for _, s in h.statuses()] == ["FENCED", "DEADLINE"]  # j2 (another group) not started
+    assert failed_ids(response) == [r["messageId"] for r in records]
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) == 1
+
+
+def test_the_store_fence_refuses_a_stale_owners_renewal_and_completion(dynamodb: DynamoDBClient) -> None:
+    # GIVEN a claim whose lease ran out and that another worker took over
+    clock = [1_700_000_000.0]
+    store = ClaimStore(TABLE_NAME, dynamodb, clock=lambda: clock[0])
+    first = store.claim(_job("j1"), lease_ms=1000)
+    assert store.renew("j1", first.owner or "", lease_ms=5000)
+    clock[0] += 10
+    second = store.claim(_job("j1"), lease_ms=1000)
+    # WHEN the first owner renews, then completes
+    renewed = store.renew("j1", first.owner or "", lease_ms=5000)
+    completed = store.complete("j1", first.owner or "")
+    # THEN both are refused and the second owner's claim stands; its own renewal and completion pass
+    assert (renewed, completed) == (False, False)
+    assert store.renew("j1", second.owner or "", lease_ms=5000)
+    assert store.complete("j1", second.owner or "")
+    assert (store.get("j1") or {})["status"] == STATUS_SUCCEEDED
+
+
+def test_a_renewal_refused_for_the_records_receipt_makes_the_batch_stale(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a running job whose record another consumer deleted (its receipt handle no longer valid)
+    def handle(job: Job, context: Any) -> None:
+        sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=records[0]["receiptHandle"])
+        h.heartbeat.tick()
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs (its heartbeat ticking inside the job)
+    response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN the run is stale: its completion was refused, the claim left IN_FLIGHT for the next claim
+    assert h.heartbeat.stale()
+    assert h.statuses() == [("j1", "FENCED")]
+    assert failed_ids(response) == [records[0]["messageId"]]
+    assert (ClaimStore(TABLE_NAME, dynamodb).get("j1") or {})["status"] == STATUS_IN_FLIGHT
+
+
+def test_a_run_past_max_job_duration_is_stopped_and_counted_as_an_attempt(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a job that outlives max_job_duration (it ignores the cancellation)
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(61)
+        h.heartbeat.tick()
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, max_job_duration_seconds=60)
+    _send(sqs, queue_url, "j1")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs
+    h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN the run was stopped (JobDurationExceeded), its lease released: the next claim is attempt 2
+    assert h.metric(METRIC_JOB_DURATION_EXCEEDED) == 1
+    assert h.statuses() == [("j1", "FENCED")]
+    h.clock.advance(0.01)
+    retry = ClaimStore(TABLE_NAME, dynamodb, clock=h.clock).claim(_job("j1"), lease_ms=1000)
+    assert (retry.outcome, retry.attempt) == (ClaimOutcome.ACQUIRED, 2)
+
+
+def test_the_context_tells_a_job_its_time_left_under_max_job_duration(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a job that reads its remaining time 10 s into its run
+    seen: list[int] = []
+
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(10)
+        seen.append(context.get_remaining_time_in_millis())
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, max_job_duration_seconds=60)
+    _send(sqs, queue_url, "j1")
+    # WHEN it runs
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN it has the rest of its bound
+    assert seen == [50_000]
+
+
+def test_a_batch_near_the_12_hour_cap_is_stopped(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a job still running within one interval of SQS's 12-hour visibility cap
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(12 * 3600 - 10)
+        h.heartbeat.tick()
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    # WHEN it ticks
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the run was stopped, as at max_job_duration
+    assert h.metric(METRIC_JOB_DURATION_EXCEEDED) == 1
+    assert h.statuses() == [("j1", "FENCED")]
+
+
+def test_a_state_mode_worker_heartbeats_visibility_only(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a state-mode slot whose transition ticks the heartbeat
+    def apply(job: Job, state: Any) -> dict[str, Any]:
+        h.clock.advance(40)
+        h.heartbeat.tick()
+        return {"applied": [*(state or {}).get("applied", []), job.id]}
+
+    h = SlotHarness(dynamodb, sqs, queue_url, apply, mode=JobMode.STATE)
+    _send(sqs, queue_url, "s1", "s2")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs
+    response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    # THEN both transitions applied in order, no renewal failed, and no claim was written or renewed
+    assert failed_ids(response) == []
+    assert [s for _, s in h.statuses()] == ["SUCCEEDED", "SUCCEEDED"]
+    assert not h.heartbeat.stale()
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) == 0
+    assert dynamodb.scan(TableName=TABLE_NAME)["Items"] == []
+
+
+def test_the_ticker_renews_by_itself_while_the_job_runs(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a slot whose heartbeat runs its own ticker every 50 ms, and a job that waits for a renewal
+    renewed: list[bool] = []
+
+    def handle(job: Job, context: Any) -> None:
+        first = (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"]
+        h.clock.advance(5)
+        for _ in range(2000):  # bounded: the ticker renews within a few of its 50 ms intervals
+            if (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"] != first:
+                renewed.append(True)
+                return
+            time.sleep(0.01)
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, interval_seconds=0.05, ticker=True)
+    _send(sqs, queue_url, "j1")
+    # WHEN the batch runs
+    response = h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the claim was renewed while the job waited, and the job then succeeded
+    assert renewed == [True]
+    assert failed_ids(response) == []
+
+
+def test_renewal_calls_that_fail_outright_are_counted_then_make_the_batch_stale(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a heartbeat whose visibility calls fail (its queue is gone), ticking twice in a long job
+    def handle(job: Job, context: Any) -> None:
+        sqs.delete_queue(QueueUrl=queue_url)
+        h.clock.advance(30)
+        h.heartbeat.tick()
+        seen.append(h.heartbeat.stale())
+        h.clock.advance(VISIBILITY_S)
+        h.heartbeat.tick()
+        seen.append(h.heartbeat.stale())
+
+    seen: list[bool] = []
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    # WHEN the batch runs
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the first failure was only counted; a whole visibility timeout without renewal made it stale
+    assert seen == [False, True]
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) >= 2
+    assert "visibility_renewal_failed" in h.events()
