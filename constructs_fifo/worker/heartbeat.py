@@ -376,9 +376,9 @@ class HeartbeatClaims(ClaimStore):
             self.heartbeat.job_started(job.id, claim.owner)
         return claim
 
-    def complete(self, job_id: str, owner: str) -> bool:
+    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
         return not self.heartbeat.refuses(job_id, owner) and self._ended(
-            job_id, super().complete(job_id, owner)
+            job_id, super().complete(job_id, owner, result_json=result_json)
         )
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:

@@ -33,11 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import JobHandler
     from constructs_fifo.runtime.settings.config import RuntimeConfig
 
-__all__ = ["DEFAULT_SLOTS", "WorkerOptions", "build_worker", "serve", "worker_options"]
+__all__ = ["WorkerOptions", "build_worker", "serve", "worker_options"]
 
-#: Slots per worker when neither the settings nor a flag say (the settings spec's default too).
-DEFAULT_SLOTS: Final = 4
-#: Renewals per visibility timeout when no interval is set: a lost renewal or two still leaves time.
+#: Renewals per visibility timeout a refusal's fix suggests: a lost renewal or two still leaves time.
 _RENEWALS_PER_TIMEOUT: Final = 3
 
 ClientFactory = Callable[[str], Any]
@@ -71,12 +69,11 @@ def worker_options(
         Every problem at once, each naming the value, the rule and the fix.
     """
     visibility = config.visibility_timeout_seconds
-    chosen_slots = slots if slots is not None else getattr(config, "slots", None) or DEFAULT_SLOTS
-    configured_interval = getattr(config, "heartbeat_interval_seconds", None)
+    chosen_slots = slots if slots is not None else config.slots
     interval = (
         heartbeat_interval_seconds
         if heartbeat_interval_seconds is not None
-        else configured_interval or max(1, visibility // _RENEWALS_PER_TIMEOUT)
+        else config.heartbeat_interval_seconds
     )
     options = WorkerOptions(
         slots=chosen_slots,

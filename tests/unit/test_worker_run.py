@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from constructs_fifo.runtime.constants import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_SLOTS
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.worker.errors import WorkerConfigError
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS
-from constructs_fifo.worker.run import DEFAULT_SLOTS, worker_options
+from constructs_fifo.worker.run import worker_options
 
 
 def _config(visibility: int = 300) -> RuntimeConfig:
@@ -16,12 +17,15 @@ def _config(visibility: int = 300) -> RuntimeConfig:
     )
 
 
-def test_the_defaults_keep_three_renewals_per_visibility_timeout() -> None:
+def test_the_defaults_are_the_settings_rows() -> None:
     # GIVEN a queue with a 300 s visibility timeout and no worker settings
     # WHEN the options are read
     options = worker_options(_config(300))
-    # THEN 4 slots, a renewal every 100 s, 110 s of grace, batches of 10
-    assert (options.slots, options.heartbeat_interval_seconds) == (DEFAULT_SLOTS, 100)
+    # THEN the rows' slots and heartbeat interval (4, 30 s), 110 s of grace, batches of 10
+    assert (options.slots, options.heartbeat_interval_seconds) == (
+        DEFAULT_SLOTS,
+        DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    )
     assert (options.grace_seconds, options.batch_size) == (DEFAULT_GRACE_SECONDS, 10)
 
 
