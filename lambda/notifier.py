@@ -14,6 +14,11 @@ Each notification item: ``notificationId`` (the job id), ``workspaceId`` (the gr
 which the construct bundles from ``requirements.txt``: the sample's proof that a job's dependencies reach
 the function and the local drain), and ``replays`` once a run found it already recorded. For demos the payload
 may ask for failure (:mod:`simulation`).
+
+:func:`handle` returns ``{"delivered": <job id>}``: claim mode stores a job function's JSON return value
+with its SUCCEEDED claim, so a caller waiting on the job (``JobOutcomes.wait``,
+``JobProducer.send_and_wait``) gets it as the outcome's ``result``. It is the same on a replay, so the
+result does not depend on which run's claim write won.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.service_resource import Table
 
 __all__ = [
+    "DELIVERED",
     "ENV_NOTIFICATION_TABLE",
     "NOTIFICATION_KEY",
     "REPLAYS",
@@ -45,6 +51,8 @@ ENV_NOTIFICATION_TABLE = "NOTIFICATION_TABLE_NAME"
 NOTIFICATION_KEY = "notificationId"
 #: Runs that found the notification already recorded (absent when none did).
 REPLAYS = "replays"
+#: The key of :func:`handle`'s result naming the job whose notification is recorded.
+DELIVERED = "delivered"
 _GROUP_PREFIX = "ws#"
 
 
@@ -105,8 +113,8 @@ def _default_store() -> NotificationStore:
     return _store
 
 
-def handle(job: Job, context: object, *, store: NotificationStore | None = None) -> None:
-    """Record ``job``'s notification, once.
+def handle(job: Job, context: object, *, store: NotificationStore | None = None) -> dict[str, str]:
+    """Record ``job``'s notification, once; return ``{"delivered": job.id}`` (the job's stored result).
 
     Parameters
     ----------
@@ -126,3 +134,4 @@ def handle(job: Job, context: object, *, store: NotificationStore | None = None)
     """
     simulate_failure(job)
     (store or _default_store()).record(job)
+    return {DELIVERED: job.id}

@@ -28,11 +28,13 @@ from constructs_fifo.local.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     GROUP_PREFIX,
     JOB_TYPES,
+    NOTIFICATION_DELIVERED,
     NOTIFICATION_KEY,
     NOTIFICATION_TYPE,
     REPLAYS_ATTRIBUTE,
     SIMULATE,
     group_of,
+    notification_result,
     poison,
     transient_failure,
 )
@@ -171,9 +173,11 @@ def test_a_notification_is_recorded_once_and_a_second_run_is_counted_as_a_replay
     # GIVEN the notifier on its table
     store = notifier.NotificationStore(notifications)
     # WHEN a notification job runs, then runs again (its claim was lost after the effect)
-    notifier.handle(_notify("n1"), None, store=store)
-    notifier.handle(_notify("n1", attempt=2), None, store=store)
-    # THEN the notification is there once, as the contract names it, with the second run counted
+    first = notifier.handle(_notify("n1"), None, store=store)
+    second = notifier.handle(_notify("n1", attempt=2), None, store=store)
+    # THEN both runs return the contract's result, the one stored with the job's SUCCEEDED claim
+    assert first == second == notification_result("n1") == {"delivered": "n1"}
+    # AND the notification is there once, as the contract names it, with the second run counted
     items = notifications.scan()["Items"]
     assert items == [
         {
@@ -219,6 +223,7 @@ def test_the_job_code_keeps_the_contracts_names() -> None:
     assert notifier.ENV_NOTIFICATION_TABLE == ENV_NOTIFICATION_TABLE
     assert notifier.NOTIFICATION_KEY == NOTIFICATION_KEY
     assert notifier.REPLAYS == REPLAYS_ATTRIBUTE
+    assert notifier.DELIVERED == NOTIFICATION_DELIVERED
     # AND none imports the contract (the asset holds only the runtime)
     for path in LAMBDA_DIR.glob("*.py"):
         assert "constructs_fifo.local" not in path.read_text(), path

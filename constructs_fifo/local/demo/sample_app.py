@@ -7,7 +7,8 @@ The sample stack ``AgentJobs`` holds three ``OrderedAgentQueue`` constructs:
   transition ``agent_worker.apply_job``; the state's ``activity`` lists the jobs applied, in order;
 - ``Notifications`` (claim mode): ``notify`` jobs, whose effect is outside the runtime's store: the
   notifier records each in a table of its own, idempotent by job id, and counts in ``replays`` a run
-  that found it already recorded;
+  that found it already recorded; it returns :func:`notification_result`, the result a caller
+  waiting on the job reads (``JobOutcomes``);
 - ``Accounts`` (state mode): seed 004's account agent, fed by an EventBridge bus (``AgentAccounts``)
   through an ``EventBusIngress`` (rule, staging queue, pipe): one message group per account (the
   event's ``detail.accountId``), ``seq`` the account's ``detail.version``; the transition
@@ -47,6 +48,7 @@ __all__ = [
     "ENV_NOTIFICATION_TABLE",
     "GROUP_PREFIX",
     "JOB_TYPES",
+    "NOTIFICATION_DELIVERED",
     "NOTIFICATION_HANDLER",
     "NOTIFICATION_KEY",
     "NOTIFICATION_QUEUE",
@@ -72,6 +74,7 @@ __all__ = [
     "SampleQueue",
     "SampleResources",
     "group_of",
+    "notification_result",
     "poison",
     "transient_failure",
     "workspace_of",
@@ -149,6 +152,8 @@ ENV_NOTIFICATION_TABLE: Final = "NOTIFICATION_TABLE_NAME"
 NOTIFICATION_KEY: Final = "notificationId"
 #: A notification item's count of runs that found it already recorded.
 REPLAYS_ATTRIBUTE: Final = "replays"
+#: The key of the notifier's result (stored with the job's SUCCEEDED claim): the job id delivered.
+NOTIFICATION_DELIVERED: Final = "delivered"
 
 #: The payload key with which a job asks its function to fail (demos and tests only).
 SIMULATE: Final = "simulate"
@@ -191,6 +196,11 @@ def group_of(workspace_id: str) -> str:
 def workspace_of(group: str) -> str:
     """The workspace id of a MessageGroupId (the inverse of :func:`group_of`)."""
     return group.removeprefix(GROUP_PREFIX)
+
+
+def notification_result(job_id: str) -> dict[str, str]:
+    """What the notifier returns for job ``job_id``: the ``result`` of its outcome once it succeeded."""
+    return {NOTIFICATION_DELIVERED: job_id}
 
 
 def poison() -> dict[str, Any]:
