@@ -24,9 +24,9 @@ FIFO queue keeps the order the pipe sent in, which is not the order the events h
 ``seq_path`` (the entity's version) and use a state-mode queue, whose reorder buffer applies a group's
 jobs in ``seq`` order.
 
-On the emulator: moto 5.2.5's CloudFormation creates the rule and the queues but skips
-``AWS::Pipes::Pipe`` (no CloudFormation support; the stack still completes), so nothing moves staged
-events until a local pipe runner does.
+On the emulator: the rule, the queues and the pipe are created (moto's CloudFormation has no
+``AWS::Pipes::Pipe``; the emulator's patch creates it as configuration), and ``constructs-fifo pipes
+run`` moves the staged events as the pipe would (docs/emulator.md).
 
 Triage: Pipes cannot set SQS message attributes (``PipeTargetSqsQueueParameters`` has only the group
 and the deduplication id), so these jobs carry no ``jobId``/``jobType``/``group`` attributes. The
