@@ -32,7 +32,7 @@ import contextlib
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -50,9 +50,11 @@ from benchmarks.responder import Responder, TableSpec
 from benchmarks.workload import QUEUE_ARN, QUEUE_URL, REGION, Batch, aws_environment, fifo_batches, records
 
 __all__ = [
+    "EMULATOR",
     "HEARTBEAT_BATCH_RECORDS",
     "HEARTBEAT_INTERVALS_S",
     "HEARTBEAT_JOB_MINUTES",
+    "IN_PROCESS",
     "SLOT_COUNTS",
     "SLOT_GROUPS",
     "SLOT_JOB_SLEEP_MS",
@@ -306,12 +308,43 @@ class SlotThroughput:
         return self.done / self.seconds if self.seconds else 0.0
 
 
-def measure_slots(slots: int, *, jobs: int, timeout_s: float = 120.0) -> SlotThroughput:
-    """One ``build_worker`` worker with ``slots`` slots on in-process moto, until every job ran once."""
+#: Where the slot runs' queue and table live: the emulator's server (its own process, as for the demo's
+#: workers) or moto in this process (the tests: no server to start; moto then shares the worker's GIL).
+EMULATOR, IN_PROCESS = "emulator", "in-process moto"
+ClientFactory = Callable[[str], Any]
+
+
+@contextlib.contextmanager
+def _services(backend: str) -> Iterator[ClientFactory]:
+    """A boto3 client factory on ``backend``: a started emulator, or in-process moto."""
     aws_environment()
     import boto3  # noqa: PLC0415 - keep importing this module cheap
-    from moto import mock_aws  # noqa: PLC0415 - a dev dependency, as figure 4's
 
+    if backend == IN_PROCESS:
+        from moto import mock_aws  # noqa: PLC0415 - a dev dependency, as figure 4's
+
+        make: Any = boto3.client
+        with mock_aws():
+            yield lambda service: make(service, region_name=REGION)
+        return
+    from constructs_fifo.local.emulator.launch import require_server_packages  # noqa: PLC0415
+    from constructs_fifo.local.emulator.process import EmulatorProcess  # noqa: PLC0415
+
+    require_server_packages()
+    with EmulatorProcess() as emulator:
+        session: Any = emulator.target().session()
+        yield lambda service: session.client(service, endpoint_url=emulator.endpoint_url)
+
+
+def measure_slots(
+    slot_counts: Sequence[int] = SLOT_COUNTS, *, jobs: int, backend: str = EMULATOR, timeout_s: float = 120.0
+) -> list[SlotThroughput]:
+    """One ``build_worker`` worker per slot count, each on a fresh queue, until every job ran once."""
+    with _services(backend) as client:
+        return [_slot_run(client, slots, jobs=jobs, timeout_s=timeout_s) for slots in slot_counts]
+
+
+def _slot_run(client: ClientFactory, slots: int, *, jobs: int, timeout_s: float) -> SlotThroughput:
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415 - the code measured
     from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
     from constructs_fifo.worker.run import build_worker, worker_options  # noqa: PLC0415
@@ -331,55 +364,46 @@ def measure_slots(slots: int, *, jobs: int, timeout_s: float = 120.0) -> SlotThr
             if len(done) >= jobs:
                 all_done.set()
 
-    with mock_aws():
-        sqs = boto3.client("sqs", region_name=REGION)
-        dynamodb = boto3.client("dynamodb", region_name=REGION)
-        url = sqs.create_queue(
-            QueueName="bench-workers.fifo",
-            Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"},
-        )["QueueUrl"]
-        dynamodb.create_table(
-            TableName=CLAIM_TABLE,
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
+    sqs, dynamodb = client("sqs"), client("dynamodb")
+    name = f"bench-workers-{slots}"
+    url = sqs.create_queue(
+        QueueName=f"{name}.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+    )["QueueUrl"]
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for start in range(0, jobs, 10):
+        sqs.send_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {
+                    "Id": str(index),
+                    "MessageBody": f'{{"jobId": "job-{index}", "type": "run_tests", "payload": {{}}}}',
+                    "MessageGroupId": f"ws#{index % SLOT_GROUPS}",
+                }
+                for index in range(start, min(jobs, start + 10))
+            ],
         )
-        for start in range(0, jobs, 10):
-            sqs.send_message_batch(
-                QueueUrl=url,
-                Entries=[
-                    {
-                        "Id": str(index),
-                        "MessageBody": f'{{"jobId": "job-{index}", "type": "run_tests", "payload": {{}}}}',
-                        "MessageGroupId": f"ws#{index % SLOT_GROUPS}",
-                    }
-                    for index in range(start, min(jobs, start + 10))
-                ],
-            )
-        config = RuntimeConfig(
-            CLAIM_TABLE,
-            url,
-            dead_letter_queue_url=url,
-            on_dead_job=DeadJobPolicy.CONTINUE,
-            visibility_timeout_seconds=_visibility_s(),
-        )
-        options = worker_options(config, slots=slots, wait_time_seconds=1)
-        # The worker logs to stdout, as in a container: counted and dropped, so ``--json`` stays clean.
-        make_client: Any = boto3.client
-        with contextlib.redirect_stdout(LogCounter()):
-            worker = build_worker(
-                config,
-                options,
-                client_factory=lambda service: make_client(service, region_name=REGION),
-                job_handler=handle,
-                environ={},
-            )
-            started = time.perf_counter()
-            thread = threading.Thread(target=worker.run, daemon=True, name="bench-worker")
-            thread.start()
-            all_done.wait(timeout_s)
-            worker.stop()
-            thread.join(timeout=10)
+    config = RuntimeConfig(
+        name,
+        url,
+        dead_letter_queue_url=url,
+        on_dead_job=DeadJobPolicy.CONTINUE,
+        visibility_timeout_seconds=_visibility_s(),
+    )
+    options = worker_options(config, slots=slots, wait_time_seconds=1)
+    # The worker logs to stdout, as in a container: counted and dropped, so ``--json`` stays clean.
+    with contextlib.redirect_stdout(LogCounter()):
+        worker = build_worker(config, options, client_factory=client, job_handler=handle, environ={})
+        started = time.perf_counter()
+        thread = threading.Thread(target=worker.run, daemon=True, name="bench-worker")
+        thread.start()
+        all_done.wait(timeout_s)
+        worker.stop()
+        thread.join(timeout=10)
     return SlotThroughput(slots, jobs, len(done), runs[0], (last_end[0] or time.perf_counter()) - started)
 
 

@@ -65,7 +65,7 @@ class Settings:
     producer_repeats: int = 3
     cost_jobs: int = 200  # measured new jobs per case of figure 9; 0 skips it
     cost_warmup: int = 110  # unmeasured jobs per group first (state mode remembers 100 job ids today)
-    worker_jobs: int = 160  # jobs per slot count of figure 11; 0 skips its slot runs
+    worker_jobs: int = 320  # jobs per slot count of figure 11; 0 skips its slot runs
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 

@@ -24,7 +24,7 @@ HEARTBEAT_SQS_MEASURE = "heartbeat SQS requests per job-minute (ChangeMessageVis
 HEARTBEAT_WCU_MEASURE = "heartbeat DynamoDB write units per job-minute (the claim's renewal, metered)"
 HEARTBEAT_DOLLARS_MEASURE = "heartbeat dollars per job-hour (us-east-1 on-demand)"
 CPU_MEASURE = "framework CPU per job, short jobs, DynamoDB answered instantly"
-SLOTS_MEASURE = f"jobs per second of one worker, jobs sleeping {SLOT_JOB_SLEEP_MS} ms (in-process moto)"
+SLOTS_MEASURE = f"jobs per second of one worker on the emulator, jobs sleeping {SLOT_JOB_SLEEP_MS} ms"
 DOLLARS_MEASURE = f"dollars per million {HEARTBEAT_JOB_MINUTES}-minute jobs (us-east-1 on-demand)"
 
 
@@ -60,7 +60,7 @@ def worker_rows(*, slot_jobs: int, cpu_repeats: int, problems: list[str]) -> lis
             digits=0)
     )  # fmt: skip
     if slot_jobs > 0:
-        runs = [measure_slots(slots, jobs=slot_jobs) for slots in SLOT_COUNTS]
+        runs = measure_slots(SLOT_COUNTS, jobs=slot_jobs)
         for run in runs:
             if run.done != run.jobs:
                 problems.append(f"figure 11 slots: {run.slots} slots ran {run.done} of {run.jobs} jobs")

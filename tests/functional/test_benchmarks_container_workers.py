@@ -13,6 +13,7 @@ import pytest
 from benchmarks import report
 from benchmarks.container_workers import (
     HEARTBEAT_JOB_MINUTES,
+    IN_PROCESS,
     dollars_per_million,
     measure_cpu,
     measure_heartbeat,
@@ -56,7 +57,7 @@ def test_the_lambda_and_worker_paths_run_every_job_once_on_the_same_responder() 
 
 def test_a_worker_with_slots_runs_every_job_once() -> None:
     # GIVEN / WHEN one worker with 4 slots runs 24 jobs over the figure's groups on moto
-    run = measure_slots(4, jobs=24)
+    [run] = measure_slots([4], jobs=24, backend=IN_PROCESS)
     # THEN every job ran, each once
     assert (run.slots, run.jobs, run.done, run.runs) == (4, 24, 24, 24)
 
