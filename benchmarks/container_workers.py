@@ -16,9 +16,10 @@ Four measures, one run:
   deleted, the RunningSlots metric). CPU is the process's (every thread), less the responder's own;
   the median of ``repeats`` runs alternating between the two paths.
 - **Jobs per second of one worker** with 1, 4 and 16 slots: ``build_worker`` (the command's own
-  factory) on in-process moto, a FIFO queue with :data:`SLOT_GROUPS` groups, each job sleeping
-  :data:`SLOT_JOB_SLEEP_MS` (so slots, not the framework, bound the rate); wall time from the start of
-  the worker to the last job's end.
+  factory) against the emulator's server (its own process, as the demo's workers run), a fresh FIFO
+  queue and claim table per slot count with :data:`SLOT_GROUPS` groups, each job sleeping
+  :data:`SLOT_JOB_SLEEP_MS` (so slots, not the framework alone, bound the rate); wall time from the
+  start of the worker to the last job's end.
 - **Dollars per million 10-minute jobs**, Fargate against Lambda (:mod:`benchmarks.prices`): a task of
   the container consumer's default size (1 vCPU, 2 GB), one job per slot, billed for the job's minutes
   (a busy service: no idle time), plus the measured heartbeats; Lambda billed for the job's minutes at
@@ -50,14 +51,18 @@ from benchmarks.responder import Responder, TableSpec
 from benchmarks.workload import QUEUE_ARN, QUEUE_URL, REGION, Batch, aws_environment, fifo_batches, records
 
 __all__ = [
+    "CPU_PATHS",
     "EMULATOR",
     "HEARTBEAT_BATCH_RECORDS",
     "HEARTBEAT_INTERVALS_S",
     "HEARTBEAT_JOB_MINUTES",
     "IN_PROCESS",
+    "LAMBDA_PATH",
+    "PROCESSOR_PATH",
     "SLOT_COUNTS",
     "SLOT_GROUPS",
     "SLOT_JOB_SLEEP_MS",
+    "WORKER_PATH",
     "CpuPerJob",
     "HeartbeatCost",
     "JobDollars",
@@ -191,21 +196,35 @@ def measure_heartbeat(interval_s: int, *, job_minutes: int = HEARTBEAT_JOB_MINUT
         _checked(responder, "figure 11 heartbeat")
 
 
+#: The CPU measure's paths: the Lambda handler, a worker slot's whole batch, its processor alone.
+LAMBDA_PATH, WORKER_PATH, PROCESSOR_PATH = "lambda", "worker", "worker processor"
+CPU_PATHS: Final = (LAMBDA_PATH, WORKER_PATH, PROCESSOR_PATH)
+
+
 @dataclass(frozen=True)
 class CpuPerJob:
     """Median framework CPU per job of each path, and how many jobs each path ran in all."""
 
-    lambda_us: float
-    worker_us: float
+    us_per_job: dict[str, float]
     jobs: int
-    lambda_ran: int
-    worker_ran: int
-    lambda_failures: int
-    worker_failures: int
+    ran: dict[str, int]
+    failures: dict[str, int]
+
+    @property
+    def lambda_us(self) -> float:
+        return self.us_per_job[LAMBDA_PATH]
+
+    @property
+    def worker_us(self) -> float:
+        return self.us_per_job[WORKER_PATH]
 
 
-def _worker_path(env: ConsumerEnv) -> Callable[[Batch], Any]:
-    """Claim mode (CONTINUE) in one worker slot, built as ``build_worker`` builds each slot."""
+def _worker_path(env: ConsumerEnv, *, settle: bool = True) -> Callable[[Batch], Any]:
+    """Claim mode (CONTINUE) in one worker slot, built as ``build_worker`` builds each slot.
+
+    ``settle=False``: the slot's processor alone, as ``Worker.run_batch`` calls it, without the
+    DeleteMessageBatch and the RunningSlots lines around it: the same work as the Lambda function's.
+    """
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415 - the code measured
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
     from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
@@ -251,6 +270,8 @@ def _worker_path(env: ConsumerEnv) -> Callable[[Batch], Any]:
         logger=log,
         protection=ScaleInProtection(None, on_event=log.event),
     )
+    if not settle:
+        return lambda batch: slot.process_batch(cast("Any", batch), heartbeat.begin(time.time()))
     return lambda batch: worker.run_batch(slot, cast("Any", batch))  # the records are SQSRecords
 
 
@@ -258,11 +279,11 @@ def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPe
     """Framework CPU per job of the Lambda handler path and the worker's slot path (module docstring)."""
     dynamodb, sqs, responder = _clients((TableSpec(CLAIM_TABLE, "id"),))
     try:
-        lambda_env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
-        worker_env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
+        envs = {name: ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL) for name in CPU_PATHS}
         paths = {
-            "lambda": (lambda_env, build_claim(lambda_env)),
-            "worker": (worker_env, _worker_path(worker_env)),
+            LAMBDA_PATH: (envs[LAMBDA_PATH], build_claim(envs[LAMBDA_PATH])),
+            WORKER_PATH: (envs[WORKER_PATH], _worker_path(envs[WORKER_PATH])),
+            PROCESSOR_PATH: (envs[PROCESSOR_PATH], _worker_path(envs[PROCESSOR_PATH], settle=False)),
         }
         samples: dict[str, list[float]] = {name: [] for name in paths}
         failures = dict.fromkeys(paths, 0)
@@ -281,13 +302,10 @@ def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPe
                 cpu = time.process_time() - cpu_before - (responder.cpu_seconds - server_before)
                 samples[name].append(cpu / jobs * 1e6)
         return CpuPerJob(
-            lambda_us=statistics.median(samples["lambda"]),
-            worker_us=statistics.median(samples["worker"]),
+            us_per_job={name: statistics.median(values) for name, values in samples.items()},
             jobs=jobs * max(1, repeats),
-            lambda_ran=lambda_env.ran,
-            worker_ran=worker_env.ran,
-            lambda_failures=failures["lambda"],
-            worker_failures=failures["worker"],
+            ran={name: env.ran for name, env in envs.items()},
+            failures=failures,
         )
     finally:
         _checked(responder, "figure 11 CPU")
