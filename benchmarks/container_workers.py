@@ -292,8 +292,11 @@ def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPe
                 process(batch)
         for env, _ in paths.values():
             env.ran = 0
+        names = list(paths)
         for repeat in range(max(1, repeats)):
-            for name, (_, process) in paths.items():
+            # each run starts with another path, so that no path always follows the same one
+            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+                process = paths[name][1]
                 ids = [f"{name}-{repeat}-{index}" for index in range(jobs)]
                 batches = fifo_batches(records(ids, groups), 10)
                 server_before, cpu_before = responder.cpu_seconds, time.process_time()
