@@ -6,7 +6,8 @@ median of ``cpu_repeats`` runs alternating between consumers) and against the re
 per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
 to 10 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`; figure
-10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`). Progress
+10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`; figure 11, container workers:
+:mod:`benchmarks.container_workers`). Progress
 goes to stderr, so ``--json`` output stays clean.
 """
 
@@ -41,6 +42,7 @@ from benchmarks.producer_throughput import measure_on_moto, measure_with_delay
 from benchmarks.results import FIGURES, Results, Row, Target, machine
 from benchmarks.runtime_throughput import run_on_moto
 from benchmarks.synth_time import measure_synth_in_child
+from benchmarks.worker_rows import worker_rows
 from benchmarks.workload import workload
 
 __all__ = ["Settings", "run"]
@@ -63,6 +65,7 @@ class Settings:
     producer_repeats: int = 3
     cost_jobs: int = 200  # measured new jobs per case of figure 9; 0 skips it
     cost_warmup: int = 110  # unmeasured jobs per group first (state mode remembers 100 job ids today)
+    worker_jobs: int = 320  # jobs per slot count of figure 11; 0 skips its slot runs
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 
@@ -440,6 +443,11 @@ def run(settings: Settings, command: str) -> Results:
             results.rows += rows(settings)
     if 9 in wanted:
         results.rows += _cost_rows(settings, results.problems)
+    if 11 in wanted:
+        _progress("container workers: heartbeats, CPU against Lambda, slots, dollars (figure 11)")
+        results.rows += worker_rows(
+            slot_jobs=settings.worker_jobs, cpu_repeats=settings.cpu_repeats, problems=results.problems
+        )
     skipped = [
         str(figure)
         for figure in FIGURES

@@ -88,6 +88,18 @@ HOW_TO_READ = """\
   on the in-memory responder, by DynamoDB's rules (1 read unit per 4 KB of a strongly consistent
   read), over items the runtime's own code writes. `wait` polls once a second at its cap, so read
   units per poll are read units per second of waiting (docs/outcomes.md).
+- **Figure 11** measures the container worker (`benchmarks/container_workers.py`; `--only 11`). The
+  heartbeat rows tick the worker's own heartbeat by hand on a fake clock through a 10-minute job (a
+  batch of 10 records: one ChangeMessageVisibilityBatch and one claim renewal per tick), counted and
+  metered on the in-memory responder. The CPU row runs the same kind of records through the Lambda
+  handler and through a worker slot (`Worker.run_batch`: its heartbeat thread, the deletes, the
+  RunningSlots metric) on one responder, alternating, median of `--cpu-repeats`. The slot rows run
+  one `build_worker` worker against the emulator's server (its own process, as the demo's workers
+  run) until every job ran (`--worker-jobs` jobs over 32 groups, each job sleeping 20 ms): how far
+  slots overlap the jobs' waits on this machine, not AWS speed. The dollar rows price a 10-minute job
+  on a busy Fargate service (the default 1 vCPU / 2 GB task, one job per slot, no idle time) and on
+  Lambda (one job per invocation), with `benchmarks/prices.py`; the costs both pay alike (figure 9)
+  are left out of both.
 """
 
 SIMPLIFICATIONS = """\

@@ -1,4 +1,4 @@
-"""Published on-demand prices, in one place: what figure 9 turns units and requests into dollars with.
+"""Published on-demand prices, in one place: what figures 9 and 11 turn units and requests into dollars with.
 
 Every price is us-east-1 (US East, N. Virginia), on-demand, without the free tier (which a busy account
 uses up in its first hours), checked on the date written next to it, with the AWS page it belongs to and
@@ -16,6 +16,8 @@ __all__ = [
     "CHECKED_ON",
     "DYNAMODB_READ",
     "DYNAMODB_WRITE",
+    "FARGATE_GB_HOUR",
+    "FARGATE_VCPU_HOUR",
     "LAMBDA_GB_SECOND",
     "LAMBDA_REQUEST",
     "LOGS_INGESTED_GB",
@@ -108,6 +110,26 @@ LOGS_INGESTED_GB = Price(
     "https://aws.amazon.com/cloudwatch/pricing/",
     "duckbillgroup.com (Lambda logs tiered since 2025-05-01, first 10 TB a month at the old flat "
     "$0.50/GB) and hykell.com ($0.50/GB in us-east-1)",
+)
+
+FARGATE_VCPU_HOUR = Price(
+    "Fargate vCPU (Linux/x86, on-demand)",
+    0.04048,
+    1,
+    "vCPU-hour",
+    "https://aws.amazon.com/fargate/pricing/",
+    "vantage.sh/blog/fargate-pricing (Linux/x86 $0.04048 per vCPU per hour, us-east-1), "
+    "wring.co/blog/aws-fargate-pricing-guide (2026-03-10) and cloudburn.io (2026-03, from the Price List "
+    "API); billed per second, one-minute minimum",
+)
+FARGATE_GB_HOUR = Price(
+    "Fargate memory (Linux/x86, on-demand)",
+    0.004445,
+    1,
+    "GB-hour",
+    "https://aws.amazon.com/fargate/pricing/",
+    "vantage.sh/blog/fargate-pricing (Linux/x86 $0.004445 per GB per hour, us-east-1) and "
+    "wring.co/blog/aws-fargate-pricing-guide (2026-03-10); the first 20 GB of ephemeral storage included",
 )
 
 #: Every price figure 9 uses, in the order of its dollar rows.

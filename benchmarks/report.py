@@ -95,6 +95,12 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 9: unmeasured jobs per group before the measured ones (default %(default)s)",
     )
     add(
+        "--worker-jobs",
+        type=int,
+        default=defaults.worker_jobs,
+        help="figure 11: jobs per slot count of one worker's run; 0 skips those runs (default %(default)s)",
+    )
+    add(
         "--only",
         type=int,
         nargs="+",
@@ -102,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FIGURE",
         help="run only these figures (1-4 run together), e.g. --only 8 for the local pipeline, --only 9 "
-        "for what a job costs",
+        "for what a job costs, --only 11 for container workers",
     )
     add("--json", action="store_true", help="print the figures as JSON instead of the table")
     add(
@@ -164,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         producer_repeats=args.producer_repeats,
         cost_jobs=args.cost_jobs,
         cost_warmup=args.cost_warmup,
+        worker_jobs=args.worker_jobs,
         only=tuple(args.only),
     )
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])

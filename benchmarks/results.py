@@ -31,6 +31,7 @@ FIGURES = {
     8: "local pipeline (emulator + drain)",
     9: "what a job costs: capacity units, requests, GB-seconds, log bytes, dollars",
     10: "waiting for a job's outcome: read units per poll (per second of waiting)",
+    11: "container workers: heartbeat cost, CPU per job against Lambda, slots, dollars of a 10-minute job",
 }
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {

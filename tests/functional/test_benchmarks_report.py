@@ -17,7 +17,7 @@ from benchmarks.workload import REGION, workload
 
 TINY = [
     "--jobs", "20", "--groups", "2", "--cold-start-runs", "0", "--synth-runs", "0", "--local-jobs", "0",
-    "--cost-jobs", "0",
+    "--cost-jobs", "0", "--worker-jobs", "0",
 ]  # fmt: skip
 FAST = ["--cpu-repeats", "1", "--producer-repeats", "1", "--sqs-delay-ms", "1", "--ddb-delay-ms", "1"]
 
@@ -131,4 +131,4 @@ def test_only_runs_the_figures_asked_for_and_names_the_others(
     # THEN only figure 5 has rows, and the run says which figures it did not run and why
     assert status == 0
     assert [number for number, figure in data["figures"].items() if figure["rows"]] == ["5"]
-    assert data["notes"] == ["figures 1, 2, 3, 4, 6, 7, 8, 9, 10: not run (--only 5)"]
+    assert data["notes"] == ["figures 1, 2, 3, 4, 6, 7, 8, 9, 10, 11: not run (--only 5)"]
