@@ -23,12 +23,14 @@ from simulation import simulate_failure
 
 from constructs_fifo.runtime import Job
 
-__all__ = ["DURATION_KEY", "PASSED", "STEP_SECONDS", "RunCancelledError", "run_tests"]
+__all__ = ["DURATION_KEY", "PASSED", "STARTED_KEY", "STEP_SECONDS", "RunCancelledError", "run_tests"]
 
 #: The payload key of how long the test run takes, in seconds.
 DURATION_KEY = "durationSeconds"
 #: The key of :func:`run_tests`'s result naming the job whose tests passed.
 PASSED = "passed"
+#: The key of the result's start of the run that finished (epoch ms): a group's order is visible in it.
+STARTED_KEY = "startedAtMs"
 #: How often a run looks at ``context.cancelled``: a stale run stops within this.
 STEP_SECONDS = 0.25
 _GROUP_PREFIX = "ws#"
@@ -52,6 +54,7 @@ def run_tests(job: Job, context: Any) -> dict[str, Any]:
     payload = job.payload if isinstance(job.payload, dict) else {}
     duration_seconds = float(payload.get(DURATION_KEY, 0))
     cancelled = getattr(context, "cancelled", None)
+    started_at_ms = int(time.time() * 1000)
     deadline = time.monotonic() + duration_seconds
     while (left := deadline - time.monotonic()) > 0:
         if cancelled is not None and cancelled.is_set():
@@ -64,4 +67,5 @@ def run_tests(job: Job, context: Any) -> dict[str, Any]:
         "workspaceId": job.group.removeprefix(_GROUP_PREFIX),
         DURATION_KEY: duration_seconds,
         "attempt": job.attempt,
+        STARTED_KEY: started_at_ms,
     }

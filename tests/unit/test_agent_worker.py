@@ -31,6 +31,7 @@ from constructs_fifo.local.demo.sample_app import (
     BUILD_DURATION_KEY,
     BUILD_HANDLER,
     BUILD_PASSED,
+    BUILD_STARTED,
     BUILD_TYPE,
     ENV_NOTIFICATION_TABLE,
     GROUP_PREFIX,
@@ -229,7 +230,8 @@ def test_a_build_runs_its_duration_and_returns_the_contracts_result() -> None:
     context = types.SimpleNamespace(cancelled=threading.Event())
     job = _job("b1", BUILD_TYPE, build_payload(0.3), group=group_of("w7"), attempt=2)
     # WHEN it runs THEN it returns the contract's result, naming the attempt that finished
-    assert builds.run_tests(job, context) == build_result("b1", "w7", 0.3, 2)
+    result = builds.run_tests(job, context)
+    assert result == build_result("b1", "w7", 0.3, 2, result[BUILD_STARTED])
 
 
 def test_a_cancelled_build_stops_without_a_result() -> None:
@@ -256,6 +258,7 @@ def test_the_job_code_keeps_the_contracts_names() -> None:
     assert notifier.DELIVERED == NOTIFICATION_DELIVERED
     assert builds.DURATION_KEY == BUILD_DURATION_KEY
     assert builds.PASSED == BUILD_PASSED
+    assert builds.STARTED_KEY == BUILD_STARTED
     assert f"builds.{builds.run_tests.__name__}" == BUILD_HANDLER
     # AND none imports the contract (the asset holds only the runtime)
     for path in LAMBDA_DIR.glob("*.py"):

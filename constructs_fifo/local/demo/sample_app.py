@@ -57,6 +57,7 @@ __all__ = [
     "BUILD_PASSED",
     "BUILD_QUEUE",
     "BUILD_SLOTS",
+    "BUILD_STARTED",
     "BUILD_TYPE",
     "BUILD_VISIBILITY_TIMEOUT_SECONDS",
     "ENV_NOTIFICATION_TABLE",
@@ -146,6 +147,8 @@ BUILD_MAX_TASKS: Final = 3
 BUILD_DURATION_KEY: Final = "durationSeconds"
 #: The key of the build's result naming the job whose tests passed (``builds.PASSED``).
 BUILD_PASSED: Final = "passed"
+#: The key of the build's result: when the run that finished started, epoch ms (``builds.STARTED_KEY``).
+BUILD_STARTED: Final = "startedAtMs"
 
 #: Stack outputs of the sample app (``constructs-fifo deploy`` prints them).
 OUTPUT_WORKSPACE_QUEUE_URL: Final = "WorkspaceQueueUrl"
@@ -246,14 +249,17 @@ def build_payload(duration_seconds: float) -> dict[str, Any]:
     return {BUILD_DURATION_KEY: duration_seconds}
 
 
-def build_result(job_id: str, workspace_id: str, duration_seconds: float, attempt: int) -> dict[str, Any]:
-    """What ``builds.run_tests`` returns for a job (stored with its SUCCEEDED claim): its run's
-    ``attempt`` is the one that finished."""
+def build_result(
+    job_id: str, workspace_id: str, duration_seconds: float, attempt: int, started_at_ms: int
+) -> dict[str, Any]:
+    """What ``builds.run_tests`` returns for a job (stored with its SUCCEEDED claim): ``attempt`` and
+    ``started_at_ms`` are the run's that finished."""
     return {
         BUILD_PASSED: job_id,
         "workspaceId": workspace_id,
         BUILD_DURATION_KEY: duration_seconds,
         "attempt": attempt,
+        BUILD_STARTED: started_at_ms,
     }
 
 
