@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,8 @@ from constructs_fifo.client import JobMessage, ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.demo import steps
-from constructs_fifo.local.demo.sample_app import SampleQueue, SampleResources, group_of
+from constructs_fifo.local.demo.sample_app import BUILD_QUEUE, SampleQueue, SampleResources, group_of
+from constructs_fifo.local.demo.scenario_builds import BuildsResult, run_builds
 from constructs_fifo.local.demo.steps import DemoOptions, Phase, Prepared, ProgressCallback, Reporter
 from constructs_fifo.local.demo.verify import Observed, Violation, expectations_of, observe, verify
 from constructs_fifo.local.demo.workload import QueueRole, Workload, generate_workload
@@ -39,7 +41,7 @@ from constructs_fifo.local.errors import DemoError
 from constructs_fifo.local.ops import OpsQueue
 from constructs_fifo.local.ops.status import queue_status
 from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.local.stack import DeployedQueue
+from constructs_fifo.local.stack import DeployedQueue, find_queues
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -109,6 +111,7 @@ class DemoResult:
     resumed: list[Resumed] = field(default_factory=list)
     calls_per_job: dict[str, dict[str, float]] = field(default_factory=dict)
     status: list[dict[str, Any]] = field(default_factory=list)
+    builds: BuildsResult | None = None
 
     @property
     def passed(self) -> bool:
@@ -142,6 +145,7 @@ class DemoResult:
                 "total": round(sum(self.timings.seconds.values()), 3),
             },
             "drain": self.drain_stats,
+            "builds": self.builds.to_dict() if self.builds is not None else None,
             "violations": [violation.to_dict() for violation in self.violations],
         }
 
@@ -331,6 +335,41 @@ def _counts(
     }
 
 
+@dataclass(frozen=True)
+class _Built:
+    queue: DeployedQueue
+    result: BuildsResult
+
+
+def _start_builds(
+    pool: ThreadPoolExecutor, options: DemoOptions, target: AwsTarget, clients: Any, say: Reporter
+) -> Future[_Built] | None:
+    """Run the long jobs on local workers in ``pool``; ``None`` when there is no build queue to run."""
+    if not options.drain:
+        say(f"{BUILD_QUEUE}: not run locally (the deployed service's tasks run its jobs)")
+        return None
+    queues = find_queues(options.stack, target=target)
+    found = [queue for queue in queues if queue.is_container and queue.matches(BUILD_QUEUE)]
+    if not found:
+        say(f"{BUILD_QUEUE}: stack {options.stack} holds no such container queue: long jobs not shown")
+        return None
+    [queue] = found
+
+    def run() -> _Built:
+        built = run_builds(
+            queue,
+            target=target,
+            code_dir=options.app_dir / "lambda",
+            run_id=uuid.uuid4().hex[:8],
+            sqs=target.client("sqs"),
+            dynamodb=target.client("dynamodb"),
+            say=say,
+        )
+        return _Built(queue, built)
+
+    return pool.submit(run)
+
+
 def run_demo(
     options: DemoOptions,
     *,
@@ -364,6 +403,9 @@ def run_demo(
             prepared = steps.prepare(options, target, say=say)
         result.queues = {"workspaces": prepared.workspaces, "notifications": prepared.notifications}
         resources = prepared.resources
+        # The long jobs run on their own workers meanwhile: they take about three of their jobs' time.
+        builds_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="builds")
+        builds = _start_builds(builds_pool, options, target, clients, say)
         workload = generate_workload(replace(options.spec, max_attempts=prepared.max_attempts))
         check_fresh(workload, resources=resources, dynamodb=clients.dynamodb)
 
@@ -428,6 +470,12 @@ def run_demo(
                 )
                 result.drain_stats["workspaces"].append(stats)
 
+        if builds is not None:
+            with timings.timed("builds_wait"):
+                built = builds.result()
+            builds_pool.shutdown()
+            result.queues["builds"] = built.queue
+            result.builds = built.result
         with timings.timed("verify"):
             say("verifying workspaces, notifications, dead-letter queues, parked groups and queues ...")
             observed = observe(
@@ -437,6 +485,8 @@ def run_demo(
                 dynamodb_client=clients.dynamodb,
             )
             result.violations = verify(expectations_of(workload), observed)
+            if result.builds is not None:
+                result.violations += result.builds.violations
         # What an operator sees next: `constructs-fifo status` of both queues, as the demo left them.
         result.status = [
             queue_status(OpsQueue(queue, clients.sqs, clients.dynamodb)).to_dict()
@@ -449,6 +499,7 @@ def run_demo(
         "deliveries": sum(int(s.get("records", 0)) for drains in result.drain_stats.values() for s in drains),
         "messages_delivered": sum(delivered.values()),
         "violations": len(result.violations),
+        **(result.builds.counts() if result.builds is not None else {}),
     }
     _calls_per_job(result, prepared, workload)
     if options.report is not None:
