@@ -171,3 +171,16 @@ def test_worker_stack_reads_the_container_settings_and_wants_the_code_dir(
     )
     assert code == 2
     assert f"visibility timeout ({VISIBILITY_SECONDS} s)" in capsys.readouterr().err
+
+
+def test_drain_all_skips_a_container_queue_naming_its_worker_command(
+    deployed: AwsTarget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a stack whose only queue container workers consume WHEN `drain --all` runs
+    code = main(["drain", "--all", "--stack", STACK])
+    # THEN it drains nothing and says how to run that queue's workers instead
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "skipped Workers/Builds" in captured.err
+    assert "constructs-fifo worker --stack Workers --queue Workers/Builds" in captured.err
+    assert json.loads(captured.out) == {}
