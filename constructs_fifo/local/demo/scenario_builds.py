@@ -24,7 +24,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -39,11 +42,11 @@ from constructs_fifo.local.demo.sample_app import (
     build_payload,
     group_of,
 )
-from constructs_fifo.local.demo.steps import Reporter
+from constructs_fifo.local.demo.steps import DemoOptions, Reporter
 from constructs_fifo.local.demo.verify import Violation
-from constructs_fifo.local.stack import DeployedQueue
+from constructs_fifo.local.stack import DeployedQueue, find_queues
 
-__all__ = ["BUILD_JOB_SECONDS", "BuildsResult", "run_builds"]
+__all__ = ["BUILD_JOB_SECONDS", "BuildsResult", "Built", "run_builds", "start_builds"]
 
 #: Each build job lasts three visibility timeouts: only the heartbeats keep it from a second worker.
 BUILD_JOB_SECONDS: Final = 3 * BUILD_VISIBILITY_TIMEOUT_SECONDS
@@ -142,9 +145,11 @@ def _start(
     return _Worker(name, process, log)
 
 
-def _wait_running(reader: JobOutcomes, jobs: list[JobMessage], at_least: int) -> None:
+def _wait_running(
+    reader: JobOutcomes, jobs: list[JobMessage], at_least: int, cancel: threading.Event
+) -> None:
     deadline = time.monotonic() + _LIMIT_SECONDS
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not cancel.is_set():
         outcomes = [reader.get(job.job_id, job.group, sent=True) for job in jobs]
         if sum(1 for outcome in outcomes if outcome.status is JobStatus.RUNNING) >= at_least:
             return
@@ -160,8 +165,14 @@ def run_builds(
     sqs: Any,
     dynamodb: Any,
     say: Reporter = print,
+    cancel: threading.Event | None = None,
 ) -> BuildsResult:
-    """Send the long jobs, run the workers through a SIGKILL and a SIGTERM, and verify the outcomes."""
+    """Send the long jobs, run the workers through a SIGKILL and a SIGTERM, and verify the outcomes.
+
+    ``cancel`` (set when the rest of the demo failed or was interrupted) ends every wait at once and
+    kills the workers, so the demo's emulator can stop.
+    """
+    cancel = cancel or threading.Event()
     result = BuildsResult()
     jobs = [
         JobMessage(
@@ -184,12 +195,12 @@ def run_builds(
         try:
             killed = _start("killed", queue, target=target, code_dir=code_dir, logs=logs, slots=_FIRST_SLOTS)
             workers.append(killed)
-            _wait_running(reader, jobs, _FIRST_SLOTS)
+            _wait_running(reader, jobs, _FIRST_SLOTS, cancel)
             stopped = _start(
                 "stopped", queue, target=target, code_dir=code_dir, logs=logs, slots=_FIRST_SLOTS
             )
             workers.append(stopped)
-            _wait_running(reader, jobs, 2 * _FIRST_SLOTS)
+            _wait_running(reader, jobs, 2 * _FIRST_SLOTS, cancel)
             say(f"{BUILD_QUEUE}: SIGKILL to one worker and SIGTERM to another, in the middle of their jobs")
             killed.process.send_signal(signal.SIGKILL)
             stopped.process.send_signal(signal.SIGTERM)
@@ -200,12 +211,16 @@ def run_builds(
             )
             outcomes: dict[str, JobOutcome] = {}
             for job in jobs:
-                left = max(1.0, _LIMIT_SECONDS - (time.monotonic() - started))
-                outcomes[job.job_id] = reader.wait(job.job_id, left, group=job.group)
+                while True:  # in short waits, so that a cancel ends it
+                    left = _LIMIT_SECONDS - (time.monotonic() - started)
+                    outcome = reader.wait(job.job_id, max(0.1, min(_POLL_SECONDS * 4, left)), group=job.group)
+                    if outcome.status.settled or left <= 0 or cancel.is_set():
+                        break
+                outcomes[job.job_id] = outcome
         finally:
             for worker in workers:
                 if worker.process.poll() is None:
-                    worker.process.send_signal(signal.SIGTERM)
+                    worker.process.send_signal(signal.SIGKILL if cancel.is_set() else signal.SIGTERM)
             for worker in workers:
                 try:
                     result.exits[worker.name] = worker.process.wait(timeout=_GRACE_SECONDS + 10)
@@ -284,3 +299,46 @@ def _verify(
                 actual={"exit": result.exits.get("stopped"), "finished": stopped_jobs, "not_first": twice},
             )
         )
+
+
+@dataclass(frozen=True)
+class Built:
+    """The build queue and what its long-job run measured."""
+
+    queue: DeployedQueue
+    result: BuildsResult
+
+
+def start_builds(
+    pool: ThreadPoolExecutor,
+    options: DemoOptions,
+    target: AwsTarget,
+    *,
+    say: Reporter,
+    cancel: threading.Event,
+) -> Future[Built] | None:
+    """Run the long jobs on local workers in ``pool``; ``None`` when there is no build queue to run."""
+    if not options.drain:
+        say(f"{BUILD_QUEUE}: not run locally (the deployed service's tasks run its jobs)")
+        return None
+    queues = find_queues(options.stack, target=target)
+    found = [queue for queue in queues if queue.is_container and queue.matches(BUILD_QUEUE)]
+    if not found:
+        say(f"{BUILD_QUEUE}: stack {options.stack} holds no such container queue: long jobs not shown")
+        return None
+    [queue] = found
+
+    def run() -> Built:
+        built = run_builds(
+            queue,
+            target=target,
+            code_dir=options.app_dir / "lambda",
+            run_id=uuid.uuid4().hex[:8],
+            sqs=target.client("sqs"),
+            dynamodb=target.client("dynamodb"),
+            say=say,
+            cancel=cancel,
+        )
+        return Built(queue, built)
+
+    return pool.submit(run)
