@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""The sample app: stack ``AgentJobs``, three OrderedAgentQueues (both modes), all running ``lambda/``.
+"""The sample app: stack ``AgentJobs``, four OrderedAgentQueues (both modes, both consumers), all running
+``lambda/``.
 
 - ``Workspaces``, state mode: each agent workspace is a state in the queue's state table, changed by
   the pure transition ``agent_worker.apply_job``;
 - ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
   idempotent by job id (an effect outside the runtime's store);
+- ``Builds``, claim mode on container workers (an ECS Fargate service running ``constructs-fifo
+  worker``): a workspace's long ``run_tests`` (``builds.run_tests``), longer than the queue's short
+  visibility timeout, kept by heartbeats; its result is stored once with its SUCCEEDED claim. The image
+  is a registry reference (synth and the emulator need no Docker); the demo runs the workers as local
+  processes from ``lambda/``;
 - ``Accounts``, state mode: account events published on the EventBridge bus ``AgentAccounts`` come in
   through an ``EventBusIngress`` (rule, staging queue, pipe), one group per account and the account's
   version as ``seq``, and change the account's state through ``accounts.apply_event``
@@ -36,15 +42,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Acknowledgment, App, CfnOutput, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, App, CfnOutput, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_events as events
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
-from constructs_fifo import EventBusIngress, JobMode, OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, EventBusIngress, JobMode, OrderedAgentQueue
 from constructs_fifo.construct.settings.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.local.demo.sample_app import (
     ACCOUNT_EVENT_BUS,
@@ -56,6 +63,13 @@ from constructs_fifo.local.demo.sample_app import (
     ACCOUNT_JOB_TYPE_PATH,
     ACCOUNT_QUEUE,
     ACCOUNT_SEQ_PATH,
+    BUILD_HANDLER,
+    BUILD_HEARTBEAT_INTERVAL_SECONDS,
+    BUILD_IMAGE,
+    BUILD_MAX_TASKS,
+    BUILD_QUEUE,
+    BUILD_SLOTS,
+    BUILD_VISIBILITY_TIMEOUT_SECONDS,
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
     NOTIFICATION_KEY,
@@ -198,6 +212,20 @@ class AgentJobsStack(Stack):
             encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,
         )
+        builds = OrderedAgentQueue(
+            self,
+            BUILD_QUEUE,
+            code=code,  # checked for the handler; the image holds the code the tasks run
+            handler=BUILD_HANDLER,
+            visibility_timeout=Duration.seconds(BUILD_VISIBILITY_TIMEOUT_SECONDS),
+            heartbeat_interval=Duration.seconds(BUILD_HEARTBEAT_INTERVAL_SECONDS),
+            slots=BUILD_SLOTS,
+            encryption_key=key,
+            table_removal_policy=RemovalPolicy.DESTROY,
+            consumer=ContainerConsumer(
+                image=ecs.ContainerImage.from_registry(BUILD_IMAGE), max_tasks=BUILD_MAX_TASKS
+            ),
+        )
         # A bus of its own, so the rule sees only the demo's account events.
         account_bus = events.EventBus(self, "AccountEventBus", event_bus_name=ACCOUNT_EVENT_BUS)
         EventBusIngress(
@@ -215,6 +243,7 @@ class AgentJobsStack(Stack):
         self.notifications = notifications
         self.notification_table = notification_table
         self.accounts = accounts
+        self.builds = builds
         self.account_bus = account_bus
 
         assert workspaces.state_table is not None  # state mode
@@ -239,6 +268,7 @@ class AgentJobsStack(Stack):
         for jobs in (workspaces, notifications, accounts):
             Validations.of(jobs.function).acknowledge(*FUNCTION_ACKNOWLEDGEMENTS)
             Validations.of(jobs.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+        Validations.of(builds.dead_letter_queue).acknowledge(*DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
 
 
 def build_app(app: App | None = None) -> App:

@@ -437,6 +437,13 @@ def _drain(args: argparse.Namespace) -> int:
     drained: dict[str, DrainStats] = {}
     try:
         for queue in queues:
+            if queue.is_container:  # its workers poll it: `constructs-fifo worker` runs them locally
+                print(
+                    f"drain --all: skipped {queue.describe()}: container workers consume it "
+                    f"(constructs-fifo worker --stack {queue.stack} --queue {queue.label} --code-dir DIR)",
+                    file=sys.stderr,
+                )
+                continue
             runner = EventSourceRunner.from_function(
                 queue.function_name, target=target, queue_arn=queue.queue_arn
             )
@@ -446,7 +453,7 @@ def _drain(args: argparse.Namespace) -> int:
         _print_drained({label: stats.as_dict() for label, stats in drained.items()})
         raise
     _print_drained({label: stats.as_dict() for label, stats in drained.items()})
-    return max(_drained(dict(stats.as_dict())) for stats in drained.values())
+    return max((_drained(dict(stats.as_dict())) for stats in drained.values()), default=EXIT_OK)
 
 
 def _demo(args: argparse.Namespace) -> int:

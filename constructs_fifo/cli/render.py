@@ -223,6 +223,15 @@ def print_demo(out: Console, result: DemoResult) -> None:
         ("DynamoDB calls per job, notifications", _calls(result, "notifications")),
         ("violations", str(counts["violations"])),
     ]
+    if "builds" in counts:  # the long jobs on local container workers
+        rows[-1:-1] = [
+            (
+                "long builds (3 x visibility) succeeded once",
+                f"{counts['builds_succeeded']} of {counts['builds']}",
+            ),
+            ("builds run again after SIGKILL (attempt 2)", str(counts["builds_retried_after_sigkill"])),
+            ("builds finished by the SIGTERM-stopped worker", str(counts["builds_finished_after_sigterm"])),
+        ]
     rows.extend((f"time: {phase}", f"{seconds:.1f} s") for phase, seconds in result.timings.seconds.items())
     rows.append(("elapsed", f"{sum(result.timings.seconds.values()):.1f} s"))
     print_table(out, "constructs-fifo demo", ("measure", "value"), rows)
@@ -233,6 +242,12 @@ def print_demo(out: Console, result: DemoResult) -> None:
             "[green]verified[/green]: each workspace applied its jobs once and in order, every notification "
             "recorded once, only the poison jobs in the DLQ, no group parked, queues empty"
         )
+        if "builds" in result.counts:
+            out.print(
+                "[green]verified[/green]: every long build (3 x its visibility timeout) finished once on the "
+                "local workers, through a SIGKILL (run again, one more attempt) and a SIGTERM (nothing lost, "
+                "nothing run twice)"
+            )
     print_status(out, result.status)
 
 

@@ -58,7 +58,9 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
     )
     parser.add_argument("--queue", metavar="PATH_OR_NAME", help=queue_help)
     parser.add_argument(
-        "--code-dir", help="with --stack: the job code's directory (default: the deployed function's code)"
+        "--code-dir",
+        help="with --stack: the job code's directory (default: the deployed function's code; required for "
+        "a container queue, whose code is in the image)",
     )
     parser.add_argument(
         "--slots", type=_positive_int, help="concurrent batches (default $CONSTRUCTS_FIFO_SLOTS, else 4)"
@@ -129,23 +131,42 @@ def run(args: argparse.Namespace) -> int:
     return serve(worker)
 
 
-def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int]:
-    """The deployed function's environment, a client factory on the target, the mapping's batch size."""
+def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int | None]:
+    """The deployed consumer's environment, a client factory on the target, the mapping's batch size.
+
+    A Lambda queue's settings are its function's environment and its code the function's (unless
+    ``--code-dir``); a container queue's are its task definition's container environment, and its code
+    is the image's, which a laptop runs from ``--code-dir`` (required then).
+    """
     from pathlib import Path  # noqa: PLC0415
 
     from constructs_fifo.local.aws import AwsTarget  # noqa: PLC0415 - a local convenience
     from constructs_fifo.local.event_source.deployment import read_deployment  # noqa: PLC0415
     from constructs_fifo.local.stack import resolve_queue  # noqa: PLC0415
+    from constructs_fifo.worker.errors import WorkerConfigError  # noqa: PLC0415
 
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     deployed = resolve_queue(args.stack, target=target, queue=args.queue)
-    deployment = read_deployment(
-        deployed.function_name,
-        target=target,
-        queue_arn=deployed.queue_arn,
-        code_dir=Path(args.code_dir) if args.code_dir else None,
-    )
+    if deployed.function_name is None:
+        if not args.code_dir:
+            raise WorkerConfigError(
+                f"--stack {args.stack}: {deployed.describe()} runs on container workers, whose job code is "
+                "in the image; give --code-dir with the job code's directory (the sample's: lambda)"
+            )
+        environment = dict(deployed.function_environment)
+        code_dir = Path(args.code_dir).resolve()
+        batch_size = None
+    else:
+        deployment = read_deployment(
+            deployed.function_name,
+            target=target,
+            queue_arn=deployed.queue_arn,
+            code_dir=Path(args.code_dir) if args.code_dir else None,
+        )
+        environment = dict(deployment.function.environment)
+        code_dir = deployment.function.code_dir
+        batch_size = deployment.mapping.batch_size
     # The job code reads its own variables (a table name...) as it does in the function.
-    os.environ.update(deployment.function.environment)
-    sys.path.insert(0, str(deployment.function.code_dir))
-    return dict(deployment.function.environment), target.client, deployment.mapping.batch_size
+    os.environ.update(environment)
+    sys.path.insert(0, str(code_dir))
+    return environment, target.client, batch_size

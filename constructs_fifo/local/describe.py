@@ -53,7 +53,8 @@ class QueueDescription:
             ("queue ARN", queue.queue_arn),
             ("DLQ URL", queue.dead_letter_queue_url or "-"),
             ("DLQ ARN", queue.dead_letter_queue_arn or "-"),
-            ("function", queue.function_name),
+            ("function", queue.function_name or "-"),
+            ("task definition", queue.task_definition or "-"),
             ("mapping", str(self.mapping.get("uuid") or "-")),
             ("mapping state", str(self.mapping.get("state") or "-")),
             ("batch size", str(self.mapping.get("batchSize") or "-")),
@@ -81,6 +82,8 @@ class StackDescription:
 
 
 def _mapping(queue: DeployedQueue, lambda_client: Any) -> dict[str, Any]:
+    if queue.function_name is None:  # container workers poll the queue themselves: no mapping
+        return {}
     mappings = lambda_client.list_event_source_mappings(FunctionName=queue.function_name).get(
         "EventSourceMappings", []
     )

@@ -23,6 +23,7 @@ __all__ = [
     "CdkCommandError",
     "CdkNotFoundError",
     "CodeNotFoundError",
+    "ContainerQueueError",
     "DemoError",
     "DeployError",
     "EmulatorError",
@@ -167,6 +168,10 @@ class StackOutputsError(StackError):
 
 class QueueNotFoundError(StackError):
     """The stack holds no OrderedAgentQueue, or none that ``--queue`` names."""
+
+
+class ContainerQueueError(StackError):
+    """A command that works on a queue's function was given a queue that container workers consume."""
 
 
 class AmbiguousQueueError(StackError):

@@ -2,10 +2,12 @@
 
 A stack may hold several ``OrderedAgentQueue`` constructs. Each is found as what it deploys: a Lambda
 function of the stack with an SQS event source mapping, the queue that mapping reads, its
-dead-letter queue, and the function's environment (which names the claim table). Its construct path
-comes from the ``aws:cdk:path`` metadata the CDK CLI writes into the template: the deepest construct
-that holds both the queue and the function (``AgentJobs/Workspaces`` for the sample app's state-mode
-queue).
+dead-letter queue, and the function's environment (which names the claim table). A queue with the
+container consumer has no function: it is found from the stack's ECS task definition, whose
+container's environment (``CONSTRUCTS_FIFO_*``, from the settings spec) names the queue and the
+tables. Its construct path comes from the ``aws:cdk:path`` metadata the CDK CLI writes into the
+template: the deepest construct that holds both the queue and the function (or task definition)
+(``AgentJobs/Workspaces`` for the sample app's state-mode queue).
 
 ``drain`` and ``deploy --queue`` call :func:`resolve_queue` (``drain --all`` and the demo,
 :func:`find_queues`). With one queue in the stack no ``--queue`` is needed; with several, ``--queue``
@@ -30,9 +32,14 @@ from typing import TYPE_CHECKING, Any, Final
 from botocore.exceptions import ClientError
 
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.errors import AmbiguousQueueError, QueueNotFoundError, StackNotFoundError
+from constructs_fifo.local.errors import (
+    AmbiguousQueueError,
+    ContainerQueueError,
+    QueueNotFoundError,
+    StackNotFoundError,
+)
 from constructs_fifo.local.stack_status import is_missing_stack
-from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE, ENV_GROUP_TABLE
+from constructs_fifo.runtime.constants import ENV_CLAIM_TABLE, ENV_GROUP_TABLE, ENV_QUEUE_URL
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -50,11 +57,14 @@ __all__ = [
 
 #: The template metadata key under which the CDK CLI records each resource's construct path.
 CDK_PATH_METADATA: Final = "aws:cdk:path"
+#: The resource type of a container consumer's task definition (its container holds the settings).
+TASK_DEFINITION_TYPE: Final = "AWS::ECS::TaskDefinition"
 
 
 @dataclass(frozen=True)
 class DeployedQueue:
-    """One queue of a stack and the function its SQS event source mapping invokes.
+    """One queue of a stack and its consumer: the function its SQS event source mapping invokes, or the
+    container workers of its ECS task definition.
 
     Attributes
     ----------
@@ -66,11 +76,13 @@ class DeployedQueue:
     queue_name, queue_url, queue_arn
         The source queue.
     function_name
-        The function the mapping invokes.
+        The function the mapping invokes; ``None`` for a container queue.
     function_environment
-        The function's environment variables.
+        The consumer's environment variables: the function's, or the worker container's.
     dead_letter_queue_url, dead_letter_queue_arn
         The queue's redrive target, if any.
+    task_definition
+        A container queue's task definition (its ARN); ``None`` for a Lambda queue.
     """
 
     stack: str
@@ -78,10 +90,33 @@ class DeployedQueue:
     queue_name: str
     queue_url: str
     queue_arn: str
-    function_name: str
+    function_name: str | None
     function_environment: Mapping[str, str] = field(default_factory=dict)
     dead_letter_queue_url: str | None = None
     dead_letter_queue_arn: str | None = None
+    task_definition: str | None = None
+
+    @property
+    def is_container(self) -> bool:
+        """Whether container workers consume the queue (no function, no event source mapping)."""
+        return self.function_name is None
+
+    def require_function(self, command: str) -> str:
+        """The function's name, for a command that runs or reads the Lambda consumer.
+
+        Raises
+        ------
+        ContainerQueueError
+            The queue's consumer is container workers: the error names the worker command instead.
+        """
+        if self.function_name is None:
+            raise ContainerQueueError(
+                f"{command} works on a queue's function and {self.describe()} has none: container "
+                f"workers consume it (task definition {self.task_definition})",
+                f"run its workers locally: constructs-fifo worker --stack {self.stack} --queue {self.label} "
+                "--code-dir <the job code's directory>",
+            )
+        return self.function_name
 
     @property
     def claim_table(self) -> str | None:
@@ -131,6 +166,7 @@ class DeployedQueue:
             "claimTableName": self.claim_table,
             "groupTableName": self.group_table,
             "functionName": self.function_name,
+            "taskDefinition": self.task_definition,
         }
 
 
@@ -198,6 +234,58 @@ def _dead_letter_queue(queue_url: str, sqs: SQSClient) -> tuple[str | None, str 
     return (_queue_url(target, sqs), str(target)) if target else (None, None)
 
 
+def _container_queues(
+    stack: str,
+    resources: Sequence[Mapping[str, Any]],
+    paths: Mapping[str, str],
+    queue_logical_by_name: Mapping[str, str],
+    *,
+    ecs: Any,
+    sqs: SQSClient,
+) -> list[DeployedQueue]:
+    """The queues the stack's task definitions consume: a container whose environment names a queue."""
+    found: list[DeployedQueue] = []
+    for resource in resources:
+        arn = resource.get("PhysicalResourceId")
+        if resource.get("ResourceType") != TASK_DEFINITION_TYPE or not arn:
+            continue
+        definition = ecs.describe_task_definition(taskDefinition=arn)["taskDefinition"]
+        for container in definition.get("containerDefinitions", []):
+            environment = {
+                pair["name"]: pair["value"]
+                for pair in container.get("environment", [])
+                if "name" in pair and "value" in pair
+            }
+            configured_url = environment.get(ENV_QUEUE_URL)
+            if not configured_url:
+                continue  # a sidecar, or a task definition of something else
+            name = configured_url.rstrip("/").rsplit("/", 1)[-1]
+            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+            queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+                "QueueArn"
+            ]
+            queue_logical = queue_logical_by_name.get(name)
+            dead_letter_url, dead_letter_arn = _dead_letter_queue(url, sqs)
+            found.append(
+                DeployedQueue(
+                    stack=stack,
+                    construct_path=_construct_path(
+                        paths.get(resource.get("LogicalResourceId", "")),
+                        paths.get(queue_logical) if queue_logical else None,
+                    ),
+                    queue_name=name,
+                    queue_url=url,
+                    queue_arn=queue_arn,
+                    function_name=None,
+                    function_environment=environment,
+                    dead_letter_queue_url=dead_letter_url,
+                    dead_letter_queue_arn=dead_letter_arn,
+                    task_definition=str(arn),
+                )
+            )
+    return found
+
+
 def is_sqs_arn(arn: str) -> bool:
     """Whether ``arn`` names an SQS queue (``arn:<partition>:sqs:<region>:<account>:<name>``)."""
     parts = arn.split(":")
@@ -211,8 +299,10 @@ def find_queues(
     cloudformation_client: CloudFormationClient | None = None,
     lambda_client: LambdaClient | None = None,
     sqs_client: SQSClient | None = None,
+    ecs_client: Any = None,
 ) -> list[DeployedQueue]:
-    """Every queue of ``stack`` that an SQS event source mapping of one of its functions reads.
+    """Every queue of ``stack`` that an SQS event source mapping of one of its functions reads, or the
+    container of one of its ECS task definitions consumes.
 
     Raises
     ------
@@ -267,6 +357,9 @@ def find_queues(
                     dead_letter_queue_arn=dead_letter_arn,
                 )
             )
+    if any(r.get("ResourceType") == TASK_DEFINITION_TYPE for r in resources):
+        ecs: Any = ecs_client or target.client("ecs")
+        found.extend(_container_queues(stack, resources, paths, queue_logical_by_name, ecs=ecs, sqs=sqs))
     return sorted(found, key=lambda queue: queue.label)
 
 
@@ -283,7 +376,8 @@ def select_queue(stack: str, queues: Sequence[DeployedQueue], wanted: str | None
     listed = "; ".join(queue.describe() for queue in queues)
     if not queues:
         raise QueueNotFoundError(
-            f"stack {stack!r} holds no queue with an SQS event source mapping (no OrderedAgentQueue)",
+            f"stack {stack!r} holds no queue with an SQS event source mapping or container workers "
+            "(no OrderedAgentQueue)",
             "pass --stack naming a stack that holds an OrderedAgentQueue",
         )
     if wanted is None:
@@ -317,6 +411,7 @@ def resolve_queue(
     cloudformation_client: CloudFormationClient | None = None,
     lambda_client: LambdaClient | None = None,
     sqs_client: SQSClient | None = None,
+    ecs_client: Any = None,
 ) -> DeployedQueue:
     """:func:`find_queues` then :func:`select_queue`."""
     found = find_queues(
@@ -325,5 +420,6 @@ def resolve_queue(
         cloudformation_client=cloudformation_client,
         lambda_client=lambda_client,
         sqs_client=sqs_client,
+        ecs_client=ecs_client,
     )
     return select_queue(stack, found, queue)

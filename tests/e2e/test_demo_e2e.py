@@ -15,6 +15,7 @@ import pytest
 from constructs_fifo.cli import EXIT_OK, main
 from constructs_fifo.local.demo.sample_app import (
     ACCOUNT_QUEUE,
+    BUILD_QUEUE,
     NOTIFICATION_QUEUE,
     OUTPUT_NOTIFICATION_QUEUE_URL,
     OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL,
@@ -42,12 +43,20 @@ def test_serve_and_deploy_give_the_sample_stack_with_a_queue_per_mode(deployment
     assert set(OUTPUTS) <= set(outputs)
     assert outputs[OUTPUT_WORKSPACE_QUEUE_URL].endswith(".fifo")
     assert outputs[OUTPUT_WORKSPACE_DEAD_LETTER_QUEUE_URL].endswith(".fifo")
-    # AND the stack's three queues are found at their construct paths, with what the demo reads
+    # AND the stack's four queues are found at their construct paths, with what the demo reads (the
+    # build queue's from its task definition: container workers consume it)
     queues = {queue.construct_path: queue for queue in find_queues(STACK_NAME, target=deployment.target)}
     workspaces = queues[f"{STACK_NAME}/{WORKSPACE_QUEUE}"]
     notifications = queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"]
     accounts = queues[f"{STACK_NAME}/{ACCOUNT_QUEUE}"]
-    assert set(queues) == {workspaces.construct_path, notifications.construct_path, accounts.construct_path}
+    builds = queues[f"{STACK_NAME}/{BUILD_QUEUE}"]
+    assert set(queues) == {
+        workspaces.construct_path,
+        notifications.construct_path,
+        accounts.construct_path,
+        builds.construct_path,
+    }
+    assert builds.is_container and builds.claim_table is not None
     resources = sample_resources(workspaces, notifications)
     assert (
         resources.workspaces.dead_letter_queue_url.rsplit("/", 1)[-1]
@@ -103,6 +112,10 @@ def test_demo_small_workload_verifies_in_both_modes(deployment: Deployment, tmp_
     assert counts["notifications_recorded"] == counts["notifications"] == 12
     assert (counts["poison_dead_lettered"], counts["poison_dead_letter_messages"]) == (1, 2)
     assert counts["last_attempt_applied"] == 1
+    # AND the long builds on local workers: each once, the killed worker's run again, the stopped one's kept
+    assert counts["builds_succeeded"] == counts["builds"] > 0
+    assert counts["builds_retried_after_sigkill"] >= 1
+    assert counts["builds_finished_after_sigterm"] >= 1
     # AND the one group parked was the poison job's, resumed skipping it
     spec = WorkloadSpec(workspaces=3, jobs=36, duplicate_rate=0.2, failure_rate=0.2, poison=1, seed=101)
     (poison,) = generate_workload(spec).poison_jobs

@@ -15,7 +15,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from constructs_fifo.construct.resources.outputs import OUTPUT_NAMES
+from constructs_fifo.construct.resources.outputs import OUTPUT_NAMES, WORKER_OUTPUT_NAMES
 from constructs_fifo.local.demo.sample_app import (
     ACCOUNT_EVENT_BUS,
     ACCOUNT_EVENT_SOURCE,
@@ -24,6 +24,12 @@ from constructs_fifo.local.demo.sample_app import (
     ACCOUNT_JOB_ID_PATH,
     ACCOUNT_QUEUE,
     ACCOUNT_SEQ_PATH,
+    BUILD_HANDLER,
+    BUILD_HEARTBEAT_INTERVAL_SECONDS,
+    BUILD_IMAGE,
+    BUILD_QUEUE,
+    BUILD_SLOTS,
+    BUILD_VISIBILITY_TIMEOUT_SECONDS,
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
     NOTIFICATION_KEY,
@@ -33,7 +39,15 @@ from constructs_fifo.local.demo.sample_app import (
     WORKSPACE_HANDLER,
     WORKSPACE_QUEUE,
 )
-from constructs_fifo.runtime.constants import ENV_MODE, ENV_USER_HANDLER, DeadJobPolicy, JobMode
+from constructs_fifo.runtime.constants import (
+    ENV_HEARTBEAT_INTERVAL_SECONDS,
+    ENV_MODE,
+    ENV_SLOTS,
+    ENV_USER_HANDLER,
+    ENV_VISIBILITY_TIMEOUT_SECONDS,
+    DeadJobPolicy,
+    JobMode,
+)
 
 from .stacks import REPO, Synthesized
 
@@ -65,7 +79,13 @@ def test_sample_stack_states_the_contracts_outputs(synthesized: Synthesized) -> 
     queues = (WORKSPACE_QUEUE, NOTIFICATION_QUEUE, ACCOUNT_QUEUE)
     own = {f"{queue}Outputs{name}" for queue in queues for name in OUTPUT_NAMES}
     state_mode = {f"{queue}OutputsClaimTableName" for queue in (WORKSPACE_QUEUE, ACCOUNT_QUEUE)}
-    assert set(template["Outputs"]) == set(OUTPUTS) | (own - state_mode)
+    # (the container queue names its cluster and service in the place of a function)
+    workers = {
+        f"{BUILD_QUEUE}Outputs{name}"
+        for name in (*OUTPUT_NAMES, *WORKER_OUTPUT_NAMES)
+        if name != "FunctionName"
+    }
+    assert set(template["Outputs"]) == set(OUTPUTS) | (own - state_mode) | workers
 
 
 def _function(synthesized: Synthesized, queue: str) -> dict[str, Any]:
@@ -128,6 +148,25 @@ def test_the_notification_queue_records_in_its_own_table_in_claim_mode(synthesiz
         if _list(s["Resource"]) == [synthesized.sample.resolve(table.table_arn)]
     ]
     assert on_table == [["dynamodb:PutItem", "dynamodb:UpdateItem"]]
+
+
+def test_the_build_queue_runs_long_jobs_on_container_workers_in_claim_mode(synthesized: Synthesized) -> None:
+    # GIVEN the sample's build queue
+    template = synthesized.templates["AgentJobs"]
+    [definition] = template.find_resources("AWS::ECS::TaskDefinition").values()
+    [container] = definition["Properties"]["ContainerDefinitions"]
+    variables = {pair["Name"]: pair["Value"] for pair in container["Environment"]}
+    # THEN its workers run the image reference (no Docker at synth) and the build job in claim mode
+    assert container["Image"] == BUILD_IMAGE
+    assert (variables[ENV_USER_HANDLER], variables[ENV_MODE]) == (BUILD_HANDLER, JobMode.CLAIM.value)
+    # AND a short visibility timeout that the heartbeats hold well inside, with the contract's slots
+    assert variables[ENV_VISIBILITY_TIMEOUT_SECONDS] == str(BUILD_VISIBILITY_TIMEOUT_SECONDS)
+    assert variables[ENV_HEARTBEAT_INTERVAL_SECONDS] == str(BUILD_HEARTBEAT_INTERVAL_SECONDS)
+    assert 2 * BUILD_HEARTBEAT_INTERVAL_SECONDS < BUILD_VISIBILITY_TIMEOUT_SECONDS
+    assert variables[ENV_SLOTS] == str(BUILD_SLOTS)
+    # AND no function of the stack runs it
+    handlers = [f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()]
+    assert not any(BUILD_HANDLER in str(handler) for handler in handlers)
 
 
 def test_the_accounts_queue_applies_account_events_from_its_bus_in_state_mode(
@@ -203,8 +242,9 @@ def test_app_synthesizes_with_zero_unacknowledged_nag_findings(tmp_path: Path) -
         for suppressed in plugin.get("suppressedViolations", []):
             assert len(suppressed["reason"]) > 40, suppressed
     acknowledged = sorted(s["ruleName"] for p in plugins.values() for s in p.get("suppressedViolations", []))
-    # (the same four, once for each queue's function and dead-letter queue, and the events ingress's
-    # staging dead-letter queue, acknowledged by the construct)
+    # (the same four, once for each function queue's function and dead-letter queue, the events
+    # ingress's staging dead-letter queue and the build queue's dead-letter queue, and the container
+    # consumer's two, acknowledged by the construct)
     assert acknowledged == sorted(
         3
         * [
@@ -213,7 +253,12 @@ def test_app_synthesizes_with_zero_unacknowledged_nag_findings(tmp_path: Path) -
             "Serverless-LambdaTracing",
             "Serverless-SQSRedrivePolicy",
         ]
-        + ["Serverless-SQSRedrivePolicy"]
+        + 2 * ["Serverless-SQSRedrivePolicy"]
+        + [
+            "AwsSolutions-ECS2",
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:<AWS::AccountId>:task/"
+            "<BuildsCluster204A9C64>/*]",
+        ]
     )
 
 

@@ -149,9 +149,10 @@ def test_every_cdk_nag_finding_on_the_sample_is_acknowledged_and_documented(
 ) -> None:
     # GIVEN the sample synthesized in one configuration, with its cdk-nag packs
     result = scanned[configuration]
-    # THEN no finding is open, and the acknowledged ones are exactly the documented rows
+    # THEN no finding is open, and the acknowledged ones are exactly the documented rows (the sample's
+    # build queue runs on container workers: the container consumer's rows too)
     assert result.nag_open == []
-    assert result.nag_acknowledged == documented("cdk-nag", configuration)
+    assert result.nag_acknowledged == documented("cdk-nag", configuration) | documented("cdk-nag", CONTAINERS)
 
 
 def test_vpc_and_tracing_add_only_the_documented_acknowledged_wildcard(scanned: dict[str, Scanned]) -> None:

@@ -2,7 +2,8 @@
 
 ``agent_worker.apply_job`` is the workspace queue's transition (pure: tested without AWS);
 ``accounts.apply_event`` the accounts queue's (seed 004's agent, the same rules as the events scenario's);
-``notifier.handle`` is the notification queue's job, on a moto table. The job code ships in the
+``notifier.handle`` is the notification queue's job, on a moto table; ``builds.run_tests`` the build
+queue's long job (container workers), which stops when its context is cancelled. The job code ships in the
 functions' asset, which holds only the runtime, so it cannot import the sample app's contract
 (:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and the contract tests below
 hold them to it.
@@ -13,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
+import threading
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +28,11 @@ from moto import mock_aws
 from constructs_fifo.local.demo import scenario_events
 from constructs_fifo.local.demo.sample_app import (
     ACTIVITY_ATTRIBUTE,
+    BUILD_DURATION_KEY,
+    BUILD_HANDLER,
+    BUILD_PASSED,
+    BUILD_STARTED,
+    BUILD_TYPE,
     ENV_NOTIFICATION_TABLE,
     GROUP_PREFIX,
     JOB_TYPES,
@@ -33,6 +41,8 @@ from constructs_fifo.local.demo.sample_app import (
     NOTIFICATION_TYPE,
     REPLAYS_ATTRIBUTE,
     SIMULATE,
+    build_payload,
+    build_result,
     group_of,
     notification_result,
     poison,
@@ -59,6 +69,7 @@ simulation = _load("simulation")
 worker = _load("agent_worker")
 notifier = _load("notifier")
 accounts = _load("accounts")
+builds = _load("builds")
 
 
 def _job(job_id: str, type_: str, payload: Any = None, *, group: str = "ws#w1", attempt: int = 1) -> Job:
@@ -211,6 +222,27 @@ def test_the_default_store_needs_the_table_name(monkeypatch: pytest.MonkeyPatch)
         notifier.handle(_notify("n3"), None)
 
 
+# --- the build job (container workers) ----------------------------------------------------------------
+
+
+def test_a_build_runs_its_duration_and_returns_the_contracts_result() -> None:
+    # GIVEN a short run_tests job on its second attempt, with a context that is never cancelled
+    context = types.SimpleNamespace(cancelled=threading.Event())
+    job = _job("b1", BUILD_TYPE, build_payload(0.3), group=group_of("w7"), attempt=2)
+    # WHEN it runs THEN it returns the contract's result, naming the attempt that finished
+    result = builds.run_tests(job, context)
+    assert result == build_result("b1", "w7", 0.3, 2, result[BUILD_STARTED])
+
+
+def test_a_cancelled_build_stops_without_a_result() -> None:
+    # GIVEN a long build whose worker cancels the run (stale, or stopping past its grace)
+    context = types.SimpleNamespace(cancelled=threading.Event())
+    context.cancelled.set()
+    # WHEN it runs THEN it stops at once with RunCancelledError: nothing is returned to store
+    with pytest.raises(builds.RunCancelledError, match="b2"):
+        builds.run_tests(_job("b2", BUILD_TYPE, build_payload(600)), context)
+
+
 # --- the contract -------------------------------------------------------------------------------------
 
 
@@ -224,6 +256,10 @@ def test_the_job_code_keeps_the_contracts_names() -> None:
     assert notifier.NOTIFICATION_KEY == NOTIFICATION_KEY
     assert notifier.REPLAYS == REPLAYS_ATTRIBUTE
     assert notifier.DELIVERED == NOTIFICATION_DELIVERED
+    assert builds.DURATION_KEY == BUILD_DURATION_KEY
+    assert builds.PASSED == BUILD_PASSED
+    assert builds.STARTED_KEY == BUILD_STARTED
+    assert f"builds.{builds.run_tests.__name__}" == BUILD_HANDLER
     # AND none imports the contract (the asset holds only the runtime)
     for path in LAMBDA_DIR.glob("*.py"):
         assert "constructs_fifo.local" not in path.read_text(), path

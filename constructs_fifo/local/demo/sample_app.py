@@ -1,6 +1,6 @@
 """The sample app's contract, stated once: what ``app.py``, its job code and the demo agree on.
 
-The sample stack ``AgentJobs`` holds three ``OrderedAgentQueue`` constructs:
+The sample stack ``AgentJobs`` holds four ``OrderedAgentQueue`` constructs:
 
 - ``Workspaces`` (state mode): each workspace (message group ``ws#<workspaceId>``) is a state in the
   queue's state table, changed by ``apply_patch``, ``run_tests`` and ``open_pr`` jobs through the pure
@@ -9,6 +9,10 @@ The sample stack ``AgentJobs`` holds three ``OrderedAgentQueue`` constructs:
   notifier records each in a table of its own, idempotent by job id, and counts in ``replays`` a run
   that found it already recorded; it returns :func:`notification_result`, the result a caller
   waiting on the job reads (``JobOutcomes``);
+- ``Builds`` (claim mode, container workers): a workspace's long ``run_tests`` job, run by
+  ``builds.run_tests`` in ``constructs-fifo worker`` processes (ECS tasks when deployed; local
+  processes in the demo), longer than the queue's short visibility timeout, kept by heartbeats; its
+  effect is its result, stored once with the job's SUCCEEDED claim (:func:`build_result`);
 - ``Accounts`` (state mode): seed 004's account agent, fed by an EventBridge bus (``AgentAccounts``)
   through an ``EventBusIngress`` (rule, staging queue, pipe): one message group per account (the
   event's ``detail.accountId``), ``seq`` the account's ``detail.version``; the transition
@@ -45,6 +49,17 @@ __all__ = [
     "ACCOUNT_QUEUE",
     "ACCOUNT_SEQ_PATH",
     "ACTIVITY_ATTRIBUTE",
+    "BUILD_DURATION_KEY",
+    "BUILD_HANDLER",
+    "BUILD_HEARTBEAT_INTERVAL_SECONDS",
+    "BUILD_IMAGE",
+    "BUILD_MAX_TASKS",
+    "BUILD_PASSED",
+    "BUILD_QUEUE",
+    "BUILD_SLOTS",
+    "BUILD_STARTED",
+    "BUILD_TYPE",
+    "BUILD_VISIBILITY_TIMEOUT_SECONDS",
     "ENV_NOTIFICATION_TABLE",
     "GROUP_PREFIX",
     "JOB_TYPES",
@@ -73,6 +88,8 @@ __all__ = [
     "WORKSPACE_QUEUE",
     "SampleQueue",
     "SampleResources",
+    "build_payload",
+    "build_result",
     "group_of",
     "notification_result",
     "poison",
@@ -108,6 +125,30 @@ ACCOUNT_GROUP_PATH: Final = "$.detail.accountId"
 ACCOUNT_SEQ_PATH: Final = "$.detail.version"
 ACCOUNT_JOB_ID_PATH: Final = "$.detail.eventId"
 ACCOUNT_JOB_TYPE_PATH: Final = "$.detail-type"
+
+#: Construct id of the claim-mode queue whose long ``run_tests`` jobs container workers run.
+BUILD_QUEUE: Final = "Builds"
+#: The build queue's job function: ``run_tests(job, context)``, which polls ``context.cancelled``.
+BUILD_HANDLER: Final = "builds.run_tests"
+#: The build queue's job type.
+BUILD_TYPE: Final = "run_tests"
+#: The workers' image: only a name in the template (synth and the emulator need no Docker; the demo runs
+#: the workers from ``lambda/``). A real deploy gives an image with the job code and constructs-fifo.
+BUILD_IMAGE: Final = "public.ecr.aws/docker/library/python:3.12-slim"
+#: The build queue's visibility timeout: short, so that a job of a few times it shows the heartbeats at
+#: work within a demo's seconds (a real build queue keeps the 5-minute default).
+BUILD_VISIBILITY_TIMEOUT_SECONDS: Final = 5
+#: How often a running build's worker renews its records and claim: under half the visibility timeout.
+BUILD_HEARTBEAT_INTERVAL_SECONDS: Final = 2
+#: Batches one worker runs at once, and the most tasks the service scales out to.
+BUILD_SLOTS: Final = 4
+BUILD_MAX_TASKS: Final = 3
+#: The payload key of how long a build's test run takes, in seconds (``builds.DURATION_KEY``).
+BUILD_DURATION_KEY: Final = "durationSeconds"
+#: The key of the build's result naming the job whose tests passed (``builds.PASSED``).
+BUILD_PASSED: Final = "passed"
+#: The key of the build's result: when the run that finished started, epoch ms (``builds.STARTED_KEY``).
+BUILD_STARTED: Final = "startedAtMs"
 
 #: Stack outputs of the sample app (``constructs-fifo deploy`` prints them).
 OUTPUT_WORKSPACE_QUEUE_URL: Final = "WorkspaceQueueUrl"
@@ -201,6 +242,25 @@ def workspace_of(group: str) -> str:
 def notification_result(job_id: str) -> dict[str, str]:
     """What the notifier returns for job ``job_id``: the ``result`` of its outcome once it succeeded."""
     return {NOTIFICATION_DELIVERED: job_id}
+
+
+def build_payload(duration_seconds: float) -> dict[str, Any]:
+    """A ``run_tests`` job's payload: a test run of ``duration_seconds``."""
+    return {BUILD_DURATION_KEY: duration_seconds}
+
+
+def build_result(
+    job_id: str, workspace_id: str, duration_seconds: float, attempt: int, started_at_ms: int
+) -> dict[str, Any]:
+    """What ``builds.run_tests`` returns for a job (stored with its SUCCEEDED claim): ``attempt`` and
+    ``started_at_ms`` are the run's that finished."""
+    return {
+        BUILD_PASSED: job_id,
+        "workspaceId": workspace_id,
+        BUILD_DURATION_KEY: duration_seconds,
+        "attempt": attempt,
+        BUILD_STARTED: started_at_ms,
+    }
 
 
 def poison() -> dict[str, Any]:

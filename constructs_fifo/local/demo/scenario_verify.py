@@ -32,6 +32,7 @@ from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.demo import steps
 from constructs_fifo.local.demo.sample_app import SampleQueue, SampleResources, group_of
+from constructs_fifo.local.demo.scenario_builds import BuildsResult, start_builds
 from constructs_fifo.local.demo.steps import DemoOptions, Phase, Prepared, ProgressCallback, Reporter
 from constructs_fifo.local.demo.verify import Observed, Violation, expectations_of, observe, verify
 from constructs_fifo.local.demo.workload import QueueRole, Workload, generate_workload
@@ -109,6 +110,7 @@ class DemoResult:
     resumed: list[Resumed] = field(default_factory=list)
     calls_per_job: dict[str, dict[str, float]] = field(default_factory=dict)
     status: list[dict[str, Any]] = field(default_factory=list)
+    builds: BuildsResult | None = None
 
     @property
     def passed(self) -> bool:
@@ -142,6 +144,7 @@ class DemoResult:
                 "total": round(sum(self.timings.seconds.values()), 3),
             },
             "drain": self.drain_stats,
+            "builds": self.builds.to_dict() if self.builds is not None else None,
             "violations": [violation.to_dict() for violation in self.violations],
         }
 
@@ -364,84 +367,103 @@ def run_demo(
             prepared = steps.prepare(options, target, say=say)
         result.queues = {"workspaces": prepared.workspaces, "notifications": prepared.notifications}
         resources = prepared.resources
-        workload = generate_workload(replace(options.spec, max_attempts=prepared.max_attempts))
-        check_fresh(workload, resources=resources, dynamodb=clients.dynamodb)
+        # The long jobs run on their own workers meanwhile: they take about three of their jobs' time.
+        builds_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="builds")
+        builds_cancel = threading.Event()
+        builds = start_builds(builds_pool, options, target, say=say, cancel=builds_cancel)
+        try:
+            workload = generate_workload(replace(options.spec, max_attempts=prepared.max_attempts))
+            check_fresh(workload, resources=resources, dynamodb=clients.dynamodb)
 
-        accepted: dict[str, int] = {}
-        delivered: dict[str, int] = {}
-        with timings.timed("send"):
-            for role, queue in prepared.by_role():
-                plan = workload.sends_to(role)
-                say(f"sending {len(plan)} messages to {queue.label} ...")
-                accepted[role] = send_workload(
-                    workload, queue.queue_url, sqs_client=clients.sqs, target=target, queue=role
-                )
-                delivered[role] = queue_counts(clients.sqs, queue.queue_url).total
+            accepted: dict[str, int] = {}
+            delivered: dict[str, int] = {}
+            with timings.timed("send"):
+                for role, queue in prepared.by_role():
+                    plan = workload.sends_to(role)
+                    say(f"sending {len(plan)} messages to {queue.label} ...")
+                    accepted[role] = send_workload(
+                        workload, queue.queue_url, sqs_client=clients.sqs, target=target, queue=role
+                    )
+                    delivered[role] = queue_counts(clients.sqs, queue.queue_url).total
 
-        with timings.timed("drain"), ThreadPoolExecutor(max_workers=2, thread_name_prefix="drain") as pool:
-            # Both queues at once, as their two event source mappings would: the workspace queue waits
-            # out its failing jobs' backoff while the notification queue drains.
-            cancel = threading.Event()
-            futures = {
-                role: pool.submit(
-                    _drain_or_wait,
-                    role,
-                    queue,
-                    options=options,
-                    target=target,
-                    sqs=clients.sqs,
-                    say=say,
-                    progress=progress,
-                    cancel=cancel,
-                )
-                for role, queue in prepared.by_role()
-            }
-            for role, stats in steps.results_or_cancel(futures, cancel).items():
-                result.drain_stats.setdefault(role, []).append(stats)
+            with (
+                timings.timed("drain"),
+                ThreadPoolExecutor(max_workers=2, thread_name_prefix="drain") as pool,
+            ):
+                # Both queues at once, as their two event source mappings would: the workspace queue waits
+                # out its failing jobs' backoff while the notification queue drains.
+                cancel = threading.Event()
+                futures = {
+                    role: pool.submit(
+                        _drain_or_wait,
+                        role,
+                        queue,
+                        options=options,
+                        target=target,
+                        sqs=clients.sqs,
+                        say=say,
+                        progress=progress,
+                        cancel=cancel,
+                    )
+                    for role, queue in prepared.by_role()
+                }
+                for role, stats in steps.results_or_cancel(futures, cancel).items():
+                    result.drain_stats.setdefault(role, []).append(stats)
 
-        with timings.timed("resume"):
-            groups = {group_of(workspace) for workspace in workload.workspace_ids}
-            poison = {job.job_id for job in workload.poison_jobs}
-            for sample_queue in (resources.workspaces, resources.notifications):
-                resumed, left = resume_parked(
-                    sample_queue,
-                    groups=groups,
-                    dead_job_ids=poison,
-                    sqs=clients.sqs,
-                    dynamodb=clients.dynamodb,
-                )
-                result.resumed += resumed
-                for line in (*(r.describe() for r in resumed), *left):
-                    say(line)
-            if not result.resumed:
-                say("no group parked at a poison job: nothing to resume")
-        if result.resumed:
-            with timings.timed("drain_after_resume"):
-                stats = _drain_or_wait(
-                    "workspaces",
-                    prepared.workspaces,
-                    options=options,
-                    target=target,
-                    sqs=clients.sqs,
-                    say=say,
-                    progress=progress,
-                )
-                result.drain_stats["workspaces"].append(stats)
+            with timings.timed("resume"):
+                groups = {group_of(workspace) for workspace in workload.workspace_ids}
+                poison = {job.job_id for job in workload.poison_jobs}
+                for sample_queue in (resources.workspaces, resources.notifications):
+                    resumed, left = resume_parked(
+                        sample_queue,
+                        groups=groups,
+                        dead_job_ids=poison,
+                        sqs=clients.sqs,
+                        dynamodb=clients.dynamodb,
+                    )
+                    result.resumed += resumed
+                    for line in (*(r.describe() for r in resumed), *left):
+                        say(line)
+                if not result.resumed:
+                    say("no group parked at a poison job: nothing to resume")
+            if result.resumed:
+                with timings.timed("drain_after_resume"):
+                    stats = _drain_or_wait(
+                        "workspaces",
+                        prepared.workspaces,
+                        options=options,
+                        target=target,
+                        sqs=clients.sqs,
+                        say=say,
+                        progress=progress,
+                    )
+                    result.drain_stats["workspaces"].append(stats)
 
-        with timings.timed("verify"):
-            say("verifying workspaces, notifications, dead-letter queues, parked groups and queues ...")
-            observed = observe(
-                workload.workspace_ids,
-                resources=resources,
-                sqs_client=clients.sqs,
-                dynamodb_client=clients.dynamodb,
-            )
-            result.violations = verify(expectations_of(workload), observed)
-        # What an operator sees next: `constructs-fifo status` of both queues, as the demo left them.
-        result.status = [
-            queue_status(OpsQueue(queue, clients.sqs, clients.dynamodb)).to_dict()
-            for queue in (prepared.workspaces, prepared.notifications)
-        ]
+            if builds is not None:
+                with timings.timed("builds_wait"):
+                    built = builds.result()
+                builds_pool.shutdown()
+                result.queues["builds"] = built.queue
+                result.builds = built.result
+            with timings.timed("verify"):
+                say("verifying workspaces, notifications, dead-letter queues, parked groups and queues ...")
+                observed = observe(
+                    workload.workspace_ids,
+                    resources=resources,
+                    sqs_client=clients.sqs,
+                    dynamodb_client=clients.dynamodb,
+                )
+                result.violations = verify(expectations_of(workload), observed)
+                if result.builds is not None:
+                    result.violations += result.builds.violations
+            # What an operator sees next: `constructs-fifo status` of both queues, as the demo left them.
+            result.status = [
+                queue_status(OpsQueue(queue, clients.sqs, clients.dynamodb)).to_dict()
+                for queue in (prepared.workspaces, prepared.notifications)
+            ]
+        finally:  # a failed or interrupted demo ends the builds' waits and their workers
+            builds_cancel.set()
+            builds_pool.shutdown(wait=True)
 
     result.counts = {
         **_counts(workload, observed, accepted, delivered),
@@ -449,6 +471,7 @@ def run_demo(
         "deliveries": sum(int(s.get("records", 0)) for drains in result.drain_stats.values() for s in drains),
         "messages_delivered": sum(delivered.values()),
         "violations": len(result.violations),
+        **(result.builds.counts() if result.builds is not None else {}),
     }
     _calls_per_job(result, prepared, workload)
     if options.report is not None:

@@ -74,6 +74,10 @@ ViolationKind = Literal[
     "notification_unexpected",
     "duplicate_reached_job",
     "queue_not_empty",
+    "build_not_succeeded",
+    "build_run_twice",
+    "build_not_retried",
+    "worker_stop_lost_work",
 ]
 
 #: The dead-letter messages a poison job sent twice leaves: the job itself, dead because it raised a

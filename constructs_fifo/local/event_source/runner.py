@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from botocore.exceptions import BotoCoreError, ClientError
 
 from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.errors import RunnerError
+from constructs_fifo.local.errors import ContainerQueueError, RunnerError
 from constructs_fifo.local.event_source.deployment import (
     DeployedFunction,
     Deployment,
@@ -147,7 +147,7 @@ class EventSourceRunner:
     @classmethod
     def from_function(
         cls,
-        function_name: str,
+        function_name: str | None,
         *,
         target: AwsTarget,
         queue_arn: str | None = None,
@@ -160,7 +160,17 @@ class EventSourceRunner:
     ) -> EventSourceRunner:
         """Read a deployed function, its SQS mapping (the one of ``queue_arn``) and queue, fetch its
         code, and build a runner (see :func:`~constructs_fifo.local.event_source.deployment.read_deployment`).
+
+        ``function_name`` is a :class:`~constructs_fifo.local.stack.DeployedQueue`'s, ``None`` for a
+        queue that container workers consume: refused with :class:`ContainerQueueError`.
         """
+        if function_name is None:
+            raise ContainerQueueError(
+                f"the local event source mapping runs a queue's function and queue {queue_arn} has none: "
+                "container workers consume it",
+                "run its workers locally: constructs-fifo worker --stack <stack> --queue <queue> "
+                "--code-dir <the job code's directory>",
+            )
         deployment = read_deployment(
             function_name,
             target=target,
@@ -206,7 +216,7 @@ class EventSourceRunner:
             sqs_client=sqs_client,
         )
         return cls.from_function(
-            deployed.function_name,
+            deployed.require_function("the local event source mapping"),
             target=target,
             queue_arn=deployed.queue_arn,
             lambda_client=lambda_client,

@@ -166,7 +166,9 @@ def _number(value: object) -> float | None:
 def _alarms(ops: OpsQueue) -> list[str]:
     if ops.cloudwatch is None:
         return []
-    names = {ops.deployed.queue_name, ops.deployed.function_name, ops.label}
+    names = {ops.deployed.queue_name, ops.label}
+    if ops.deployed.function_name:
+        names.add(ops.deployed.function_name)
     if ops.deployed.dead_letter_queue_url:
         names.add(ops.deployed.dead_letter_queue_url.rsplit("/", 1)[-1])
     firing: list[str] = []
