@@ -11,9 +11,9 @@ dunning email), ``account.reactivated`` (restore access), ``usage.reported`` (bi
 the account is active, hold them while it is suspended). The order decides what is billed, which is
 the point of the demo.
 
-The demo computes the in-order states with its own copy of :func:`apply_account_event`
-(the demo's ``scenario_events`` module: this code ships without the demo's package) and a
-test holds the two to the same answers.
+:func:`apply_account_event` is the agent's one definition: the demo's events scenario loads it from
+this file to compute each account's in-order state (this code ships without the demo's package, so
+the demo reaches it, not the other way round).
 """
 
 from __future__ import annotations

@@ -16,11 +16,18 @@ How the assembly is found, cheapest first:
 A stack holds an ``OrderedAgentQueue`` when its template has an ``AWS::Lambda::Function`` whose
 environment sets :data:`~constructs_fifo.runtime.constants.ENV_MODE` (claim or state): every queue's
 consumer does, with or without the construct's CfnOutputs, and no other resource does. Stacks of a ``Stage``
-(nested cloud assemblies) are read too; nested CloudFormation stacks are not (their templates are
-assets of the parent).
+(nested cloud assemblies) are read too.
 
-With one such stack it is the answer; with none or several, :class:`~constructs_fifo.local.errors.
-StackChoiceError` names the stacks and the fix; it never falls back to the sample's name.
+Nested CloudFormation stacks (``NestedStack``) are read to be named, not chosen: every command finds a
+stack's queues in the stack's own resources (:mod:`constructs_fifo.local.stack`), where a nested
+stack's functions are not, so a queue inside one would be missed. A nested stack's template is a file
+of the assembly that its ``AWS::CloudFormation::Stack`` resource names in its ``aws:asset:path``
+metadata, or, when the app was synthesized without asset metadata, the file its ``TemplateURL``'s
+object key maps to in the stack's asset manifest.
+
+With one such stack it is the answer; with none or several, or with a queue inside a nested stack,
+:class:`~constructs_fifo.local.errors.StackChoiceError` names the stacks and the fix; it never falls back
+to the sample's name.
 
 Examples
 --------
@@ -45,6 +52,7 @@ __all__ = [
     "DEFAULT_ASSEMBLY_DIR",
     "QUEUE_MARKER",
     "AppStack",
+    "NestedStackQueues",
     "Synthesize",
     "assembly_dir",
     "choose_stack",
@@ -60,17 +68,35 @@ DEFAULT_ASSEMBLY_DIR: Final = "cdk.out"
 QUEUE_MARKER: Final = ENV_MODE
 _STACK_ARTIFACT: Final = "aws:cloudformation:stack"
 _NESTED_ASSEMBLY_ARTIFACT: Final = "cdk:cloud-assembly"
+_ASSET_MANIFEST_ARTIFACT: Final = "cdk:asset-manifest"
+_NESTED_STACK_TYPE: Final = "AWS::CloudFormation::Stack"
+#: Metadata CDK puts on a nested stack's resource: its template's file in the assembly, its construct path.
+_ASSET_PATH_METADATA: Final = "aws:asset:path"
+_CONSTRUCT_PATH_METADATA: Final = "aws:cdk:path"
+#: What follows a NestedStack's own path in its resource's construct path (``Parent/Inner.NestedStack/...``).
+_NESTED_STACK_PATH_SUFFIX: Final = ".NestedStack/"
 
 #: Synthesizes the app into the directory it is given (``cdk synth --output DIR``).
 Synthesize = Callable[[Path], None]
 
 
 @dataclass(frozen=True, slots=True)
+class NestedStackQueues:
+    """A nested stack of an app's stack that holds queues: its construct path (``Parent/Inner``) and
+    how many queues its own template holds."""
+
+    path: str
+    queues: int
+
+
+@dataclass(frozen=True, slots=True)
 class AppStack:
-    """One stack of a synthesized app: its CloudFormation name and how many queues it holds."""
+    """One stack of a synthesized app: its CloudFormation name, how many queues it holds itself, and
+    its nested stacks (at any depth) that hold queues."""
 
     name: str
     queues: int
+    nested: tuple[NestedStackQueues, ...] = ()
 
 
 def assembly_dir(app_dir: Path) -> Path:
@@ -106,6 +132,60 @@ def _queue_count(template: Mapping[str, Any]) -> int:
     return count
 
 
+def _asset_files(assembly: Path, artifact: Mapping[str, Any], artifacts: Mapping[str, Any]) -> dict[str, str]:
+    """The stack's file assets, object key (the asset's hash) to file in the assembly."""
+    files: dict[str, str] = {}
+    for dependency in artifact.get("dependencies") or ():
+        found = artifacts.get(dependency) or {}
+        manifest_file = (found.get("properties") or {}).get("file")
+        if found.get("type") != _ASSET_MANIFEST_ARTIFACT or not isinstance(manifest_file, str):
+            continue
+        manifest = _read_json(assembly / manifest_file)
+        entries = manifest.get("files") if isinstance(manifest, dict) else None
+        for key, entry in (entries or {}).items() if isinstance(entries, dict) else ():
+            path = ((entry or {}).get("source") or {}).get("path")
+            if isinstance(path, str):
+                files[key] = path
+    return files
+
+
+def _object_key(template_url: Any) -> str | None:
+    """The asset hash a ``TemplateURL`` ends with (``.../<hash>.json``, joined or plain)."""
+    if isinstance(template_url, dict) and isinstance(template_url.get("Fn::Join"), list):
+        parts = template_url["Fn::Join"][-1]
+        template_url = parts[-1] if isinstance(parts, list) and parts else None
+    if not isinstance(template_url, str):
+        return None
+    return template_url.rsplit("/", 1)[-1].removesuffix(".json")
+
+
+def _nested_stacks(
+    assembly: Path, template: Any, assets: Mapping[str, str], owner: str
+) -> Iterator[NestedStackQueues]:
+    """The nested stacks of ``template`` (and theirs) that hold queues; ``owner`` names ``template``."""
+    resources = template.get("Resources") if isinstance(template, dict) else None
+    for logical_id, resource in (resources or {}).items() if isinstance(resources, dict) else ():
+        if not isinstance(resource, dict) or resource.get("Type") != _NESTED_STACK_TYPE:
+            continue
+        metadata = resource.get("Metadata") or {}
+        template_file = metadata.get(_ASSET_PATH_METADATA) or assets.get(
+            _object_key((resource.get("Properties") or {}).get("TemplateURL")) or ""
+        )
+        if not isinstance(template_file, str) or not (assembly / template_file).is_file():
+            continue  # not a CDK NestedStack's (a TemplateURL of the user's own): nothing to read
+        construct_path = metadata.get(_CONSTRUCT_PATH_METADATA)
+        path = (
+            construct_path.partition(_NESTED_STACK_PATH_SUFFIX)[0]
+            if isinstance(construct_path, str) and _NESTED_STACK_PATH_SUFFIX in construct_path
+            else f"{owner}/{logical_id}"
+        )
+        nested = _read_json(assembly / template_file)
+        queues = _queue_count(nested) if isinstance(nested, dict) else 0
+        if queues:
+            yield NestedStackQueues(path, queues)
+        yield from _nested_stacks(assembly, nested, assets, path)
+
+
 def _stacks(assembly: Path) -> Iterator[AppStack]:
     manifest = _read_json(assembly / "manifest.json")
     artifacts = manifest.get("artifacts") if isinstance(manifest, dict) else None
@@ -116,7 +196,12 @@ def _stacks(assembly: Path) -> Iterator[AppStack]:
         elif artifact.get("type") == _STACK_ARTIFACT and properties.get("templateFile"):
             template = _read_json(assembly / properties["templateFile"])
             name = str(properties.get("stackName") or artifact_id)
-            yield AppStack(name, _queue_count(template) if isinstance(template, dict) else 0)
+            assets = _asset_files(assembly, artifact, artifacts or {})
+            yield AppStack(
+                name,
+                _queue_count(template) if isinstance(template, dict) else 0,
+                tuple(_nested_stacks(assembly, template, assets, name)),
+            )
 
 
 def read_app_stacks(assembly: Path) -> list[AppStack]:
@@ -136,9 +221,23 @@ def choose_stack(stacks: list[AppStack], *, where: str) -> str:
     Raises
     ------
     StackChoiceError
-        None holds one, or several do; the message lists them.
+        None holds one, or several do, or a queue is inside a nested stack; the message lists them.
     """
+    nested = [queues for stack in stacks for queues in stack.nested]
     holding = [stack.name for stack in stacks if stack.queues]
+    if nested:
+        named = ", ".join(f"{queues.path} ({queues.queues})" for queues in nested)
+        raise StackChoiceError(
+            f"an OrderedAgentQueue is inside a nested stack: {named} ({where}); constructs-fifo's "
+            "commands find a stack's queues in the stack's own resources, not in its nested stacks'",
+            "define the OrderedAgentQueue in a top-level stack (a cdk.Stack of the app, not a "
+            "cdk.NestedStack)"
+            + (
+                f", or pass --stack NAME to work on the queues outside nested stacks ({', '.join(holding)})"
+                if holding
+                else ""
+            ),
+        )
     if len(holding) == 1:
         return holding[0]
     if holding:

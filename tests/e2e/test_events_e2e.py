@@ -14,8 +14,8 @@ import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
 from constructs_fifo.local.demo import steps
-from constructs_fifo.local.demo.sample_app import ACCOUNT_QUEUE, STACK_NAME
-from constructs_fifo.local.demo.scenario_events import arrival_states, event_stream
+from constructs_fifo.local.demo.sample_app import ACCOUNT_QUEUE, JOB_CODE_DIR, STACK_NAME
+from constructs_fifo.local.demo.scenario_events import arrival_states, event_stream, load_account_agent
 from constructs_fifo.local.demo.scenario_events_run import EventsResult, publish, read_states
 from constructs_fifo.local.pipes.runner import PipeRunner
 from constructs_fifo.local.stack import find_queues, select_queue
@@ -23,6 +23,7 @@ from constructs_fifo.local.stack import find_queues, select_queue
 from .conftest import Deployment
 
 pytestmark = pytest.mark.e2e
+AGENT = load_account_agent(Path(__file__).resolve().parents[2] / JOB_CODE_DIR)
 
 
 def test_events_scenario_converges_by_seq_and_shows_the_divergence_without_it(
@@ -105,8 +106,8 @@ def test_verifier_catches_account_events_applied_without_seq(deployment: Deploym
     accounts = sorted({event.account_id for event in stream})
     observed = read_states(accounts, group_table=queue.group_table, dynamodb_client=clients.dynamodb)
     # THEN the verifier reports the accounts that did not converge, naming what it expected and found
-    result = EventsResult(stream, observed)
+    result = EventsResult(stream, observed, AGENT)
     assert not result.passed
     assert result.violations and all("expected active, billed 17" in v for v in result.violations)
     # AND what the accounts ended as is exactly the order-blind answer the scenario shows beside seq
-    assert observed == arrival_states(stream)
+    assert observed == arrival_states(stream, AGENT)

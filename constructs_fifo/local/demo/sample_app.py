@@ -62,6 +62,7 @@ __all__ = [
     "BUILD_VISIBILITY_TIMEOUT_SECONDS",
     "ENV_NOTIFICATION_TABLE",
     "GROUP_PREFIX",
+    "JOB_CODE_DIR",
     "JOB_TYPES",
     "NOTIFICATION_DELIVERED",
     "NOTIFICATION_HANDLER",
@@ -113,6 +114,8 @@ NOTIFICATION_HANDLER: Final = "notifier.handle"
 ACCOUNT_QUEUE: Final = "Accounts"
 #: The accounts queue's job function: the transition ``apply_event(job, state) -> next_state``.
 ACCOUNT_HANDLER: Final = "accounts.apply_event"
+#: The job code's directory, beside ``app.py``: every function's asset, and what the demo loads.
+JOB_CODE_DIR: Final = "lambda"
 #: The EventBridge bus (its name) the account events are published on.
 ACCOUNT_EVENT_BUS: Final = "AgentAccounts"
 #: The account events' ``source``: the ingress rule's event pattern matches it.

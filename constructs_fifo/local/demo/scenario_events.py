@@ -14,37 +14,47 @@ in. Without ``seq`` the agent applies that order and bills the wrong units; with
 ``version``, mapped by the pipe's input template) state mode's reorder buffer applies each account's
 events in the order they happened, and every account converges to :func:`expected_states`.
 
-Pure: the stream, the agent (:func:`apply_account_event`, the state-mode transition), what an
-order-blind consumer ends with (:func:`arrival_states`) and the verdict (:func:`compare`); the
-pipeline that carries the events is the caller's (the functional test deploys a rule, a staging
-queue, a pipe and a state-mode FIFO queue; ``constructs-fifo demo --scenario events``,
-:mod:`~constructs_fifo.local.demo.scenario_events_run`, runs the sample app's ``Accounts`` queue and
-its bus). The sample's job code (``lambda/accounts.py``) ships without this package, so it keeps its
-own copy of the transition; ``tests/unit/test_agent_worker.py`` holds the two to the same answers.
+Pure: the stream, what the agent ends with in the order the events happened
+(:func:`expected_states`) and in the order they arrived (:func:`arrival_states`), and the verdict
+(:func:`compare`); the pipeline that carries the events is the caller's (the functional test deploys
+a rule, a staging queue, a pipe and a state-mode FIFO queue; ``constructs-fifo demo --scenario
+events``, :mod:`~constructs_fifo.local.demo.scenario_events_run`, runs the sample app's ``Accounts``
+queue and its bus).
+
+The agent itself is the sample's job code, ``apply_account_event`` of ``lambda/accounts.py``: the one
+definition, the one the deployed function runs. It lives there because the function's asset holds
+the job code and the runtime but not this package; :func:`load_account_agent` loads it from the
+sample app's code directory, and the functions here take it as ``agent``, so the demo's expected
+states are the job code's by construction.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from pathlib import Path
+from typing import Any, Final, cast
 
-from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_SOURCE
+from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_SOURCE, ACCOUNT_HANDLER
+from constructs_fifo.local.errors import DemoError
 
 __all__ = [
+    "AGENT_FUNCTION",
     "EVENT_SOURCE",
     "REACTIVATED",
     "SUSPENDED",
     "USAGE",
+    "AccountAgent",
     "AccountEvent",
     "EventsComparison",
     "account_story",
-    "apply_account_event",
     "arrival_states",
     "compare",
     "event_stream",
     "expected_states",
+    "load_account_agent",
 ]
 
 #: The events' ``source`` (the rule's event pattern matches it).
@@ -54,7 +64,11 @@ REACTIVATED: Final = "account.reactivated"
 USAGE: Final = "usage.reported"
 #: Seed 004's story, in the order it happened: (type, units).
 _STORY: Final = ((USAGE, 10), (SUSPENDED, 0), (USAGE, 5), (REACTIVATED, 0), (USAGE, 7))
-_ACTIVE: Final = "active"
+#: The agent's function in the accounts job code (beside the state-mode handler it wraps).
+AGENT_FUNCTION: Final = "apply_account_event"
+
+#: The agent: ``(event_type, payload, state or None) -> next state`` (``state`` is not changed).
+AccountAgent = Callable[[str, Mapping[str, Any], Mapping[str, Any] | None], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,48 +128,52 @@ def event_stream(accounts: int, seed: int) -> list[AccountEvent]:
             return list(events)
 
 
-def apply_account_event(
-    event_type: str, payload: Mapping[str, Any], state: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """Seed 004's agent as a state-mode transition: the account's next state after one event."""
-    current = dict(state or {"status": _ACTIVE, "billed": 0, "held": 0, "actions": []})
-    actions = list(current.get("actions", []))
-    if event_type == SUSPENDED:
-        current["status"] = "suspended"
-        actions.append("send_dunning_email")
-    elif event_type == REACTIVATED:
-        current["status"] = _ACTIVE
-        actions.append("restore_access")
-    elif event_type == USAGE:
-        units = int(payload.get("units", 0))
-        if current["status"] == _ACTIVE:
-            current["billed"] = int(current.get("billed", 0)) + units
-            actions.append(f"bill_usage:{units}")
-        else:
-            current["held"] = int(current.get("held", 0)) + units
-            actions.append(f"hold_usage:{units}")
-    current["actions"] = actions
-    return current
+def load_account_agent(code_dir: Path) -> AccountAgent:
+    """The account agent of the sample's job code in ``code_dir`` (``lambda/`` beside ``app.py``).
 
+    Loaded from the file, as the function's asset holds it, without putting ``code_dir`` on
+    ``sys.path`` or in ``sys.modules`` (the job code's module names are the asset's, not this process's).
 
-def expected_states(events: Sequence[AccountEvent]) -> dict[str, dict[str, Any]]:
-    """Each account's state when its events are applied in the order they happened."""
-    states: dict[str, dict[str, Any]] = {}
-    for event in sorted(events, key=lambda e: (e.account_id, e.version)):
-        states[event.account_id] = apply_account_event(
-            event.event_type, event.detail(), states.get(event.account_id)
+    Raises
+    ------
+    DemoError
+        ``code_dir`` holds no accounts job code, or it defines no agent.
+    """
+    module_name = ACCOUNT_HANDLER.partition(".")[0]
+    path = Path(code_dir) / f"{module_name}.py"
+    spec = importlib.util.spec_from_file_location(module_name, path) if path.is_file() else None
+    if spec is None or spec.loader is None:
+        raise DemoError(
+            f"no accounts job code at {path}: the events scenario applies the sample's own agent "
+            f"({AGENT_FUNCTION} of {module_name}.py) to compute each account's in-order state",
+            "run the demo from the sample app's directory (the one holding app.py and lambda/), "
+            "or pass --app-dir naming it",
         )
-    return states
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    agent = getattr(module, AGENT_FUNCTION, None)
+    if not callable(agent):
+        raise DemoError(
+            f"{path} defines no function {AGENT_FUNCTION}: the events scenario computes each account's "
+            "in-order state with it",
+            f"restore {AGENT_FUNCTION}(event_type, payload, state) in {path} "
+            "(the sample's lambda/accounts.py)",
+        )
+    return cast(AccountAgent, agent)
 
 
-def arrival_states(events: Sequence[AccountEvent]) -> dict[str, dict[str, Any]]:
-    """Each account's state when its events are applied in the order of ``events`` (the publish order):
-    what a consumer that ignores ``seq`` ends with, since the pipe and the FIFO queue keep that order."""
+def expected_states(events: Sequence[AccountEvent], agent: AccountAgent) -> dict[str, dict[str, Any]]:
+    """Each account's state when ``agent`` applies its events in the order they happened."""
+    return arrival_states(sorted(events, key=lambda e: (e.account_id, e.version)), agent)
+
+
+def arrival_states(events: Sequence[AccountEvent], agent: AccountAgent) -> dict[str, dict[str, Any]]:
+    """Each account's state when ``agent`` applies its events in the order of ``events`` (the publish
+    order): what a consumer that ignores ``seq`` ends with, since the pipe and the FIFO queue keep that
+    order."""
     states: dict[str, dict[str, Any]] = {}
     for event in events:
-        states[event.account_id] = apply_account_event(
-            event.event_type, event.detail(), states.get(event.account_id)
-        )
+        states[event.account_id] = agent(event.event_type, event.detail(), states.get(event.account_id))
     return states
 
 
@@ -194,7 +212,7 @@ class EventsComparison:
 
 
 def compare(
-    events: Sequence[AccountEvent], observed: Mapping[str, Mapping[str, Any] | None]
+    events: Sequence[AccountEvent], observed: Mapping[str, Mapping[str, Any] | None], agent: AccountAgent
 ) -> EventsComparison:
-    """Compare the states a run left with the in-order states of ``events``."""
-    return EventsComparison(expected_states(events), observed)
+    """Compare the states a run left with the in-order states ``agent`` gives ``events``."""
+    return EventsComparison(expected_states(events, agent), observed)

@@ -30,14 +30,16 @@ from botocore.exceptions import ClientError
 
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.local.demo import steps
-from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_BUS, ACCOUNT_QUEUE
+from constructs_fifo.local.demo.sample_app import ACCOUNT_EVENT_BUS, ACCOUNT_QUEUE, JOB_CODE_DIR
 from constructs_fifo.local.demo.scenario_events import (
     EVENT_SOURCE,
+    AccountAgent,
     AccountEvent,
     EventsComparison,
     arrival_states,
     compare,
     event_stream,
+    load_account_agent,
 )
 from constructs_fifo.local.demo.steps import DemoOptions, Phase, Reporter
 from constructs_fifo.local.errors import DemoError
@@ -109,10 +111,12 @@ def read_states(
 
 @dataclass
 class EventsResult:
-    """What the run published, what the accounts ended as, and both comparisons."""
+    """What the run published, what the accounts ended as, and both comparisons (``agent``, the
+    sample's job code, gives the states each order should end in)."""
 
     stream: list[AccountEvent]
     observed: Mapping[str, Mapping[str, Any] | None]
+    agent: AccountAgent
     pipe_stats: list[dict[str, Any]] = field(default_factory=list)
     drain_stats: dict[str, Any] = field(default_factory=dict)
     timings: Phase = field(default_factory=Phase)
@@ -124,12 +128,12 @@ class EventsResult:
     @property
     def with_seq(self) -> EventsComparison:
         """The deployed queue's states against the in-order ones."""
-        return compare(self.stream, self.observed)
+        return compare(self.stream, self.observed, self.agent)
 
     @property
     def without_seq(self) -> EventsComparison:
         """What a consumer ignoring ``seq`` ends with (the publish order) against the in-order states."""
-        return compare(self.stream, arrival_states(self.stream))
+        return compare(self.stream, arrival_states(self.stream, self.agent), self.agent)
 
     @property
     def pipe_failed(self) -> int:
@@ -241,11 +245,13 @@ def run_events(
     Raises
     ------
     DemoError
-        The bus refused an event, or the stack is not the sample app.
+        The bus refused an event, the stack is not the sample app, or the app directory holds no
+        sample job code.
     DeployError, StackNotFoundError, QueueNotFoundError, PipeNotFoundError
         The environment stopped a step.
     """
     timings = Phase()
+    agent = load_account_agent(options.app_dir / JOB_CODE_DIR)
     stream = event_stream(accounts, options.spec.seed)
     with steps.connect(options, timings) as target:
         clients = steps.make_clients(target)
@@ -279,7 +285,7 @@ def run_events(
                 group_table=queue.group_table,
                 dynamodb_client=clients.dynamodb,
             )
-    result = EventsResult(stream, observed, pipe_stats, drain_stats, timings)
+    result = EventsResult(stream, observed, agent, pipe_stats, drain_stats, timings)
     if options.report is not None:
         result.write_report(options.report)
     return result

@@ -45,7 +45,9 @@ if args == ["--version"]:
     sys.exit(0)
 with open(os.environ["FAKE_CDK_LOG"], "a") as log:
     keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_REGION", "CDK_DEFAULT_REGION")
+    quiet = [k for k in os.environ if k.startswith(("JSII_SILENCE_", "AWS_SDK_JS_NODE_"))]
     log.write(json.dumps({{"args": args, "env": {{k: os.environ.get(k) for k in keys}},
+                          "quiet": {{k: os.environ[k] for k in quiet}},
                           "cdk_home": os.environ.get("CDK_HOME")}}) + "\\n")
 if args[0] in ("bootstrap", "deploy") and os.environ.get("CDK_HOME"):
     # The real CLI caches access key id -> account in $CDK_HOME/cache/accounts_partitions.json and
@@ -606,6 +608,39 @@ def test_deploy_of_a_stack_the_app_does_not_define_names_the_apps_stacks(
             **_clients(session),
         )
     assert "has no stack 'AgentJobs' (its stacks: Jobs)" in raised.value.message
+
+
+def _fake_node(directory: Path, version: str) -> Path:
+    node = directory / "node"
+    directory.mkdir()
+    node.write_text(f"#!{sys.executable}\nprint({version!r})\n")
+    node.chmod(node.stat().st_mode | stat.S_IEXEC)
+    return node
+
+
+def test_every_cdk_command_of_deploy_runs_with_the_node_banners_silenced(
+    app_dir: Path, fake_cdk: Path, session: boto3.Session, tmp_path: Path
+) -> None:
+    # GIVEN a Node 20 first on PATH (end-of-life: jsii prints its banner in each Node process) and no
+    # silencing variable of the user's
+    node = _fake_node(tmp_path / "node-bin", "v20.20.2")
+    log = tmp_path / "calls.jsonl"
+    env = _base_env(log)
+    env["PATH"] = os.pathsep.join([str(node.parent), env["PATH"]])
+    # WHEN the app is deployed
+    deploy(app_dir, target=AwsTarget(None, REGION), env=env, cdk=str(fake_cdk), **_clients(session))
+    # THEN synth, bootstrap and deploy each ran with jsii's and the AWS SDK's Node banners silenced,
+    # the end-of-life one for Node 20 only
+    calls = _calls(log)
+    assert [c["args"][0] for c in calls] == ["synth", "bootstrap", "deploy"]
+    for call in calls:
+        assert call["quiet"] == {
+            "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
+            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+            "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED": "true",
+        }
+    # AND the caller's environment still has none of them
+    assert not [k for k in env if k.startswith("JSII_SILENCE_")]
 
 
 def test_the_cdk_cli_runs_with_jsiis_end_of_life_banner_silenced_for_its_node(tmp_path: Path) -> None:

@@ -6,11 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_lambda as lambda_
 
-from constructs_fifo.local.app_stack import read_app_stacks, resolve_stack
+from constructs_fifo import OrderedAgentQueue
+from constructs_fifo.local.app_stack import AppStack, NestedStackQueues, read_app_stacks, resolve_stack
 from constructs_fifo.local.errors import StackChoiceError, StackError
 from constructs_fifo.runtime.constants import ENV_MODE
+
+REPO = Path(__file__).resolve().parents[3]
+#: What the CDK CLI passes an app by default (and so every synth of constructs-fifo's commands).
+CLI_METADATA = {"aws:cdk:enable-asset-metadata": True, "aws:cdk:enable-path-metadata": True}
 
 
 def _template(*, queued: bool) -> dict[str, Any]:
@@ -131,3 +138,91 @@ def test_an_unreadable_manifest_names_the_file_and_the_fix(tmp_path: Path) -> No
         read_app_stacks(tmp_path / "cdk.out")
     assert str(tmp_path / "cdk.out" / "manifest.json") in raised.value.message
     assert "pass --stack NAME" in raised.value.fix
+
+
+def _nested_app(outdir: Path, context: dict[str, Any]) -> Path:
+    """An app: Network (no queue), and Parent with a queue of its own, a NestedStack Inner holding one,
+    and a NestedStack Deep inside Inner holding one."""
+    app = cdk.App(outdir=str(outdir), context=context)
+    code = lambda_.Code.from_asset(str(REPO / "lambda"))
+    cdk.Stack(app, "Network")
+    parent = cdk.Stack(app, "Parent")
+    OrderedAgentQueue(parent, "Direct", code=code, handler="notifier.handle")
+    inner = cdk.NestedStack(parent, "Inner")
+    OrderedAgentQueue(inner, "Jobs", code=code, handler="notifier.handle")
+    OrderedAgentQueue(cdk.NestedStack(inner, "Deep"), "Jobs", code=code, handler="notifier.handle")
+    app.synth()
+    return outdir
+
+
+@pytest.fixture(scope="module")
+def nested_assemblies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("nested")
+    return {
+        "cli": _nested_app(root / "cli", CLI_METADATA),
+        "bare": _nested_app(root / "bare", {}),
+    }
+
+
+def test_queues_inside_nested_stacks_are_found_at_any_depth(nested_assemblies: dict[str, Path]) -> None:
+    # GIVEN the app synthesized as the CDK CLI does (asset and path metadata on)
+    # WHEN its stacks are read
+    stacks = read_app_stacks(nested_assemblies["cli"])
+    # THEN Parent holds its own queue, and its nested stacks' queues are named by their construct paths
+    assert stacks == [
+        AppStack("Network", 0),
+        AppStack(
+            "Parent",
+            1,
+            (NestedStackQueues("Parent/Inner", 1), NestedStackQueues("Parent/Inner/Deep", 1)),
+        ),
+    ]
+
+
+def test_nested_stacks_are_found_without_asset_metadata_through_the_asset_manifest(
+    nested_assemblies: dict[str, Path],
+) -> None:
+    # GIVEN the app synthesized by a bare `python app.py` (no asset or path metadata on the resources)
+    # WHEN its stacks are read
+    [network, parent] = read_app_stacks(nested_assemblies["bare"])
+    # THEN the nested templates are still found (their TemplateURL's key in the asset manifest), named
+    # by their parents' paths and their logical ids
+    assert network == AppStack("Network", 0)
+    assert (parent.name, parent.queues) == ("Parent", 1)
+    [inner, deep] = parent.nested
+    assert inner.queues == deep.queues == 1
+    assert inner.path.startswith("Parent/InnerNestedStack")
+    assert deep.path.startswith(f"{inner.path}/DeepNestedStack")
+
+
+def test_a_queue_inside_a_nested_stack_is_refused_naming_it_and_the_fix(
+    nested_assemblies: dict[str, Path], tmp_path: Path
+) -> None:
+    # GIVEN an app directory whose cdk.out holds a queue inside nested stacks
+    (_app(tmp_path) / "cdk.out").symlink_to(nested_assemblies["cli"], target_is_directory=True)
+    # WHEN no --stack is given
+    with pytest.raises(StackChoiceError) as raised:
+        resolve_stack(None, app_dir=tmp_path, synthesize=_no_synth)
+    # THEN the error names each nested stack and its queues, and says why commands would miss them
+    message, fix = raised.value.message, raised.value.fix
+    assert message.startswith(
+        "an OrderedAgentQueue is inside a nested stack: Parent/Inner (1), Parent/Inner/Deep (1) ("
+    )
+    assert "not in its nested stacks'" in message
+    # AND the fix: a top-level stack, or --stack for the queues outside nested stacks
+    assert fix.startswith("define the OrderedAgentQueue in a top-level stack (a cdk.Stack of the app")
+    assert fix.endswith("or pass --stack NAME to work on the queues outside nested stacks (Parent)")
+
+
+def test_a_nested_stack_without_queues_changes_nothing(tmp_path: Path) -> None:
+    # GIVEN a stack holding a queue and a nested stack resource whose template holds none
+    assembly = _assembly(_app(tmp_path) / "cdk.out", {"Jobs": True})
+    template = json.loads((assembly / "Jobs.template.json").read_text())
+    template["Resources"]["Inner"] = {
+        "Type": "AWS::CloudFormation::Stack",
+        "Metadata": {"aws:asset:path": "JobsInner.nested.template.json"},
+    }
+    (assembly / "Jobs.template.json").write_text(json.dumps(template))
+    (assembly / "JobsInner.nested.template.json").write_text(json.dumps(_template(queued=False)))
+    # WHEN no --stack is given THEN the stack is chosen as before
+    assert resolve_stack(None, app_dir=tmp_path, synthesize=_no_synth) == "Jobs"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -18,12 +19,13 @@ import pytest
 from moto import mock_aws
 
 from constructs_fifo.local.aws import AwsTarget
+from constructs_fifo.local.demo.sample_app import JOB_CODE_DIR
 from constructs_fifo.local.demo.scenario_events import (
     EVENT_SOURCE,
     AccountEvent,
-    apply_account_event,
     compare,
     event_stream,
+    load_account_agent,
 )
 from constructs_fifo.local.emulator import patches
 from constructs_fifo.local.pipes.runner import PipeRunner
@@ -36,6 +38,8 @@ BUS = "demo-accounts"
 STACK = "AccountEvents"
 ACCOUNTS = 6
 SEED = 4  # seed 004
+#: Seed 004's agent: the sample's job code (lambda/accounts.py).
+AGENT = load_account_agent(Path(__file__).resolve().parents[4] / JOB_CODE_DIR)
 
 
 def _template(*, with_seq: bool) -> dict[str, Any]:
@@ -125,7 +129,7 @@ class AccountAgent(StateHarness):
     def transition(self, job: Job, state: State) -> dict[str, Any]:
         self.runs.append(job.id)
         payload = job.payload if isinstance(job.payload, dict) else {}
-        return apply_account_event(job.type, payload, state)
+        return AGENT(job.type, payload, state)
 
 
 def _publish(stream: list[AccountEvent]) -> None:
@@ -173,7 +177,7 @@ def test_shuffled_account_events_converge_by_seq(templates: dict[bool, dict[str,
     # WHEN they go through the bus, the rule, the staging queue and the pipe whose template maps seq
     states = _run(templates[True], stream)
     # THEN every account ends as if its events had arrived in the order they happened
-    comparison = compare(stream, states)
+    comparison = compare(stream, states, AGENT)
     assert comparison.converged, comparison.verdict()
 
 
@@ -184,6 +188,6 @@ def test_without_seq_the_same_stream_diverges_and_bills_wrong(templates: dict[bo
     # WHEN it goes through the same pipeline
     states = _run(templates[False], stream)
     # THEN each account's events were applied in arrival order, and some accounts were billed wrong
-    comparison = compare(stream, states)
+    comparison = compare(stream, states, AGENT)
     assert not comparison.converged
     assert comparison.wrongly_billed, comparison.verdict()

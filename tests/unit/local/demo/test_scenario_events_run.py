@@ -11,11 +11,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.local.demo.sample_app import JOB_CODE_DIR
 from constructs_fifo.local.demo.scenario_events import (
     EVENT_SOURCE,
     arrival_states,
     event_stream,
     expected_states,
+    load_account_agent,
 )
 from constructs_fifo.local.demo.scenario_events_run import (
     MAX_PUT_EVENTS_ENTRIES,
@@ -25,12 +27,15 @@ from constructs_fifo.local.demo.scenario_events_run import (
 from constructs_fifo.local.errors import DemoError
 
 REGION = "us-east-1"
+AGENT = load_account_agent(Path(__file__).resolve().parents[4] / JOB_CODE_DIR)
 
 
 def test_a_converged_run_passes_and_reports_the_order_blind_states_beside_it(tmp_path: Path) -> None:
     # GIVEN every account in its in-order state, and the pipe sent everything
     stream = event_stream(5, seed=3)
-    result = EventsResult(stream, expected_states(stream), pipe_stats=[{"sent": len(stream), "failed": 0}])
+    result = EventsResult(
+        stream, expected_states(stream, AGENT), AGENT, pipe_stats=[{"sent": len(stream), "failed": 0}]
+    )
     # WHEN the report is written
     result.write_report(tmp_path / "r" / "events.json")
     report = json.loads((tmp_path / "r" / "events.json").read_text())
@@ -38,17 +43,17 @@ def test_a_converged_run_passes_and_reports_the_order_blind_states_beside_it(tmp
     assert result.passed and report["passed"] and report["violations"] == []
     assert report["counts"]["converged_with_seq"] == 5
     assert report["counts"]["pipe_sent"] == len(stream)
-    blind = arrival_states(stream)
+    blind = arrival_states(stream, AGENT)
     for account, states in report["accounts"].items():
         assert states["with_seq"] == states["in_order"]
         assert states["without_seq"] == blind[account]
-    assert report["diverged_without_seq"] is (blind != expected_states(stream))
+    assert report["diverged_without_seq"] is (blind != expected_states(stream, AGENT))
 
 
 def test_accounts_applied_in_arrival_order_and_records_left_in_the_pipe_are_violations() -> None:
     # GIVEN the states an order-blind consumer leaves, and a pipe that left two records
     stream = event_stream(5, seed=3)
-    result = EventsResult(stream, arrival_states(stream), pipe_stats=[{"sent": 1, "failed": 2}])
+    result = EventsResult(stream, arrival_states(stream, AGENT), AGENT, pipe_stats=[{"sent": 1, "failed": 2}])
     # THEN each account that did not converge is named with what was expected and found, and the pipe too
     assert not result.passed
     differing = result.with_seq.differing
