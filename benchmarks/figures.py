@@ -2,8 +2,8 @@
 
 Figures 1-4 run every consumer of :data:`benchmarks.consumers.CONSUMERS` on the same workload: on moto
 (figure 1's exact call counts, figure 4's speed), against the instant in-memory responder (figure 2,
-median of ``cpu_repeats`` runs alternating between consumers) and against the responder with a delay
-per DynamoDB call (figure 3).
+median of ``cpu_repeats`` runs, each interleaving the consumers batch by batch) and against the
+responder with a delay per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
 to 10 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`; figure
 10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`; figure 11, container workers:
@@ -33,7 +33,7 @@ from benchmarks.cost_per_job import (
     expected_runs,
     measure_cost,
 )
-from benchmarks.in_memory import run_in_memory
+from benchmarks.in_memory import run_in_memory, run_interleaved
 from benchmarks.local_pipeline import GROUP_COUNTS, NOT_MEASURED, measure_local_pipeline
 from benchmarks.outcome_reads import measure_outcome_reads
 from benchmarks.passes import PASSES, PassResult
@@ -86,8 +86,8 @@ def _progress(text: str) -> None:
 def _measure_consumers(
     specs: list[ConsumerSpec], settings: Settings, problems: list[str]
 ) -> dict[str, _Measured]:
-    """Figures 1-4 of every consumer. The CPU runs alternate between consumers, so that a change of
-    load on the machine during the run falls on all of them alike."""
+    """Figures 1-4 of every consumer. The CPU runs interleave the consumers batch by batch, so that a
+    change of load on the machine during the run falls on all of them alike."""
     work = workload(settings.jobs, settings.groups, settings.batch_size)
     moto: dict[str, list[PassResult]] = {}
     for spec in specs:
@@ -96,8 +96,8 @@ def _measure_consumers(
     cpu_runs: dict[str, list[list[PassResult]]] = {spec.name: [] for spec in specs}
     for repeat in range(max(1, settings.cpu_repeats)):
         _progress(f"in-memory responder, run {repeat + 1} of {settings.cpu_repeats} (figure 2)")
-        for spec in specs:
-            cpu_runs[spec.name].append(run_in_memory(spec, work))
+        for name, results in run_interleaved(specs, work).items():
+            cpu_runs[name].append(results)
     delayed: dict[str, list[PassResult]] = {}
     for spec in specs:
         _progress(f"{spec.name}: {settings.ddb_delay_ms:g} ms per DynamoDB call (figure 3)")

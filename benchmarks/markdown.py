@@ -40,15 +40,16 @@ HOW_TO_READ = """\
 - **Figure 1** counts DynamoDB API calls with a botocore `before-call` hook on the consumer's client,
   on moto (which evaluates conditions as DynamoDB does); the in-memory runs must count the same, or the
   run fails.
-- **Figure 2** is `time.process_time()` per job (median of the runs, which alternate between the
-  consumers so that a change of load falls on both) with DynamoDB and SQS answered from memory by a
-  botocore `before-send` hook (`benchmarks/responder.py`), minus the time spent inside that hook: what
-  is left is the consumer's code plus botocore building, signing and parsing each call, as in Lambda.
-  Our log lines are formatted once, at the default `outcome_lines=JOB`, and dropped (figure 9 alone
-  formats them at both levels, to count both levels' bytes); Powertools logs nothing by default. At
-  equal calls per job most of it is botocore on both sides: a cProfile of one claim-mode run
-  (`--profile` prints ours) put botocore at over half of the time and constructs_fifo's own code at
-  about 4%, so only fewer calls per job (the state mode) can reach the 0.5x target.
+- **Figure 2** is `time.process_time()` per job (median of the runs; each run interleaves the consumers
+  batch by batch, the first of each batch rotating, so that a change of load falls on all of them alike:
+  whole-pass runs that alternated moved the claim / Powertools ratio by a third) with DynamoDB and SQS
+  answered from memory by a botocore `before-send` hook (`benchmarks/responder.py`), minus the time spent
+  inside that hook: what is left is the consumer's code plus botocore building, signing and parsing each
+  call, as in Lambda. Our log lines are formatted once, at the default `outcome_lines=JOB`, and dropped
+  (figure 9 alone formats them at both levels, to count both levels' bytes); Powertools logs nothing by
+  default. At equal calls per job most of it is botocore on both sides: a cProfile of one claim-mode run
+  (`--profile` prints ours) put botocore at over half of the time and constructs_fifo's own code at about
+  4%, so only fewer calls per job (the state mode) can reach the 0.5x target.
 - **Figure 3** adds a fixed sleep per DynamoDB call (about DynamoDB's in-region latency) and runs the
   batches one after another, as one FIFO group's batches run: jobs per second per group is what one
   workspace gets on AWS. It is dominated by calls per job, so it moves with figure 1.

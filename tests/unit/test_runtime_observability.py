@@ -142,3 +142,66 @@ def test_a_record_logged_unparsed_gets_its_type_from_its_body() -> None:
     # THEN the well-formed one names its type, the malformed one none
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["type"] for line in lines if line.get("status") == "KEPT"] == ["apply_patch", None]
+
+
+@pytest.mark.parametrize("duration_ms", [None, 12.34567])
+def test_an_outcome_line_is_the_whole_document_encoded_in_its_order(duration_ms: float | None) -> None:
+    # GIVEN a logger whose namespace needs escaping, and an outcome with extra fields
+    out = io.StringIO()
+    logger = JobLogger('N"S', stream=out, clock=lambda: 2.0)
+    # WHEN two outcomes are written (the second reuses what the first encoded)
+    for job_id in ("j1", "j2"):
+        logger.outcome(
+            OutcomeStatus.FAILED,
+            queue_name="q.fifo",
+            job_id=job_id,
+            group="g",
+            job_type="t",
+            attempt=2,
+            message_id="m",
+            duration_ms=duration_ms,
+            error="boom",
+            action="retried",
+            receiveCount=3,
+        )
+    # THEN each line is, byte for byte, the compact JSON of the EMF document in its declared order
+    counters = {
+        "JobsSucceeded": 0,
+        "JobsFailed": 1,
+        "DuplicatesSkipped": 0,
+        "ClaimConflicts": 0,
+        "JobsDeadLettered": 0,
+        "GroupsParked": 0,
+        "JobsKept": 0,
+        "JobsBuffered": 0,
+    }
+    definitions = [{"Name": name, "Unit": "Count"} for name in counters]
+    timing: dict[str, Any] = {}
+    if duration_ms is not None:
+        definitions.append({"Name": "JobDuration", "Unit": "Milliseconds"})
+        timing = {"JobDuration": 12.346}
+    expected = [
+        {
+            "_aws": {
+                "Timestamp": 2000,
+                "CloudWatchMetrics": [
+                    {"Namespace": 'N"S', "Dimensions": [["QueueName"]], "Metrics": definitions}
+                ],
+            },
+            "QueueName": "q.fifo",
+            **counters,
+            **timing,
+            "jobId": job_id,
+            "group": "g",
+            "type": "t",
+            "status": "FAILED",
+            "attempt": 2,
+            "duration_ms": timing.get("JobDuration"),
+            "messageId": "m",
+            "error": "boom",
+            "action": "retried",
+            "receiveCount": 3,
+        }
+        for job_id in ("j1", "j2")
+    ]
+    assert out.getvalue().splitlines() == [json.dumps(line, separators=(",", ":")) for line in expected]

@@ -95,7 +95,9 @@ _NAMES = {
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
-_FENCE_CONDITION = "#owner = :me AND (#status = :fence_in_flight OR #status = :fence_failed)"
+# Rule 4's "still IN_FLIGHT or FAILED", written as "neither final status" so that ``complete`` and
+# ``mark_dead`` reuse the value they set: each AttributeValue sent costs the client CPU on every call.
+_FENCE_CONDITION = "#owner = :me AND #status <> :succeeded AND #status <> :dead"
 _RENEW_CONDITION = "#owner = :me AND #status = :in_flight AND #lease >= :now"
 _MALFORMED_CONDITION = (
     "attribute_not_exists(#id) OR #expiration < :now_s OR #status = :failed"
@@ -274,7 +276,7 @@ class ClaimStore:
             ``False`` when the fence failed: another worker took the claim over after our lease
             expired, and its state stands.
         """
-        values: dict[str, Any] = {":succeeded": {"S": STATUS_SUCCEEDED}}
+        values: dict[str, Any] = {}
         result = ""
         if result_json is not None:
             values[":result"] = {"S": result_json}
@@ -324,7 +326,6 @@ class ClaimStore:
             "SET #status = :dead, #updated_at = :now, #error = :error, #error_type = :error_type,"
             " #reason = :reason REMOVE #lease, #expiration",
             {
-                ":dead": {"S": STATUS_DEAD},
                 ":error": {"S": truncate_error(error)},
                 ":error_type": {"S": error_type},
                 ":reason": {"S": reason.value},
@@ -456,8 +457,8 @@ class ClaimStore:
                 ExpressionAttributeNames=_names_in(f"{update} {_FENCE_CONDITION}"),
                 ExpressionAttributeValues={
                     ":me": {"S": owner},
-                    ":fence_in_flight": {"S": STATUS_IN_FLIGHT},
-                    ":fence_failed": {"S": STATUS_FAILED},
+                    ":succeeded": {"S": STATUS_SUCCEEDED},
+                    ":dead": {"S": STATUS_DEAD},
                     ":now": {"N": str(self.now_ms())},
                     **values,
                 },
