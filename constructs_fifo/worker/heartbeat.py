@@ -399,19 +399,18 @@ class WorkerHeartbeat:
         job = self._job
         if job is not None:
             self._renew(job, 0)
-        self._mark_stale("job_duration_exceeded" if exceeded else "run_stopped", reason)
-        if exceeded and self._round is not None:
-            self._round.exceeded = True
+        self._mark_stale("job_duration_exceeded" if exceeded else "run_stopped", reason, exceeded=exceeded)
 
     def _go_stale(self, reason: str) -> None:
         self._mark_stale("heartbeat_stale", reason, failure=True)
 
-    def _mark_stale(self, event: str, reason: str, *, failure: bool = False) -> None:
+    def _mark_stale(self, event: str, reason: str, *, failure: bool = False, exceeded: bool = False) -> None:
         self._stale = True
         self._context.cancelled.set()
         self._note(
             event,
             failure=failure,
+            exceeded=exceeded,
             reason=reason,
             action="the job is told (context.cancelled); its writes are refused; its records come "
             "back to the queue and its next run counts as an attempt",
@@ -427,13 +426,13 @@ class WorkerHeartbeat:
             **fields,
         )
 
-    def _note(self, event: str, *, failure: bool, **fields: Any) -> None:
+    def _note(self, event: str, *, failure: bool, exceeded: bool = False, **fields: Any) -> None:
         """Add to the round under way, or write a round of its own (a call outside any round)."""
         if self._round is not None:
-            self._round.note(event, failure=failure, **fields)
+            self._round.note(event, failure=failure, exceeded=exceeded, **fields)
             return
         single = HeartbeatRound(self._job[0] if self._job else None, len(self._records))
-        single.note(event, failure=failure, **fields)
+        single.note(event, failure=failure, exceeded=exceeded, **fields)
         single.write(self._log, queue_name=self._queue_name)
 
 

@@ -63,14 +63,16 @@ class HeartbeatRound:
         self.fields["visibilityTimeout"] = visibility_timeout_seconds
         self.fields["leaseRenewed"] = lease_renewed
 
-    def note(self, event: str, *, failure: bool = False, **fields: Any) -> None:
-        """Something went wrong: ``event`` (one of :data:`_SEVERITY`) and its fields; ``failure``: counted.
+    def note(self, event: str, *, failure: bool = False, exceeded: bool = False, **fields: Any) -> None:
+        """Something went wrong: ``event`` (one of :data:`_SEVERITY`) and its fields; ``failure``: counted
+        as a heartbeat failure; ``exceeded``: a run's bound was reached.
 
         A field given twice in a round (two calls failed) keeps both, joined by ``"; "``.
         """
         if _SEVERITY.index(event) > _SEVERITY.index(self.event):
             self.event = event
         self.failures += int(failure)
+        self.exceeded = self.exceeded or exceeded
         for name, value in fields.items():
             before = self.fields.get(name)
             self.fields[name] = value if before in (None, value) else f"{before}; {value}"
