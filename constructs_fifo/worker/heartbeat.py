@@ -372,7 +372,7 @@ class WorkerHeartbeat:
                     QueueUrl=self._queue_url, Entries=entries
                 )
             except Exception as exc:
-                self._failure("visibility_renewal_failed", exc, records=len(records))
+                self._failure("visibility_renewal_failed", exc, released=seconds == 0)
                 return False
             refused = response.get("Failed") or []
             if refused and seconds > 0:
@@ -388,7 +388,7 @@ class WorkerHeartbeat:
         try:
             renewed = claims.renew(job[0], job[1], lease_ms=lease_ms)
         except Exception as exc:
-            self._failure("claim_renewal_failed", exc, jobId=job[0])
+            self._failure("claim_renewal_failed", exc, released=lease_ms == 0)
             return False
         if not renewed:
             self._go_stale("the claim's renewal was refused: another worker holds it, or its lease ran out")
@@ -416,15 +416,14 @@ class WorkerHeartbeat:
             "back to the queue and its next run counts as an attempt",
         )
 
-    def _failure(self, event: str, exc: BaseException, **fields: Any) -> None:
-        left_s = max(0, int(self._visibility_s - (self._clock() - self._renewed_at)))
-        self._note(
-            event,
-            failure=True,
-            error=describe(exc),
-            action=f"tried again next tick; the batch goes stale if nothing is renewed within {left_s} s",
-            **fields,
-        )
+    def _failure(self, event: str, exc: BaseException, *, released: bool = False) -> None:
+        """A call failed outright; ``released``: it was a release (the run is stopped: no next tick)."""
+        if released:
+            action = "not retried: the lease and the records' visibility run out on their own"
+        else:
+            left_s = max(0, int(self._visibility_s - (self._clock() - self._renewed_at)))
+            action = f"tried again next tick; the batch goes stale if nothing is renewed within {left_s} s"
+        self._note(event, failure=True, error=describe(exc), action=action)
 
     def _note(self, event: str, *, failure: bool, exceeded: bool = False, **fields: Any) -> None:
         """Add to the round under way, or write a round of its own (a call outside any round)."""
