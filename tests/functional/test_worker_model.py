@@ -4,10 +4,11 @@ A simulated FIFO queue (:mod:`.fifo_model`: visibility, receipt handles, FIFO re
 feeds worker slots built as the worker builds them (the real processor, :class:`HeartbeatClaims` on
 moto's DynamoDB, :class:`WorkerHeartbeat` renewing through the model). While a job runs, Hypothesis
 chooses what happens next: its worker's heartbeat ticks, the worker pauses (its renewals lost: it may
-outlive its visibility and its lease), another worker receives and runs a batch, the worker dies, or
-the job returns. The first worker's slot runs batch after batch (one heartbeat for the slot's life, as
-the worker keeps it), ticked between batches too; then one more long-lived slot drains the queue. The
-invariants:
+outlive its visibility and its lease), another worker receives and runs a batch, the worker dies, the
+worker stops (the end of its grace period: the run interrupted, the heartbeat closed, the job running
+on), or the job returns. The first worker's slot runs batch after batch (one heartbeat for the slot's
+life, as the worker keeps it), ticked between batches too; then one more long-lived slot drains the
+queue. The invariants:
 
 - **no job runs twice while its worker lives and holds the claim**: when a run of a job starts, every
   other run of it still going is dead, told it is stale (``context.cancelled``), or past its lease;
@@ -60,6 +61,7 @@ ACTIONS = st.sampled_from(
         ("other", 0.0),
         ("other", 0.0),
         ("die", 0.0),
+        ("stop", 0.0),
         ("finish", 0.0),
     ]
 )
@@ -105,6 +107,7 @@ class Slot:
     processor: Any
     stream: io.StringIO
     dead: bool = False
+    stopped: bool = False
 
 
 @dataclass
@@ -234,6 +237,10 @@ class World:
                 self.clock.advance(seconds)
             elif action == "other":
                 self.invoke(self.slot())
+            elif action == "stop":  # the worker's stop at the end of its grace, the job running on
+                slot.heartbeat.interrupt("the grace period ended with the job running")
+                slot.heartbeat.close()
+                slot.stopped = True
             elif action == "die":
                 slot.dead = True
                 raise Crash
@@ -265,6 +272,7 @@ def schedules(draw: st.DrawFn) -> tuple[list[tuple[str, str]], list[tuple[str, f
 
 
 @example(([("g0", "j0")], [("pause", VISIBILITY_S), ("other", 0.0)]))  # the conflict's edge
+@example(([("g0", "j0"), ("g0", "j1")], [("stop", 0.0), ("other", 0.0), ("finish", 0.0)]))  # retaken at once
 @example(([("g0", "j0"), ("g0", "j1")], [("pause", 2.5 * VISIBILITY_S), ("other", 0.0), ("tick", 0.0)]))
 @given(schedules())
 def test_heartbeats_keep_one_live_holder_per_job_lose_nothing_and_keep_order(
@@ -276,7 +284,7 @@ def test_heartbeats_keep_one_live_holder_per_job_lose_nothing_and_keep_order(
         world = World(jobs, deque(actions))
         first = world.slot()
         while world.actions and world.invoke(first):
-            if first.dead:  # its task died: another one takes its place
+            if first.dead or first.stopped:  # its task died or stopped: another one takes its place
                 first = world.slot()
             world.idle_tick(first)
         # WHEN fresh workers drain what is left
