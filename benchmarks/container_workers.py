@@ -12,9 +12,10 @@ Four measures, one run:
 - **CPU per job, worker against Lambda.** The same kind of records (claim mode, CONTINUE, every job new)
   through ``process_batch`` two ways on the same responder and clients: the Lambda handler path
   (``processor.process``, as figure 2 runs it) and the worker's slot path (``Worker.run_batch``: the
-  heartbeat's ticker thread started and stopped per batch, the claims lent to it, the batch's successes
-  deleted, the RunningSlots metric). CPU is the process's (every thread), less the responder's own;
-  the median of ``repeats`` runs alternating between the two paths.
+  slot's heartbeat ticker started once, as ``Worker.run`` starts it, and serving every batch; the
+  claims lent to it, the batch's successes deleted, the RunningSlots metric). CPU is the process's
+  (every thread), less the responder's own; the median of ``repeats`` runs alternating between the
+  two paths.
 - **Jobs per second of one worker** with 1, 4 and 16 slots: ``build_worker`` (the command's own
   factory) against the emulator's server (its own process, as the demo's workers run), a fresh FIFO
   queue and claim table per slot count with :data:`SLOT_GROUPS` groups, each job sleeping
@@ -219,8 +220,11 @@ class CpuPerJob:
         return self.us_per_job[WORKER_PATH]
 
 
-def _worker_path(env: ConsumerEnv, *, settle: bool = True) -> Callable[[Batch], Any]:
-    """Claim mode (CONTINUE) in one worker slot, built as ``build_worker`` builds each slot.
+def _worker_path(
+    env: ConsumerEnv, *, settle: bool = True
+) -> tuple[Callable[[Batch], Any], Callable[[], None]]:
+    """Claim mode (CONTINUE) in one worker slot, built as ``build_worker`` builds each slot, its heartbeat
+    ticker started as ``Worker.run`` starts it; and what stops the ticker (the worker's stop).
 
     ``settle=False``: the slot's processor alone, as ``Worker.run_batch`` calls it, without the
     DeleteMessageBatch and the RunningSlots lines around it: the same work as the Lambda function's.
@@ -270,20 +274,27 @@ def _worker_path(env: ConsumerEnv, *, settle: bool = True) -> Callable[[Batch], 
         logger=log,
         protection=ScaleInProtection(None, on_event=log.event),
     )
+    heartbeat.start()
     if not settle:
-        return lambda batch: slot.process_batch(cast("Any", batch), heartbeat.begin(time.time()))
-    return lambda batch: worker.run_batch(slot, cast("Any", batch))  # the records are SQSRecords
+        return lambda batch: slot.process_batch(
+            cast("Any", batch), heartbeat.begin(time.time())
+        ), heartbeat.close
+    return lambda batch: worker.run_batch(slot, cast("Any", batch)), heartbeat.close  # records are SQSRecords
 
 
 def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPerJob:
     """Framework CPU per job of the Lambda handler path and the worker's slot path (module docstring)."""
     dynamodb, sqs, responder = _clients((TableSpec(CLAIM_TABLE, "id"),))
+    stops: list[Callable[[], None]] = []
     try:
         envs = {name: ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL) for name in CPU_PATHS}
+        worker, stop_worker = _worker_path(envs[WORKER_PATH])
+        processor, stop_processor = _worker_path(envs[PROCESSOR_PATH], settle=False)
+        stops += [stop_worker, stop_processor]
         paths = {
             LAMBDA_PATH: (envs[LAMBDA_PATH], build_claim(envs[LAMBDA_PATH])),
-            WORKER_PATH: (envs[WORKER_PATH], _worker_path(envs[WORKER_PATH])),
-            PROCESSOR_PATH: (envs[PROCESSOR_PATH], _worker_path(envs[PROCESSOR_PATH], settle=False)),
+            WORKER_PATH: (envs[WORKER_PATH], worker),
+            PROCESSOR_PATH: (envs[PROCESSOR_PATH], processor),
         }
         samples: dict[str, list[float]] = {name: [] for name in paths}
         failures = dict.fromkeys(paths, 0)
@@ -311,6 +322,8 @@ def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPe
             failures=failures,
         )
     finally:
+        for stop in stops:
+            stop()
         _checked(responder, "figure 11 CPU")
 
 

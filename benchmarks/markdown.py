@@ -93,14 +93,14 @@ HOW_TO_READ = """\
   heartbeat rows tick the worker's own heartbeat by hand on a fake clock through a 10-minute job (a
   batch of 10 records: one ChangeMessageVisibilityBatch and one claim renewal per tick), counted and
   metered on the in-memory responder. The CPU row runs the same kind of records through the Lambda
-  handler and through a worker slot (`Worker.run_batch`: its heartbeat thread, the deletes, the
-  RunningSlots metric) on one responder, alternating, median of `--cpu-repeats`. The slot rows run
-  one `build_worker` worker against the emulator's server (its own process, as the demo's workers
-  run) until every job ran (`--worker-jobs` jobs over 32 groups, each job sleeping 20 ms): how far
-  slots overlap the jobs' waits on this machine, not AWS speed. The dollar rows price a 10-minute job
-  on a busy Fargate service (the default 1 vCPU / 2 GB task, one job per slot, no idle time) and on
-  Lambda (one job per invocation), with `benchmarks/prices.py`; the costs both pay alike (figure 9)
-  are left out of both.
+  handler and through a worker slot (`Worker.run_batch`: its heartbeat, whose ticker lives as long as
+  the slot, the deletes, the RunningSlots metric) on one responder, alternating, median of
+  `--cpu-repeats`. The slot rows run one `build_worker` worker against the emulator's server (its own
+  process, as the demo's workers run) until every job ran (`--worker-jobs` jobs over 32 groups, each job
+  sleeping 20 ms): how far slots overlap the jobs' waits on this machine, not AWS speed. The dollar rows
+  price a 10-minute job on a busy Fargate service (the default 1 vCPU / 2 GB task, one job per slot, no
+  idle time) and on Lambda (one job per invocation), with `benchmarks/prices.py`; the costs both pay
+  alike (figure 9) are left out of both.
 """
 
 SIMPLIFICATIONS = """\

@@ -64,7 +64,8 @@ def worker_rows(*, slot_jobs: int, cpu_repeats: int, problems: list[str]) -> lis
         Row(11, CPU_MEASURE, "claim mode, CONTINUE, every job new",
             "worker slot's processor alone (run_batch less its delete)", cpu.us_per_job[PROCESSOR_PATH],
             "us/job", lambda_path, cpu.lambda_us,
-            note="the same work as the function's: the heartbeat's thread and claims, no delete", digits=0),
+            note="the same work as the function's: the heartbeat (its slot's ticker) and claims, no delete",
+            digits=0),
     ]  # fmt: skip
     if slot_jobs > 0:
         runs = measure_slots(SLOT_COUNTS, jobs=slot_jobs)

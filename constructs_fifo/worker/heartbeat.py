@@ -1,8 +1,13 @@
 """The worker's heartbeat: a running batch's records and its job's claim, kept alive past their timeouts.
 
 One :class:`WorkerHeartbeat` per slot, lent to the slot's processor (the skeleton's
-:class:`~constructs_fifo.runtime.batch_processor.Heartbeat`). While a batch runs, every
-``interval_seconds`` (well inside the visibility timeout) :meth:`WorkerHeartbeat.tick`:
+:class:`~constructs_fifo.runtime.batch_processor.Heartbeat`), with **one ticker thread that lives as
+long as the slot**: started once (:meth:`WorkerHeartbeat.start`, or the slot's first batch), idle
+between batches (it waits on a condition, nothing is written or called), and stopped by
+:meth:`WorkerHeartbeat.close` (the worker's stop: joined, so no thread is left and nothing is renewed
+after). A thread per batch would cost its start and join on every batch, more CPU than a short batch's
+own work. While a batch runs, every ``interval_seconds`` from its start (well inside the visibility
+timeout) :meth:`WorkerHeartbeat.tick`:
 
 1. **Bounds first.** A run past ``max_job_duration``, or a batch whose records are within one interval
    of SQS's 12-hour cap from their receive (ChangeMessageVisibility cannot go past it), is **stopped**:
@@ -18,6 +23,8 @@ One :class:`WorkerHeartbeat` per slot, lent to the slot's processor (the skeleto
 
 A call that fails outright (the network) is counted (``HeartbeatFailures``) and tried again next tick;
 once nothing was renewed for a whole lease, the batch is stale (its records may be another worker's).
+Each round writes one line (:mod:`constructs_fifo.worker.rounds`): ``INFO`` with what it renewed, or
+``WARNING`` naming the job, what was refused or failed, and what happens next.
 
 **A stale or stopped run** is told through its context (:class:`JobContext`): ``context.cancelled``
 (a :class:`threading.Event`) is set and ``context.get_remaining_time_in_millis()`` is 0. A job that
@@ -32,6 +39,7 @@ State mode's transitions are short and pure: a state-mode heartbeat extends visi
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,8 +48,8 @@ from typing import TYPE_CHECKING, Any, Final
 from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
 from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.clock import Clock, system_clock
-from constructs_fifo.runtime.constants import METRIC_HEARTBEAT_FAILURES, METRIC_JOB_DURATION_EXCEEDED
 from constructs_fifo.runtime.error_text import describe
+from constructs_fifo.worker.rounds import HeartbeatRound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -110,7 +118,8 @@ class WorkerHeartbeat:
     clock : Clock
         Epoch seconds (the stores' clock).
     ticker : bool
-        Renew from a thread of its own while a batch runs; ``False``: the caller calls :meth:`tick`.
+        Renew from a thread of its own (one for the slot's life) while a batch runs; ``False``: the
+        caller calls :meth:`tick`.
     """
 
     def __init__(
@@ -137,6 +146,13 @@ class WorkerHeartbeat:
         self._clock = clock
         self._ticker = ticker
         self._lock = threading.RLock()
+        #: Wakes the idle ticker when a batch starts, and any ticker on :meth:`close`.
+        self._wake = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._idle = False
+        self._due_at = 0.0  # time.monotonic() of the running batch's next tick
+        self._round: HeartbeatRound | None = None
         self._records: list[SQSRecord] = []
         self._received_at = 0.0
         self._renewed_at = 0.0
@@ -164,22 +180,52 @@ class WorkerHeartbeat:
 
     @contextmanager
     def running(self, records: Sequence[SQSRecord]) -> Iterator[object]:
-        """The skeleton's hook: hold ``records`` in flight (renewing them) while the block runs."""
+        """The skeleton's hook: hold ``records`` in flight (renewing them) while the block runs.
+
+        The first tick is ``interval_seconds`` after the block opens. The slot's ticker is started if
+        it is not yet; an idle one is woken. On leaving, the records and the job are let go under the
+        lock: a tick under way ends first, and no later tick renews them. The ticker is not woken
+        then: it finds nothing in flight at its next due time and goes idle (a short batch costs it
+        no wake-up at all).
+        """
         with self._lock:
             self._records = list(records)
-        done = threading.Event()
-        thread = threading.Thread(target=self._tick_until, args=(done,), daemon=True, name="heartbeat")
-        if self._ticker:
-            thread.start()
+            self._due_at = time.monotonic() + self._interval_s
+            if self._thread is None:
+                self.start()
+            elif self._idle:
+                self._wake.notify()
         try:
             yield self
         finally:
-            done.set()
-            if self._ticker:
-                thread.join()
             with self._lock:
                 self._records = []
                 self._job = None
+
+    # --- the ticker --------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the slot's ticker (once; idle until a batch runs); no-op without a ticker or once closed."""
+        with self._lock:
+            if not self._ticker or self._closed or self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._tick_loop, daemon=True, name="heartbeat")
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop the ticker and wait for it: nothing is renewed after this returns (the worker's stop)."""
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+            self._wake.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    @property
+    def ticking(self) -> bool:
+        """Whether the slot's ticker thread is alive."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
 
     @property
     def busy(self) -> bool:
@@ -234,44 +280,77 @@ class WorkerHeartbeat:
     # --- renewing ----------------------------------------------------------------------------------
 
     def tick(self) -> None:
-        """One heartbeat: the bounds, then the records' visibility, then the claim (module docstring)."""
+        """One heartbeat round (module docstring), written as one line; nothing while nothing is in flight."""
         with self._lock:
             if not self._records or self._stale:
                 return
-            now = self._clock()
-            held_s = now - self._received_at
-            job = self._job
-            if job is not None and self._max_job_s is not None and now - job[2] >= self._max_job_s:
-                self._stop(f"the run passed max_job_duration ({self._max_job_s} s)", exceeded=True)
-                return
-            if VISIBILITY_CAP_SECONDS - held_s <= self._interval_s:
-                self._stop(
-                    f"the batch reached SQS's {VISIBILITY_CAP_SECONDS} s visibility cap", exceeded=True
+            self._round = HeartbeatRound(self._job[0] if self._job else None, len(self._records))
+            try:
+                self._tick()
+            except Exception as exc:  # a defect: counted, and the next tick tries again
+                self._failure("heartbeat_failed", exc)
+            finally:
+                self._write_round()
+
+    def _tick(self) -> None:
+        now = self._clock()
+        held_s = now - self._received_at
+        job = self._job
+        if job is not None and self._max_job_s is not None and now - job[2] >= self._max_job_s:
+            self._stop(f"the run passed max_job_duration ({self._max_job_s} s)", exceeded=True)
+            return
+        if VISIBILITY_CAP_SECONDS - held_s <= self._interval_s:
+            self._stop(f"the batch reached SQS's {VISIBILITY_CAP_SECONDS} s visibility cap", exceeded=True)
+            return
+        seconds = int(min(self._visibility_s, VISIBILITY_CAP_SECONDS - held_s - 1))
+        records_ok = self._extend(self._records, seconds)
+        claim_ok = self._renew(job, self.lease_ms) if job is not None else True
+        if records_ok and claim_ok:
+            self._renewed_at = now
+            if self._round is not None:
+                has_claim = job is not None and self.claims is not None
+                self._round.renewed(
+                    visibility_timeout_seconds=seconds, lease_renewed=True if has_claim else None
                 )
-                return
-            seconds = int(min(self._visibility_s, VISIBILITY_CAP_SECONDS - held_s - 1))
-            records_ok = self._extend(self._records, seconds)
-            claim_ok = self._renew(job, self.lease_ms) if job is not None else True
-            if records_ok and claim_ok:
-                self._renewed_at = now
-            elif not self._stale and now - self._renewed_at >= self._visibility_s:
-                self._go_stale("nothing was renewed for a whole visibility timeout")
+        elif not self._stale and now - self._renewed_at >= self._visibility_s:
+            self._go_stale("nothing was renewed for a whole visibility timeout")
 
     def interrupt(self, reason: str) -> None:
         """Stop the run and make the batch's records visible at once (the end of a stop's grace)."""
         with self._lock:
             records = list(self._records)
-            if not self._stale:
-                self._stop(reason, exceeded=False)
-            if records:
-                self._extend(records, 0)
-
-    def _tick_until(self, done: threading.Event) -> None:
-        while not done.wait(self._next_wait()):
+            self._round = HeartbeatRound(self._job[0] if self._job else None, len(records))
             try:
-                self.tick()
-            except Exception as exc:  # the ticker never dies: the next tick tries again
-                self._failure("heartbeat_failed", exc)
+                if not self._stale:
+                    self._stop(reason, exceeded=False)
+                if records:
+                    self._extend(records, 0)
+            finally:
+                self._write_round()
+
+    def _tick_loop(self) -> None:
+        """The slot's ticker: idle while nothing is in flight, a round at each due time while a batch runs."""
+        with self._lock:
+            while not self._closed:
+                if not self._records:
+                    self._idle = True
+                    self._wake.wait()
+                    self._idle = False
+                    continue
+                wait = self._due_at - time.monotonic()
+                if wait > 0:
+                    self._wake.wait(wait)
+                    continue
+                try:
+                    self.tick()
+                except Exception as exc:  # the ticker never dies: the next tick tries again
+                    self._failure("heartbeat_failed", exc)
+                self._due_at = time.monotonic() + self._next_wait()
+
+    def _write_round(self) -> None:
+        done, self._round = self._round, None
+        if done is not None:
+            done.write(self._log, queue_name=self._queue_name)
 
     def _next_wait(self) -> float:
         with self._lock:
@@ -293,7 +372,7 @@ class WorkerHeartbeat:
                     QueueUrl=self._queue_url, Entries=entries
                 )
             except Exception as exc:
-                self._failure("visibility_renewal_failed", exc)
+                self._failure("visibility_renewal_failed", exc, released=seconds == 0)
                 return False
             refused = response.get("Failed") or []
             if refused and seconds > 0:
@@ -309,7 +388,7 @@ class WorkerHeartbeat:
         try:
             renewed = claims.renew(job[0], job[1], lease_ms=lease_ms)
         except Exception as exc:
-            self._failure("claim_renewal_failed", exc, jobId=job[0])
+            self._failure("claim_renewal_failed", exc, released=lease_ms == 0)
             return False
         if not renewed:
             self._go_stale("the claim's renewal was refused: another worker holds it, or its lease ran out")
@@ -320,40 +399,40 @@ class WorkerHeartbeat:
         job = self._job
         if job is not None:
             self._renew(job, 0)
-        self._mark_stale("run_stopped", reason)
-        if exceeded:
-            self._log.metrics(
-                queue_name=self._queue_name,
-                values={METRIC_JOB_DURATION_EXCEEDED: (1, "Count")},
-                event="job_duration_exceeded",
-                jobId=job[0] if job is not None else None,
-                reason=reason,
-            )
+        self._mark_stale("job_duration_exceeded" if exceeded else "run_stopped", reason, exceeded=exceeded)
 
     def _go_stale(self, reason: str) -> None:
-        self._count_failure()
-        self._mark_stale("heartbeat_stale", reason)
+        self._mark_stale("heartbeat_stale", reason, failure=True)
 
-    def _mark_stale(self, event: str, reason: str) -> None:
+    def _mark_stale(self, event: str, reason: str, *, failure: bool = False, exceeded: bool = False) -> None:
         self._stale = True
         self._context.cancelled.set()
-        job = self._job
-        self._log.event(
-            {
-                "event": event,
-                "jobId": job[0] if job is not None else None,
-                "reason": reason,
-                "action": "the job is told (context.cancelled); its writes are refused; its records come "
-                "back to the queue and its next run counts as an attempt",
-            }
+        self._note(
+            event,
+            failure=failure,
+            exceeded=exceeded,
+            reason=reason,
+            action="the job is told (context.cancelled); its writes are refused; its records come "
+            "back to the queue and its next run counts as an attempt",
         )
 
-    def _failure(self, event: str, exc: BaseException, **fields: Any) -> None:
-        self._count_failure()
-        self._log.event({"event": event, "error": describe(exc), **fields})
+    def _failure(self, event: str, exc: BaseException, *, released: bool = False) -> None:
+        """A call failed outright; ``released``: it was a release (the run is stopped: no next tick)."""
+        if released:
+            action = "not retried: the lease and the records' visibility run out on their own"
+        else:
+            left_s = max(0, int(self._visibility_s - (self._clock() - self._renewed_at)))
+            action = f"tried again next tick; the batch goes stale if nothing is renewed within {left_s} s"
+        self._note(event, failure=True, error=describe(exc), action=action)
 
-    def _count_failure(self) -> None:
-        self._log.metrics(queue_name=self._queue_name, values={METRIC_HEARTBEAT_FAILURES: (1, "Count")})
+    def _note(self, event: str, *, failure: bool, exceeded: bool = False, **fields: Any) -> None:
+        """Add to the round under way, or write a round of its own (a call outside any round)."""
+        if self._round is not None:
+            self._round.note(event, failure=failure, exceeded=exceeded, **fields)
+            return
+        single = HeartbeatRound(self._job[0] if self._job else None, len(self._records))
+        single.note(event, failure=failure, exceeded=exceeded, **fields)
+        single.write(self._log, queue_name=self._queue_name)
 
 
 class HeartbeatClaims(ClaimStore):

@@ -18,7 +18,11 @@ Each slot, until the worker stops:
 made visible at once (ChangeMessageVisibility 0, not started); a running batch may finish its running
 job within ``grace_seconds`` but starts no next one (what it did not reach comes back at once); a job
 still running at the end of the grace period is interrupted: its lease released (the next claim counts
-the run as an attempt), its records visible at once. Then :meth:`Worker.run` returns 0.
+the run as an attempt), its records visible at once. Then every slot's heartbeat ticker is stopped
+and joined (no thread of the worker's is left renewing anything) and :meth:`Worker.run` returns 0.
+
+Each slot's heartbeat ticker is started once, before the slot's first receive, and serves every batch
+the slot runs (:mod:`constructs_fifo.worker.heartbeat`).
 """
 
 from __future__ import annotations
@@ -143,18 +147,26 @@ class Worker:
             for index, slot in enumerate(self._slots)
         ]
         self._event("worker_started", slots=len(threads), queueUrl=self.queue.url, batchSize=self._batch_size)
-        for thread in threads:
-            thread.start()
-        while not self._stopping.wait(1.0):
-            self._protection.refresh()
-        deadline = time.monotonic() + self._grace_s
-        for thread in threads:
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        interrupted = 0
-        for thread, slot in zip(threads, self._slots, strict=True):
-            if thread.is_alive() and slot.heartbeat.busy:  # not a slot still in its receive
-                slot.heartbeat.interrupt("the worker stopped: the grace period ended with the job running")
-                interrupted += 1
+        for slot in self._slots:
+            slot.heartbeat.start()
+        try:
+            for thread in threads:
+                thread.start()
+            while not self._stopping.wait(1.0):
+                self._protection.refresh()
+            deadline = time.monotonic() + self._grace_s
+            for thread in threads:
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            interrupted = 0
+            for thread, slot in zip(threads, self._slots, strict=True):
+                if thread.is_alive() and slot.heartbeat.busy:  # not a slot still in its receive
+                    slot.heartbeat.interrupt(
+                        "the worker stopped: the grace period ended with the job running"
+                    )
+                    interrupted += 1
+        finally:
+            for slot in self._slots:
+                slot.heartbeat.close()
         self._event("worker_stopped", interrupted=interrupted)
         return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -233,6 +234,7 @@ def test_the_ticker_renews_by_itself_while_the_job_runs(
     _send(sqs, queue_url, "j1")
     # WHEN the batch runs
     response = h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    h.heartbeat.close()
     # THEN the claim was renewed while the job waited, and the job then succeeded
     assert renewed == [True]
     assert failed_ids(response) == []
@@ -260,3 +262,152 @@ def test_renewal_calls_that_fail_outright_are_counted_then_make_the_batch_stale(
     assert seen == [False, True]
     assert h.metric(METRIC_HEARTBEAT_FAILURES) >= 2
     assert "visibility_renewal_failed" in h.events()
+
+
+def _heartbeat_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == "heartbeat"}
+
+
+def _wait_for_renewal(h: SlotHarness, dynamodb: DynamoDBClient, job_id: str) -> bool:
+    """Wait (bounded) until the slot's own ticker renewed ``job_id``'s claim."""
+    first = (ClaimStore(TABLE_NAME, dynamodb).get(job_id) or {})["updated_at"]
+    h.clock.advance(5)
+    for _ in range(2000):  # bounded: the ticker renews within a few of its 50 ms intervals
+        if (ClaimStore(TABLE_NAME, dynamodb).get(job_id) or {})["updated_at"] != first:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_one_ticker_started_once_serves_every_batch_of_its_slot(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a slot whose ticker (every 50 ms) was started once, and three batches run one after another:
+    # a short one, one that waits for a renewal right after it (the ticker still timing the first),
+    # and, after an idle pause of several intervals, another that waits for a renewal
+    renewed: list[str] = []
+    threads_seen: list[set[threading.Thread]] = []
+
+    def handle(job: Job, context: Any) -> None:
+        threads_seen.append(_heartbeat_threads())
+        if job.id != "short" and _wait_for_renewal(h, dynamodb, job.id):
+            renewed.append(job.id)
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, interval_seconds=0.05, ticker=True)
+    before = _heartbeat_threads()
+    h.heartbeat.start()
+    ours = _heartbeat_threads() - before
+    idle_lines: list[int] = []
+    # WHEN the three batches run
+    for job_id in ("short", "between", "after-idle"):
+        if job_id == "after-idle":
+            lines_before = len(h.lines())
+            time.sleep(0.3)  # six intervals with nothing in flight
+            idle_lines.append(len(h.lines()) - lines_before)
+        _send(sqs, queue_url, job_id, group=f"ws#{job_id}")
+        h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    h.heartbeat.close()
+    # THEN one ticker served them all (no thread started per batch), each waiting job was renewed by
+    # it, the idle slot wrote nothing, every round line named a running job, and the close stopped it
+    assert len(ours) == 1
+    assert [seen - before for seen in threads_seen] == [ours] * 3
+    assert renewed == ["between", "after-idle"]
+    assert idle_lines == [0]
+    assert {line["jobId"] for line in h.lines() if line.get("event") == "heartbeat"} <= {
+        "between",
+        "after-idle",
+    }
+    assert [s for _, s in h.statuses()] == ["SUCCEEDED"] * 3
+    assert not h.heartbeat.ticking
+    assert not any(thread.is_alive() for thread in ours)
+
+
+def test_a_closed_ticker_renews_nothing_more(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a slot's ticker closed while its job still runs (the worker's stop, past its grace)
+    after_close: list[int] = []
+
+    def handle(job: Job, context: Any) -> None:
+        _wait_for_renewal(h, dynamodb, job.id)
+        h.heartbeat.close()
+        lines_before = len(h.lines())
+        h.clock.advance(5)
+        time.sleep(0.3)  # six intervals
+        after_close.append(len(h.lines()) - lines_before)
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle, interval_seconds=0.05, ticker=True)
+    h.heartbeat.start()
+    _send(sqs, queue_url, "j1")
+    # WHEN the batch runs on
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN no round ran after the close, and no later batch starts the ticker again
+    assert after_close == [0]
+    assert not h.heartbeat.ticking
+    with h.heartbeat.running([]):
+        assert not h.heartbeat.ticking
+
+
+def test_a_round_writes_one_info_line_of_what_it_renewed_and_an_idle_tick_none(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a batch of two records whose first job ticks the heartbeat once
+    written: list[list[dict[str, Any]]] = []
+
+    def handle(job: Job, context: Any) -> None:
+        if job.id == "j1":
+            before = len(h.lines())
+            h.clock.advance(30)
+            h.heartbeat.tick()
+            written.append(h.lines()[before:])
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    _send(sqs, queue_url, "j2", group="ws#2")
+    # WHEN the batch runs, then the heartbeat ticks with nothing in flight
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    idle_before = len(h.lines())
+    h.heartbeat.tick()
+    # THEN the round wrote one INFO line: the job, the records held, their visibility, the lease renewed
+    assert [
+        {k: line.get(k) for k in ("level", "event", "jobId", "records", "visibilityTimeout", "leaseRenewed")}
+        for line in written[0]
+    ] == [
+        {
+            "level": "INFO",
+            "event": "heartbeat",
+            "jobId": "j1",
+            "records": 2,
+            "visibilityTimeout": VISIBILITY_S,
+            "leaseRenewed": True,
+        }
+    ]
+    # AND the idle tick wrote nothing
+    assert len(h.lines()) == idle_before
+
+
+def test_a_refused_renewal_writes_one_warning_line_naming_the_job_and_what_follows(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a job paused past its lease while another worker took its claim over
+    written: list[list[dict[str, Any]]] = []
+
+    def handle(job: Job, context: Any) -> None:
+        h.clock.advance(VISIBILITY_S + 1)
+        store_b = ClaimStore(TABLE_NAME, dynamodb, max_attempts=3, clock=h.clock)
+        store_b.claim(job, lease_ms=60_000)
+        before = len(h.lines())
+        # WHEN its heartbeat ticks (the renewal is refused)
+        h.heartbeat.tick()
+        written.append(h.lines()[before:])
+
+    h = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1")
+    h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
+    # THEN the round wrote one WARNING line naming the job, the refusal and what happens next,
+    # which is also the HeartbeatFailures metric
+    [line] = written[0]
+    assert (line["level"], line["event"], line["jobId"]) == ("WARNING", "heartbeat_stale", "j1")
+    assert "another worker holds it" in line["reason"]
+    assert "its next run counts as an attempt" in line["action"]
+    assert line[METRIC_HEARTBEAT_FAILURES] == 1

@@ -177,6 +177,50 @@ def test_a_job_outliving_the_grace_period_is_interrupted_as_a_counted_attempt(
     assert '"interrupted":1' in stream.getvalue()
 
 
+def test_the_worker_starts_each_slots_ticker_once_and_its_stop_stops_them(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a worker of 2 slots with real tickers (every 50 ms), and jobs in 4 groups, the first of which
+    # waits until its claim was renewed
+    renewed = threading.Event()
+
+    def handle(job: Job, context: Any) -> None:
+        if job.id != "j0":
+            return
+        first = (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"]
+        clock.advance(5)
+        for _ in range(2000):  # bounded: a ticker renews within a few of its 50 ms intervals
+            if (ClaimStore(TABLE_NAME, dynamodb).get(job.id) or {})["updated_at"] != first:
+                renewed.set()
+                return
+            time.sleep(0.01)
+
+    clock = FakeClock()
+    harnesses = [
+        SlotHarness(dynamodb, sqs, queue_url, handle, clock=clock, interval_seconds=0.05, ticker=True)
+        for _ in range(2)
+    ]
+    for n in range(8):
+        _send(sqs, queue_url, f"j{n}", group=f"g{n % 4}")
+    worker, _ = _worker(harnesses, queue_url, batch_size=2)
+    # WHEN it runs until every job ran, then is stopped (SIGTERM's handler)
+    thread, codes = _start(worker)
+    _wait_for(lambda: all(h.heartbeat.ticking for h in harnesses))
+    started = [h.heartbeat.ticking for h in harnesses]
+    _wait_for(lambda: _messages_left(sqs, queue_url) == 0)
+    worker.stop()
+    thread.join(_PATIENCE_S)
+    lines_at_stop = [len(h.lines()) for h in harnesses]
+    time.sleep(0.3)  # six intervals
+    # THEN each slot's ticker ran while it worked and renewed the waiting job; the stop stopped every
+    # ticker (none left running), nothing was written after it, and the worker exited 0
+    assert started == [True, True]
+    assert renewed.is_set()
+    assert [h.heartbeat.ticking for h in harnesses] == [False, False]
+    assert [len(h.lines()) for h in harnesses] == lines_at_stop
+    assert codes == [0]
+
+
 #: The loop's property runs real threads (a receive waits up to a second): a tenth of the profile's examples.
 _LOOP_EXAMPLES = max(3, settings().max_examples // 10)
 

@@ -4,14 +4,18 @@ A simulated FIFO queue (:mod:`.fifo_model`: visibility, receipt handles, FIFO re
 feeds worker slots built as the worker builds them (the real processor, :class:`HeartbeatClaims` on
 moto's DynamoDB, :class:`WorkerHeartbeat` renewing through the model). While a job runs, Hypothesis
 chooses what happens next: its worker's heartbeat ticks, the worker pauses (its renewals lost: it may
-outlive its visibility and its lease), another worker receives and runs a batch, the worker dies, or
-the job returns. Then fresh workers drain the queue. The invariants:
+outlive its visibility and its lease), another worker receives and runs a batch, the worker dies, the
+worker stops (the end of its grace period: the run interrupted, the heartbeat closed, the job running
+on), or the job returns. The first worker's slot runs batch after batch (one heartbeat for the slot's
+life, as the worker keeps it), ticked between batches too; then one more long-lived slot drains the
+queue. The invariants:
 
 - **no job runs twice while its worker lives and holds the claim**: when a run of a job starts, every
   other run of it still going is dead, told it is stale (``context.cancelled``), or past its lease;
 - **the fence**: a job's final SUCCEEDED claim is its last run's (no stale run wrote over a later one);
 - **nothing is lost**: the queue ends empty, every job SUCCEEDED or dead-lettered;
-- **order holds**: a run of a job starts only once every earlier job of its group is finished.
+- **order holds**: a run of a job starts only once every earlier job of its group is finished;
+- **an idle heartbeat is quiet**: a tick between two batches of a slot renews nothing and writes nothing.
 
 Run with more examples: ``CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE=chaos`` (``make chaos``).
 """
@@ -57,6 +61,7 @@ ACTIONS = st.sampled_from(
         ("other", 0.0),
         ("other", 0.0),
         ("die", 0.0),
+        ("stop", 0.0),
         ("finish", 0.0),
     ]
 )
@@ -100,7 +105,9 @@ class Run:
 class Slot:
     heartbeat: WorkerHeartbeat
     processor: Any
+    stream: io.StringIO
     dead: bool = False
+    stopped: bool = False
 
 
 @dataclass
@@ -137,7 +144,8 @@ class World:
 
     def slot(self) -> Slot:
         client: Any = ModelClient(self.model, self.sqs)
-        log = JobLogger("Test", stream=io.StringIO(), clock=self.clock)
+        stream = io.StringIO()
+        log = JobLogger("Test", stream=stream, clock=self.clock)
         heartbeat = WorkerHeartbeat(
             client,
             self.model.url,
@@ -160,7 +168,14 @@ class World:
             heartbeat=heartbeat,
             claims=claims,
         )
-        return Slot(heartbeat, processor)
+        return Slot(heartbeat, processor, stream)
+
+    def idle_tick(self, slot: Slot) -> None:
+        """Tick a slot's heartbeat between two of its batches: nothing may be renewed or written."""
+        written = slot.stream.tell()
+        slot.heartbeat.tick()
+        if slot.stream.tell() != written:
+            self.violations.append(f"an idle heartbeat wrote {slot.stream.getvalue()[written:]!r}")
 
     def invoke(self, slot: Slot) -> bool:
         """One slot receives a batch and runs it as the worker does; ``False``: nothing receivable."""
@@ -222,14 +237,21 @@ class World:
                 self.clock.advance(seconds)
             elif action == "other":
                 self.invoke(self.slot())
+            elif action == "stop":  # the worker's stop at the end of its grace, the job running on
+                slot.heartbeat.interrupt("the grace period ended with the job running")
+                slot.heartbeat.close()
+                slot.stopped = True
             elif action == "die":
                 slot.dead = True
                 raise Crash
 
     def drain(self) -> None:
-        """Fresh workers until the queue is empty (the clock moved to the next visible message)."""
+        """One more slot, batch after batch, until the queue is empty (the clock moved to the next visible
+        message)."""
+        drainer = self.slot()
         for _ in range(400):
-            if not self.invoke(self.slot()):
+            self.idle_tick(drainer)
+            if not self.invoke(drainer):
                 wake = self.model.next_visible_at()
                 if wake is None:
                     return
@@ -250,6 +272,7 @@ def schedules(draw: st.DrawFn) -> tuple[list[tuple[str, str]], list[tuple[str, f
 
 
 @example(([("g0", "j0")], [("pause", VISIBILITY_S), ("other", 0.0)]))  # the conflict's edge
+@example(([("g0", "j0"), ("g0", "j1")], [("stop", 0.0), ("other", 0.0), ("finish", 0.0)]))  # retaken at once
 @example(([("g0", "j0"), ("g0", "j1")], [("pause", 2.5 * VISIBILITY_S), ("other", 0.0), ("tick", 0.0)]))
 @given(schedules())
 def test_heartbeats_keep_one_live_holder_per_job_lose_nothing_and_keep_order(
@@ -259,8 +282,11 @@ def test_heartbeats_keep_one_live_holder_per_job_lose_nothing_and_keep_order(
     with mock_aws():
         # GIVEN the jobs and the schedule Hypothesis chose, played by a first worker and those it starts
         world = World(jobs, deque(actions))
-        while world.actions and world.invoke(world.slot()):
-            pass
+        first = world.slot()
+        while world.actions and world.invoke(first):
+            if first.dead or first.stopped:  # its task died or stopped: another one takes its place
+                first = world.slot()
+            world.idle_tick(first)
         # WHEN fresh workers drain what is left
         world.actions.clear()
         world.drain()
