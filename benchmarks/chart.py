@@ -14,10 +14,12 @@ __all__ = ["draw", "draw_capacity"]
 
 
 def _values(results: Results, figure: int) -> dict[str, dict[str, float | None]]:
-    """``{consumer: {pass: value}}`` of one figure (the baseline's from any row's baseline value)."""
+    """``{consumer: {pass: value}}`` of one figure's first measure (the one its panel is titled by; figure
+    2's second, without botocore, stays in the table); the baseline's from any row's baseline value."""
     values: dict[str, dict[str, float | None]] = {name: dict.fromkeys(PASSES) for name in CONSUMERS}
-    for row in results.figure(figure):
-        if row.subject in values and row.case in PASSES:
+    rows = results.figure(figure)
+    for row in rows:
+        if row.measure == rows[0].measure and row.subject in values and row.case in PASSES:
             values[row.subject][row.case] = row.value
             values[BASELINE][row.case] = row.baseline_value
     return values

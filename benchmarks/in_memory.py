@@ -12,12 +12,14 @@ a group's do, because a FIFO group has at most one batch in flight.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.consumer_env import ConsumerEnv
 from benchmarks.consumers import ConsumerSpec
 from benchmarks.counting import CallCounter
+from benchmarks.direct_client import DirectClient
 from benchmarks.passes import PASSES, PassResult, run_passes
 from benchmarks.responder import Responder
 from benchmarks.workload import QUEUE_URL, REGION, Batch, Workload, aws_environment
@@ -70,7 +72,8 @@ class _Turn:
     spec: ConsumerSpec
     responder: Responder
     env: ConsumerEnv
-    counter: CallCounter
+    #: DynamoDB calls by operation (a :class:`CallCounter`'s, or a :class:`DirectClient`'s own).
+    calls: Counter[str]
     process_batch: Any
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -90,24 +93,27 @@ class _Turn:
             jobs=sum(len(batch) for batch in batches),
             wall_seconds=self.wall_seconds,
             cpu_seconds=self.cpu_seconds,
-            dynamodb_calls=self.counter.total,
+            dynamodb_calls=sum(self.calls.values()),
             failures=self.failures,
             executed=self.env.ran,
-            calls_by_operation=dict(self.counter.by_operation),
+            calls_by_operation=dict(self.calls),
         )
 
     def start_pass(self) -> None:
-        self.counter.reset()
+        self.calls.clear()
         self.env.ran, self.failures, self.cpu_seconds, self.wall_seconds = 0, 0, 0.0, 0.0
 
 
-def run_interleaved(specs: list[ConsumerSpec], work: Workload) -> dict[str, list[PassResult]]:
+def run_interleaved(
+    specs: list[ConsumerSpec], work: Workload, *, botocore: bool = True
+) -> dict[str, list[PassResult]]:
     """Measure ``specs``' consumers against fresh responders (no delay), batch by batch in turn.
 
     Each consumer has its own clients, responder and tables, and sees the same batches in the same
     order as :func:`run_in_memory` gives it; only the time between its batches changes. The first
     consumer of each batch is the next one along, so none always runs first. Returns each consumer's
-    passes by name, as :func:`run_in_memory` does.
+    passes by name, as :func:`run_in_memory` does. ``botocore=False`` gives each consumer
+    :class:`~benchmarks.direct_client.DirectClient` clients instead of boto3's: the framework alone.
 
     Raises
     ------
@@ -120,16 +126,24 @@ def run_interleaved(specs: list[ConsumerSpec], work: Workload) -> dict[str, list
     import boto3  # noqa: PLC0415 - keep importing this module cheap
 
     turns: list[_Turn] = []
+    counters: list[CallCounter] = []
     try:
         for spec in specs:
             if spec.build is None:
                 raise ValueError(f"consumer {spec.name!r} is not built: {spec.status()}")
-            dynamodb = boto3.client("dynamodb", region_name=REGION)
-            sqs = boto3.client("sqs", region_name=REGION)
             responder = Responder(spec.tables)
-            responder.attach(dynamodb, sqs)
+            calls: Counter[str]
+            if botocore:
+                dynamodb: Any = boto3.client("dynamodb", region_name=REGION)
+                sqs: Any = boto3.client("sqs", region_name=REGION)
+                responder.attach(dynamodb, sqs)
+                counters.append(CallCounter(dynamodb))
+                calls = counters[-1].by_operation
+            else:
+                dynamodb, sqs = DirectClient(responder, "dynamodb"), DirectClient(responder, "sqs")
+                calls = dynamodb.calls
             env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL)
-            turns.append(_Turn(spec, responder, env, CallCounter(dynamodb), spec.build(env)))
+            turns.append(_Turn(spec, responder, env, calls, spec.build(env)))
         for turn in turns:
             for batch in work.warmup:
                 turn.process_batch(batch)
@@ -143,8 +157,9 @@ def run_interleaved(specs: list[ConsumerSpec], work: Workload) -> dict[str, list
             for turn in turns:
                 results[turn.spec.name].append(turn.result(name, batches))
     finally:
+        for counter in counters:
+            counter.close()
         for turn in turns:
-            turn.counter.close()
             turn.responder.detach()
     errors = [f"{turn.spec.name}: {error}" for turn in turns for error in sorted(set(turn.responder.errors))]
     if errors:

@@ -49,7 +49,11 @@ HOW_TO_READ = """\
   (figure 9 alone formats them at both levels, to count both levels' bytes); Powertools logs nothing by
   default. At equal calls per job most of it is botocore on both sides: a cProfile of one claim-mode run
   (`--profile` prints ours) put botocore at over half of the time and constructs_fifo's own code at about
-  4%, so only fewer calls per job (the state mode) can reach the 0.5x target.
+  4%, so only fewer calls per job (the state mode) can reach the 0.5x target. Its second measure runs the
+  same consumers, interleaved the same way, with `benchmarks/direct_client.py` in place of the boto3
+  clients: each call's parameters go straight to the same responder, so no botocore work (validation,
+  hooks, signing, parsing) is left, and with it no capacity flag: the framework alone. The call counts of
+  both must equal moto's.
 - **Figure 3** adds a fixed sleep per DynamoDB call (about DynamoDB's in-region latency) and runs the
   batches one after another, as one FIFO group's batches run: jobs per second per group is what one
   workspace gets on AWS. It is dominated by calls per job, so it moves with figure 1.

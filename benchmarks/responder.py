@@ -156,29 +156,35 @@ class Responder:
         """The items of ``table`` (for tests and checks)."""
         return list(self._items[table].values())
 
+    def answer(self, service: str, operation: str, params: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """The model's answer to one request, as the service's JSON body and HTTP status.
+
+        ``service`` is ``"dynamodb"`` or ``"sqs"``, ``operation`` the API name (``"PutItem"``),
+        ``params`` the request as its JSON body holds it (the low-level client's parameters). An error is
+        answered as the service sends it: ``{"__type": ..., "message": ..., <fields>}`` with status 400.
+        """
+        self.calls[f"{service}.{operation}"] += 1
+        handler = getattr(self, f"_{service}_{operation}", None)
+        error_type = _DDB_ERROR if service == "dynamodb" else _SQS_ERROR
+        try:
+            if handler is None:
+                raise _RefusedError("UnknownOperationException", f"{service} {operation} is not modelled")
+            return handler(params), 200
+        except UnsupportedExpressionError as exc:
+            self.errors.append(f"{service} {operation}: {exc}")
+            return {"__type": f"{error_type}ValidationException", "message": str(exc)}, 400
+        except _RefusedError as exc:
+            if exc.code in ("UnknownOperationException", "ResourceNotFoundException", "ValidationException"):
+                self.errors.append(f"{service} {operation}: {exc}")
+            return {"__type": f"{error_type}{exc.code}", "message": str(exc), **exc.fields}, 400
+
     def _on_send(self, request: Any, **_: Any) -> AWSResponse:
         started = time.process_time()
         header = request.headers.get("X-Amz-Target", b"")
         target = header.decode() if isinstance(header, bytes) else str(header)
         prefix, _dot, operation = target.partition(".")
         service = "dynamodb" if prefix.startswith("DynamoDB") else "sqs"
-        self.calls[f"{service}.{operation}"] += 1
-        params = json.loads(request.body or b"{}")
-        handler = getattr(self, f"_{service}_{operation}", None)
-        error_type = _DDB_ERROR if service == "dynamodb" else _SQS_ERROR
-        answer: dict[str, Any]
-        try:
-            if handler is None:
-                raise _RefusedError("UnknownOperationException", f"{service} {operation} is not modelled")
-            answer, status = handler(params), 200
-        except UnsupportedExpressionError as exc:
-            self.errors.append(f"{service} {operation}: {exc}")
-            answer, status = {"__type": f"{error_type}ValidationException", "message": str(exc)}, 400
-        except _RefusedError as exc:
-            if exc.code in ("UnknownOperationException", "ResourceNotFoundException", "ValidationException"):
-                self.errors.append(f"{service} {operation}: {exc}")
-            answer = {"__type": f"{error_type}{exc.code}", "message": str(exc), **exc.fields}
-            status = 400
+        answer, status = self.answer(service, operation, json.loads(request.body or b"{}"))
         body = json.dumps(answer).encode()
         headers = HTTPHeaders()
         headers["Content-Type"] = "application/x-amz-json-1.0"

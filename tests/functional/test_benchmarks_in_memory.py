@@ -1,4 +1,5 @@
-"""The in-memory runs of figures 2 and 3: interleaving the consumers changes no call and no outcome."""
+"""The in-memory runs of figures 2 and 3: interleaving the consumers, or leaving botocore out, changes no
+call and no outcome."""
 
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
 
 
-def test_interleaved_consumers_each_make_the_calls_and_runs_of_a_run_of_their_own() -> None:
+@pytest.mark.parametrize("botocore", [True, False], ids=["boto3 clients", "without botocore"])
+def test_interleaved_consumers_each_make_the_calls_and_runs_of_a_run_of_their_own(botocore: bool) -> None:
     # GIVEN three consumers with different tables and call patterns, over 30 jobs in batches of 10
     work = workload(jobs=30, groups=3, batch_size=10)
     names = ["claim", "claim-park", "state"]
-    # WHEN they run interleaved batch by batch, and each alone
-    together = run_interleaved([CONSUMERS[name] for name in names], work)
+    # WHEN they run interleaved batch by batch (through boto3 or straight to the model), and each alone
+    together = run_interleaved([CONSUMERS[name] for name in names], work, botocore=botocore)
     # THEN each consumer's passes count the calls, runs and failures of its own run, pass by pass
     assert list(together) == names
     for name in names:
