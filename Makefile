@@ -62,7 +62,7 @@ typecheck: setup
 TEST_WORKERS ?= auto
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-# CI's command (~10 minutes from a fresh clone on 2 cores, `make setup` included). checkov
+# CI's command (~11 minutes from a fresh clone on 2 cores, `make setup` included; pytest ~10). checkov
 # (docs/security.md's scanner rows) runs inside it from uv's own environment. mypy (~2 minutes with no
 # cache, mostly aws_cdk's modules) runs beside pytest, whose workers spend much of their time waiting on
 # emulators and the CDK CLI; its report follows pytest's, and either failing fails the target.
