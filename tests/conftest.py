@@ -1,13 +1,19 @@
-"""Shared test settings: quiet jsii, bounded Hypothesis runs (markers are registered in pyproject.toml)."""
+"""Shared test settings: quiet jsii, bounded Hypothesis runs, which tests share an xdist worker, and a
+state directory of the session's own (markers are registered in pyproject.toml)."""
 
 from __future__ import annotations
 
 import os
 import signal
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.scheduler.protocol import Scheduling
 
 # jsii prints a banner about Node 20 on every start; the tests do not need it.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -43,3 +49,44 @@ def ctrl_c_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+#: The directories whose tests run on one worker, in collection order, under ``--dist loadfile``: their
+#: session fixtures are costly or shared. tests/e2e starts one emulator and one CDK deploy for all its files,
+#: and its deploys (the session's and the demo's) write the repository's cdk.out; tests/infrastructure
+#: synthesizes the sample's stacks once; tests/conformance starts one emulator.
+ONE_WORKER_DIRECTORIES = ("tests/e2e/", "tests/infrastructure/", "tests/conformance/")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Scheduling | None:
+    """``--dist loadfile``, with each of :data:`ONE_WORKER_DIRECTORIES` one unit of work.
+
+    Every other file stays one unit (its module fixtures are built once). Node ids stay as they are, so a
+    failure reads as in a serial run (``xdist_group`` would suffix every id with ``@group``).
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class DirectoryOrFileScheduling(LoadFileScheduling):  # type: ignore[misc]  # xdist ships no types
+        def _split_scope(self, nodeid: str) -> str:
+            for directory in ONE_WORKER_DIRECTORIES:
+                if nodeid.startswith(directory):
+                    return directory
+            return nodeid.split("::", 1)[0]  # the file, as loadfile splits it
+
+    return DirectoryOrFileScheduling(config, log)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_state_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``XDG_STATE_HOME`` in the session's temporary directory (each xdist worker has its own).
+
+    The drains' function logs go there (constructs_fifo/local/event_source/function_log.py): numbered per
+    project directory and pruned to the newest 10, so two workers draining from the repository would
+    prune each other's logs; nor do the tests fill the user's own state directory.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        yield
