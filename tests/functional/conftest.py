@@ -9,6 +9,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from benchmarks.workload import REGION as BENCH_REGION
+
 from .runtime_harness import DLQ_NAME, QUEUE_NAME, REGION, Harness, create_tables
 
 if TYPE_CHECKING:
@@ -25,6 +27,16 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     with mock_aws():
         yield
+
+
+@pytest.fixture
+def bench_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's fake AWS environment, without moto: the benchmark starts its own moto or answers
+    from memory. It fills these in with setdefault/pop; setting them here leaves no trace."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", BENCH_REGION)
 
 
 @pytest.fixture

@@ -22,12 +22,7 @@ TABLE = "groups"
 KEY = {"group": {"S": "ws#1"}, "sk": {"S": "state"}}
 
 
-@pytest.fixture(autouse=True)
-def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+pytestmark = pytest.mark.usefixtures("bench_environment")
 
 
 def _create_table(client: Any) -> None:

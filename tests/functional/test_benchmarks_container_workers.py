@@ -21,16 +21,8 @@ from benchmarks.container_workers import (
     measure_slots,
 )
 from benchmarks.prices import DYNAMODB_WRITE, FARGATE_GB_HOUR, FARGATE_VCPU_HOUR, SQS_FIFO_REQUEST
-from benchmarks.workload import REGION
 
-
-@pytest.fixture(autouse=True)
-def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The benchmark fills these in with setdefault/pop; set them here so the test leaves no trace.
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+pytestmark = pytest.mark.usefixtures("bench_environment")
 
 
 @pytest.mark.parametrize(("interval_s", "ticks"), [(30, 20), (60, 10)])

@@ -24,18 +24,12 @@ from benchmarks.cost_per_job import (
     delivery_case,
     measure_cost,
 )
-from benchmarks.workload import REGION
 from constructs_fifo.runtime.exceptions import PermanentJobError
 
 TINY = ["--only", "9", "--cost-jobs", "20", "--cost-warmup", "1"]
 
 
-@pytest.fixture(autouse=True)
-def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+pytestmark = pytest.mark.usefixtures("bench_environment")
 
 
 def test_figure_9_alone_measures_every_case_and_writes_its_section_and_chart(

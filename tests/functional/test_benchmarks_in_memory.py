@@ -7,15 +7,9 @@ import pytest
 
 from benchmarks.consumers import CONSUMERS
 from benchmarks.in_memory import run_in_memory, run_interleaved
-from benchmarks.workload import REGION, workload
+from benchmarks.workload import workload
 
-
-@pytest.fixture(autouse=True)
-def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+pytestmark = pytest.mark.usefixtures("bench_environment")
 
 
 @pytest.mark.parametrize("botocore", [True, False], ids=["boto3 clients", "without botocore"])

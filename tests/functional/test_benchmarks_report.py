@@ -13,7 +13,7 @@ from benchmarks.consumers import CONSUMERS
 from benchmarks.in_memory import run_in_memory
 from benchmarks.results import FIGURES
 from benchmarks.runtime_throughput import run_on_moto
-from benchmarks.workload import REGION, workload
+from benchmarks.workload import workload
 
 TINY = [
     "--jobs", "20", "--groups", "2", "--cold-start-runs", "0", "--synth-runs", "0", "--local-jobs", "0",
@@ -22,13 +22,7 @@ TINY = [
 FAST = ["--cpu-repeats", "1", "--producer-repeats", "1", "--sqs-delay-ms", "1", "--ddb-delay-ms", "1"]
 
 
-@pytest.fixture(autouse=True)
-def fake_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The benchmark fills these in with setdefault/pop; set them here so the test leaves no trace.
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+pytestmark = pytest.mark.usefixtures("bench_environment")
 
 
 @pytest.mark.parametrize("name", ["claim", "powertools"])
