@@ -38,6 +38,28 @@ settings.load_profile(os.environ.get("CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE", "ci")
 
 
 @pytest.fixture
+def patched_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """In-process moto as the emulator serves it (its fidelity patches), with fake credentials and no
+    endpoint or profile of the caller's; the patches are reverted unless something applied them before."""
+    from moto import mock_aws
+
+    from constructs_fifo.local.emulator import patches
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    already = patches.is_applied()
+    patches.apply()
+    try:
+        with mock_aws():
+            yield
+    finally:
+        if not already:
+            patches.revert()
+
+
+@pytest.fixture
 def ctrl_c_raises() -> Iterator[None]:
     """SIGINT raises ``KeyboardInterrupt`` in this process, as it does at a terminal.
 

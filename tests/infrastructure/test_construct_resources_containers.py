@@ -5,13 +5,11 @@ deploy of the stack to the emulator's CloudFormation."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 from aws_cdk.assertions import Match, Template
-from moto import mock_aws
 
 from constructs_fifo.construct import InvalidPropsError
 from constructs_fifo.construct.resources.permissions import (
@@ -21,7 +19,6 @@ from constructs_fifo.construct.resources.permissions import (
     SEND_ACTIONS,
     TASK_PROTECTION_ACTIONS,
 )
-from constructs_fifo.local.emulator import patches
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
@@ -188,23 +185,7 @@ def test_the_function_of_a_container_queue_is_refused_with_what_to_read(workers:
     assert workers.default.workers is not None
 
 
-@pytest.fixture
-def emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    already = patches.is_applied()
-    patches.apply()
-    try:
-        with mock_aws():
-            yield
-    finally:
-        if not already:
-            patches.revert()
-
-
-@pytest.mark.usefixtures("emulator")
+@pytest.mark.usefixtures("patched_moto")
 def test_the_container_stack_deploys_to_the_emulators_cloudformation(workers: WorkersSynthesized) -> None:
     # GIVEN the default container stack's template WHEN the emulator's CloudFormation creates it
     cloudformation = boto3.client("cloudformation", region_name=REGION)

@@ -9,9 +9,9 @@ import pytest
 from constructs_fifo.cli import main
 from constructs_fifo.cli.pipes import EXIT_FAILED_RECORDS
 
-from ..local.pipes.ingress import REGION, STACK, deploy, pipes_aws, publish, received, template
+from ..local.pipes.ingress import REGION, STACK, deploy, publish, received, template
 
-pytestmark = pytest.mark.usefixtures(pipes_aws.__name__)
+pytestmark = pytest.mark.usefixtures("patched_moto")
 
 
 def test_pipes_run_prints_camel_case_json_and_exits_0_when_every_record_was_sent(

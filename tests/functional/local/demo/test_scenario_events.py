@@ -10,13 +10,11 @@ state-mode processor (what the ``OrderedAgentQueue`` function runs) is the consu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.demo.sample_app import JOB_CODE_DIR
@@ -27,7 +25,6 @@ from constructs_fifo.local.demo.scenario_events import (
     event_stream,
     load_account_agent,
 )
-from constructs_fifo.local.emulator import patches
 from constructs_fifo.local.pipes.runner import PipeRunner
 from constructs_fifo.runtime.job import Job
 
@@ -107,22 +104,6 @@ def templates() -> dict[bool, dict[str, Any]]:
     return {with_seq: _template(with_seq=with_seq) for with_seq in (True, False)}
 
 
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    already = patches.is_applied()
-    patches.apply()
-    try:
-        with mock_aws():
-            yield
-    finally:
-        if not already:
-            patches.revert()
-
-
 class AccountAgent(StateHarness):
     """The state-mode consumer whose transition is seed 004's account agent."""
 
@@ -170,7 +151,7 @@ def _run(template: dict[str, Any], stream: list[AccountEvent]) -> dict[str, Any]
     return {account: agent.group_state(account).state for account in accounts}
 
 
-@pytest.mark.usefixtures("aws")
+@pytest.mark.usefixtures("patched_moto")
 def test_shuffled_account_events_converge_by_seq(templates: dict[bool, dict[str, Any]]) -> None:
     # GIVEN seed 004's stories of six accounts, published shuffled (some account out of order)
     stream = event_stream(ACCOUNTS, SEED)
@@ -181,7 +162,7 @@ def test_shuffled_account_events_converge_by_seq(templates: dict[bool, dict[str,
     assert comparison.converged, comparison.verdict()
 
 
-@pytest.mark.usefixtures("aws")
+@pytest.mark.usefixtures("patched_moto")
 def test_without_seq_the_same_stream_diverges_and_bills_wrong(templates: dict[bool, dict[str, Any]]) -> None:
     # GIVEN the same shuffled stream, and a pipe whose template carries no seq
     stream = event_stream(ACCOUNTS, SEED)

@@ -6,16 +6,11 @@ In-process moto with the emulator's fidelity patches; deployed by CloudFormation
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
-import pytest
-from moto import mock_aws
 
-from constructs_fifo.local.emulator import patches
-
-__all__ = ["REGION", "STACK", "TEMPLATE_BODY", "deploy", "pipes_aws", "publish", "received", "template"]
+__all__ = ["REGION", "STACK", "TEMPLATE_BODY", "deploy", "publish", "received", "template"]
 
 REGION = "us-east-1"
 STACK = "AccountEvents"
@@ -88,22 +83,6 @@ def template(*, desired_state: str = "RUNNING", max_receive_count: int = 2) -> d
             },
         }
     }
-
-
-@pytest.fixture
-def pipes_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    already = patches.is_applied()
-    patches.apply()
-    try:
-        with mock_aws():
-            yield
-    finally:
-        if not already:
-            patches.revert()
 
 
 def deploy(template: dict[str, Any]) -> None:

@@ -15,9 +15,9 @@ from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.pipes.errors import PipeNotFoundError
 from constructs_fifo.local.pipes.runner import PipeRunner
 
-from .ingress import REGION, STACK, deploy, pipes_aws, publish, received, template
+from .ingress import REGION, STACK, deploy, publish, received, template
 
-pytestmark = pytest.mark.usefixtures(pipes_aws.__name__)
+pytestmark = pytest.mark.usefixtures("patched_moto")
 
 
 def _runner() -> PipeRunner:
