@@ -30,12 +30,15 @@ __all__ = [
     "CLAIM_TABLE",
     "CONSUMERS",
     "GROUP_TABLE",
+    "ClientMaker",
     "ConsumerFactory",
     "ConsumerSpec",
+    "boto3_client",
     "build_claim",
     "build_claim_park",
     "build_state",
     "quiet_logger",
+    "runtime_client",
 ]
 
 #: The claim mode's table (partition key ``id``).
@@ -45,6 +48,24 @@ GROUP_TABLE = "groups"
 
 #: A consumer's factory: wire it to the environment, return its batch function.
 ConsumerFactory = Callable[[ConsumerEnv], BatchFn]
+#: Makes a consumer's boto3 client for a service in a region, as the consumer makes its own.
+ClientMaker = Callable[..., Any]
+
+
+def boto3_client(service: str, *, region_name: str) -> Any:
+    """boto3's default client: what Powertools' persistence layer makes when given none."""
+    import boto3  # noqa: PLC0415 - keep importing this module cheap
+
+    make: Any = boto3.client
+    return make(service, region_name=region_name)
+
+
+def runtime_client(service: str, *, region_name: str) -> Any:
+    """Our runtime's client (:func:`constructs_fifo.runtime.aws_clients.runtime_client`): what the
+    Lambda entry point and a worker make for themselves, botocore's client-side validation off."""
+    from constructs_fifo.runtime import aws_clients  # noqa: PLC0415
+
+    return aws_clients.runtime_client(service, region_name=region_name)
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,9 @@ class ConsumerSpec:
     budget
         Expected DynamoDB calls per job for each pass (``"new jobs"``, ``"duplicates"``); a run
         that differs fails the benchmark. Empty: reported, not checked.
+    client
+        Makes its boto3 clients as it ships (the harness then answers and counts their calls):
+        ours as the runtime makes its own, Powertools' as boto3's default.
     """
 
     name: str
@@ -74,6 +98,7 @@ class ConsumerSpec:
     build: ConsumerFactory | None
     unavailable: Callable[[], str | None] = lambda: None
     budget: Mapping[str, float] = field(default_factory=dict)
+    client: ClientMaker = runtime_client
 
     def status(self) -> str | None:
         """``None`` when the consumer can run, else what the report shows instead of figures."""
@@ -233,6 +258,7 @@ CONSUMERS: dict[str, ConsumerSpec] = {
         tables=(TableSpec(IDEMPOTENCY_TABLE, "id"),),
         build=build_powertools,
         unavailable=_powertools_missing,
+        client=boto3_client,
     ),
 }
 #: The consumer every ratio is taken against.

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from benchmarks.consumer_env import ConsumerEnv, LogCounter
-from benchmarks.consumers import CLAIM_TABLE, build_claim, quiet_logger
+from benchmarks.consumers import CLAIM_TABLE, build_claim, quiet_logger, runtime_client
 from benchmarks.prices import (
     DYNAMODB_WRITE,
     FARGATE_GB_HOUR,
@@ -129,11 +129,10 @@ def _visibility_s() -> int:
 
 
 def _clients(tables: tuple[TableSpec, ...]) -> tuple[Any, Any, Responder]:
+    """Clients as the runtime makes its own (Lambda's and the worker's alike), answered by a responder."""
     aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
-
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
+    dynamodb = runtime_client("dynamodb", region_name=REGION)
+    sqs = runtime_client("sqs", region_name=REGION)
     responder = Responder(tables)
     responder.attach(dynamodb, sqs)
     return dynamodb, sqs, responder

@@ -308,7 +308,6 @@ def measure_cost(
     remembers 100 per group: at most ``jobs`` of 1,000 over the 10 groups).
     """
     aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
 
     if case.spec.build is None:
         raise ValueError(f"consumer {case.spec.name!r} is not built: {case.spec.status()}")
@@ -316,8 +315,8 @@ def measure_cost(
     warm = records([f"warm-{index}" for index in range(warmup_per_group * groups)], groups)
     first = _batches(case.fill, records([f"job-{index}" for index in range(jobs)], groups))
     again = _batches(case.fill, records([f"again-{index}" for index in range(jobs)], groups))
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
+    dynamodb = case.spec.client("dynamodb", region_name=REGION)
+    sqs = case.spec.client("sqs", region_name=REGION)
     responder = Responder(case.spec.tables)
     responder.attach(dynamodb, sqs)
     env = ConsumerEnv(dynamodb=dynamodb, sqs=sqs, queue_url=QUEUE_URL, batch_log=LogCounter())

@@ -40,10 +40,8 @@ def run_in_memory(spec: ConsumerSpec, work: Workload, *, delay_seconds: float = 
         The consumer sent a request the responder does not model (the message lists them).
     """
     aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
-
-    dynamodb = boto3.client("dynamodb", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
+    dynamodb = spec.client("dynamodb", region_name=REGION)
+    sqs = spec.client("sqs", region_name=REGION)
     responder = Responder(spec.tables, delay_seconds=delay_seconds)
     responder.attach(dynamodb, sqs)
     try:
@@ -123,8 +121,6 @@ def run_interleaved(
         A consumer has no factory (it is not built yet).
     """
     aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
-
     turns: list[_Turn] = []
     counters: list[CallCounter] = []
     try:
@@ -134,8 +130,8 @@ def run_interleaved(
             responder = Responder(spec.tables)
             calls: Counter[str]
             if botocore:
-                dynamodb: Any = boto3.client("dynamodb", region_name=REGION)
-                sqs: Any = boto3.client("sqs", region_name=REGION)
+                dynamodb: Any = spec.client("dynamodb", region_name=REGION)
+                sqs: Any = spec.client("sqs", region_name=REGION)
                 responder.attach(dynamodb, sqs)
                 counters.append(CallCounter(dynamodb))
                 calls = counters[-1].by_operation

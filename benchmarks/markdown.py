@@ -45,7 +45,11 @@ HOW_TO_READ = """\
   whole-pass runs that alternated moved the claim / Powertools ratio by a third) with DynamoDB and SQS
   answered from memory by a botocore `before-send` hook (`benchmarks/responder.py`), minus the time spent
   inside that hook: what is left is the consumer's code plus botocore building, signing and parsing each
-  call, as in Lambda. Our log lines are formatted once, at the default `outcome_lines=JOB`, and dropped
+  call, as in Lambda. Each consumer's clients are made as it makes its own: ours as the runtime's entry
+  point and a worker make them (botocore's client-side parameter validation off;
+  `constructs_fifo/runtime/aws_clients.py` says why), Powertools' as boto3's default (validation on, as
+  its persistence layer makes one). With validation on for both, claim mode measured 1.03x new and 0.99x
+  duplicates (the run of `9cc95a6`). Our log lines are formatted once, at the default `outcome_lines=JOB`, and dropped
   (figure 9 alone formats them at both levels, to count both levels' bytes); Powertools logs nothing by
   default. At equal calls per job most of it is botocore on both sides: a cProfile of one claim-mode run
   (`--profile` prints ours) put botocore at over half of the time and constructs_fifo's own code at about

@@ -25,12 +25,11 @@ __all__ = ["run_on_moto"]
 def run_on_moto(spec: ConsumerSpec, work: Workload) -> list[PassResult]:
     """Measure ``spec``'s consumer on moto in-process; see the module docstring."""
     aws_environment()
-    import boto3  # noqa: PLC0415 - keep importing this module cheap
     from moto import mock_aws  # noqa: PLC0415
 
     with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name=REGION)
-        sqs = boto3.client("sqs", region_name=REGION)
+        dynamodb = spec.client("dynamodb", region_name=REGION)
+        sqs = spec.client("sqs", region_name=REGION)
         for table in spec.tables:
             key_schema: list[KeySchemaElementTypeDef] = [
                 {"AttributeName": table.partition_key, "KeyType": "HASH"}

@@ -86,7 +86,8 @@ def build_processor(
     config : RuntimeConfig, optional
         Default: :meth:`RuntimeConfig.from_env`.
     dynamodb_client, sqs_client : boto3 clients, optional
-        Default: new clients from boto3's default session.
+        Default: :func:`~constructs_fifo.runtime.aws_clients.runtime_client`'s (boto3's default
+        session, botocore's client-side parameter validation off: that module says why).
     job_handler : JobHandler, optional
         Default: the function named by ``config.user_handler`` (a transition in state mode).
     logger : JobLogger, optional
@@ -101,10 +102,10 @@ def build_processor(
     cfg = config if config is not None else RuntimeConfig.from_env()
     user_fn = job_handler if job_handler is not None else load_user_handler(cfg.user_handler or "")
     if dynamodb_client is None or sqs_client is None:
-        import boto3  # noqa: PLC0415 - only when no client was injected
+        from constructs_fifo.runtime.aws_clients import runtime_client  # noqa: PLC0415 - loads boto3
 
-        dynamodb_client = dynamodb_client or boto3.client("dynamodb")
-        sqs_client = sqs_client or boto3.client("sqs")
+        dynamodb_client = dynamodb_client or runtime_client("dynamodb")
+        sqs_client = sqs_client or runtime_client("sqs")
     log = logger if logger is not None else JobLogger(cfg.metrics_namespace, outcome_lines=cfg.outcome_lines)
     log.capacity.attach(dynamodb_client)  # every DynamoDB call reports its units: no call added
     if cfg.mode is JobMode.STATE:

@@ -16,8 +16,9 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
+from constructs_fifo.runtime.aws_clients import runtime_client
 from constructs_fifo.runtime.aws_limits import SQS_MAX_RECEIVE_MESSAGES
 from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.entrypoint import build_processor, load_user_handler
@@ -116,16 +117,15 @@ def build_worker(
     Parameters
     ----------
     client_factory : Callable[[str], client], optional
-        Makes a boto3 client by service name (default :func:`boto3.client`); one per slot and service.
+        Makes a boto3 client by service name; one per slot and service. Default
+        :func:`~constructs_fifo.runtime.aws_clients.runtime_client`, as Lambda's entry point makes its own.
     job_handler : JobHandler, optional
         Default: the function ``config.user_handler`` names (imported once).
     environ : Mapping, optional
         Where ``ECS_AGENT_URI`` is read (default ``os.environ``).
     """
     if client_factory is None:
-        import boto3  # noqa: PLC0415 - only when no factory was injected
-
-        client_factory = cast("ClientFactory", boto3.client)
+        client_factory = runtime_client
     handler = job_handler if job_handler is not None else load_user_handler(config.user_handler or "")
     env = os.environ if environ is None else environ
     log = JobLogger(config.metrics_namespace, outcome_lines=config.outcome_lines)
