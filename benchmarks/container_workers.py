@@ -14,8 +14,8 @@ Four measures, one run:
   (``processor.process``, as figure 2 runs it) and the worker's slot path (``Worker.run_batch``: the
   slot's heartbeat ticker started once, as ``Worker.run`` starts it, and serving every batch; the
   claims lent to it, the batch's successes deleted, the RunningSlots metric). CPU is the process's
-  (every thread), less the responder's own; the median of ``repeats`` runs alternating between the
-  two paths.
+  (every thread), less the responder's own; the median of ``repeats`` runs, each interleaving the
+  paths batch by batch (the first of each batch rotating), as figure 2's runs do.
 - **Jobs per second of one worker** with 1, 4 and 16 slots: ``build_worker`` (the command's own
   factory) against the emulator's server (its own process, as the demo's workers run), a fresh FIFO
   queue and claim table per slot count with :data:`SLOT_GROUPS` groups, each job sleeping
@@ -304,16 +304,23 @@ def measure_cpu(*, jobs: int = 200, groups: int = 20, repeats: int = 5) -> CpuPe
             env.ran = 0
         names = list(paths)
         for repeat in range(max(1, repeats)):
-            # each run starts with another path, so that no path always follows the same one
-            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
-                process = paths[name][1]
-                ids = [f"{name}-{repeat}-{index}" for index in range(jobs)]
-                batches = fifo_batches(records(ids, groups), 10)
-                server_before, cpu_before = responder.cpu_seconds, time.process_time()
-                for batch in batches:
-                    failures[name] += len(process(batch)["batchItemFailures"])
-                cpu = time.process_time() - cpu_before - (responder.cpu_seconds - server_before)
-                samples[name].append(cpu / jobs * 1e6)
+            # batch by batch in turn, the first of each batch rotating (as figure 2's runs): a change
+            # of load on the machine falls on every path alike
+            runs = {
+                name: fifo_batches(records([f"{name}-{repeat}-{index}" for index in range(jobs)], groups), 10)
+                for name in names
+            }
+            cpu_seconds = dict.fromkeys(names, 0.0)
+            for index in range(len(runs[names[0]])):
+                for offset in range(len(names)):
+                    name = names[(index + offset) % len(names)]
+                    server_before, cpu_before = responder.cpu_seconds, time.process_time()
+                    failures[name] += len(paths[name][1](runs[name][index])["batchItemFailures"])
+                    cpu_seconds[name] += (
+                        time.process_time() - cpu_before - (responder.cpu_seconds - server_before)
+                    )
+            for name in names:
+                samples[name].append(cpu_seconds[name] / jobs * 1e6)
         return CpuPerJob(
             us_per_job={name: statistics.median(values) for name, values in samples.items()},
             jobs=jobs * max(1, repeats),

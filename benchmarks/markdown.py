@@ -102,8 +102,8 @@ HOW_TO_READ = """\
   batch of 10 records: one ChangeMessageVisibilityBatch and one claim renewal per tick), counted and
   metered on the in-memory responder. The CPU row runs the same kind of records through the Lambda
   handler and through a worker slot (`Worker.run_batch`: its heartbeat, whose ticker lives as long as
-  the slot, the deletes, the RunningSlots metric) on one responder, alternating, median of
-  `--cpu-repeats`. The slot rows run one `build_worker` worker against the emulator's server (its own
+  the slot, the deletes, the RunningSlots metric) on one responder, interleaved batch by batch as
+  figure 2's runs are, median of `--cpu-repeats`. The slot rows run one `build_worker` worker against the emulator's server (its own
   process, as the demo's workers run) until every job ran (`--worker-jobs` jobs over 32 groups, each job
   sleeping 20 ms): how far slots overlap the jobs' waits on this machine, not AWS speed. The dollar rows
   price a 10-minute job on a busy Fargate service (the default 1 vCPU / 2 GB task, one job per slot, no
