@@ -536,7 +536,9 @@ def _synthesizer(args: argparse.Namespace) -> Synthesize:
 
 def _run(args: argparse.Namespace) -> int:
     check_endpoint(getattr(args, "endpoint_url", None))  # before a synth that may take a while
-    if args.command in _RESOLVES_STACK:
+    if args.command in _RESOLVES_STACK or (
+        args.command == "worker" and worker_cli.reads_app_stack(args, Path.cwd())
+    ):
         args.stack = resolve_stack(args.stack, app_dir=Path.cwd(), synthesize=_synthesizer(args), say=_say)
     return _COMMANDS[args.command](args)
 

@@ -2,9 +2,10 @@
 :mod:`constructs_fifo.worker`).
 
 With no arguments it reads the ``CONSTRUCTS_FIFO_*`` environment a container is given (as the function
-reads it). With ``--stack`` (and ``--queue``, ``--endpoint-url``, ``--region``) it reads a deployed
-stack's queue settings and job code as ``drain`` does, so it runs on a laptop against the emulator;
-that part imports :mod:`constructs_fifo.local` inside the function that needs it.
+reads it); with none set, in a CDK app's directory, it takes the app's stack as every other command
+does (:func:`reads_app_stack`). With ``--stack`` (and ``--queue``, ``--endpoint-url``, ``--region``)
+it reads a deployed stack's queue settings and job code as ``drain`` does, so it runs on a laptop
+against the emulator; that part imports :mod:`constructs_fifo.local` inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from constructs_fifo.runtime.constants import ENV_QUEUE_URL
 from constructs_fifo.worker.loop import LONG_POLL_SECONDS
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "reads_app_stack", "run"]
 
 EXIT_USAGE = 2
 
@@ -54,7 +58,9 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
     )
     aws_options(parser)
     parser.add_argument(
-        "--stack", help="read this deployed stack's queue settings and job code (default: the environment)"
+        "--stack",
+        help="read this deployed stack's queue settings and job code (default: the environment's "
+        "CONSTRUCTS_FIFO_* settings; with none, the app's stack in a CDK app's directory)",
     )
     parser.add_argument("--queue", metavar="PATH_OR_NAME", help=queue_help)
     parser.add_argument(
@@ -100,6 +106,17 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
     return parser
 
 
+def reads_app_stack(
+    args: argparse.Namespace, working_dir: Path, environ: Mapping[str, str] | None = None
+) -> bool:
+    """Whether ``worker`` should take the app's stack: no ``--stack``, no queue in the environment (so
+    it is not a configured container) and ``working_dir`` is a CDK app's (it has ``cdk.json``)."""
+    from constructs_fifo.local.app_stack import CDK_APP_FILE  # noqa: PLC0415 - a local convenience
+
+    env = os.environ if environ is None else environ
+    return args.stack is None and not env.get(ENV_QUEUE_URL) and (working_dir / CDK_APP_FILE).is_file()
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the worker from the environment (or ``--stack``) and serve it until SIGTERM."""
     from constructs_fifo.runtime.exceptions import ConfigurationError  # noqa: PLC0415
@@ -126,7 +143,15 @@ def run(args: argparse.Namespace) -> int:
         )
         worker = build_worker(config, options, client_factory=client_factory)
     except (ConfigurationError, WorkerConfigError) as error:
-        print(f"constructs-fifo worker: {error}", file=sys.stderr)
+        hint = (
+            ""
+            if args.stack
+            else (
+                "; on a laptop, run it in the CDK app's directory or give --stack NAME to read a deployed "
+                "stack's settings"
+            )
+        )
+        print(f"constructs-fifo worker: {error}{hint}", file=sys.stderr)
         return EXIT_USAGE
     return serve(worker)
 
