@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from constructs_fifo.cli.worker_view import LOG_FORMATS, WorkerView
 from constructs_fifo.runtime.constants import ENV_QUEUE_URL
 from constructs_fifo.worker.loop import LONG_POLL_SECONDS
 
@@ -98,9 +99,15 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
         help="ReceiveMessage's long poll, 0 to 20 (default 20: the fewest empty receives; a stop waits for "
         "the receive in flight)",
     )
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        help="json: the JSON log lines with their EMF metrics, as a container ships them; text: one short "
+        "line per job, heartbeat and event (default: text at a terminal, else json)",
+    )
     parser.epilog = (
         "A job function reads context.cancelled (a threading.Event, set when its run went stale or was "
-        "stopped) and context.get_remaining_time_in_millis(). Logs and EMF metrics go to stdout. Exits 0 "
+        "stopped) and context.get_remaining_time_in_millis(). Logs go to stdout (--log-format). Exits 0 "
         "after a graceful stop, 2 when the settings are wrong."
     )
     return parser
@@ -141,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             batch_size=batch_size,
             wait_time_seconds=args.wait_time_seconds,
         )
-        worker = build_worker(config, options, client_factory=client_factory)
+        worker = build_worker(config, options, client_factory=client_factory, log_stream=_log_stream(args))
     except (ConfigurationError, WorkerConfigError) as error:
         hint = (
             ""
@@ -154,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"constructs-fifo worker: {error}{hint}", file=sys.stderr)
         return EXIT_USAGE
     return serve(worker)
+
+
+def _log_stream(args: argparse.Namespace) -> Any:
+    """``None`` (stdout, JSON lines) or a :class:`~constructs_fifo.cli.worker_view.WorkerView` on stdout."""
+    log_format = args.log_format or ("text" if sys.stdout.isatty() else "json")
+    return WorkerView(sys.stdout) if log_format == "text" else None
 
 
 def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int | None]:

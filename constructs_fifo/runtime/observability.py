@@ -31,7 +31,7 @@ import functools
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from constructs_fifo.runtime.aws_limits import EMF_MAX_VALUES_PER_METRIC
 from constructs_fifo.runtime.capacity import CapacityTally
@@ -62,6 +62,7 @@ __all__ = [
     "RETRY_ACTION",
     "SUMMARIZED",
     "JobLogger",
+    "LineStream",
     "OutcomeStatus",
     "OutcomeWriter",
     "queue_name_from_arn",
@@ -146,6 +147,19 @@ def queue_name_from_arn(arn: str) -> str:
     return arn.rstrip("/").rsplit(":", 1)[-1].rsplit("/", 1)[-1]
 
 
+class LineStream(Protocol):
+    """Where a :class:`JobLogger` writes: one ``write`` per line, then ``flush`` (stdout, a file, or a
+    view that renders the lines, as ``constructs-fifo worker`` does at a terminal)."""
+
+    def write(self, text: str, /) -> int:
+        """Write ``text`` (one line and its newline)."""
+        ...
+
+    def flush(self) -> None:
+        """Push what was written out."""
+        ...
+
+
 class JobLogger:
     """Writes outcome lines (EMF) and plain runtime events as JSON, one per line, flushed.
 
@@ -153,7 +167,7 @@ class JobLogger:
     ----------
     namespace : str
         CloudWatch namespace of the metrics.
-    stream : TextIO, optional
+    stream : LineStream, optional
         Where lines go (default ``sys.stdout`` at write time).
     clock : Callable[[], float]
         Epoch seconds, for the EMF timestamp.
@@ -179,7 +193,7 @@ class JobLogger:
         self,
         namespace: str,
         *,
-        stream: TextIO | None = None,
+        stream: LineStream | None = None,
         clock: Clock = system_clock,
         capacity: CapacityTally | None = None,
         outcome_lines: OutcomeLines = DEFAULT_OUTCOME_LINES,

@@ -22,7 +22,7 @@ from constructs_fifo.runtime.aws_clients import runtime_client
 from constructs_fifo.runtime.aws_limits import SQS_MAX_RECEIVE_MESSAGES
 from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.entrypoint import build_processor, load_user_handler
-from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.observability import JobLogger, LineStream
 from constructs_fifo.worker.errors import WorkerConfigError
 from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS, LONG_POLL_SECONDS, QueueTarget, Slot, Worker
@@ -111,6 +111,7 @@ def build_worker(
     client_factory: ClientFactory | None = None,
     job_handler: JobHandler | None = None,
     environ: Mapping[str, str] | None = None,
+    log_stream: LineStream | None = None,
 ) -> Worker:
     """A worker on ``config.queue_url`` with ``options.slots`` slots (each with its own parts).
 
@@ -123,12 +124,15 @@ def build_worker(
         Default: the function ``config.user_handler`` names (imported once).
     environ : Mapping, optional
         Where ``ECS_AGENT_URI`` is read (default ``os.environ``).
+    log_stream : LineStream, optional
+        Where every log line goes, one ``write`` per line, from any slot's thread (default stdout, as in
+        Lambda: the lines a container's log driver ships).
     """
     if client_factory is None:
         client_factory = runtime_client
     handler = job_handler if job_handler is not None else load_user_handler(config.user_handler or "")
     env = os.environ if environ is None else environ
-    log = JobLogger(config.metrics_namespace, outcome_lines=config.outcome_lines)
+    log = JobLogger(config.metrics_namespace, stream=log_stream, outcome_lines=config.outcome_lines)
     sqs = client_factory("sqs")
     attributes = sqs.get_queue_attributes(QueueUrl=config.queue_url, AttributeNames=["QueueArn"])
     arn = attributes["Attributes"]["QueueArn"]
@@ -142,7 +146,10 @@ def build_worker(
                 "run a long effect as a claim-mode job that sends the transition as a job of this queue",
             }
         )
-    slots = [_slot(config, options, queue, client_factory, handler) for _ in range(options.slots)]
+    slots = [
+        _slot(config, options, queue, client_factory, handler, log_stream=log_stream)
+        for _ in range(options.slots)
+    ]
     minutes = (
         math.ceil(config.max_job_duration_seconds / 60) + 1
         if config.max_job_duration_seconds
@@ -166,9 +173,11 @@ def _slot(
     queue: QueueTarget,
     client_factory: ClientFactory,
     handler: JobHandler,
+    *,
+    log_stream: LineStream | None,
 ) -> Slot:
     sqs, dynamodb = client_factory("sqs"), client_factory("dynamodb")
-    log = JobLogger(config.metrics_namespace, outcome_lines=config.outcome_lines)
+    log = JobLogger(config.metrics_namespace, stream=log_stream, outcome_lines=config.outcome_lines)
     heartbeat = WorkerHeartbeat(
         sqs,
         config.queue_url,

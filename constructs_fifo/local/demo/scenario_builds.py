@@ -138,6 +138,8 @@ def _start(
         "1",
         "--grace-seconds",
         str(_GRACE_SECONDS),
+        "--log-format",
+        "json",  # the demo reads the lines: a container's, whatever the terminal
     ]
     env = {**target.child_environment(), "PYTHONUNBUFFERED": "1"}
     with log.open("wb") as out:
