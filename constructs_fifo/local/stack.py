@@ -59,6 +59,10 @@ __all__ = [
 CDK_PATH_METADATA: Final = "aws:cdk:path"
 #: The resource type of a container consumer's task definition (its container holds the settings).
 TASK_DEFINITION_TYPE: Final = "AWS::ECS::TaskDefinition"
+#: The resource type of a nested stack (a ``cdk.NestedStack``), whose resources are its own stack's.
+NESTED_STACK_TYPE: Final = "AWS::CloudFormation::Stack"
+#: What follows a NestedStack's own construct path in its resource's (``Parent/Inner.NestedStack/...``).
+_NESTED_STACK_PATH: Final = ".NestedStack/"
 
 
 @dataclass(frozen=True)
@@ -308,6 +312,9 @@ def find_queues(
     ------
     StackNotFoundError
         The stack does not exist on the target.
+    QueueNotFoundError
+        The stack holds no queue but has nested stacks: the message names them (their queues are not
+        read).
     """
     cloudformation: CloudFormationClient = cloudformation_client or target.client("cloudformation")
     lambda_: LambdaClient = lambda_client or target.client("lambda")
@@ -360,6 +367,20 @@ def find_queues(
     if any(r.get("ResourceType") == TASK_DEFINITION_TYPE for r in resources):
         ecs: Any = ecs_client or target.client("ecs")
         found.extend(_container_queues(stack, resources, paths, queue_logical_by_name, ecs=ecs, sqs=sqs))
+    nested = [
+        paths.get(r["LogicalResourceId"], r["LogicalResourceId"]).split(_NESTED_STACK_PATH, 1)[0]
+        for r in resources
+        if r.get("ResourceType") == NESTED_STACK_TYPE and "LogicalResourceId" in r
+    ]
+    if not found and nested:
+        replaced = "; the emulator also replaces a nested stack's resources on every deploy"
+        raise QueueNotFoundError(
+            f"stack {stack!r} holds no queue of its own, and has nested stacks ({', '.join(nested)}), whose "
+            "queues constructs-fifo's commands do not read (they find a stack's queues in its own "
+            f"resources{replaced if target.endpoint_url else ''})",
+            "define the OrderedAgentQueue in a top-level stack (a cdk.Stack of the app, not a "
+            "cdk.NestedStack)",
+        )
     return sorted(found, key=lambda queue: queue.label)
 
 

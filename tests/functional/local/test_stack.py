@@ -17,7 +17,7 @@ from constructs_fifo.cli import main
 from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.describe import QueueDescription
 from constructs_fifo.local.emulator import patches
-from constructs_fifo.local.errors import ContainerQueueError
+from constructs_fifo.local.errors import ContainerQueueError, QueueNotFoundError
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.local.stack import find_queues, resolve_queue
 from constructs_fifo.runtime import constants
@@ -184,3 +184,30 @@ def test_drain_all_skips_a_container_queue_naming_its_worker_command(
     assert "skipped Workers/Builds" in captured.err
     assert "constructs-fifo worker --stack Workers --queue Workers/Builds" in captured.err
     assert json.loads(captured.out) == {}
+
+
+@pytest.mark.usefixtures("patched_moto")
+def test_a_stack_whose_queues_are_in_a_nested_stack_is_refused_naming_it() -> None:
+    # GIVEN a parent stack holding only a nested stack (the CDK's NestedStack) whose template holds the queue
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="assets")
+    s3.put_object(Bucket="assets", Key="inner.json", Body=json.dumps(_template()).encode())
+    parent = {
+        "Resources": {
+            "InnerNestedStackInnerNestedStackResource745E041B": {
+                "Type": "AWS::CloudFormation::Stack",
+                "Metadata": {"aws:cdk:path": "Parent/Inner.NestedStack/Inner.NestedStackResource"},
+                "Properties": {"TemplateURL": "https://assets.s3.amazonaws.com/inner.json"},
+            }
+        }
+    }
+    boto3.client("cloudformation", region_name=REGION).create_stack(
+        StackName="Parent", TemplateBody=json.dumps(parent)
+    )
+    # WHEN a command looks for the parent's queues
+    with pytest.raises(QueueNotFoundError) as raised:
+        find_queues("Parent", target=AwsTarget(None, REGION))
+    # THEN the refusal names the nested stack by its construct path, and the fix is a top-level stack
+    assert "holds no queue of its own, and has nested stacks (Parent/Inner)" in str(raised.value)
+    assert "emulator" not in str(raised.value)  # AWS, not an endpoint: no word about the emulator
+    assert "top-level stack" in raised.value.fix
