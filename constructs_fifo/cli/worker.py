@@ -21,7 +21,7 @@ from constructs_fifo.cli.worker_view import LOG_FORMATS, WorkerView
 from constructs_fifo.runtime.constants import ENV_QUEUE_URL
 from constructs_fifo.worker.loop import LONG_POLL_SECONDS
 
-__all__ = ["add_parser", "reads_app_stack", "run"]
+__all__ = ["add_parser", "log_format", "reads_app_stack", "run"]
 
 EXIT_USAGE = 2
 
@@ -103,7 +103,8 @@ def add_parser(commands: Any, *, aws_options: Any, queue_help: str) -> argparse.
         "--log-format",
         choices=LOG_FORMATS,
         help="json: the JSON log lines with their EMF metrics, as a container ships them; text: one short "
-        "line per job, heartbeat and event (default: text at a terminal, else json)",
+        "line per job, heartbeat and event (default: text at a terminal when the settings come from a "
+        "stack, else json: a container's come from its environment)",
     )
     parser.epilog = (
         "A job function reads context.cancelled (a threading.Event, set when its run went stale or was "
@@ -163,10 +164,19 @@ def run(args: argparse.Namespace) -> int:
     return serve(worker)
 
 
+def log_format(chosen: str | None, *, stack: str | None, terminal: bool) -> str:
+    """``--log-format`` when given; else ``text`` only for a person's run (stdout a ``terminal`` and the
+    settings read from a ``stack``). A worker configured by its environment is a container's and keeps
+    its JSON lines (and their EMF metrics) even when its task allocates a terminal."""
+    if chosen is not None:
+        return chosen
+    return "text" if stack and terminal else "json"
+
+
 def _log_stream(args: argparse.Namespace) -> Any:
     """``None`` (stdout, JSON lines) or a :class:`~constructs_fifo.cli.worker_view.WorkerView` on stdout."""
-    log_format = args.log_format or ("text" if sys.stdout.isatty() else "json")
-    return WorkerView(sys.stdout) if log_format == "text" else None
+    chosen = log_format(args.log_format, stack=args.stack, terminal=sys.stdout.isatty())
+    return WorkerView(sys.stdout) if chosen == "text" else None
 
 
 def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int | None]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from constructs_fifo.cli import build_parser, main
-from constructs_fifo.cli.worker import reads_app_stack
+from constructs_fifo.cli.worker import log_format, reads_app_stack
 from constructs_fifo.runtime.constants import ENV_QUEUE_URL
 
 
@@ -81,3 +81,22 @@ def test_the_worker_takes_the_apps_stack_only_when_nothing_else_says_where(
     # WHEN the command decides where its settings come from
     # THEN only a bare `worker` in an app's directory, with no queue configured, reads the app's stack
     assert reads_app_stack(args, tmp_path, environ) is expected
+
+
+@pytest.mark.parametrize(
+    ("chosen", "stack", "terminal", "expected"),
+    [
+        (None, "TeamJobs", True, "text"),  # a person at a laptop
+        (None, "TeamJobs", False, "json"),  # piped to a file
+        (None, None, True, "json"),  # a container configured by its environment, given a terminal
+        (None, None, False, "json"),  # a container
+        ("json", "TeamJobs", True, "json"),
+        ("text", None, False, "text"),
+    ],
+)
+def test_the_log_format_is_text_only_for_a_persons_run_unless_chosen(
+    chosen: str | None, stack: str | None, terminal: bool, expected: str
+) -> None:
+    # GIVEN the flag, where the settings come from and whether stdout is a terminal
+    # WHEN / THEN the worker's lines are text only at a terminal with a stack's settings
+    assert log_format(chosen, stack=stack, terminal=terminal) == expected
