@@ -33,11 +33,13 @@ LOG_FORMATS = ("json", "text")
 
 #: The fields of a line that only feed metrics (EMF's block and the values it names).
 _METRIC_ONLY = frozenset({"_aws", "QueueName", "RunningSlots", "CapacityUnitsConsumed", "event", "records"})
+#: Fields another line's ``key=value`` list leaves out (the EMF block, the dimension, the level and event
+#: it already shows).
+_NOT_SAID = frozenset({"_aws", "QueueName", "level", "event"})
 #: Outcome fields shown in their own words, not again as ``key=value``.
 _OUTCOME_SHOWN = frozenset(
     {"jobId", "group", "type", "status", "attempt", "duration_ms", "action", "error", "messageId"}
 )
-_STOPPING = "worker_stopping"
 
 
 def render_line(fields: dict[str, Any]) -> str | None:
@@ -65,14 +67,14 @@ def render_line(fields: dict[str, Any]) -> str | None:
             f"worker started: {fields.get('slots')} slots on {queue}, up to {fields.get('batchSize')} "
             "records a batch; SIGTERM or Ctrl-C stops it"
         )
-    if event == _STOPPING:
+    if event == "worker_stopping":
         return f"stopping: no new receives; running jobs have {fields.get('graceSeconds')} s to finish"
     if event == "worker_stopped":
         return f"stopped: {fields.get('interrupted', 0)} running jobs interrupted"
     if set(fields) <= _METRIC_ONLY:
         return None
     level = fields.get("level", "INFO")
-    rest = {k: v for k, v in fields.items() if k not in {"_aws", "level", "event"} and v is not None}
+    rest = {k: v for k, v in fields.items() if k not in _NOT_SAID and v is not None}
     words = [str(level) if level != "INFO" else "", str(event or "log"), *_pairs(rest)]
     return "  ".join(word for word in words if word)
 

@@ -114,8 +114,29 @@ def test_lines_of_metrics_only_are_not_shown_and_other_lines_pass_through() -> N
             {"level": "WARNING", "event": "delete_failed", "error": "Throttling", "records": 3},
             "WARNING  delete_failed  error=Throttling  records=3",
         ),
+        (
+            {
+                "_aws": {},
+                "QueueName": "jobs.fifo",
+                "HeartbeatFailures": 1,
+                "level": "WARNING",
+                "event": "heartbeat_stale",
+                "jobId": "tests-1",
+                "action": "the job was told (context.cancelled)",
+            },
+            "WARNING  heartbeat_stale  HeartbeatFailures=1  jobId=tests-1  "
+            "action=the job was told (context.cancelled)",
+        ),
     ],
-    ids=["heartbeat", "heartbeat-between-jobs", "started", "stopping", "stopped", "warning"],
+    ids=[
+        "heartbeat",
+        "heartbeat-between-jobs",
+        "started",
+        "stopping",
+        "stopped",
+        "warning",
+        "warning-metric",
+    ],
 )
 def test_the_workers_events_read_as_sentences(fields: dict[str, object], shown: str) -> None:
     # GIVEN / WHEN / THEN
