@@ -308,15 +308,15 @@ def test_one_ticker_started_once_serves_every_batch_of_its_slot(
         h.slot.process_batch(receive_records(sqs, queue_url), h.heartbeat.begin(h.clock()))
     h.heartbeat.close()
     # THEN one ticker served them all (no thread started per batch), each waiting job was renewed by
-    # it, the idle slot wrote nothing, every round line named a running job, and the close stopped it
+    # it, the idle slot wrote nothing, every round line named a job of these batches (or none: a round
+    # that begins between two jobs of a batch says null, as worker/rounds.py documents; which rounds
+    # fall there is the machine's timing), and the close stopped it
     assert len(ours) == 1
     assert [seen - before for seen in threads_seen] == [ours] * 3
     assert renewed == ["between", "after-idle"]
     assert idle_lines == [0]
-    assert {line["jobId"] for line in h.lines() if line.get("event") == "heartbeat"} <= {
-        "between",
-        "after-idle",
-    }
+    named = {line["jobId"] for line in h.lines() if line.get("event") == "heartbeat"}
+    assert {"between", "after-idle"} <= named <= {"short", "between", "after-idle", None}
     assert [s for _, s in h.statuses()] == ["SUCCEEDED"] * 3
     assert not h.heartbeat.ticking
     assert not any(thread.is_alive() for thread in ours)
