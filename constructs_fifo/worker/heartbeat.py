@@ -277,6 +277,24 @@ class WorkerHeartbeat:
         with self._lock:
             return self._stale and (self._job is None or self._job[:2] == (job_id, owner))
 
+    @contextmanager
+    def job_ending(self, job_id: str, owner: str) -> Iterator[bool]:
+        """Around a job's last claim write: yields whether it may go out (:meth:`refuses`), then ends the
+        job (:meth:`job_ended`) when it went out, with no round in between.
+
+        A round renews the job it saw running. Were one to begin while the job's SUCCEEDED (or FAILED,
+        DEAD) claim was being written, its renewal would find the claim no longer IN_FLIGHT, be refused,
+        and call a healthy batch stale: the batch's later records not run, the job's success logged as a
+        refusal. Holding the rounds' lock across the write keeps the two apart; a round waits at most
+        for that one call.
+        """
+        with self._lock:
+            if self.refuses(job_id, owner):
+                yield False
+                return
+            yield True
+            self.job_ended(job_id)
+
     # --- renewing ----------------------------------------------------------------------------------
 
     def tick(self) -> None:
@@ -456,21 +474,15 @@ class HeartbeatClaims(ClaimStore):
         return claim
 
     def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
-        return not self.heartbeat.refuses(job_id, owner) and self._ended(
-            job_id, super().complete(job_id, owner, result_json=result_json)
-        )
+        with self.heartbeat.job_ending(job_id, owner) as allowed:
+            return allowed and super().complete(job_id, owner, result_json=result_json)
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
-        if self.heartbeat.refuses(job_id, owner):
-            return False
-        return self._ended(job_id, super().fail(job_id, owner, error=error, error_type=error_type))
+        with self.heartbeat.job_ending(job_id, owner) as allowed:
+            return allowed and super().fail(job_id, owner, error=error, error_type=error_type)
 
     def mark_dead(self, job_id: str, owner: str, *, reason: DeadReason, error: str, error_type: str) -> bool:
-        if self.heartbeat.refuses(job_id, owner):
-            return False
-        written = super().mark_dead(job_id, owner, reason=reason, error=error, error_type=error_type)
-        return self._ended(job_id, written)
-
-    def _ended(self, job_id: str, written: bool) -> bool:
-        self.heartbeat.job_ended(job_id)
-        return written
+        with self.heartbeat.job_ending(job_id, owner) as allowed:
+            return allowed and super().mark_dead(
+                job_id, owner, reason=reason, error=error, error_type=error_type
+            )

@@ -117,6 +117,44 @@ def test_the_store_fence_refuses_a_stale_owners_renewal_and_completion(dynamodb:
     assert (store.get("j1") or {})["status"] == STATUS_SUCCEEDED
 
 
+def test_a_round_that_meets_a_jobs_last_claim_write_waits_for_it_and_leaves_the_batch_healthy(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a batch of two jobs, and a heartbeat round that comes due just as the first job's SUCCEEDED
+    # claim has been written (the call returned, the slot has not yet moved on): observed at a terminal,
+    # where the round's renewal found the claim SUCCEEDED, was refused, and called the batch stale
+    writes: dict[int, bool] = {}
+    rounds: list[threading.Thread] = []
+
+    def note_update(params: dict[str, Any], **_: Any) -> None:
+        writes[threading.get_ident()] = ":succeeded" in str(params.get("ExpressionAttributeValues", {}))
+
+    def after_update(**_: Any) -> None:
+        if writes.pop(threading.get_ident(), False) and not rounds:
+            rounds.append(threading.Thread(target=h.heartbeat.tick))
+            rounds[0].start()
+            rounds[0].join(0.5)  # the round runs now, or waits for the write to be done with
+
+    dynamodb.meta.events.register("provide-client-params.dynamodb.UpdateItem", note_update)
+    dynamodb.meta.events.register("after-call.dynamodb.UpdateItem", after_update)
+    h = SlotHarness(dynamodb, sqs, queue_url, lambda job, context: None)
+    _send(sqs, queue_url, "j1", "j2")
+    records = receive_records(sqs, queue_url)
+    # WHEN the batch runs
+    try:
+        response = h.slot.process_batch(records, h.heartbeat.begin(h.clock()))
+    finally:
+        dynamodb.meta.events.unregister("provide-client-params.dynamodb.UpdateItem", note_update)
+        dynamodb.meta.events.unregister("after-call.dynamodb.UpdateItem", after_update)
+    rounds[0].join(5)
+    # THEN the round renewed the records and no claim, the batch stayed healthy and both jobs succeeded
+    assert not h.heartbeat.stale()
+    assert "heartbeat_stale" not in h.events()
+    assert h.statuses() == [("j1", "SUCCEEDED"), ("j2", "SUCCEEDED")]
+    assert failed_ids(response) == []
+    assert h.metric(METRIC_HEARTBEAT_FAILURES) == 0
+
+
 def test_a_renewal_refused_for_the_records_receipt_makes_the_batch_stale(
     dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
 ) -> None:
