@@ -35,7 +35,7 @@ each.
 Only composes: no AWS calls at synth, no account or region needed. cdk-nag's AwsSolutions and
 Serverless packs validate the app; every acknowledgement below carries its reason. The names the demo
 relies on (stack, construct ids, handlers, outputs, the notification table's key and variable) come
-from the sample app's contract, :mod:`constructs_fifo.local.demo.sample_app`.
+from the sample app's contract, :mod:`constructs_fifo.demo.sample_app`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from constructs import Construct
 
 from constructs_fifo import ContainerConsumer, EventBusIngress, JobMode, OrderedAgentQueue
 from constructs_fifo.construct.settings.defaults import RESERVED_CONCURRENCY
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     ACCOUNT_EVENT_BUS,
     ACCOUNT_EVENT_SOURCE,
     ACCOUNT_GROUP_PATH,
@@ -90,7 +90,7 @@ from constructs_fifo.local.demo.sample_app import (
     WORKSPACE_HANDLER,
     WORKSPACE_QUEUE,
 )
-from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
+from constructs_fifo.deploy.preflight import UNRESERVED_CONTEXT
 
 __all__ = [
     "DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS",

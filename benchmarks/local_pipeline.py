@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
-    from constructs_fifo.local.aws import AwsTarget
     from constructs_fifo.local.event_source.reports import InvocationReport
     from constructs_fifo.local.event_source.runner import EventSourceRunner
+    from constructs_fifo.stacks.aws import AwsTarget
 
 __all__ = ["GROUP_COUNTS", "NOT_MEASURED", "LocalPipelineResult", "measure_local_pipeline"]
 
@@ -133,7 +133,7 @@ def _deployed_emulator(
     concurrency: int | None,
 ) -> Iterator[tuple[AwsTarget, int | None, EventSourceRunner, SQSClient]]:
     """The emulator, its pid, a runner for the sample's notification queue, and the SQS client."""
-    from constructs_fifo.local.demo.steps import DemoOptions, make_clients, prepare  # noqa: PLC0415
+    from constructs_fifo.demo.steps import DemoOptions, make_clients, prepare  # noqa: PLC0415
     from constructs_fifo.local.emulator.launch import require_server_packages  # noqa: PLC0415
     from constructs_fifo.local.emulator.process import EmulatorProcess  # noqa: PLC0415
     from constructs_fifo.local.event_source.runner import EventSourceRunner  # noqa: PLC0415
@@ -167,8 +167,8 @@ def measure_local_pipeline(
     if jobs <= 0:
         return None
     from constructs_fifo.client import JobMessage  # noqa: PLC0415 - the local extra, only when measured
-    from constructs_fifo.local.demo.sample_app import NOTIFICATION_TYPE  # noqa: PLC0415
-    from constructs_fifo.local.demo.steps import send  # noqa: PLC0415
+    from constructs_fifo.demo.sample_app import NOTIFICATION_TYPE  # noqa: PLC0415
+    from constructs_fifo.demo.steps import send  # noqa: PLC0415
 
     results: list[LocalPipelineResult] = []
     with _deployed_emulator(concurrency) as (target, pid, runner, sqs):

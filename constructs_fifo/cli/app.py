@@ -2,10 +2,12 @@
 operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
-:mod:`constructs_fifo.local`. The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
-``state``) are registered by :mod:`~constructs_fifo.cli.ops` and done by :mod:`constructs_fifo.local.ops`.
+the rooms below (:mod:`constructs_fifo.stacks`, :mod:`constructs_fifo.deploy`, :mod:`constructs_fifo.local`,
+:mod:`constructs_fifo.demo`). The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
+``state``) are registered by :mod:`~constructs_fifo.cli.operations.commands` and done by
+:mod:`constructs_fifo.ops`.
 ``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`, ``jobs``
-:mod:`~constructs_fifo.cli.jobs` (also 4: the job did not settle).
+:mod:`~constructs_fifo.cli.operations.jobs` (also 4: the job did not settle).
 Works on a plain ``pip install constructs-fifo``: only ``local serve``
 and a demo that starts its own emulator need the ``local`` extra, and without it they say so in one
 line.
@@ -42,7 +44,7 @@ The stack
 ---------
 ``--stack`` is optional: run in a CDK app's directory, a command takes the app's one stack holding an
 ``OrderedAgentQueue`` (read from the app's ``cdk.out``, synthesized when there is none; see
-:mod:`constructs_fifo.local.app_stack`), never the sample's name. Several such stacks, none, or no
+:mod:`constructs_fifo.stacks.app_stack`), never the sample's name. Several such stacks, none, or no
 app directory: exit 2, naming the stacks and the fix.
 """
 
@@ -60,13 +62,27 @@ from botocore.parsers import ResponseParserError
 
 from constructs_fifo import __version__
 from constructs_fifo.cli import describe as describe_cli
-from constructs_fifo.cli import doctor, jobs, pipes, render
+from constructs_fifo.cli import doctor, pipes, render
 from constructs_fifo.cli import worker as worker_cli
 from constructs_fifo.cli.drain_view import DrainView
 from constructs_fifo.cli.json_output import Verbatim, print_json
-from constructs_fifo.cli.ops import OPS_COMMANDS, add_ops_commands
-from constructs_fifo.local.app_stack import Synthesize, resolve_stack
-from constructs_fifo.local.aws import (
+from constructs_fifo.cli.operations import jobs
+from constructs_fifo.cli.operations.commands import OPS_COMMANDS, add_ops_commands
+from constructs_fifo.demo.errors import WorkloadError
+from constructs_fifo.demo.sample_app import STACK_NAME
+from constructs_fifo.demo.scenarios.divergence import run_divergence
+from constructs_fifo.demo.scenarios.events_run import run_events
+from constructs_fifo.demo.scenarios.pipeline import run_demo
+from constructs_fifo.demo.steps import DemoOptions
+from constructs_fifo.demo.workload import WorkloadSpec
+from constructs_fifo.deploy.cdk import cdk_executable, deploy, synth
+from constructs_fifo.deploy.preflight import ALLOW_UNRESERVED_FLAG
+from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
+from constructs_fifo.local.event_source.reports import DrainStats
+from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.ops.errors import OperationError, OperationRefusedError
+from constructs_fifo.stacks.app_stack import Synthesize, resolve_stack
+from constructs_fifo.stacks.aws import (
     DEFAULT_REGION,
     AwsTarget,
     check_endpoint,
@@ -74,28 +90,11 @@ from constructs_fifo.local.aws import (
     default_region,
     free_port,
 )
-from constructs_fifo.local.aws_errors import explain_aws_error
-from constructs_fifo.local.demo.sample_app import STACK_NAME
-from constructs_fifo.local.demo.scenario_divergence import run_divergence
-from constructs_fifo.local.demo.scenario_events_run import run_events
-from constructs_fifo.local.demo.scenario_verify import run_demo
-from constructs_fifo.local.demo.steps import DemoOptions
-from constructs_fifo.local.demo.workload import WorkloadSpec
-from constructs_fifo.local.deploy import cdk_executable, deploy, synth
-from constructs_fifo.local.describe import served_outputs
-from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, require_server_packages
-from constructs_fifo.local.errors import (
-    LocalError,
-    OperationError,
-    OperationRefusedError,
-    StackChoiceError,
-    WorkloadError,
-)
-from constructs_fifo.local.event_source.reports import DrainStats
-from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.node_env import quiet_node
-from constructs_fifo.local.preflight import ALLOW_UNRESERVED_FLAG
-from constructs_fifo.local.stack import find_queues, resolve_queue, select_queue
+from constructs_fifo.stacks.aws_errors import explain_aws_error
+from constructs_fifo.stacks.deployed import find_queues, resolve_queue, select_queue
+from constructs_fifo.stacks.describe import served_outputs
+from constructs_fifo.stacks.errors import CommandError, StackChoiceError
+from constructs_fifo.stacks.node_env import quiet_node
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -512,7 +511,7 @@ _COMMANDS: Final = {
 }
 
 
-def _print_error(error: LocalError) -> None:
+def _print_error(error: CommandError) -> None:
     print(f"constructs-fifo: {error.one_line()}", file=sys.stderr)
     for line in error.details[-10:]:  # e.g. the end of the CDK CLI's output
         print(f"  | {line}", file=sys.stderr)
@@ -566,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (WorkloadError, OperationError, StackChoiceError) as error:
         _print_error(error)
         return EXIT_USAGE
-    except LocalError as error:
+    except CommandError as error:
         _print_error(error)
         return EXIT_ENVIRONMENT
     except (BotoCoreError, ClientError, ResponseParserError) as error:  # the parser's is no BotoCoreError

@@ -1,9 +1,10 @@
 """``constructs-fifo describe``: a deployed queue's URL, names, mapping and tables, read-only.
 
 Registers the subcommand (:func:`add_parser`) and runs it (:func:`run`); what is read is
-:mod:`constructs_fifo.local.describe`, how it is printed :func:`~constructs_fifo.cli.render.description_lines`
-(``label  value`` lines, never wrapped) or one JSON document with ``--json``. Without ``--stack`` the
-stack is the app's own, as for every command (:mod:`constructs_fifo.local.app_stack`).
+:mod:`constructs_fifo.stacks.describe`, how it is printed
+:func:`~constructs_fifo.cli.render.description_lines` (``label  value`` lines, never wrapped) or
+one JSON document with ``--json``. Without ``--stack`` the stack is the app's own, as for every
+command (:mod:`constructs_fifo.stacks.app_stack`).
 
 Exit codes: 0 described; 2 bad arguments or no stack to take; 3 the environment (the stack missing,
 credentials, connection).
@@ -16,9 +17,9 @@ import json
 from typing import Any
 
 from constructs_fifo.cli import render
-from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.describe import describe
-from constructs_fifo.local.stack import find_queues, select_queue
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.deployed import find_queues, select_queue
+from constructs_fifo.stacks.describe import describe
 
 __all__ = ["add_parser", "run"]
 

@@ -1,7 +1,7 @@
 """``constructs-fifo doctor``: the deploy preflight, read-only, against any endpoint.
 
 Registers the ``doctor`` subcommand (:func:`add_parser`) and runs it (:func:`run`); the checks are
-:mod:`constructs_fifo.local.preflight`'s, the same ``deploy`` runs before ``cdk deploy``. Shaped like
+:mod:`constructs_fifo.deploy.preflight`'s, the same ``deploy`` runs before ``cdk deploy``. Shaped like
 the AWS CLI: ``--endpoint-url``, ``--region``, ``--output text|json`` (``--json`` for short; JSON with
 PascalCase keys, four-space indent), one line per check, and the exit code says whether all passed.
 
@@ -10,7 +10,7 @@ DescribeStackResources, SSM GetParameter, Lambda GetAccountSettings and GetFunct
 ``cdk --version`` (plus ``cdk synth`` into a temporary directory when the app has no ``cdk.out``).
 
 Without ``--stack`` it checks the app's one stack holding an OrderedAgentQueue (read from the
-assembly it reads, :mod:`constructs_fifo.local.app_stack`); a stack it cannot read is a problem on
+assembly it reads, :mod:`constructs_fifo.stacks.app_stack`); a stack it cannot read is a problem on
 every endpoint, never ``ok`` (an emulator has no concurrency quota, but the stack still must exist).
 
 Exit codes: 0 every check passed; 1 a check found a problem (each printed with its fix); 2 bad
@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from constructs_fifo.cli.json_output import Verbatim, print_json
-from constructs_fifo.local.app_stack import CDK_APP_FILE, assembly_dir, choose_stack, read_app_stacks
-from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.deploy import cdk_executable, run_preflight, synth
-from constructs_fifo.local.errors import CdkCommandError, CdkNotFoundError
-from constructs_fifo.local.node_env import quiet_node
-from constructs_fifo.local.preflight.facts import Check, Facts, Unavailable
-from constructs_fifo.local.preflight.verify import verify
+from constructs_fifo.deploy.cdk import cdk_executable, run_preflight, synth
+from constructs_fifo.deploy.preflight.facts import Check, Facts, Unavailable
+from constructs_fifo.deploy.preflight.verify import verify
+from constructs_fifo.stacks.app_stack import CDK_APP_FILE, assembly_dir, choose_stack, read_app_stacks
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.errors import CdkCommandError, CdkNotFoundError
+from constructs_fifo.stacks.node_env import quiet_node
 
 __all__ = ["EXIT_PROBLEMS", "add_parser", "format_check", "print_checks", "run"]
 

@@ -18,8 +18,8 @@ import json
 import sys
 from typing import Any, Final
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.pipes.runner import PipeRunner, PipeStats
+from constructs_fifo.stacks.aws import AwsTarget
 
 __all__ = ["EXIT_FAILED_RECORDS", "add_parser", "format_stats", "run"]
 

@@ -27,10 +27,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from constructs_fifo.local.demo.scenario_divergence import DivergenceResult
-from constructs_fifo.local.demo.scenario_events_run import EventsResult
-from constructs_fifo.local.demo.scenario_verify import DemoResult
-from constructs_fifo.local.describe import StackDescription
+from constructs_fifo.demo.scenarios.divergence import DivergenceResult
+from constructs_fifo.demo.scenarios.events_run import EventsResult
+from constructs_fifo.demo.scenarios.pipeline import DemoResult
+from constructs_fifo.stacks.describe import StackDescription
 
 __all__ = [
     "UNWRAPPED_WIDTH",
@@ -145,7 +145,7 @@ class DrainProgress:
     """Progress bars, one per queue drained, each appearing (and starting its clock) when first reported.
 
     Call it with ``(queue label, done, total)``: a
-    :data:`~constructs_fifo.local.demo.steps.ProgressCallback`. A queue drained again (after a resume)
+    :data:`~constructs_fifo.demo.steps.ProgressCallback`. A queue drained again (after a resume)
     gets a new bar.
     """
 

@@ -119,7 +119,7 @@ def reads_app_stack(
 ) -> bool:
     """Whether ``worker`` should take the app's stack: no ``--stack``, no queue in the environment (so
     it is not a configured container) and ``working_dir`` is a CDK app's (it has ``cdk.json``)."""
-    from constructs_fifo.local.app_stack import CDK_APP_FILE  # noqa: PLC0415 - a local convenience
+    from constructs_fifo.stacks.app_stack import CDK_APP_FILE  # noqa: PLC0415 - a local convenience
 
     env = os.environ if environ is None else environ
     return args.stack is None and not env.get(ENV_QUEUE_URL) and (working_dir / CDK_APP_FILE).is_file()
@@ -188,9 +188,9 @@ def _from_stack(args: argparse.Namespace) -> tuple[dict[str, str], Any, int | No
     """
     from pathlib import Path  # noqa: PLC0415
 
-    from constructs_fifo.local.aws import AwsTarget  # noqa: PLC0415 - a local convenience
     from constructs_fifo.local.event_source.deployment import read_deployment  # noqa: PLC0415
-    from constructs_fifo.local.stack import resolve_queue  # noqa: PLC0415
+    from constructs_fifo.stacks.aws import AwsTarget  # noqa: PLC0415 - a local convenience
+    from constructs_fifo.stacks.deployed import resolve_queue  # noqa: PLC0415
     from constructs_fifo.worker.errors import WorkerConfigError  # noqa: PLC0415
 
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)

@@ -1,17 +1,14 @@
-"""Operations on a laptop or in CI: the local emulator, deploying, the local event source mapping, the demo.
+"""The local stand-ins for AWS services, for a laptop or CI: nothing here talks to a deployed stack on AWS.
 
-- :mod:`~constructs_fifo.local.errors`: :class:`~constructs_fifo.local.errors.LocalError`, the one base
-  (message and fix) of every error below;
-- :mod:`~constructs_fifo.local.aws`: endpoint, region and credentials, decided once per command;
-  :mod:`~constructs_fifo.local.aws_errors`: botocore's environment errors as one-line errors;
-- :mod:`~constructs_fifo.local.deploy`: the CDK CLI (bootstrap, deploy, outputs);
-  :mod:`~constructs_fifo.local.stack`: a deployed stack's queues, and picking one;
-  :mod:`~constructs_fifo.local.queues`: a queue's counters;
 - :mod:`~constructs_fifo.local.emulator`: moto's server with fidelity patches (the ``local`` extra);
-- :mod:`~constructs_fifo.local.event_source`: ``constructs-fifo drain``, Lambda's poller run locally;
-- :mod:`~constructs_fifo.local.demo`: the sample app's contract, workload, verifier and scenarios.
+- :mod:`~constructs_fifo.local.event_source`: ``constructs-fifo drain``, Lambda's SQS poller run locally;
+- :mod:`~constructs_fifo.local.pipes`: ``constructs-fifo pipes run``, EventBridge Pipes run locally;
+- :mod:`~constructs_fifo.local.errors`: their errors, each a
+  :class:`~constructs_fifo.stacks.errors.CommandError`.
 
-This package imports nothing itself, so ``import constructs_fifo.local`` never loads moto.
+Reaching an endpoint and a stack is :mod:`constructs_fifo.stacks`; operating one is
+:mod:`constructs_fifo.ops`. This package imports nothing itself, so ``import constructs_fifo.local``
+never loads moto.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.aws import AwsTarget, free_port
 from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
+from constructs_fifo.stacks.aws import AwsTarget, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"

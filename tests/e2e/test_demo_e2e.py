@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     ACCOUNT_QUEUE,
     BUILD_QUEUE,
     NOTIFICATION_QUEUE,
@@ -24,12 +24,12 @@ from constructs_fifo.local.demo.sample_app import (
     STACK_NAME,
     WORKSPACE_QUEUE,
 )
-from constructs_fifo.local.demo.scenario_verify import send_workload
-from constructs_fifo.local.demo.steps import make_clients, sample_resources
-from constructs_fifo.local.demo.verify import expectations_of, observe, verify
-from constructs_fifo.local.demo.workload import WorkloadSpec, generate_workload
+from constructs_fifo.demo.scenarios.pipeline import send_workload
+from constructs_fifo.demo.steps import make_clients, sample_resources
+from constructs_fifo.demo.verify import expectations_of, observe, verify
+from constructs_fifo.demo.workload import WorkloadSpec, generate_workload
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.stack import find_queues
+from constructs_fifo.stacks.deployed import find_queues
 
 from .conftest import ROOT, Deployment
 

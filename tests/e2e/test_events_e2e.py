@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from constructs_fifo.cli import EXIT_OK, main
-from constructs_fifo.local.demo import steps
-from constructs_fifo.local.demo.sample_app import ACCOUNT_QUEUE, JOB_CODE_DIR, STACK_NAME
-from constructs_fifo.local.demo.scenario_events import arrival_states, event_stream, load_account_agent
-from constructs_fifo.local.demo.scenario_events_run import EventsResult, publish, read_states
+from constructs_fifo.demo import steps
+from constructs_fifo.demo.sample_app import ACCOUNT_QUEUE, JOB_CODE_DIR, STACK_NAME
+from constructs_fifo.demo.scenarios.events import arrival_states, event_stream, load_account_agent
+from constructs_fifo.demo.scenarios.events_run import EventsResult, publish, read_states
 from constructs_fifo.local.pipes.runner import PipeRunner
-from constructs_fifo.local.stack import find_queues, select_queue
+from constructs_fifo.stacks.deployed import find_queues, select_queue
 
 from .conftest import Deployment
 

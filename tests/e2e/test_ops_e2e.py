@@ -43,8 +43,7 @@ import pytest
 from constructs_fifo.cli import EXIT_OK, EXIT_VIOLATIONS, main
 from constructs_fifo.client import JobProducer
 from constructs_fifo.client.state_reader import GroupStateReader
-from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     ACTIVITY_ATTRIBUTE,
     NOTIFICATION_KEY,
     NOTIFICATION_QUEUE,
@@ -56,10 +55,11 @@ from constructs_fifo.local.demo.sample_app import (
     transient_failure,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.stack import DeployedQueue, resolve_queue
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ENV_MAX_ATTEMPTS, DeadReason
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.deployed import DeployedQueue, resolve_queue
 
 from .conftest import Deployment
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from constructs_fifo.client import JobMessage, JobOutcome, JobOutcomes, JobProducer, JobStatus, ParkedGroups
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     NOTIFICATION_QUEUE,
     NOTIFICATION_TYPE,
     STACK_NAME,
@@ -38,8 +38,8 @@ from constructs_fifo.local.demo.sample_app import (
     poison,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.stack import DeployedQueue, resolve_queue
 from constructs_fifo.runtime.constants import DeadReason
+from constructs_fifo.stacks.deployed import DeployedQueue, resolve_queue
 
 from .conftest import Deployment
 

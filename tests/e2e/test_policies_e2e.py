@@ -30,12 +30,12 @@ import pytest
 from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_OK, main
 from constructs_fifo.client import JobMessage, JobProducer, ParkedGroups
 from constructs_fifo.client.state_reader import GroupStateReader
-from constructs_fifo.local.demo.sample_app import SampleQueue, group_of, poison, transient_failure
-from constructs_fifo.local.demo.verify import Expectations, Observed, read_dead_letters, verify
+from constructs_fifo.demo.sample_app import SampleQueue, group_of, poison, transient_failure
+from constructs_fifo.demo.verify import Expectations, Observed, read_dead_letters, verify
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.local.stack import DeployedQueue, find_queues
 from constructs_fifo.runtime.constants import DEFAULT_MAX_ATTEMPTS, DeadReason
+from constructs_fifo.stacks.counters import queue_counts
+from constructs_fifo.stacks.deployed import DeployedQueue, find_queues
 
 from .conftest import ROOT, Deployment
 

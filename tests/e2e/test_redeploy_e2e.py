@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.emulator.server import LocalEmulator
+from constructs_fifo.stacks.aws import AwsTarget
 
 from .conftest import REGION, ROOT
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from constructs_fifo.client import JobMessage, JobOutcome, JobOutcomes, JobProducer, JobStatus
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     BUILD_PASSED,
     BUILD_QUEUE,
     BUILD_STARTED,
@@ -44,7 +44,7 @@ from constructs_fifo.local.demo.sample_app import (
     build_payload,
     group_of,
 )
-from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.stacks.deployed import resolve_queue
 
 from .conftest import ROOT, Deployment
 

@@ -17,14 +17,14 @@ import boto3
 from moto import mock_aws
 
 from constructs_fifo.cli import main
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.emulator import patches
-from constructs_fifo.local.ops import OpsQueue
-from constructs_fifo.local.queues import queue_counts
-from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.ops import OpsQueue
 from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter, DeadLetterSender
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.counters import queue_counts
+from constructs_fifo.stacks.deployed import resolve_queue
 
 from .runtime_harness import (
     DLQ_NAME,

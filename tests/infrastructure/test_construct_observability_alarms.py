@@ -11,7 +11,7 @@ from aws_cdk import CfnElement, Stack
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.cli import build_parser
-from constructs_fifo.local.stack import DeployedQueue, select_queue
+from constructs_fifo.stacks.deployed import DeployedQueue, select_queue
 
 from .stacks import Synthesized
 

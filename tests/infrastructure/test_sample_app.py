@@ -16,7 +16,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from constructs_fifo.construct.resources.outputs import OUTPUT_NAMES, WORKER_OUTPUT_NAMES
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     ACCOUNT_EVENT_BUS,
     ACCOUNT_EVENT_SOURCE,
     ACCOUNT_GROUP_PATH,
@@ -267,7 +267,7 @@ def test_the_unreserved_context_drops_every_reservation_and_keeps_the_caps() -> 
     from aws_cdk import App
     from aws_cdk.assertions import Template
 
-    from constructs_fifo.local.preflight import UNRESERVED_CONTEXT
+    from constructs_fifo.deploy.preflight import UNRESERVED_CONTEXT
 
     from .stacks import load_sample_app
 

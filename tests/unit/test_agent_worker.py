@@ -5,7 +5,7 @@
 ``notifier.handle`` is the notification queue's job, on a moto table; ``builds.run_tests`` the build
 queue's long job (container workers), which stops when its context is cancelled. The job code ships in the
 functions' asset, which holds only the runtime, so it cannot import the sample app's contract
-(:mod:`constructs_fifo.local.demo.sample_app`): it keeps its own copies, and the contract tests below
+(:mod:`constructs_fifo.demo.sample_app`): it keeps its own copies, and the contract tests below
 hold them to it.
 """
 
@@ -25,8 +25,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from constructs_fifo.local.demo import scenario_events
-from constructs_fifo.local.demo.sample_app import (
+from constructs_fifo.demo.sample_app import (
     ACTIVITY_ATTRIBUTE,
     BUILD_DURATION_KEY,
     BUILD_HANDLER,
@@ -48,6 +47,7 @@ from constructs_fifo.local.demo.sample_app import (
     poison,
     transient_failure,
 )
+from constructs_fifo.demo.scenarios import events as scenario_events
 from constructs_fifo.runtime import Job, PermanentJobError
 
 LAMBDA_DIR = Path(__file__).resolve().parents[2] / "lambda"

@@ -126,7 +126,10 @@ def test_there_are_no_import_cycles() -> None:
 @pytest.mark.parametrize(
     ("module", "allowed"),
     [
-        ("constructs_fifo.local.errors", set()),
+        ("constructs_fifo.stacks.errors", set()),
+        ("constructs_fifo.local.errors", {"constructs_fifo.stacks.errors"}),
+        ("constructs_fifo.ops.errors", {"constructs_fifo.stacks.errors"}),
+        ("constructs_fifo.demo.errors", {"constructs_fifo.stacks.errors"}),
         ("constructs_fifo.construct.errors", set()),
         ("constructs_fifo.runtime.exceptions", set()),
         ("constructs_fifo.client.errors", {"constructs_fifo.client.results"}),
@@ -226,7 +229,7 @@ def test_the_worker_is_production_code_on_the_runtime_alone() -> None:
         if target.split(".")[0] in {"constructs_fifo", "aws_cdk", "constructs", "moto"}
         and not (_in(target, WORKER) or _in(target, RUNTIME))
     }
-    # THEN they import only the runtime and themselves: never local/, the construct or aws_cdk
+    # THEN they import only the runtime and themselves: never the operator's rooms, the construct or aws_cdk
     assert outside == set()
 
 
@@ -245,6 +248,59 @@ def test_only_the_emulator_server_and_patches_need_the_local_extra() -> None:
     allowed = {f"{emulator}.server", f"{emulator}.__main__"}
     assert {f"{emulator}.server", f"{emulator}.patches"} <= needing
     assert [m for m in sorted(needing) if m not in allowed and not m.startswith(f"{emulator}.patches")] == []
+
+
+#: The package's rooms by where their code runs, and the rooms each may import (besides itself): the
+#: floors point down. ``runtime`` runs in the function and the container; ``worker`` in the container;
+#: ``client`` in a producer; ``construct`` at synth; ``stacks`` (reaching a deployed stack: session,
+#: discovery, describe), ``deploy`` (preflight and the CDK CLI) and ``ops`` (operations on a deployed
+#: stack) on an operator's machine against AWS or the emulator alike; ``local`` holds only the local
+#: stand-ins for AWS services (the emulator, the event source mapping, pipes); ``demo`` drives the sample
+#: app; ``cli`` parses and renders.
+ROOMS: dict[str, set[str]] = {
+    "runtime": set(),
+    "worker": {"runtime"},
+    "client": {"runtime"},
+    "construct": {"runtime"},
+    "stacks": {"runtime"},
+    "deploy": {"stacks", "runtime"},
+    "ops": {"stacks", "client", "runtime"},
+    "local": {"stacks", "client", "runtime"},
+    "demo": {"stacks", "deploy", "ops", "local", "client", "runtime"},
+    "cli": {"stacks", "deploy", "ops", "local", "demo", "client", "worker", "runtime"},
+}
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "constructs_fifo" else None
+
+
+def test_the_packages_rooms_are_named_by_where_their_code_runs_and_import_downwards() -> None:
+    # GIVEN every module in a room of the package (the root's own modules aside), and what it imports
+    rooms = {_room(module) for module in MODULES if module.startswith("constructs_fifo.")} - {None}
+    assert rooms == set(ROOMS)
+    crossings = [
+        f"{module} ({room}) imports {target}"
+        for module in MODULES
+        if (room := _room(module)) is not None
+        for target in _project_edges(module)
+        if (other := _room(target)) is not None and other != room and other not in ROOMS[room]
+    ]
+    # THEN each room imports only the floors below it: nothing that talks to a deployed stack lives in
+    # local/ (local/ imports the session of stacks/, never ops/ or deploy/), and nothing below the demo
+    # or the CLI imports them
+    assert crossings == []
+
+
+def test_no_folder_of_the_package_is_flat_past_the_folder_signal() -> None:
+    # GIVEN every module of the package, by folder (a folder's rooms not counted in it)
+    folders: dict[Path, int] = {}
+    for module, path in MODULES.items():
+        if _in(module, "constructs_fifo"):
+            folders[path.parent] = folders.get(path.parent, 0) + len(path.read_text().splitlines())
+    # THEN no folder's own modules pass the signal: a larger concern gets rooms
+    assert {str(f.relative_to(ROOT)): n for f, n in folders.items() if n > MAX_FOLDER_LINES} == {}
 
 
 #: The house bar of a package's rooms (issue 15): one job per module, rooms before a folder grows flat.

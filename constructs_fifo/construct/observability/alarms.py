@@ -50,7 +50,7 @@ def cli_arguments(queue_construct: Construct) -> str:
     """``--stack STACK --queue PATH``: how the CLI names this queue.
 
     ``PATH`` is the construct's full path, which is what the CLI reads back from the template's
-    ``aws:cdk:path`` metadata as the queue's construct path (see :mod:`constructs_fifo.local.stack`),
+    ``aws:cdk:path`` metadata as the queue's construct path (see :mod:`constructs_fifo.stacks.deployed`),
     so it names exactly this queue whatever else the stack holds.
     """
     return f"--stack {Stack.of(queue_construct).stack_name} --queue {queue_construct.node.path}"

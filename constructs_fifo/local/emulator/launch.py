@@ -13,19 +13,16 @@ Examples
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Final
 
-from constructs_fifo.local.errors import MissingExtraError
+from constructs_fifo.stacks.errors import MissingExtraError
+from constructs_fifo.stacks.extras import INSTALL_LOCAL_EXTRA, missing_server_packages
 
 __all__ = [
     "DEFAULT_PORT",
-    "INSTALL_LOCAL_EXTRA",
     "MAX_PORT",
     "READY_LINE",
-    "SERVER_PACKAGES",
     "endpoint_from_ready_line",
-    "missing_server_packages",
     "ready_line",
     "require_server_packages",
 ]
@@ -36,10 +33,6 @@ DEFAULT_PORT: Final = 4566
 MAX_PORT: Final = 65535
 #: What the server prints (flushed) once it answers: the one statement of the ready line.
 READY_LINE: Final = "constructs-fifo emulator ready at {url}"
-#: The command that installs what the emulator needs.
-INSTALL_LOCAL_EXTRA: Final = "pip install 'constructs-fifo[local]'"
-#: Import names of the packages moto's server needs (moto, and flask for ``moto[server]``).
-SERVER_PACKAGES: Final = ("moto", "flask")
 
 _READY_PREFIX: Final = READY_LINE.split("{url}", 1)[0]
 
@@ -53,12 +46,6 @@ def endpoint_from_ready_line(line: str) -> str | None:
     """The endpoint URL in a ready line, or ``None`` when ``line`` is another line."""
     _, found, rest = line.partition(_READY_PREFIX)
     return rest.strip() or None if found else None
-
-
-def missing_server_packages() -> list[str]:
-    """The emulator's packages this installation lacks (looked up without importing them: importing
-    moto takes seconds)."""
-    return [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
 
 
 def require_server_packages() -> None:

@@ -22,9 +22,10 @@ import threading
 import time
 from collections.abc import Sequence
 
-from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, free_port
-from constructs_fifo.local.emulator.launch import INSTALL_LOCAL_EXTRA, endpoint_from_ready_line
+from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
 from constructs_fifo.local.errors import EmulatorError
+from constructs_fifo.stacks.aws import DEFAULT_REGION, AwsTarget, free_port
+from constructs_fifo.stacks.extras import INSTALL_LOCAL_EXTRA
 
 __all__ = ["EmulatorProcess"]
 

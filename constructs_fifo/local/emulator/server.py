@@ -31,11 +31,12 @@ from typing import Any, Final
 
 from moto.server import ThreadedMotoServer
 
-from constructs_fifo.local.aws import DEFAULT_REGION, AwsTarget, free_port
 from constructs_fifo.local.emulator import patches
 from constructs_fifo.local.emulator.launch import DEFAULT_PORT, MAX_PORT, ready_line
 from constructs_fifo.local.emulator.not_applied import notice, quiet_cloudformation_warnings
-from constructs_fifo.local.errors import EmulatorError, LocalError
+from constructs_fifo.local.errors import EmulatorError
+from constructs_fifo.stacks.aws import DEFAULT_REGION, AwsTarget, free_port
+from constructs_fifo.stacks.errors import CommandError
 
 __all__ = ["LocalEmulator", "main", "serve_forever"]
 
@@ -129,7 +130,7 @@ class LocalEmulator:
             self._server = None
 
     def target(self, region: str = DEFAULT_REGION) -> AwsTarget:
-        """This emulator as an :class:`~constructs_fifo.local.aws.AwsTarget` (fake credentials)."""
+        """This emulator as an :class:`~constructs_fifo.stacks.aws.AwsTarget` (fake credentials)."""
         return AwsTarget(self.endpoint_url, region, fake_credentials=True)
 
     def client(self, service: str, region_name: str = DEFAULT_REGION) -> Any:
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         serve_forever(port=args.port, host=args.host)
-    except LocalError as err:
+    except CommandError as err:
         print(f"constructs-fifo emulator: {err.one_line()}", file=sys.stderr)
         return 1
     return 0

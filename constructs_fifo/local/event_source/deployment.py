@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.errors import CodeNotFoundError, MappingNotFoundError
-from constructs_fifo.local.stack import is_sqs_arn
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.deployed import is_sqs_arn
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_lambda.client import LambdaClient

@@ -1,6 +1,6 @@
 """The local event source mapping: poll a FIFO queue as Lambda does and run the deployed handler.
 
-``EventSourceRunner.from_stack`` finds the stack's queue (:mod:`constructs_fifo.local.stack`, with
+``EventSourceRunner.from_stack`` finds the stack's queue (:mod:`constructs_fifo.stacks.deployed`, with
 ``queue=`` for a stack of several) and reads what is deployed
 (:mod:`~constructs_fifo.local.event_source.deployment`). ``drain`` then does what Lambda's pollers do:
 
@@ -42,7 +42,7 @@ waiting only on in-flight messages says so (:mod:`~constructs_fifo.local.event_s
 
 Examples
 --------
->>> from constructs_fifo.local.aws import AwsTarget
+>>> from constructs_fifo.stacks.aws import AwsTarget
 >>> target = AwsTarget.for_endpoint("http://localhost:4566")
 >>> with EventSourceRunner.from_stack("AgentJobs", target=target) as runner:  # doctest: +SKIP
 ...     stats = runner.drain(until_empty=True)
@@ -63,8 +63,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from constructs_fifo.local.aws import AwsTarget
-from constructs_fifo.local.errors import ContainerQueueError, RunnerError
+from constructs_fifo.local.errors import RunnerError
 from constructs_fifo.local.event_source.deployment import (
     DeployedFunction,
     Deployment,
@@ -79,8 +78,10 @@ from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environme
 from constructs_fifo.local.event_source.receipts import delete, release
 from constructs_fifo.local.event_source.reports import DrainStats, InvocationReport, outcomes_of
 from constructs_fifo.local.event_source.waiting import WaitReport, queue_name
-from constructs_fifo.local.queues import QueueCounts, queue_counts
-from constructs_fifo.local.stack import resolve_queue
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.counters import QueueCounts, queue_counts
+from constructs_fifo.stacks.deployed import resolve_queue
+from constructs_fifo.stacks.errors import ContainerQueueError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_lambda.client import LambdaClient
@@ -161,7 +162,7 @@ class EventSourceRunner:
         """Read a deployed function, its SQS mapping (the one of ``queue_arn``) and queue, fetch its
         code, and build a runner (see :func:`~constructs_fifo.local.event_source.deployment.read_deployment`).
 
-        ``function_name`` is a :class:`~constructs_fifo.local.stack.DeployedQueue`'s, ``None`` for a
+        ``function_name`` is a :class:`~constructs_fifo.stacks.deployed.DeployedQueue`'s, ``None`` for a
         queue that container workers consume: refused with :class:`ContainerQueueError`.
         """
         if function_name is None:
@@ -205,7 +206,7 @@ class EventSourceRunner:
         Raises
         ------
         StackNotFoundError, QueueNotFoundError, AmbiguousQueueError
-            See :func:`constructs_fifo.local.stack.select_queue`.
+            See :func:`constructs_fifo.stacks.deployed.select_queue`.
         """
         deployed = resolve_queue(
             stack,
@@ -268,7 +269,7 @@ class EventSourceRunner:
     # -- draining ---------------------------------------------------------------------------------------
 
     def queue_counts(self) -> QueueCounts:
-        """The source queue's counters (see :func:`constructs_fifo.local.queues.queue_counts`)."""
+        """The source queue's counters (see :func:`constructs_fifo.stacks.counters.queue_counts`)."""
         return queue_counts(self._sqs, self.queue.url)
 
     def drain(

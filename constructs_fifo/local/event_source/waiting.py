@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from constructs_fifo.local.queues import QueueCounts
+from constructs_fifo.stacks.counters import QueueCounts
 
 __all__ = ["WAIT_REPORT_SECONDS", "WaitReport", "queue_name"]
 

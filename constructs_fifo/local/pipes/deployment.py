@@ -12,11 +12,11 @@ from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.local.errors import StackNotFoundError
 from constructs_fifo.local.pipes.errors import PipeNotFoundError, UnsupportedPipeError
 from constructs_fifo.local.pipes.targets import SqsTargetParameters
-from constructs_fifo.local.stack import is_sqs_arn
-from constructs_fifo.local.stack_status import is_missing_stack
+from constructs_fifo.stacks.deployed import is_sqs_arn
+from constructs_fifo.stacks.errors import StackNotFoundError
+from constructs_fifo.stacks.status import is_missing_stack
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

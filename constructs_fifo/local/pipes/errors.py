@@ -1,17 +1,17 @@
 """Errors of the local pipe runner: :class:`PipeError` and its kinds, each carrying its fix.
 
-They are :class:`~constructs_fifo.local.errors.LocalError`\\ s, so the CLI prints them as it prints
+They are :class:`~constructs_fifo.local.errors.CommandError`\\ s, so the CLI prints them as it prints
 every local error (one line with the fix, exit 3). A leaf: it imports only that base.
 """
 
 from __future__ import annotations
 
-from constructs_fifo.local.errors import LocalError
+from constructs_fifo.stacks.errors import CommandError
 
 __all__ = ["PipeError", "PipeNotFoundError", "UnsupportedPipeError"]
 
 
-class PipeError(LocalError):
+class PipeError(CommandError):
     """The local pipe runner cannot run."""
 
 

@@ -19,7 +19,7 @@ alone (docs/emulator.md).
 
 Examples
 --------
->>> from constructs_fifo.local.aws import AwsTarget
+>>> from constructs_fifo.stacks.aws import AwsTarget
 >>> target = AwsTarget.for_endpoint("http://localhost:4566")
 >>> for runner in PipeRunner.from_stack("AgentEvents", target=target):  # doctest: +SKIP
 ...     print(runner.run(until_empty=True).as_dict())
@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.event_source.events import build_record
 from constructs_fifo.local.pipes.deployment import DeployedPipe, find_pipes
 from constructs_fifo.local.pipes.paths import PipeContext
 from constructs_fifo.local.pipes.targets import RecordFailure, SqsEntry, build_entry
+from constructs_fifo.stacks.aws import AwsTarget
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient

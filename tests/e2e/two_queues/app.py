@@ -13,7 +13,7 @@ from aws_cdk import App, CfnOutput, RemovalPolicy, Stack
 from aws_cdk import aws_lambda as lambda_
 
 from constructs_fifo import OrderedAgentQueue
-from constructs_fifo.local.demo.sample_app import WORKSPACE_HANDLER
+from constructs_fifo.demo.sample_app import WORKSPACE_HANDLER
 from constructs_fifo.runtime.constants import DeadJobPolicy, JobMode
 
 STACK_NAME = "TwoQueues"

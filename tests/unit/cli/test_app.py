@@ -10,10 +10,11 @@ import pytest
 
 from constructs_fifo.cli import EXIT_ENVIRONMENT, EXIT_USAGE, build_parser, main
 from constructs_fifo.cli import app as cli_app
-from constructs_fifo.local.emulator import launch
-from constructs_fifo.local.errors import CdkNotFoundError, EmulatorError
+from constructs_fifo.local.errors import EmulatorError
 from constructs_fifo.local.event_source.reports import DrainStats
-from constructs_fifo.local.stack import DeployedQueue
+from constructs_fifo.stacks import extras
+from constructs_fifo.stacks.deployed import DeployedQueue
+from constructs_fifo.stacks.errors import CdkNotFoundError
 
 
 def test_demo_defaults_match_the_documented_workload(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,7 +254,7 @@ def test_without_the_local_extra_the_emulator_commands_say_what_to_install(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN an installation without the emulator's packages, and no endpoint (the demo starts one)
-    monkeypatch.setattr(launch, "SERVER_PACKAGES", ("constructs_fifo_no_such_package",))
+    monkeypatch.setattr(extras, "SERVER_PACKAGES", ("constructs_fifo_no_such_package",))
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     # WHEN an emulator command runs
     code = main(argv)

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from constructs_fifo.local.emulator.server import LocalEmulator
-from constructs_fifo.local.errors import AmbiguousQueueError, StackNotFoundError
 from constructs_fifo.local.event_source import function_log, waiting
 from constructs_fifo.local.event_source.reports import InvocationReport
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.stacks.errors import AmbiguousQueueError, StackNotFoundError
 
 REGION = "us-east-1"
 BUCKET = "cdk-hnb659fds-assets-123456789012-us-east-1"

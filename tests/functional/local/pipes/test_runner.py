@@ -11,9 +11,9 @@ import json
 import boto3
 import pytest
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.pipes.errors import PipeNotFoundError
 from constructs_fifo.local.pipes.runner import PipeRunner
+from constructs_fifo.stacks.aws import AwsTarget
 
 from .ingress import REGION, STACK, deploy, publish, received, template
 

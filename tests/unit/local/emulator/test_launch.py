@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from constructs_fifo.local.emulator import launch
-from constructs_fifo.local.errors import MissingExtraError
+from constructs_fifo.stacks import extras
+from constructs_fifo.stacks.errors import MissingExtraError
 
 
 def test_the_ready_line_carries_the_endpoint_back() -> None:
@@ -22,7 +23,7 @@ def test_installed_server_packages_pass_and_missing_ones_name_the_extra(
     # GIVEN the dev install (the 'local' extra is there) WHEN checked THEN nothing is raised
     launch.require_server_packages()
     # GIVEN a package that is not installed WHEN checked THEN the error names it and the extra to install
-    monkeypatch.setattr(launch, "SERVER_PACKAGES", ("moto", "constructs_fifo_no_such_package"))
+    monkeypatch.setattr(extras, "SERVER_PACKAGES", ("moto", "constructs_fifo_no_such_package"))
     with pytest.raises(MissingExtraError, match="needs constructs_fifo_no_such_package,") as caught:
         launch.require_server_packages()
     assert caught.value.fix == "pip install 'constructs-fifo[local]'"

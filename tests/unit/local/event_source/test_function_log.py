@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.aws import AwsTarget
 from constructs_fifo.local.event_source import function_log
 from constructs_fifo.local.event_source.deployment import (
     DeployedFunction,
@@ -23,6 +22,7 @@ from constructs_fifo.local.event_source.function_log import (
     project_name,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.stacks.aws import AwsTarget
 
 ARN = "arn:aws:sqs:eu-west-1:123456789012:jobs.fifo"
 TARGET = AwsTarget("http://localhost:1", "eu-west-1", fake_credentials=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from constructs_fifo.local.aws import FAKE_CREDENTIALS
 from constructs_fifo.local.event_source.deployment import DeployedFunction
 from constructs_fifo.local.event_source.pool import WorkerPool, lambda_environment
+from constructs_fifo.stacks.aws import FAKE_CREDENTIALS
 
 
 def test_worker_environment_is_the_functions_not_this_processes(

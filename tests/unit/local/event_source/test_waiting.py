@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from constructs_fifo.local.event_source.waiting import WAIT_REPORT_SECONDS, WaitReport
-from constructs_fifo.local.queues import QueueCounts
+from constructs_fifo.stacks.counters import QueueCounts
 
 URL = "http://localhost:1/123456789012/jobs.fifo"
 

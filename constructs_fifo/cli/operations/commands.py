@@ -1,0 +1,449 @@
+"""The operations commands: ``status``, ``groups``, ``dlq``, ``claims``, ``state``.
+
+What each command does lives in :mod:`constructs_fifo.ops`; the parser is
+:mod:`~constructs_fifo.cli.operations.parser`, the printing :mod:`~constructs_fifo.cli.operations.output`
+(a table on a terminal, plain lines otherwise, one JSON document with ``--json``). This module resolves
+``--stack``/``--queue`` as ``deploy`` and ``drain`` do and puts the three together. Every command
+that changes something builds its plan first, prints it, stops there with ``--dry-run``, then
+confirms (:func:`_confirmed`), then prints what it did.
+
+The confirmation rule is one an operator can predict from where the command's input comes from: with
+``--yes`` it acts; otherwise, when stdin is a terminal it asks (the question and the plan it asks about
+go to stderr with ``--json``, so stdout holds the JSON document alone, and ``... | tee incident.log``
+still asks); without a terminal on stdin (a script, cron, a pipe into the command) it refuses, exit 1,
+naming ``--yes`` and ``--dry-run``: a script that meant to act says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, Final
+
+from constructs_fifo.cli.json_output import Verbatim, print_json
+from constructs_fifo.cli.operations.fix import complete_commands
+from constructs_fifo.cli.operations.output import Output, when
+from constructs_fifo.cli.operations.parser import add_ops_commands
+from constructs_fifo.ops import STATE_MODE, OpsQueue, Plan
+from constructs_fifo.ops.claims import plan_release, plan_reset, show_claim
+from constructs_fifo.ops.dlq import list_dead_letters, plan_drop, plan_redrive
+from constructs_fifo.ops.errors import OperationError, OperationRefusedError
+from constructs_fifo.ops.groups import plan_resume, plan_skip_gap, show_group, show_state
+from constructs_fifo.ops.listing import list_groups
+from constructs_fifo.ops.plan import command
+from constructs_fifo.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
+from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.deployed import DeployedQueue, find_queues, select_queue
+from constructs_fifo.stacks.errors import CommandError
+
+__all__ = ["OPS_COMMANDS", "add_ops_commands"]
+
+
+@functools.cache
+def _session(target: AwsTarget) -> Any:
+    """One boto3 session per target for the process: a session loads each service's model once (~0.3 s a
+    client otherwise, and a command makes six)."""
+    return target.session()
+
+
+def _clients(args: argparse.Namespace) -> tuple[AwsTarget, dict[str, Any]]:
+    target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
+    session = _session(target)
+    return target, {
+        name: target.client(name, session)
+        for name in ("cloudformation", "lambda", "sqs", "dynamodb", "cloudwatch")
+    }
+
+
+def _connect(queue: DeployedQueue, clients: dict[str, Any]) -> OpsQueue:
+    return OpsQueue(queue, clients["sqs"], clients["dynamodb"], clients["cloudwatch"])
+
+
+def _find(args: argparse.Namespace) -> tuple[list[DeployedQueue], dict[str, Any]]:
+    target, clients = _clients(args)
+    queues = find_queues(
+        args.stack,
+        target=target,
+        cloudformation_client=clients["cloudformation"],
+        lambda_client=clients["lambda"],
+        sqs_client=clients["sqs"],
+    )
+    return queues, clients
+
+
+def _queue(args: argparse.Namespace) -> OpsQueue:
+    queues, clients = _find(args)
+    return _connect(select_queue(args.stack, queues, args.queue), clients)
+
+
+def _plan_lines(plan: Plan, *, dry_run: bool) -> list[str]:
+    return [f"note: {note}" for note in plan.notes] + [
+        f"{'would ' if dry_run else 'will '}{step.describe}" for step in plan.steps
+    ]
+
+
+def _confirmed(args: argparse.Namespace, plan: Plan, out: Output) -> bool:
+    """Whether to apply ``plan`` (the module docstring's rule); ``False`` when the operator said no.
+
+    Raises
+    ------
+    OperationRefusedError
+        No ``--yes`` and no terminal on stdin: nobody can be asked.
+    """
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise OperationRefusedError(
+            f"`{plan.command}` changes the queue and asks first, and stdin is not a terminal (a script, "
+            "a pipe): there is nobody to ask; nothing was changed",
+            f"pass --yes to act without asking ({command(*plan.argv, '--yes')}), or --dry-run to see what "
+            f"it would do ({command(*plan.argv, '--dry-run')})",
+        )
+    if args.json:  # stdout holds the JSON document alone: the plan asked about goes with the question
+        for line in _plan_lines(plan, dry_run=False):
+            print(line, file=sys.stderr)
+    print(f"{plan.command}: go ahead? [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = input("").strip().lower()
+    except EOFError:  # Ctrl-D: no answer is a no
+        answer = ""
+        print(file=sys.stderr)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        out.line("nothing was changed")
+        raise
+    if answer in {"y", "yes"}:
+        return True
+    out.line("nothing was changed")
+    return False
+
+
+def _run_plan(args: argparse.Namespace, make: Callable[[], Plan]) -> int:
+    """Show the plan; stop at --dry-run; confirm (:func:`_confirmed`); apply; say what was done."""
+    plan = make()
+    out = Output()
+    try:
+        if not args.json:
+            for line in _plan_lines(plan, dry_run=args.dry_run):
+                out.line(line)
+        if args.dry_run:
+            if args.json:
+                print_json(plan.to_dict(dry_run=True))
+            else:
+                out.line("dry run: nothing was changed")
+            return 0
+        if not _confirmed(args, plan, out):
+            return 1
+        try:
+            plan.apply()
+        finally:
+            if not args.json:
+                for done in plan.done:
+                    out.line(f"done: {done}")
+        if args.json:
+            print_json(plan.to_dict(dry_run=False))
+    finally:
+        plan.close()
+    return 0
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+
+def _status(args: argparse.Namespace) -> int:
+    queues, clients = _find(args)
+    chosen = [select_queue(args.stack, queues, args.queue)] if args.queue or len(queues) <= 1 else queues
+    statuses = [queue_status(_connect(queue, clients)) for queue in chosen]
+    if args.json:
+        print_json({"stack": args.stack, "queues": [status.to_dict() for status in statuses]})
+        return 0
+    out = Output()
+    for status in statuses:
+        out.pairs(
+            f"{status.queue} ({status.mode} mode)",
+            [
+                (
+                    "visible / in flight / delayed",
+                    f"{status.visible} / {status.in_flight} / {status.delayed}",
+                ),
+                ("oldest message age", _age(status)),
+                (
+                    "oldest parked job",
+                    "none"
+                    if status.oldest_parked is None
+                    else f"{status.oldest_parked[1]:.0f} s (group {status.oldest_parked[0]}; not in the "
+                    "queue's age)",
+                ),
+                ("DLQ depth", status.dead_letter_depth),
+                ("parked groups", ", ".join(status.parked_groups) or "none"),
+                (
+                    "open sequence gaps",
+                    ", ".join(status.gap_groups) or ("none" if status.mode == "state" else "n/a"),
+                ),
+                (
+                    "IN_FLIGHT claims, lease expired",
+                    ", ".join(status.expired_claims) or ("none" if status.mode == "claim" else "n/a"),
+                ),
+                ("alarms in ALARM", ", ".join(status.alarms) or "none"),
+                ("largest backlogs", ", ".join(f"{g} ({n})" for g, n in status.backlog) or "none known"),
+            ],
+        )
+    return 0
+
+
+def _age(status: QueueStatus) -> str:
+    age = status.oldest_age_seconds
+    if age is None:
+        return f"unknown: {AGE_UNKNOWN}"
+    if status.oldest_age_source == AGE_FROM_EMPTY_QUEUE:
+        return "0 s (the queue is empty)"
+    return f"{age:.0f} s ({status.oldest_age_source})"
+
+
+def _groups(args: argparse.Namespace) -> int:
+    ops = _queue(args)
+    if args.ops_command == "list":
+        page = list_groups(
+            ops,
+            parked=args.parked,
+            gaps=args.gaps,
+            max_items=args.max_items,
+            starting_token=args.starting_token,
+        )
+        if args.json:
+            print_json(page.to_dict())
+            return 0
+        out = Output()
+        rows = page.rows
+        columns = ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+        cells = [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows]
+        if ops.mode != STATE_MODE:  # no seq bookkeeping in claim mode
+            columns, cells = columns[:5], [row[:5] for row in cells]
+        out.rows(f"groups of {ops.label}", columns, cells)
+        if page.next_token is not None:
+            out.line(f"more groups: pass --starting-token {page.next_token}")
+        return 0
+    if args.ops_command == "show":
+        detail = show_group(ops, args.group)
+        document = detail.to_dict()
+        if args.json:
+            print_json({**document, "state": _users(document["state"])})
+            return 0
+        out = Output()
+        dead = document["dead"] or {}
+        malformed = bool(dead) and not dead.get("jobId")
+        kept = document["kept"]
+        out.pairs(
+            f"group {args.group} of {ops.label}",
+            [
+                ("status", document["status"]),
+                (
+                    "dead job",
+                    f"none: message {dead.get('messageId')} has a malformed body (no job id)"
+                    if malformed
+                    else dead.get("jobId"),
+                ),
+                ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
+                ("reason", dead.get("reason")),
+                ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
+                ("attempts", dead.get("attempts")),
+                ("parked at", when(dead.get("at"))),
+                (
+                    "kept jobs",
+                    f"{document['keptTotal']} (the first {len(kept)} below)"
+                    if document["keptTotal"] > len(kept)
+                    else document["keptTotal"],
+                ),
+            ],
+        )
+        if kept:
+            state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
+            out.rows(
+                "kept jobs, in order",
+                ["position", *(["seq"] if state_mode else []), "job", "type", "message"],
+                [
+                    [
+                        k["position"],
+                        *([k["seq"]] if state_mode else []),
+                        k["jobId"],
+                        k["jobType"],
+                        k["messageId"],
+                    ]
+                    for k in kept
+                ],
+            )
+            if document["keptTotal"] > len(kept):
+                out.line(
+                    f"... and {document['keptTotal'] - len(kept)} more kept job(s), in order (resuming the "
+                    "group replays them all)"
+                )
+        if document["state"] is not None:
+            _state_pairs(out, args.group, document["state"])
+        for note in document["notes"]:
+            out.line(f"note: {note}")
+        return 0
+    if args.ops_command == "resume":
+        return _run_plan(args, lambda: plan_resume(ops, args.group, skip_dead=args.skip_dead))
+    return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
+
+
+def _users(view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A state view for ``--json``: the user's state and the per-job-id attempts keep their keys."""
+    if view is None:
+        return None
+    return {**view, "state": Verbatim(view["state"]), "attempts": Verbatim(view["attempts"])}
+
+
+def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
+    out.pairs(
+        f"state of group {group}",
+        [
+            ("version", state["version"]),
+            ("last seq", state["lastSeq"]),
+            ("buffered seqs", state["bufferedSeqs"]),
+            ("gap age", None if state["gapAgeSeconds"] is None else f"{state['gapAgeSeconds']} s"),
+            ("parked at job", state["parkedJobId"]),
+            ("dead jobs", state["deadJobIds"]),
+            ("skipped ranges", state["skipped"]),
+            ("dead letters owed", state["deadLettersOwed"]),
+            ("state", state["state"]),
+        ],
+    )
+
+
+def _one_message(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``dlq show``/``dlq drop``'s JOB or --message-id: exactly one of them."""
+    job, message_id = args.job, args.message_id
+    if (job is None) == (message_id is None):
+        raise OperationError(
+            f"`dlq {args.ops_command}` takes a job id or --message-id, "
+            + ("not both" if job is not None else "and got neither"),
+            "pass one: a job id, or --message-id and a message id from "
+            f"{command('dlq', 'list')} (a malformed body has no job id)",
+        )
+    return job, message_id
+
+
+def _dlq(args: argparse.Namespace) -> int:
+    if args.ops_command in {"show", "drop"}:
+        job, message_id = _one_message(args)
+    ops = _queue(args)
+    if args.ops_command in {"list", "show"}:
+        group = getattr(args, "group", None)
+        job = getattr(args, "job", None)
+        message_id = getattr(args, "message_id", None)
+        listing = list_dead_letters(ops, group=group, job=job, message_id=message_id)
+        if args.ops_command == "show" and not listing.letters:
+            what = f"job {job!r}" if job is not None else f"message id {message_id!r}"
+            raise OperationRefusedError(
+                f"the dead-letter queue of {ops.label} holds no message of {what}",
+                f"list what it holds: {command('dlq', 'list')}",
+            )
+        if args.json:
+            print_json(listing.to_dict())
+            return 0
+        out = Output()
+        if args.ops_command == "list":
+            out.rows(
+                f"dead-letter queue of {ops.label} ({listing.depth} message(s))",
+                ["job", "group", "type", "reason", "error", "attempts", "dead at", "table says"],
+                [
+                    [
+                        letter.job_id or f"none: message {letter.message_id}",
+                        letter.group,
+                        letter.job_type,
+                        letter.reason,
+                        f"{letter.attributes.error_type or ''}: {letter.attributes.error or ''}",
+                        letter.attributes.attempts,
+                        letter.attributes.dead_at,
+                        _table_says(listing.table_view(letter)),
+                    ]
+                    for letter in listing.letters
+                ],
+            )
+        else:
+            for letter in listing.letters:
+                document = letter.to_dict()
+                out.pairs(
+                    f"DLQ message {letter.message_id}",
+                    [(key, document[key]) for key in sorted(document)]
+                    + [(f"table: {k}", v) for k, v in listing.table_view(letter).items()],
+                )
+        if not listing.complete:
+            out.line("note: the peek saw only part of the DLQ (the first 10 messages of each group)")
+        return 0
+    if args.ops_command == "redrive":
+        return _run_plan(
+            args,
+            lambda: plan_redrive(
+                ops,
+                group=args.group,
+                job=args.job,
+                message_id=args.message_id,
+                reset=args.reset,
+                force=args.force,
+            ),
+        )
+    return _run_plan(args, lambda: plan_drop(ops, job, message_id=message_id))
+
+
+def _table_says(view: dict[str, Any]) -> str:
+    if "claimStatus" in view:
+        return f"claim {view['claimStatus'] or 'none'}"
+    if "stateRemembersDead" in view:
+        return "state: dead" if view["stateRemembersDead"] else "state: not dead"
+    return "-"
+
+
+def _claims(args: argparse.Namespace) -> int:
+    ops = _queue(args)
+    if args.ops_command == "show":
+        shown = show_claim(ops, args.job)
+        if args.json:
+            print_json(shown)
+            return 0
+        claim = shown["claim"]
+        Output().pairs(
+            f"claim of job {args.job} ({shown['table']})",
+            [(key, claim[key]) for key in sorted(claim)]
+            + [("lease remaining (s)", shown["leaseRemainingSeconds"])],
+        )
+        return 0
+    if args.ops_command == "release":
+        return _run_plan(args, lambda: plan_release(ops, args.job, force=args.force))
+    return _run_plan(args, lambda: plan_reset(ops, args.job))
+
+
+def _state(args: argparse.Namespace) -> int:
+    ops = _queue(args)
+    shown = show_state(ops, args.group)
+    if args.json:
+        print_json(_users(shown))
+        return 0
+    _state_pairs(Output(), args.group, shown)
+    return 0
+
+
+def _same_target(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
+    """Run ``run``; every command its error suggests gets this invocation's target options
+    (:func:`~constructs_fifo.cli.operations.fix.complete_commands`), so it can be pasted as it is."""
+    try:
+        return run(args)
+    except CommandError as error:
+        error.message = complete_commands(error.message, args)
+        error.fix = complete_commands(error.fix, args)
+        raise
+
+
+OPS_COMMANDS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
+    name: functools.partial(_same_target, run=run)
+    for name, run in {
+        "status": _status,
+        "groups": _groups,
+        "dlq": _dlq,
+        "claims": _claims,
+        "state": _state,
+    }.items()
+}
