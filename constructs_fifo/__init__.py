@@ -26,7 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
         ContainerConsumer,
         CustomBusIngress,
         EventBusIngress,
+        FargateCapacity,
         OrderedAgentQueue,
+        ProvisionedPollers,
+        SharedStorage,
         SnsFifoIngress,
     )
 
@@ -36,10 +39,13 @@ __all__ = [
     "CustomBusIngress",
     "DeadJobPolicy",
     "EventBusIngress",
+    "FargateCapacity",
     "GapPolicy",
     "JobMode",
     "OrderedAgentQueue",
     "OutcomeLines",
+    "ProvisionedPollers",
+    "SharedStorage",
     "SnsFifoIngress",
     "__version__",
 ]
@@ -55,6 +61,9 @@ _CONSTRUCTS = frozenset(
         "EventBusIngress",
         "CustomBusIngress",
         "SnsFifoIngress",
+        "ProvisionedPollers",
+        "FargateCapacity",
+        "SharedStorage",
     }
 )
 

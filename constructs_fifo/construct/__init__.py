@@ -23,8 +23,10 @@ from constructs_fifo.construct.ingress.event_bus import EventBusIngress
 from constructs_fifo.construct.ingress.sns_topic import SnsFifoIngress
 from constructs_fifo.construct.ingress.staging import WARNING_INGRESS_KEY_POLICY
 from constructs_fifo.construct.ordered_agent_queue import OrderedAgentQueue
-from constructs_fifo.construct.resources.containers import ContainerConsumer
+from constructs_fifo.construct.resources.containers import ContainerConsumer, FargateCapacity
+from constructs_fifo.construct.resources.lambda_consumer import ProvisionedPollers
 from constructs_fifo.construct.resources.permissions import WARNING_LOG_KEY_POLICY
+from constructs_fifo.construct.resources.shared_storage import SharedStorage
 
 __all__ = [
     "WARNING_INGRESS_KEY_POLICY",
@@ -37,8 +39,11 @@ __all__ = [
     "CustomBusIngress",
     "DependencyBundlingError",
     "EventBusIngress",
+    "FargateCapacity",
     "InvalidIngressPropsError",
     "InvalidPropsError",
     "OrderedAgentQueue",
+    "ProvisionedPollers",
+    "SharedStorage",
     "SnsFifoIngress",
 ]

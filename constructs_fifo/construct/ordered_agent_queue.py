@@ -2,23 +2,14 @@
 
 The construct is the readable assembly of its parts: check the props, build the resources, wire them,
 expose them. Each part is a module of its own, in a room of :mod:`constructs_fifo.construct`:
-
-- ``checks/props.py``: dependent defaults, validation, warnings (the rules in ``checks/validation.py``
-  and ``checks/function_props.py``, the defaults in ``settings/defaults.py``);
-- ``resources/queues.py``: the FIFO queue and its dead-letter queue;
-- ``resources/tables.py``: the claim and group tables the mode needs;
-- ``resources/lambda_consumer.py``: the default consumer: the function (``resources/function.py``: its
-  log group, role and environment; its asset in ``code/packaging.py``, its dependencies in
-  ``code/bundling.py``), its grants and its event source;
-- ``resources/containers.py``: the container consumer (``consumer=ContainerConsumer(...)``): an ECS
-  Fargate service running ``constructs-fifo worker``, its task role, log group and scaling (its checks
-  in ``checks/containers.py``, its alarms in ``observability/workers.py``);
-- ``resources/permissions.py``: the function's statements, the log key's policy (or a warning for an
-  imported key) and the public grants;
-- ``observability/alarms.py``: the alarms, each saying what to run first;
-- ``observability/dashboard.py``: the CloudWatch dashboard and which runtime metrics it draws;
-- ``observability/metrics.py``: the runtime's metrics of the queue, the construct's ``metric_*``
-  methods (a base of the construct).
+``checks/`` (dependent defaults, validation, warnings; defaults in ``settings/defaults.py``),
+``resources/queues.py`` and ``resources/tables.py`` (the FIFO queue and its dead-letter queue; the
+claim and group tables the mode needs), ``resources/lambda_consumer.py`` (the default consumer: the
+function of ``resources/function.py``, its grants, its event source; its asset in ``code/``),
+``resources/containers.py`` (``consumer=ContainerConsumer(...)``: an ECS Fargate service running
+``constructs-fifo worker``), ``resources/permissions.py`` (every statement, the log key's policy and the
+public grants) and ``observability/`` (the alarms, each saying what to run first, the dashboard, and the
+``metric_*`` methods of :class:`~constructs_fifo.construct.observability.metrics.QueueMetrics`).
 """
 
 from __future__ import annotations
@@ -55,7 +46,11 @@ from constructs_fifo.construct.resources.containers import (
     build_container_consumer,
 )
 from constructs_fifo.construct.resources.function import FunctionSettings
-from constructs_fifo.construct.resources.lambda_consumer import LambdaConsumerAccess, build_lambda_consumer
+from constructs_fifo.construct.resources.lambda_consumer import (
+    LambdaConsumerAccess,
+    ProvisionedPollers,
+    build_lambda_consumer,
+)
 from constructs_fifo.construct.resources.outputs import QueueParts, build_outputs
 from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
@@ -87,16 +82,13 @@ _PROPS = tuple(row.name for row in SETTINGS.values() if row.prop is not None)
 class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
-    Builds a FIFO queue (high-throughput mode, TLS only, encrypted) redriving to a FIFO dead-letter
-    queue, a DynamoDB claim table (claim mode) and group table (PARK policy or state mode), a Lambda
-    function running the constructs-fifo runtime, which calls ``handler`` once per job, the SQS event
-    source with ReportBatchItemFailures, its alarms (each description names the first command to run)
-    and a CloudWatch dashboard.
+    Builds a FIFO queue (high-throughput, TLS only, encrypted) redriving to a FIFO dead-letter queue, a
+    DynamoDB claim table (claim mode) and group table (PARK or state mode), a Lambda function running the
+    runtime, which calls ``handler`` once per job, its SQS event source, alarms and a dashboard.
 
     With ``consumer=ContainerConsumer(image=...)`` an ECS Fargate service of ``constructs-fifo worker``
-    tasks runs them (``slots`` batches each, heartbeats every ``heartbeat_interval``), scaled from 0 to
-    ``max_tasks`` on the queue's visible and in-flight messages; a worker holds task scale-in protection
-    while a slot runs a job, so scale-in stops only idle tasks ("Container workers", docs/construct.md).
+    tasks runs them, scaled on the queue's visible and in-flight messages; a worker holds task scale-in
+    protection while a slot runs a job ("Container workers", docs/construct.md).
 
     Each prop's default, limits and doc line are its row of the settings spec
     (:data:`constructs_fifo.runtime.settings.SETTINGS`); the tables of README.md and docs/construct.md
@@ -225,6 +217,13 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
         same metrics), less log ingestion. Limits: ``JOB`` or ``BATCH``. Default: ``JOB``.
     outputs : bool
         Add its own CfnOutputs. Default: ``True``.
+    provisioned_pollers : ProvisionedPollers | None
+        The event source's provisioned mode: ``ProvisionedPollers(minimum, maximum)`` pollers always ready
+        (each reads ~1 MB/s and runs up to 10 invocations at once), scaling three times faster than on-demand
+        polling; billed per poller-hour even when the queue is empty (docs/capacity.md). Limits: ``minimum``
+        2–200, ``minimum`` ≤ ``maximum`` ≤ 2000; refused beside ``max_concurrency`` (Lambda takes one or the
+        other), so ``reserved_concurrency`` is then the function's only ceiling. Default: none: on-demand
+        polling, capped by ``max_concurrency``.
     consumer : ContainerConsumer | None
         What runs the jobs: none, the Lambda function; ``ContainerConsumer(image=...)``, an ECS Fargate
         service running ``constructs-fifo worker`` (see "Container workers" in docs/construct.md). Default:
@@ -321,6 +320,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
         dashboard: bool = defaults.DASHBOARD,
         outcome_lines: OutcomeLines = defaults.OUTCOME_LINES,
         outputs: bool = defaults.OUTPUTS,
+        provisioned_pollers: ProvisionedPollers | None = None,
         consumer: ContainerConsumer | None = None,
         slots: int | None = None,
         heartbeat_interval: Duration | None = None,
@@ -364,8 +364,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
             self.queue, self.dead_letter_queue, self.claim_table, self.group_table, parks
         )
         placement = Placement(architecture, vpc, vpc_subnets, security_groups)
-        self._lambda = None
-        self.workers = None
+        self._lambda, self.workers = None, None
         if checked.container is None:
             assert checked.code_dir is not None  # required of the Lambda consumer by the check step
             self._lambda = build_lambda_consumer(

@@ -24,10 +24,13 @@ __all__ = [
     "LAMBDA_MAX_LAYERS",
     "LAMBDA_MAX_MAXIMUM_CONCURRENCY",
     "LAMBDA_MAX_MEMORY_MB",
+    "LAMBDA_MAX_POLLERS",
     "LAMBDA_MAX_SECURITY_GROUPS",
     "LAMBDA_MAX_TIMEOUT_SECONDS",
     "LAMBDA_MIN_MAXIMUM_CONCURRENCY",
     "LAMBDA_MIN_MEMORY_MB",
+    "LAMBDA_MIN_POLLERS",
+    "LAMBDA_MIN_POLLERS_MAX",
     "LAMBDA_SQS_FIFO_MAX_BATCH_SIZE",
     "SQS_DEDUPLICATION_INTERVAL_SECONDS",
     "SQS_FIFO_MAX_IN_FLIGHT_MESSAGES",
@@ -88,6 +91,12 @@ LAMBDA_MAX_SECURITY_GROUPS: Final = 5
 #: An event source mapping's ``ScalingConfig.MaximumConcurrency``: 2 to 1000.
 LAMBDA_MIN_MAXIMUM_CONCURRENCY: Final = 2
 LAMBDA_MAX_MAXIMUM_CONCURRENCY: Final = 1000
+#: An SQS event source mapping's provisioned mode (``ProvisionedPollerConfig``, GA 2025-11): at least 2
+#: pollers, a floor of at most 200 and a ceiling of at most 2,000 (services-sqs-parameters; CDK's
+#: ``SqsEventSource`` states the same ranges). Not combinable with ``MaximumConcurrency``.
+LAMBDA_MIN_POLLERS: Final = 2
+LAMBDA_MIN_POLLERS_MAX: Final = 200
+LAMBDA_MAX_POLLERS: Final = 2000
 
 # --- DynamoDB (ServiceQuotas, API_BatchGetItem) -----------------------------------------------------
 #: Keys one BatchGetItem reads.

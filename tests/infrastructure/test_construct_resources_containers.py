@@ -1,6 +1,7 @@
-"""The container consumer's template (constructs_fifo/construct/resources/containers.py): the Fargate
-service, its task definition and environment, its task role's least privilege, its scaling, and a
-deploy of the stack to the emulator's CloudFormation."""
+"""The container consumer's template (constructs_fifo/construct/resources/containers.py and
+shared_storage.py): the Fargate service, its task definition and environment, its task role's least
+privilege, its scaling, its capacity providers, a floor of tasks and shared storage, and a deploy of the
+stack to the emulator's CloudFormation."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ from typing import Any
 
 import boto3
 import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_ecs as ecs
 from aws_cdk.assertions import Match, Template
 
+from constructs_fifo import ContainerConsumer, FargateCapacity, OrderedAgentQueue, SharedStorage
 from constructs_fifo.construct import InvalidPropsError
 from constructs_fifo.construct.resources.permissions import (
     CLAIM_TABLE_ACTIONS,
     CONSUME_ACTIONS,
     GROUP_TABLE_ACTIONS,
     SEND_ACTIONS,
+    SHARED_STORAGE_ACTIONS,
     TASK_PROTECTION_ACTIONS,
 )
 from constructs_fifo.runtime import constants
@@ -176,6 +181,99 @@ def test_the_variant_takes_its_cluster_size_architecture_key_and_settings(
     # AND scaling stops at the groups the hint expects (6 groups / 8 slots: one task)
     target = _one(template, "AWS::ApplicationAutoScaling::ScalableTarget")["Properties"]
     assert target["MaxCapacity"] == 5
+
+
+@pytest.fixture(scope="module")
+def options() -> Template:
+    """A container queue with a floor of one task, Spot mixed with on-demand Fargate, and shared storage."""
+    stack = Stack(App(), "WorkersOptions")
+    OrderedAgentQueue(
+        stack,
+        "Builds",
+        handler="builds.run_tests",
+        consumer=ContainerConsumer(
+            image=ecs.ContainerImage.from_registry(IMAGE),
+            min_tasks=1,
+            capacity=FargateCapacity(on_demand_base=1, on_demand_weight=1, spot_weight=3),
+            shared_storage=SharedStorage(path="/workspaces"),
+        ),
+    )
+    return Template.from_stack(stack)
+
+
+def test_capacity_places_tasks_on_fargate_spot_mixed_with_on_demand(options: Template) -> None:
+    # GIVEN a consumer with FargateCapacity(on_demand_base=1, on_demand_weight=1, spot_weight=3)
+    service = _one(options, "AWS::ECS::Service")["Properties"]
+    # THEN the service has no launch type but that strategy: the first task on demand, then 1 in 4
+    assert "LaunchType" not in service
+    assert service["CapacityProviderStrategy"] == [
+        {"CapacityProvider": "FARGATE", "Base": 1, "Weight": 1},
+        {"CapacityProvider": "FARGATE_SPOT", "Weight": 3},
+    ]
+    # AND the cluster of its own has both Fargate capacity providers
+    [association] = options.find_resources("AWS::ECS::ClusterCapacityProviderAssociations").values()
+    assert sorted(association["Properties"]["CapacityProviders"]) == ["FARGATE", "FARGATE_SPOT"]
+
+
+def test_min_tasks_is_the_floor_of_scaling(options: Template) -> None:
+    # GIVEN a consumer with min_tasks=1 (4 slots, 4 tasks at most)
+    target = _one(options, "AWS::ApplicationAutoScaling::ScalableTarget")["Properties"]
+    # THEN the scalable target keeps one task, and no step asks for fewer
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (1, 4)
+    changes = sorted(
+        step["ScalingAdjustment"]
+        for policy in options.find_resources("AWS::ApplicationAutoScaling::ScalingPolicy").values()
+        for step in policy["Properties"]["StepScalingPolicyConfiguration"]["StepAdjustments"]
+    )
+    assert changes[0] == 1 and changes[-1] == 4
+
+
+def test_shared_storage_is_an_encrypted_file_system_mounted_on_every_task_through_an_access_point(
+    options: Template,
+) -> None:
+    # GIVEN a consumer with SharedStorage(path="/workspaces")
+    task = _one(options, "AWS::ECS::TaskDefinition")["Properties"]
+    [container] = task["ContainerDefinitions"]
+    # THEN the task mounts one EFS volume there, with TLS and IAM through an access point
+    [volume] = task["Volumes"]
+    configuration = volume["EFSVolumeConfiguration"]
+    assert configuration["TransitEncryption"] == "ENABLED"
+    assert configuration["AuthorizationConfig"]["IAM"] == "ENABLED"
+    assert "AccessPointId" in configuration["AuthorizationConfig"]
+    assert container["MountPoints"] == [
+        {"ContainerPath": "/workspaces", "SourceVolume": volume["Name"], "ReadOnly": False}
+    ]
+    # AND the file system is encrypted, refuses requests without TLS and allows nothing by itself
+    file_system = _one(options, "AWS::EFS::FileSystem")["Properties"]
+    assert file_system["Encrypted"] is True
+    [statement] = file_system["FileSystemPolicy"]["Statement"]
+    assert (statement["Effect"], statement["Condition"]) == (
+        "Deny",
+        {"Bool": {"aws:SecureTransport": "false"}},
+    )
+    # AND its access point writes as one POSIX user into an owner-only directory
+    access_point = _one(options, "AWS::EFS::AccessPoint")["Properties"]
+    assert access_point["PosixUser"] == {"Uid": "1000", "Gid": "1000"}
+    assert access_point["RootDirectory"]["CreationInfo"]["Permissions"] == "750"
+
+
+def test_the_task_role_may_only_mount_and_write_through_the_access_point(options: Template) -> None:
+    # GIVEN the task role's statements of the consumer with shared storage
+    statements = [
+        statement
+        for policy in options.find_resources("AWS::IAM::Policy").values()
+        if "BuildsTaskRole" in json.dumps(policy["Properties"]["Roles"])
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    [storage] = [s for s in statements if "elasticfilesystem" in json.dumps(s["Action"])]
+    # THEN it may mount and write (no root access), on the file system, through its access point only
+    assert sorted(storage["Action"]) == sorted(SHARED_STORAGE_ACTIONS)
+    assert "SharedFileSystem" in json.dumps(storage["Resource"])
+    assert "SharedAccessPoint" in json.dumps(storage["Condition"]["StringEquals"])
+    # AND only the service's tasks reach the file system's NFS port
+    [ingress] = options.find_resources("AWS::EC2::SecurityGroupIngress").values()
+    assert (ingress["Properties"]["FromPort"], ingress["Properties"]["ToPort"]) == (2049, 2049)
+    assert "BuildsService" in json.dumps(ingress["Properties"]["SourceSecurityGroupId"])
 
 
 def test_the_function_of_a_container_queue_is_refused_with_what_to_read(workers: WorkersSynthesized) -> None:

@@ -10,14 +10,20 @@ from aws_cdk import App, CfnElement, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import OrderedAgentQueue, ProvisionedPollers
 from constructs_fifo.construct import (
     WARNING_LOG_KEY_POLICY,
     WARNING_RESERVED_CONCURRENCY_ONE,
     WARNING_VISIBILITY_TIMEOUT,
     InvalidPropsError,
 )
-from constructs_fifo.construct.resources.permissions import LOG_KEY_ACTIONS, VPC_ACTIONS
+from constructs_fifo.construct.resources.permissions import (
+    LOG_KEY_ACTIONS,
+    VPC_ACTIONS,
+    VPC_CREATE_ACTIONS,
+    VPC_DESCRIBE_ACTIONS,
+    VPC_INTERFACE_ACTIONS,
+)
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
@@ -787,6 +793,61 @@ def test_an_imported_key_warns_that_its_policy_needs_the_logs_statement(synthesi
 # --- placement and platform: vpc, architecture, tracing, layers ---------------------------------------
 
 
+def _ec2_arn(resource: Any) -> str:
+    """An ``Fn::Join`` of an EC2 ARN as a readable string (``arn:<partition>:ec2:<region>:...``)."""
+    parts = resource["Fn::Join"][1]
+    return "".join(
+        p if isinstance(p, str) else "<" + next(iter(p.values())).split("::")[-1] + ">" for p in parts
+    )
+
+
+def test_placed_function_creates_interfaces_only_in_its_subnets_and_security_groups(
+    synthesized: Synthesized,
+) -> None:
+    # GIVEN the placed stack (two private subnets, two given security groups)
+    statements = _policy_statements(synthesized.templates["Placed"], "FunctionRole")
+    # WHEN reading the network-interface statements that name resources
+    create = [s for s in statements if _actions(s) == list(VPC_CREATE_ACTIONS)]
+    change = [s for s in statements if _actions(s) == list(VPC_INTERFACE_ACTIONS)]
+    # THEN creating one names the account's interfaces in the region, the function's subnets and its groups
+    [create_statement] = create
+    assert sorted(_ec2_arn(r) for r in create_statement["Resource"]) == sorted(
+        [
+            "arn:<Partition>:ec2:<Region>:<AccountId>:network-interface/*",
+            *(f"arn:<Partition>:ec2:<Region>:<AccountId>:subnet/subnet-0123456789abcdef{i}" for i in (0, 1)),
+            *(
+                f"arn:<Partition>:ec2:<Region>:<AccountId>:security-group/sg-0123456789abcdef{i}"
+                for i in (0, 1)
+            ),
+        ]
+    )
+    # AND deleting or re-addressing one names the account's interfaces in the region, nothing else
+    [change_statement] = change
+    assert (
+        _ec2_arn(change_statement["Resource"])
+        == "arn:<Partition>:ec2:<Region>:<AccountId>:network-interface/*"
+    )
+
+
+def test_provisioned_pollers_replace_maximum_concurrency_on_the_event_source() -> None:
+    # GIVEN a queue with provisioned pollers (and the default reserved concurrency)
+    stack = Stack(App(), "Pollers")
+    OrderedAgentQueue(
+        stack,
+        "Jobs",
+        code=lambda_.Code.from_asset(str(REPO / "lambda")),
+        handler="notifier.handle",
+        provisioned_pollers=ProvisionedPollers(minimum=3, maximum=40),
+    )
+    # WHEN synthesized
+    [mapping] = _resources(Template.from_stack(stack), "AWS::Lambda::EventSourceMapping").values()
+    properties = mapping["Properties"]
+    # THEN the mapping is in provisioned mode, with no MaximumConcurrency (Lambda refuses both)
+    assert properties["ProvisionedPollerConfig"] == {"MinimumPollers": 3, "MaximumPollers": 40}
+    assert "ScalingConfig" not in properties
+    assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
 def test_placed_function_runs_in_the_vpc_on_arm64_with_tracing_and_layers(synthesized: Synthesized) -> None:
     # GIVEN the placed stack
     template = synthesized.templates["Placed"]
@@ -811,9 +872,10 @@ def test_placed_function_role_gets_the_vpc_actions_inline_before_the_function_ex
     statements = _policy_statements(template, "FunctionRole")
     # WHEN collecting the statements on Resource "*"
     wildcard = sorted(a for s in statements if s["Resource"] == "*" for a in _actions(s))
-    # THEN they are exactly AWSLambdaVPCAccessExecutionRole's network-interface actions and X-Ray's,
-    # inline (no managed policy)
-    assert wildcard == sorted([*VPC_ACTIONS, "xray:PutTelemetryRecords", "xray:PutTraceSegments"])
+    # THEN they are only EC2's two Describe actions and X-Ray's (no resource-level permissions), inline
+    # (no managed policy); the other network-interface actions of AWSLambdaVPCAccessExecutionRole are scoped
+    assert wildcard == sorted([*VPC_DESCRIBE_ACTIONS, "xray:PutTelemetryRecords", "xray:PutTraceSegments"])
+    assert set(VPC_ACTIONS) == {*VPC_CREATE_ACTIONS, *VPC_DESCRIBE_ACTIONS, *VPC_INTERFACE_ACTIONS}
     for role in _resources(template, "AWS::IAM::Role").values():
         assert "ManagedPolicyArns" not in role["Properties"]
     # AND the function waits for its role's policy (Lambda checks the ENI permissions at creation)

@@ -5,7 +5,8 @@ in a module-scoped fixture, with its cdk-nag packs; cfn-lint (informational rule
 same templates. In each configuration the findings must be exactly the rows of docs/security.md for
 it: a new finding without a row fails, and so does a row nothing reports any more. A third, small
 synth covers the rows of the ``vpc or tracing`` configuration (a queue with both props), a fourth those
-of the ``container consumer`` (a queue with ``consumer=ContainerConsumer(...)``, its own cluster and VPC).
+of the ``container consumer`` (a queue with ``consumer=ContainerConsumer(...)``, its own cluster and VPC,
+a task kept running, Fargate Spot mixed with on-demand Fargate, and shared storage).
 
 checkov cannot be a development dependency (its ``packaging<24`` conflicts with pytest's
 ``packaging>=24``); its rows are checked only when a ``checkov`` is on ``PATH`` or the ``CHECKOV``
@@ -35,7 +36,7 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from cfnlint.api import ManualArgs
 
-from constructs_fifo import ContainerConsumer, OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, FargateCapacity, OrderedAgentQueue, SharedStorage
 
 from .stacks import REPO, load_sample_app
 
@@ -130,7 +131,12 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Scan
         stack,
         "Builds",
         handler="builds.run_tests",
-        consumer=ContainerConsumer(image=ecs.ContainerImage.from_registry("public.ecr.aws/example/worker:1")),
+        consumer=ContainerConsumer(
+            image=ecs.ContainerImage.from_registry("public.ecr.aws/example/worker:1"),
+            min_tasks=1,
+            capacity=FargateCapacity(on_demand_base=1, on_demand_weight=1, spot_weight=3),
+            shared_storage=SharedStorage(path="/workspaces"),
+        ),
     )
     Validations.of(workers.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
@@ -158,10 +164,16 @@ def test_every_cdk_nag_finding_on_the_sample_is_acknowledged_and_documented(
 def test_vpc_and_tracing_add_only_the_documented_acknowledged_wildcard(scanned: dict[str, Scanned]) -> None:
     # GIVEN a queue with vpc and active tracing, acknowledged as the sample is
     result = scanned[VPC_OR_TRACING]
-    # THEN the construct's own acknowledgement covers the role's wildcard; nothing is left open
+    # THEN the construct's own acknowledgements cover the role's wildcards (EC2's Describe actions and
+    # X-Ray's on *, the network-interface actions on the account's interfaces); nothing is left open
     assert result.nag_open == []
     extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
-    assert extra == documented("cdk-nag", VPC_OR_TRACING) == {"AwsSolutions-IAM5[Resource::*]"}
+    assert extra == documented("cdk-nag", VPC_OR_TRACING)
+    assert extra == {
+        "AwsSolutions-IAM5[Resource::*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:"
+        "network-interface/*]",
+    }
 
 
 def test_the_container_consumer_adds_only_its_documented_acknowledgements(
@@ -224,7 +236,7 @@ def _checkov_failed(template: Path) -> set[str]:
     _checkov() is None,
     reason="no checkov on PATH or in CHECKOV (it cannot share the dev venv: packaging<24); `make scan`",
 )
-@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY, CONTAINERS])
+@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING, CONTAINERS])
 def test_every_checkov_failure_on_the_sample_is_documented(
     scanned: dict[str, Scanned], configuration: str
 ) -> None:

@@ -12,7 +12,13 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match
 
-from constructs_fifo import ContainerConsumer, OrderedAgentQueue
+from constructs_fifo import (
+    ContainerConsumer,
+    FargateCapacity,
+    OrderedAgentQueue,
+    ProvisionedPollers,
+    SharedStorage,
+)
 from constructs_fifo.construct import InvalidPropsError
 from constructs_fifo.construct.checks.containers import WARNING_SLOTS_BEYOND_GROUPS
 from constructs_fifo.runtime import constants
@@ -47,6 +53,7 @@ def test_a_container_queue_needs_no_code_and_no_docker() -> None:
         ("reserved_concurrency", 5, "max_tasks x slots"),
         ("max_concurrency", 5, "max_tasks x slots"),
         ("tracing", lambda_.Tracing.ACTIVE, "instrument the image"),
+        ("provisioned_pollers", ProvisionedPollers(), "min_tasks keeps tasks ready"),
     ],
 )
 def test_each_lambda_only_prop_is_refused_with_the_container_consumer(
@@ -138,6 +145,92 @@ def test_more_in_flight_than_a_fifo_queue_holds_is_refused() -> None:
 def test_a_task_size_or_scale_fargate_cannot_run_is_refused(consumer: dict[str, Any], start: str) -> None:
     # GIVEN a container consumer Fargate cannot size WHEN built THEN the problem names the field and its rule
     assert any(p.startswith(start) for p in _problems(consumer=_consumer(**consumer))), start
+
+
+@pytest.mark.parametrize(
+    ("consumer", "start", "fix"),
+    [
+        ({"min_tasks": 5}, "consumer.min_tasks=5 is not a whole number from 0 to max_tasks=4", "min_tasks=1"),
+        ({"min_tasks": -1}, "consumer.min_tasks=-1 is not a whole number", "min_tasks=1"),
+        ({"capacity": "SPOT"}, "consumer.capacity='SPOT' is not a FargateCapacity", "FargateCapacity()"),
+        (
+            {"capacity": FargateCapacity(spot_weight=0)},
+            "consumer.capacity has spot_weight=0 and on_demand_weight=0",
+            "spot_weight >= 1",
+        ),
+        (
+            {"capacity": FargateCapacity(spot_weight=1001)},
+            "consumer.capacity.spot_weight=1001 is not a whole number from 0 to 1000",
+            "spot_weight=1",
+        ),
+        (
+            {"capacity": FargateCapacity(on_demand_base=5)},
+            "consumer.capacity.on_demand_base=5 is not a whole number from 0 to max_tasks=4",
+            "base up to max_tasks",
+        ),
+        (
+            {"shared_storage": SharedStorage(path="workspaces")},
+            "consumer.shared_storage.path='workspaces' is not an absolute directory",
+            "path='/mnt/shared'",
+        ),
+        (
+            {"shared_storage": SharedStorage(path="/")},
+            "consumer.shared_storage.path='/' is not an absolute directory other than '/'",
+            "path='/mnt/shared'",
+        ),
+        (
+            {"shared_storage": SharedStorage(uid=-1)},
+            "consumer.shared_storage.uid=-1 is not a POSIX id",
+            "uid=1000",
+        ),
+        (
+            {"shared_storage": "/mnt/shared"},
+            "consumer.shared_storage='/mnt/shared' is not a SharedStorage",
+            "SharedStorage(path='/mnt/shared')",
+        ),
+    ],
+)
+def test_a_floor_capacity_or_shared_storage_that_cannot_work_is_refused(
+    consumer: dict[str, Any], start: str, fix: str
+) -> None:
+    # GIVEN a container consumer with one wrong option WHEN built THEN its problem names it, the rule, the fix
+    [problem] = [p for p in _problems(consumer=_consumer(**consumer)) if p.startswith(start)]
+    assert fix in problem
+
+
+def test_fargate_spot_with_arm64_tasks_is_refused_with_the_reason() -> None:
+    # GIVEN Spot capacity for ARM64 tasks WHEN built THEN the problem says Spot runs x86_64 only, and the fix
+    [problem] = _problems(
+        consumer=_consumer(capacity=FargateCapacity()), architecture=lambda_.Architecture.ARM_64
+    )
+    assert problem.startswith("consumer.capacity.spot_weight=1 with architecture=ARM_64")
+    assert "x86_64 Linux tasks only" in problem and "spot_weight=0" in problem
+
+
+def test_every_wrong_option_of_one_consumer_is_collected() -> None:
+    # GIVEN a floor above the ceiling, both weights 0 and a relative path WHEN built THEN all three are listed
+    problems = _problems(
+        consumer=_consumer(
+            min_tasks=9, capacity=FargateCapacity(spot_weight=0), shared_storage=SharedStorage(path="x")
+        )
+    )
+    assert [p.split(" ")[0] for p in problems] == [
+        "consumer.min_tasks=9",
+        "consumer.capacity",
+        "consumer.shared_storage.path='x'",
+    ]
+
+
+def test_valid_floor_capacity_and_storage_build() -> None:
+    # GIVEN every new option at a valid value (Spot alone, an on-demand floor is not needed) WHEN built
+    queue = OrderedAgentQueue(
+        Stack(App(), "S"),
+        "Builds",
+        handler="builds.run_tests",
+        consumer=_consumer(min_tasks=4, capacity=FargateCapacity(), shared_storage=SharedStorage()),
+    )
+    # THEN the workers expose the mounted file system
+    assert queue.workers is not None and queue.workers.shared_file_system is not None
 
 
 def test_slots_the_expected_groups_cannot_fill_warn() -> None:

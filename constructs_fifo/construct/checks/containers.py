@@ -3,7 +3,8 @@
 With ``consumer=ContainerConsumer(...)``:
 
 - the Lambda function's props (their rows say ``lambda_only``: ``timeout``, ``memory_size``,
-  ``reserved_concurrency``, ``max_concurrency``, ``tracing``, ``layers``, ``bundling``) are refused
+  ``reserved_concurrency``, ``max_concurrency``, ``tracing``, ``layers``, ``bundling``,
+  ``provisioned_pollers``) are refused
   when they differ from their defaults: there is no function, and a prop that silently does nothing
   is a setting someone believes in;
 - a state-mode queue is refused: a transition is short and pure, the Lambda function runs it, and a
@@ -14,7 +15,11 @@ With ``consumer=ContainerConsumer(...)``:
 - ``slots x max_tasks x batch_size`` may not pass what one FIFO queue holds in flight (120,000), and
   ``slots x max_tasks`` above the ``expected_groups`` hint warns (a FIFO queue runs one job per group
   at a time: the slots past the groups never run anything);
-- the task's size is a Fargate combination, its storage 21–200 GiB.
+- the task's size is a Fargate combination, its storage 21–200 GiB;
+- ``min_tasks`` is 0 to ``max_tasks``; ``capacity`` is a ``FargateCapacity`` of weights 0–1000 (not both
+  0) and an on-demand base of at most ``max_tasks``, with Spot only for x86_64 tasks (Fargate Spot runs no
+  ARM64 task); ``shared_storage`` is a ``SharedStorage`` mounted at an absolute path other than ``/``,
+  on a given file system or access point, not both.
 
 Without it (the Lambda consumer) the workers' props (``container_only`` rows) are refused.
 """
@@ -26,10 +31,12 @@ from typing import Final
 
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_lambda as lambda_
 from constructs import IConstruct
 
 from constructs_fifo.construct.checks.limits import fmt_seconds, resolved_number
-from constructs_fifo.construct.resources.containers import ContainerConsumer
+from constructs_fifo.construct.resources.containers import ContainerConsumer, FargateCapacity
+from constructs_fifo.construct.resources.shared_storage import SharedStorage
 from constructs_fifo.construct.settings import defaults, tokens
 from constructs_fifo.runtime.aws_limits import SQS_FIFO_MAX_IN_FLIGHT_MESSAGES
 from constructs_fifo.runtime.settings.choices import JobMode
@@ -63,6 +70,8 @@ _INSTEAD: Final = {
     "tracing": "instrument the image",
     "layers": "install what the job needs in the image",
     "bundling": "install the job's dependencies in the image",
+    "provisioned_pollers": "the workers poll the queue themselves; ContainerConsumer's min_tasks keeps "
+    "tasks ready",
 }
 
 
@@ -135,6 +144,93 @@ def _check_scale(consumer: ContainerConsumer, slots: int | float, batch_size: in
     return problems
 
 
+#: An ECS capacity provider strategy's largest weight.
+_WEIGHT_MAX: Final = 1000
+
+
+def _whole(value: object, low: int, high: float) -> bool:
+    """``value`` is a whole number from ``low`` to ``high`` (a token is taken as one)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return not resolved_number(value) or (float(value).is_integer() and low <= value <= high)
+
+
+def _check_floor_and_capacity(consumer: ContainerConsumer, architecture: object) -> list[str]:
+    problems: list[str] = []
+    tasks = consumer.max_tasks if resolved_number(consumer.max_tasks) else float("inf")
+    if not _whole(consumer.min_tasks, 0, tasks):
+        problems.append(
+            f"consumer.min_tasks={consumer.min_tasks!r} is not a whole number from 0 to max_tasks="
+            f"{consumer.max_tasks!r}: it is the tasks kept running when the queue is empty; pass e.g. "
+            "min_tasks=1, or raise max_tasks."
+        )
+    capacity = consumer.capacity
+    if capacity is None:
+        return problems
+    if not isinstance(capacity, FargateCapacity):
+        return [
+            *problems,
+            f"consumer.capacity={capacity!r} is not a FargateCapacity: pass capacity=FargateCapacity() for "
+            "Fargate Spot alone, FargateCapacity(on_demand_base=1, on_demand_weight=1, spot_weight=3) for a "
+            "mix, or None for on-demand Fargate.",
+        ]
+    weights = (("spot_weight", capacity.spot_weight), ("on_demand_weight", capacity.on_demand_weight))
+    for name, weight in weights:
+        if not _whole(weight, 0, _WEIGHT_MAX):
+            problems.append(
+                f"consumer.capacity.{name}={weight!r} is not a whole number from 0 to {_WEIGHT_MAX}: ECS "
+                f"weighs capacity providers 0 to {_WEIGHT_MAX}; pass e.g. {name}=1."
+            )
+    if all(isinstance(w, int | float) and resolved_number(w) and w == 0 for _, w in weights):
+        problems.append(
+            "consumer.capacity has spot_weight=0 and on_demand_weight=0: ECS places no task beyond the base "
+            "with both weights 0; pass spot_weight >= 1 (Spot) or on_demand_weight >= 1, or capacity=None."
+        )
+    if not _whole(capacity.on_demand_base, 0, tasks):
+        problems.append(
+            f"consumer.capacity.on_demand_base={capacity.on_demand_base!r} is not a whole number from 0 to "
+            f"max_tasks={consumer.max_tasks!r}: it is how many tasks run on demand before the weights apply; "
+            "pass a base up to max_tasks."
+        )
+    arm = getattr(architecture, "name", None) == lambda_.Architecture.ARM_64.name
+    if arm and capacity.spot_weight:
+        problems.append(
+            f"consumer.capacity.spot_weight={capacity.spot_weight!r} with architecture=ARM_64: Fargate Spot "
+            "runs x86_64 Linux tasks only, so these tasks would never be placed on Spot; pass "
+            "architecture=lambda_.Architecture.X86_64 (and an x86_64 image), or spot_weight=0."
+        )
+    return problems
+
+
+def _check_shared_storage(storage: object) -> list[str]:
+    if storage is None:
+        return []
+    if not isinstance(storage, SharedStorage):
+        return [
+            f"consumer.shared_storage={storage!r} is not a SharedStorage: pass shared_storage="
+            "SharedStorage(path='/mnt/shared') for an encrypted file system of its own, or None."
+        ]
+    problems: list[str] = []
+    path = storage.path
+    if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "" or ".." in path:
+        problems.append(
+            f"consumer.shared_storage.path={path!r} is not an absolute directory other than '/': every task "
+            "mounts the file system there; pass e.g. path='/mnt/shared'."
+        )
+    if storage.file_system is not None and storage.access_point is not None:
+        problems.append(
+            "consumer.shared_storage has both file_system and access_point: an access point names its file "
+            "system; pass access_point alone (or file_system alone, for an access point of its own)."
+        )
+    for name in ("uid", "gid"):
+        if not _whole(getattr(storage, name), 0, 2**32 - 1):
+            problems.append(
+                f"consumer.shared_storage.{name}={getattr(storage, name)!r} is not a POSIX id (a whole "
+                f"number from 0); pass e.g. {name}=1000."
+            )
+    return problems
+
+
 def _check_heartbeat(values: Mapping[str, object]) -> list[str]:
     heartbeat = _seconds(values.get("heartbeat_interval") or defaults.HEARTBEAT_INTERVAL)
     visibility = _seconds(values.get("visibility_timeout"))
@@ -199,6 +295,8 @@ def check_consumer(given: Mapping[str, object], values: Mapping[str, object]) ->
     if isinstance(slots, int | float) and isinstance(batch_size, int | float):
         problems += _check_scale(consumer, slots, batch_size)
     problems += _check_heartbeat(values)
+    problems += _check_floor_and_capacity(consumer, values.get("architecture"))
+    problems += _check_shared_storage(consumer.shared_storage)
     return problems
 
 

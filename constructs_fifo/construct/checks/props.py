@@ -26,6 +26,7 @@ from constructs_fifo.construct.checks.function_props import (
     check_function_props,
 )
 from constructs_fifo.construct.checks.handler import check_handler_found
+from constructs_fifo.construct.checks.pollers import check_provisioned_pollers
 from constructs_fifo.construct.checks.prop_types import check_choice, check_type
 from constructs_fifo.construct.checks.validation import (
     check_props,
@@ -134,6 +135,8 @@ def check_all(scope: IConstruct, given: Mapping[str, Any]) -> CheckedProps:
     problems += check_environment(given["environment"], RUNTIME_ENVIRONMENT)
     problems += check_function_props(**{name: given[name] for name in _FUNCTION_PROPS})
     problems += check_bundling(given["bundling"])
+    if container is None:  # with containers it is refused as every Lambda-only prop is
+        problems += check_provisioned_pollers(given["provisioned_pollers"], given["max_concurrency"])
     if code_path is not None:  # an image's code cannot be read at synth
         problems += check_handler_found(
             scope,

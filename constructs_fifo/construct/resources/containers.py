@@ -12,11 +12,18 @@ public IP, private subnets) and its scaling.
 Scaling follows the work a FIFO queue can run. Its parallelism is the number of groups with work, not
 the backlog: one group's thousand messages run one after another in one slot (``QueueProcessingFargate
 Service`` scales on visible messages and overstates it; mapbox/ecs-watchbot #278). The service scales
-by steps on the queue's visible plus in-flight messages (metric math): 0 tasks when there are none,
-then one task per ``slots`` messages, never past ``max_tasks`` (nor past ``expected_groups / slots``
-when that hint is given). In-flight messages count the running jobs, so the step never asks for fewer
-tasks than the jobs running need; and a worker holds ECS task scale-in protection while a slot runs a
-job, so scale-in (and a deployment) stops only idle tasks.
+by steps on the queue's visible plus in-flight messages (metric math): ``min_tasks`` (0 by default)
+when there are none, then one task per ``slots`` messages, never past ``max_tasks`` (nor past
+``expected_groups / slots`` when that hint is given). In-flight messages count the running jobs, so the
+step never asks for fewer tasks than the jobs running need; and a worker holds ECS task scale-in
+protection while a slot runs a job, so scale-in (and a deployment) stops only idle tasks.
+
+With ``capacity=FargateCapacity(...)`` the service places its tasks by the cluster's Fargate capacity
+providers (a cluster of its own gets ``FARGATE`` and ``FARGATE_SPOT``): Fargate Spot alone, or mixed with
+on-demand Fargate. A Spot interruption is a SIGTERM with two minutes' notice, which the worker drains
+within ``stopTimeout`` (its running jobs' records come back after their visibility timeout, as any
+crash's). With ``shared_storage=SharedStorage(...)`` every task mounts one EFS file system
+(:mod:`~constructs_fifo.construct.resources.shared_storage`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_efs as efs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -41,15 +49,19 @@ from constructs import Construct
 
 from constructs_fifo.construct.resources import permissions
 from constructs_fifo.construct.resources.function import runtime_environment
+from constructs_fifo.construct.resources.shared_storage import SharedStorage, mount_shared_storage
 from constructs_fifo.construct.settings import defaults
 from constructs_fifo.runtime.aws_limits import FARGATE_MAX_STOP_TIMEOUT_SECONDS
 from constructs_fifo.runtime.settings.choices import JobMode
 
 __all__ = [
     "ENVIRONMENT_REASON",
+    "FARGATE",
+    "FARGATE_SPOT",
     "WORKER_COMMAND",
     "ContainerConsumer",
     "ContainerWorkers",
+    "FargateCapacity",
     "Placement",
     "QueueResources",
     "build_container_consumer",
@@ -59,6 +71,46 @@ __all__ = [
 #: What the container runs: the image's ``CMD`` (docs/construct.md's Dockerfile); the task definition
 #: leaves it to the image, so an image with an init process as its entrypoint keeps it.
 WORKER_COMMAND = ("constructs-fifo", "worker")
+#: ECS's two Fargate capacity providers, by their reserved names.
+FARGATE: Final = "FARGATE"
+FARGATE_SPOT: Final = "FARGATE_SPOT"
+
+
+@dataclass(frozen=True)
+class FargateCapacity:
+    """Where the workers' tasks run: Fargate Spot alone, or mixed with on-demand Fargate
+    (``ContainerConsumer(capacity=...)``), as an ECS capacity provider strategy.
+
+    ``FargateCapacity()`` runs every task on Spot; ``FargateCapacity(on_demand_base=1, on_demand_weight=1,
+    spot_weight=3)`` runs the first task on demand and, beyond it, one on-demand task for every three on
+    Spot. Fargate Spot runs x86_64 tasks only (``architecture=X86_64``).
+
+    Attributes
+    ----------
+    spot_weight, on_demand_weight : int
+        The share of tasks beyond the base on ``FARGATE_SPOT`` and on ``FARGATE``: 0 to 1000, not both 0.
+    on_demand_base : int
+        Tasks placed on ``FARGATE`` first, before the weights apply: 0 to ``max_tasks``.
+    """
+
+    spot_weight: int = 1
+    on_demand_weight: int = 0
+    on_demand_base: int = 0
+
+    def strategies(self) -> list[ecs.CapacityProviderStrategy]:
+        """The service's capacity provider strategy (a provider with nothing to place is left out)."""
+        strategies = []
+        if self.on_demand_weight or self.on_demand_base:
+            strategies.append(
+                ecs.CapacityProviderStrategy(
+                    capacity_provider=FARGATE, weight=self.on_demand_weight, base=self.on_demand_base
+                )
+            )
+        if self.spot_weight:
+            strategies.append(
+                ecs.CapacityProviderStrategy(capacity_provider=FARGATE_SPOT, weight=self.spot_weight)
+            )
+        return strategies
 
 
 @dataclass(frozen=True)
@@ -87,6 +139,15 @@ class ContainerConsumer:
     expected_groups : int or None
         A hint: how many groups have work at once at most. Scaling stops at ``expected_groups / slots``
         tasks, and ``slots x max_tasks`` above it warns (a FIFO queue runs one job per group at a time).
+    min_tasks : int
+        Tasks kept running when the queue is empty, 0 to ``max_tasks``: a job then starts within a
+        receive's long poll instead of after the scaling alarm and a task's start (a minute or more).
+        Each is billed around the clock (docs/capacity.md).
+    capacity : FargateCapacity or None
+        Fargate Spot alone or mixed with on-demand Fargate; ``None``: on-demand Fargate (launch type).
+    shared_storage : SharedStorage or None
+        An encrypted EFS file system mounted on every task, so a group's workspace outlives the task that
+        ran its last job; ``None``: each task has only its own disk.
     """
 
     image: ecs.ContainerImage
@@ -96,6 +157,9 @@ class ContainerConsumer:
     ephemeral_storage_gib: int | None = None
     cluster: ecs.ICluster | None = None
     expected_groups: int | None = None
+    min_tasks: int = 0
+    capacity: FargateCapacity | None = None
+    shared_storage: SharedStorage | None = None
 
 
 @dataclass(frozen=True)
@@ -130,10 +194,12 @@ class ContainerWorkers:
     log_group: logs.LogGroup
     task_role: iam.Role
     scaling: ecs.ScalableTaskCount
+    #: The file system mounted on every task (``shared_storage``); ``None`` without it.
+    shared_file_system: efs.IFileSystem | None = None
 
 
 def scaling_steps(
-    *, slots: int, max_tasks: int, expected_groups: int | None
+    *, slots: int, max_tasks: int, expected_groups: int | None, min_tasks: int = 0
 ) -> list[appscaling.ScalingInterval]:
     """The steps from messages (visible + in flight) to tasks: none below 1 message, then ``t`` tasks
     from ``(t - 1) x slots + 1`` messages, up to the most tasks the work can use (at most
@@ -144,8 +210,12 @@ def scaling_steps(
     below an alarm's threshold) and CDK's split into a lower and an upper alarm (both of which would
     fire at the threshold) could ask two task counts for one backlog, or none for a single message.
 
+    ``min_tasks`` is the floor of every step (the scalable target's minimum holds it too).
+
     >>> [(step.lower, step.change) for step in scaling_steps(slots=4, max_tasks=3, expected_groups=None)]
     [(None, 0), (0.5, 1), (4.5, 2), (8.5, 3)]
+    >>> [step.change for step in scaling_steps(slots=4, max_tasks=3, expected_groups=None, min_tasks=2)]
+    [2, 2, 2, 3]
     """
     most = (
         max_tasks if expected_groups is None else max(1, min(max_tasks, math.ceil(expected_groups / slots)))
@@ -153,8 +223,8 @@ def scaling_steps(
     count = min(most, defaults.SCALING_STEPS_MAX)
     tasks = sorted({1, *(math.ceil(i * most / count) for i in range(1, count + 1))})
     return [
-        appscaling.ScalingInterval(upper=0.5, change=0),
-        *(appscaling.ScalingInterval(lower=(t - 1) * slots + 0.5, change=t) for t in tasks),
+        appscaling.ScalingInterval(upper=0.5, change=min_tasks),
+        *(appscaling.ScalingInterval(lower=(t - 1) * slots + 0.5, change=max(t, min_tasks)) for t in tasks),
     ]
 
 
@@ -195,7 +265,13 @@ def _cluster(
                 )
             },
         )
-    return ecs.Cluster(scope, "Cluster", vpc=vpc, container_insights_v2=ecs.ContainerInsights.ENABLED)
+    return ecs.Cluster(
+        scope,
+        "Cluster",
+        vpc=vpc,
+        container_insights_v2=ecs.ContainerInsights.ENABLED,
+        enable_fargate_capacity_providers=True if consumer.capacity is not None else None,
+    )
 
 
 #: Why the container's environment is plain (cdk-nag AwsSolutions-ECS2).
@@ -316,13 +392,34 @@ def build_container_consumer(
         min_healthy_percent=100,
         max_healthy_percent=200,
         circuit_breaker=ecs.DeploymentCircuitBreaker(rollback=True),
+        capacity_provider_strategies=consumer.capacity.strategies() if consumer.capacity else None,
     )
-    scaling = service.auto_scale_task_count(min_capacity=0, max_capacity=consumer.max_tasks)
+    if consumer.capacity is not None and isinstance(cluster, ecs.Cluster):
+        # A given cluster of this app gets the providers; an imported one must have them (docs/construct.md).
+        cluster.enable_fargate_capacity_providers()
+    shared = (
+        mount_shared_storage(
+            scope,
+            consumer.shared_storage,
+            vpc=cluster.vpc,
+            task_definition=task_definition,
+            container=container,
+            task_role=task_role,
+            service=service,
+            encryption_key=encryption_key,
+        )
+        if consumer.shared_storage is not None
+        else None
+    )
+    scaling = service.auto_scale_task_count(min_capacity=consumer.min_tasks, max_capacity=consumer.max_tasks)
     scaling.scale_on_metric(
         "ScaleOnWork",
         metric=_work(resources.queue),
         scaling_steps=scaling_steps(
-            slots=slots, max_tasks=consumer.max_tasks, expected_groups=consumer.expected_groups
+            slots=slots,
+            max_tasks=consumer.max_tasks,
+            expected_groups=consumer.expected_groups,
+            min_tasks=consumer.min_tasks,
         ),
         adjustment_type=appscaling.AdjustmentType.EXACT_CAPACITY,
     )
@@ -334,4 +431,5 @@ def build_container_consumer(
         log_group=log_group,
         task_role=task_role,
         scaling=scaling,
+        shared_file_system=shared,
     )

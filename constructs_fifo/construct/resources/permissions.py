@@ -1,8 +1,10 @@
 """Who may do what with an :class:`~constructs_fifo.construct.OrderedAgentQueue`: least privilege.
 
 Every grant names its actions here, once. No statement has ``Resource: "*"``, except those AWS
-offers no narrower resource for: with ``vpc``, the network-interface actions Lambda needs
-(:data:`VPC_ACTIONS`, as AWS's ``AWSLambdaVPCAccessExecutionRole``); with ``tracing=ACTIVE``, X-Ray's
+offers no narrower resource for: with ``vpc``, EC2's two Describe actions of the network-interface
+actions Lambda needs (:data:`VPC_ACTIONS`, as AWS's ``AWSLambdaVPCAccessExecutionRole``; the others are
+scoped: creating an interface to the function's subnets and security groups, changing one to the
+account's interfaces in the region); with ``tracing=ACTIVE``, X-Ray's
 ``PutTraceSegments``/``PutTelemetryRecords`` (added by CDK). Each is acknowledged for cdk-nag's
 AwsSolutions-IAM5 on the role with that reason (:data:`WILDCARD_ACKNOWLEDGEMENTS`).
 
@@ -18,6 +20,9 @@ AwsSolutions-IAM5 on the role with that reason (:data:`WILDCARD_ACKNOWLEDGEMENTS
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Acknowledgment, Annotations, ArnFormat, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
@@ -39,11 +44,16 @@ __all__ = [
     "READ_STATE_ACTIONS",
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
+    "SHARED_STORAGE_ACTIONS",
     "TASK_PROTECTION_ACTIONS",
     "TASK_PROTECTION_REASON",
     "VPC_ACTIONS",
+    "VPC_CREATE_ACTIONS",
+    "VPC_DESCRIBE_ACTIONS",
+    "VPC_INTERFACE_ACTIONS",
     "WARNING_LOG_KEY_POLICY",
     "WILDCARD_ACKNOWLEDGEMENTS",
+    "FunctionNetwork",
     "acknowledge_wildcards",
     "allow_log_encryption",
     "allow_log_encryption_or_warn",
@@ -87,16 +97,23 @@ SEND_ACTIONS = ("sqs:SendMessage",)
 #: What the function needs on a customer managed key to read and write the claim table.
 CLAIM_TABLE_KEY_ACTIONS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 #: What a function in a VPC does to its network interfaces: the actions of AWS's managed policy
-#: ``AWSLambdaVPCAccessExecutionRole`` (its log actions are in :data:`LOG_ACTIONS`). EC2's Describe
-#: actions take no resource, and Lambda checks the role before it creates the interfaces.
-VPC_ACTIONS = (
-    "ec2:CreateNetworkInterface",
-    "ec2:DescribeNetworkInterfaces",
-    "ec2:DescribeSubnets",
+#: ``AWSLambdaVPCAccessExecutionRole`` (its log actions are in :data:`LOG_ACTIONS`), in three statements.
+#: Lambda checks the role before it creates the interfaces. EC2's Describe actions take no resource
+#: (``Resource: "*"``, read only) ...
+VPC_DESCRIBE_ACTIONS = ("ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets")
+#: ... creating an interface names the interface, its subnet and its security groups: the function's own
+#: subnets and groups ...
+VPC_CREATE_ACTIONS = ("ec2:CreateNetworkInterface",)
+#: ... and the rest act on an existing interface: the account's interfaces in the stack's region.
+VPC_INTERFACE_ACTIONS = (
     "ec2:DeleteNetworkInterface",
     "ec2:AssignPrivateIpAddresses",
     "ec2:UnassignPrivateIpAddresses",
 )
+VPC_ACTIONS = (*VPC_CREATE_ACTIONS, *VPC_DESCRIBE_ACTIONS, *VPC_INTERFACE_ACTIONS)
+#: What a worker task does on its shared storage (``SharedStorage``), through its access point only: no
+#: ``ClientRootAccess``.
+SHARED_STORAGE_ACTIONS = ("elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite")
 #: What CloudWatch Logs needs on the key of an encrypted log group (AWS: encrypt-log-data-kms).
 LOG_KEY_ACTIONS = ("kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*")
 #: cdk-nag's AwsSolutions-IAM5 on the role, per reason a wildcard resource is there.
@@ -104,8 +121,15 @@ WILDCARD_ACKNOWLEDGEMENTS = {
     "vpc": Acknowledgment(
         id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
         reason="vpc: a function in a VPC creates, describes and deletes its network interfaces; "
-        "ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets support no resource-level permissions, and "
-        "these are the actions of AWS's AWSLambdaVPCAccessExecutionRole, kept inline (no managed policy).",
+        "ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets support no resource-level permissions (the "
+        "other actions of AWS's AWSLambdaVPCAccessExecutionRole are scoped); inline, no managed policy.",
+    ),
+    "vpc interfaces": Acknowledgment(
+        id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:"
+        "<AWS::AccountId>:network-interface/*]",
+        reason="vpc: Lambda creates the function's network interfaces and deletes or re-addresses them "
+        "later; their ids are known only then, so the statement names the account's interfaces in the "
+        "region (creating one is also bound to the function's subnets and security groups).",
     ),
     "tracing": Acknowledgment(
         id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
@@ -136,6 +160,40 @@ ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
 
 
+@dataclass(frozen=True)
+class FunctionNetwork:
+    """Where a function in a VPC creates its network interfaces: its subnets' and security groups' ids."""
+
+    subnet_ids: Sequence[str]
+    security_group_ids: Sequence[str]
+
+
+def _grant_network_interfaces(role: iam.Role, network: FunctionNetwork) -> None:
+    stack = Stack.of(role)
+
+    def ec2_arns(kind: str, names: Sequence[str]) -> list[str]:
+        return [
+            stack.format_arn(
+                service="ec2", resource=kind, resource_name=name, arn_format=ArnFormat.SLASH_RESOURCE_NAME
+            )
+            for name in names
+        ]
+
+    interfaces = ec2_arns("network-interface", ["*"])
+    role.add_to_policy(iam.PolicyStatement(actions=list(VPC_DESCRIBE_ACTIONS), resources=["*"]))
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=list(VPC_CREATE_ACTIONS),
+            resources=[
+                *interfaces,
+                *ec2_arns("subnet", network.subnet_ids),
+                *ec2_arns("security-group", network.security_group_ids),
+            ],
+        )
+    )
+    role.add_to_policy(iam.PolicyStatement(actions=list(VPC_INTERFACE_ACTIONS), resources=interfaces))
+
+
 def grant_function_access(
     role: iam.Role,
     *,
@@ -146,7 +204,7 @@ def grant_function_access(
     group_table: dynamodb.ITable | None,
     parks: bool,
     encryption_key: kms.IKey | None,
-    in_vpc: bool = False,
+    network: FunctionNetwork | None = None,
 ) -> None:
     """Add the function's statements to ``role``: logs, tables, sends and the key.
 
@@ -166,15 +224,15 @@ def grant_function_access(
         Whether the dead-job policy is PARK.
     encryption_key
         The key of the queues and tables, if any.
-    in_vpc
-        Whether the function runs in a VPC (:data:`VPC_ACTIONS`).
+    network
+        The function's subnets and security groups when it runs in a VPC (:data:`VPC_ACTIONS`).
     """
     if log_group is not None:
         role.add_to_policy(
             iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[log_group.log_group_arn])
         )
-    if in_vpc:
-        role.add_to_policy(iam.PolicyStatement(actions=list(VPC_ACTIONS), resources=["*"]))
+    if network is not None:
+        _grant_network_interfaces(role, network)
     if claim_table is not None:
         role.add_to_policy(
             iam.PolicyStatement(actions=list(CLAIM_TABLE_ACTIONS), resources=[claim_table.table_arn])
@@ -243,6 +301,8 @@ def acknowledge_wildcards(role: iam.Role, *, in_vpc: bool, traced: bool) -> None
     if reasons:
         joined = " ".join(r.reason for r in reasons)
         Validations.of(role).acknowledge(Acknowledgment(id=reasons[0].id, reason=joined))
+    if in_vpc:
+        Validations.of(role).acknowledge(WILDCARD_ACKNOWLEDGEMENTS["vpc interfaces"])
 
 
 def grant_enqueue(

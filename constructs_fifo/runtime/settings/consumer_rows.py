@@ -1,4 +1,5 @@
-"""The consumer's rows of the settings spec: which consumer runs the jobs, and the container workers' own.
+"""The consumer's rows of the settings spec: the Lambda consumer's provisioned pollers, which consumer runs
+the jobs, and the container workers' own.
 
 Rows of :data:`constructs_fifo.runtime.settings.spec.SETTINGS` like any other (the spec places them
 after ``outputs``, in the construct's keyword order); written apart so the spec stays one readable
@@ -22,6 +23,20 @@ __all__ = ["CONSUMER_ROWS", "SLOTS_MAX"]
 SLOTS_MAX: Final = 64
 
 CONSUMER_ROWS: Final = (
+    Setting(
+        "provisioned_pollers",
+        "the event source's provisioned mode: `ProvisionedPollers(minimum, maximum)` pollers always ready "
+        "(each reads ~1 MB/s and runs up to 10 invocations at once), scaling three times faster than "
+        "on-demand polling; billed per poller-hour even when the queue is empty (docs/capacity.md)",
+        "ProvisionedPollers | None",
+        default_doc="none: on-demand polling, capped by `max_concurrency`",
+        prop="provisioned_pollers",
+        unit="pollers",
+        rule=f"`minimum` {aws_limits.LAMBDA_MIN_POLLERS}–{aws_limits.LAMBDA_MIN_POLLERS_MAX}, `minimum` ≤ "
+        f"`maximum` ≤ {aws_limits.LAMBDA_MAX_POLLERS}; refused beside `max_concurrency` (Lambda takes one "
+        "or the other), so `reserved_concurrency` is then the function's only ceiling",
+        lambda_only=True,
+    ),
     Setting(
         "consumer",
         "what runs the jobs: none, the Lambda function; `ContainerConsumer(image=...)`, an ECS Fargate "
