@@ -13,7 +13,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs clean
+.PHONY: setup lint typecheck test test-fast synth scan demo bench chaos docs site clean
 
 # uv installs into the project's .venv in ~35 s where pip needs ~2 min on 2 cores (its resolver is
 # the cost), which keeps `make demo` from a fresh clone under 3 minutes. Bytecode is compiled at
@@ -64,15 +64,17 @@ PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # CI's command (~11 minutes from a fresh clone on 2 cores, `make setup` included; pytest ~10). checkov
 # (docs/security.md's scanner rows) runs inside it from uv's own environment. mypy (~2 minutes with no
-# cache, mostly aws_cdk's modules) runs beside pytest, whose workers spend much of their time waiting on
-# emulators and the CDK CLI; its report follows pytest's, and either failing fails the target.
+# cache, mostly aws_cdk's modules) and then the docs site (`make site`, ~25 s) run beside pytest, whose
+# workers spend much of their time waiting on emulators and the CDK CLI; their reports follow pytest's,
+# and any of the three failing fails the target.
 test: lint
-	@echo "$(BIN)/mypy (beside pytest; its report follows pytest's)"
-	@$(BIN)/mypy >$(VENV)/typecheck.log 2>&1 & typecheck=$$!; \
+	@echo "$(BIN)/mypy, then make site (beside pytest; their reports follow pytest's)"
+	@{ $(BIN)/mypy >$(VENV)/typecheck.log 2>&1; echo $$? >$(VENV)/typecheck.rc; \
+	   $(MAKE) --no-print-directory site >$(VENV)/site.log 2>&1; echo $$? >$(VENV)/site.rc; } & beside=$$!; \
 	CHECKOV="$(CHECKOV)" $(BIN)/pytest $(PYTEST_WORKERS); tests=$$?; \
-	wait $$typecheck; typed=$$?; \
-	echo "$(BIN)/mypy:"; cat $(VENV)/typecheck.log; \
-	if [ $$tests -ne 0 ]; then exit $$tests; fi; exit $$typed
+	wait $$beside; typed=$$(cat $(VENV)/typecheck.rc); built=$$(cat $(VENV)/site.rc); \
+	echo "$(BIN)/mypy:"; cat $(VENV)/typecheck.log; echo "make site:"; cat $(VENV)/site.log; \
+	if [ $$tests -ne 0 ]; then exit $$tests; fi; if [ $$typed -ne 0 ]; then exit $$typed; fi; exit $$built
 
 test-fast: setup
 	$(BIN)/pytest $(PYTEST_WORKERS) -m "not e2e"
@@ -117,5 +119,12 @@ chaos: setup
 docs: setup
 	$(PY) -m constructs_fifo.construct.settings.props_table
 
+# The documentation site (mkdocs.yml): docs/ as its pages and the API reference generated from the
+# docstrings, into site/. --strict: a broken link or anchor, an unresolved cross-reference or a page left
+# out of the nav fails it. Needs only the Python environment (no Node); the release workflow publishes it.
+# Material for MkDocs prints a banner about its successor on every build; NO_MKDOCS_2_WARNING silences it.
+site: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf cdk.out .pytest_cache .mypy_cache .ruff_cache dist build
+	rm -rf cdk.out site .pytest_cache .mypy_cache .ruff_cache dist build
