@@ -4,7 +4,7 @@ and its refusal beside ``max_concurrency``, each problem naming the prop, the va
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aws_cdk import App, Stack
@@ -57,7 +57,11 @@ def test_provisioned_pollers_at_their_limits_are_valid() -> None:
             "provisioned_pollers.minimum=10 is more than maximum=5",
             "minimum <= maximum",
         ),
-        (ProvisionedPollers(minimum=2.5), "provisioned_pollers.minimum=2.5 is out of range", "from 2 to 200"),
+        (
+            ProvisionedPollers(minimum=cast(int, 2.5)),
+            "provisioned_pollers.minimum=2.5 is out of range",
+            "from 2 to 200",
+        ),
         (
             {"minimum": 2},
             "provisioned_pollers={'minimum': 2} is a dict, not a ProvisionedPollers",
