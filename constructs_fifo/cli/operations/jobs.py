@@ -17,10 +17,11 @@ when the time passed first).
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any, Final
 
 from constructs_fifo.cli.json_output import Verbatim, print_json
-from constructs_fifo.cli.operations.output import Output
+from constructs_fifo.cli.operations.output import Output, when
 from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import JobOutcome, JobStatus
 from constructs_fifo.client.outcomes import JobOutcomes
@@ -125,18 +126,22 @@ def _document(queue: DeployedQueue, mode: str, outcome: JobOutcome) -> dict[str,
     return {"queue": queue.label, "mode": mode, **shown, "result": Verbatim(outcome.result)}
 
 
-def _pairs(mode: str, outcome: JobOutcome) -> list[tuple[str, object]]:
+def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, object]]:
     values: list[tuple[str, object]] = [("status", outcome.status.value), ("mode", mode)]
     optional = (
         ("group", outcome.group),
         ("attempt", outcome.attempt or None),
-        ("lease expires (epoch ms)", outcome.lease_expires_at_ms),
+        (
+            "lease released" if outcome.lease_released else "lease expires",
+            when(outcome.lease_expires_at_ms, now_ms=now_ms),
+        ),
         ("result", None if outcome.status is not JobStatus.SUCCEEDED or mode != "claim" else outcome.result),
         ("state version", outcome.state_version),
         ("dead reason", outcome.dead_reason),
         ("error", None if outcome.error is None else f"{outcome.error_type or 'Error'}: {outcome.error}"),
         ("parked behind job", outcome.parked_behind),
         ("parked group", outcome.parked_group),
+        ("updated", when(outcome.updated_at_ms, now_ms=now_ms)),
     )
     values.extend((label, value) for label, value in optional if value is not None)
     values.append(("means", outcome.detail))
@@ -151,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(_document(queue, mode, outcome))
     else:
-        Output().pairs(f"job {args.job} ({queue.label})", _pairs(mode, outcome))
+        now_ms = int(time.time() * 1000)
+        Output().pairs(f"job {args.job} ({queue.label})", _pairs(mode, outcome, now_ms=now_ms))
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
     return _EXIT_DEAD_OR_PARKED if outcome.status.settled else EXIT_NOT_SETTLED
