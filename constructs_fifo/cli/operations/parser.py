@@ -141,6 +141,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     _common(drop, add_aws, add_stack, mutates=True)
     drop.add_argument("job", metavar="JOB", nargs="?", help=_DLQ_JOB_HELP)
     drop.add_argument("--message-id", metavar="MESSAGE_ID", help=_MESSAGE_ID_HELP)
+    drop.add_argument("--group", metavar="GROUP", help="every DLQ message of this group")
 
     claims = commands.add_parser("claims", help="claim mode: show, release, reset one job's claim")
     claim_commands = claims.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -189,8 +190,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "message leaves the DLQ only once it is in the queue. A message whose copy could never run (a "
         "malformed body, a job already done or whose seq was given up) stays in the DLQ, named with its "
         "fix (--force sends it anyway); --job or --message-id of such a message is refused.",
-        drop: "Delete a job's messages (or one message, --message-id) from the DLQ for good: they cannot "
-        "be redriven afterwards. Its "
+        drop: "Delete a job's messages (or one message, --message-id, or a group's, --group) from the DLQ "
+        "for good: they cannot be redriven afterwards. Its "
         "claim or state stays dead, so a later copy of the job follows it to the DLQ (COPY_OF_DEAD_JOB).",
         claim_show: "Claim mode: the job's claim item." + read_only,
         release: "Claim mode: mark an IN_FLIGHT claim whose lease expired FAILED, so the next delivery "
