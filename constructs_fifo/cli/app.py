@@ -303,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drain.epilog = (
         "Prints the drain statistics as JSON (the jobs by outcome: succeeded, duplicate, retried, dead, "
-        "parked, kept; the function's AWS calls; the function log's path); with --all, one object per "
+        "kept, and groupsParked, the groups a dead job parked; the function's AWS calls; the function "
+        "log's path); with --all, one object per "
         "queue, by construct path. On stderr: where the function's log is, a progress line (on a terminal"
         " only), each distinct invocation error once, what it waits for, and a summary. Each drain writes"
         " a new function log, <function>.<n>.log in $XDG_STATE_HOME/constructs-fifo/<project>/logs "
