@@ -245,8 +245,9 @@ def _age(status: QueueStatus) -> str:
 def _groups(args: argparse.Namespace) -> int:
     if args.ops_command == "list":
         if args.max_items is not None or args.starting_token is not None:
-            ops = _queue(args)  # a page belongs to one queue's table: paging needs --queue
-            _list_groups(args, ops)
+            document = _list_groups(args, _queue(args))  # a page is one queue's: paging needs --queue
+            if args.json:
+                print_json(document)
             return 0
         return _read_each(args, _list_groups)
     if args.ops_command == "show":

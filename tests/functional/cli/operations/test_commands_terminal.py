@@ -185,3 +185,5 @@ def test_reads_cover_every_queue_of_a_stack_and_changes_ask_which(
         code, _ = _cli("groups", "resume", "ws#1", "--stack", TWO_QUEUES, "--yes")
         err = capsys.readouterr().err
         assert code == 3 and "TwoStack/A" in err and "TwoStack/B" in err and "--queue" in err
+        # AND so does a page of groups (a page token is one queue's)
+        assert _cli("groups", "list", "--max-items", "1", "--stack", TWO_QUEUES)[0] == 3
