@@ -106,9 +106,16 @@ def _read_each(args: argparse.Namespace, read: Read) -> int:
             refusals.append((queue.label, refused))
             continue
         documents.append({"queue": queue.label, **(document or {})})
-    if not documents:
-        raise refusals[0][1]
-    notes = [f"{label}: {refused.message}" for label, refused in refusals]
+    notes = [
+        refused.message if label in refused.message else f"{label}: {refused.message}"
+        for label, refused in refusals
+    ]
+    if not documents:  # refused on every queue: each queue's reason, the first fix
+        first = refusals[0][1]
+        if len(refusals) == 1:
+            raise first
+        refused_any = any(isinstance(refused, OperationRefusedError) for _, refused in refusals)
+        raise (OperationRefusedError if refused_any else OperationError)("; ".join(notes), first.fix)
     if args.json:
         print_json({"stack": args.stack, "queues": documents, "notes": notes})
     else:

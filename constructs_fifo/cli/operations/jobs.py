@@ -83,7 +83,7 @@ def add_parser(commands: Any, *, aws_options: Any, stack_options: Any) -> argpar
     return jobs
 
 
-def _queue(args: argparse.Namespace) -> tuple[DeployedQueue, Any]:
+def _queues(args: argparse.Namespace) -> tuple[list[DeployedQueue], Any]:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     session = target.session()
     clients = {name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs", "dynamodb")}
@@ -94,7 +94,9 @@ def _queue(args: argparse.Namespace) -> tuple[DeployedQueue, Any]:
         lambda_client=clients["lambda"],
         sqs_client=clients["sqs"],
     )
-    return select_queue(args.stack, queues, args.queue), clients["dynamodb"]
+    if args.queue or len(queues) <= 1 or args.wait is not None:  # a wait polls one queue's tables
+        return [select_queue(args.stack, queues, args.queue)], clients["dynamodb"]
+    return queues, clients["dynamodb"]
 
 
 def _read(args: argparse.Namespace, queue: DeployedQueue, dynamodb: Any) -> JobOutcome:
@@ -149,15 +151,53 @@ def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, ob
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read (or wait for) the job's outcome and print it; the exit code says whether it settled."""
-    queue, dynamodb = _queue(args)
-    outcome = _read(args, queue, dynamodb)
-    mode = "claim" if queue.claim_table else "state"
+    """Read (or wait for) the job's outcome and print it; the exit code says whether it settled.
+
+    Without ``--queue`` on a stack of several queues, every queue is read (a job id is one queue's):
+    the queues that know the job are shown, or the first one's ``unknown`` when none does; a state-mode
+    queue read without ``--group`` is named in a note.
+    """
+    queues, dynamodb = _queues(args)
+    if len(queues) == 1:
+        queue = queues[0]
+        outcome = _read(args, queue, dynamodb)
+        if args.json:
+            print_json(_document(queue, _mode(queue), outcome))
+        else:
+            _print(args, queue, outcome)
+        return _exit(outcome)
+    read: list[tuple[DeployedQueue, JobOutcome]] = []
+    notes: list[str] = []
+    for queue in queues:
+        try:
+            read.append((queue, _read(args, queue, dynamodb)))
+        except OperationError as skipped:
+            notes.append(f"{skipped.message}; {skipped.fix}")
+    if not read:
+        raise OperationError("; ".join(notes), "pass --queue, and --group for a state-mode queue")
+    known = [(queue, outcome) for queue, outcome in read if outcome.status is not JobStatus.UNKNOWN]
+    shown = known or read[:1]
     if args.json:
-        print_json(_document(queue, mode, outcome))
+        documents = [_document(queue, _mode(queue), outcome) for queue, outcome in shown]
+        print_json({"stack": args.stack, "queues": documents, "notes": notes})
     else:
-        now_ms = int(time.time() * 1000)
-        Output().pairs(f"job {args.job} ({queue.label})", _pairs(mode, outcome, now_ms=now_ms))
+        for queue, outcome in shown:
+            _print(args, queue, outcome)
+        for note in notes:
+            Output().line(f"note: {note}")
+    return _exit(shown[0][1])
+
+
+def _mode(queue: DeployedQueue) -> str:
+    return "claim" if queue.claim_table else "state"
+
+
+def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) -> None:
+    now_ms = int(time.time() * 1000)
+    Output().pairs(f"job {args.job} ({queue.label})", _pairs(_mode(queue), outcome, now_ms=now_ms))
+
+
+def _exit(outcome: JobOutcome) -> int:
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
     return _EXIT_DEAD_OR_PARKED if outcome.status.settled else EXIT_NOT_SETTLED

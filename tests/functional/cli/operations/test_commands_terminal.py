@@ -176,7 +176,13 @@ def test_reads_cover_every_queue_of_a_stack_and_changes_ask_which(
             ("TwoStack/B", ["db"]),
         ]
         # AND a read of one job finds it where it is, saying where it is not
-        assert "(TwoStack/B)" in shown[1] and "note: TwoStack/A: the dead-letter queue" in shown[1]
+        assert "(TwoStack/B)" in shown[1] and "note: the dead-letter queue of TwoStack/A holds no" in shown[1]
+        # AND `jobs show` finds a job in the queue that knows it, naming the queue it could not read
+        store = ClaimStore("a-claims", boto3.client("dynamodb", region_name=REGION))
+        store.claim(Job("ja", "ws#1", "t", {}, 1, "m-ja", {}), lease_ms=300_000)
+        code, out = _cli("jobs", "show", "ja", "--stack", TWO_QUEUES)
+        assert code == 4 and "# job ja (TwoStack/A)" in out and "status: running" in out, out
+        assert "note: job 'ja': TwoStack/B is in state mode" in out
         # AND a read that fits one mode reads the queues of that mode
         code = _cli("claims", "show", "nope", "--stack", TWO_QUEUES)[0]
         assert code == EXIT_VIOLATIONS  # no claim anywhere: refused as on one queue
