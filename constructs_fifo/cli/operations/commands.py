@@ -438,7 +438,7 @@ def _read_dead_letters(args: argparse.Namespace, ops: OpsQueue) -> Any:
                     letter.reason,
                     f"{letter.attributes.error_type or ''}: {letter.attributes.error or ''}",
                     letter.attributes.attempts,
-                    letter.attributes.dead_at,
+                    when(letter.attributes.dead_at, now_ms=ops.now_ms()),
                     _table_says(listing.table_view(letter)),
                 ]
                 for letter in listing.letters
@@ -449,7 +449,10 @@ def _read_dead_letters(args: argparse.Namespace, ops: OpsQueue) -> Any:
             document = letter.to_dict()
             out.pairs(
                 f"DLQ message {letter.message_id} ({ops.label})",
-                [(key, document[key]) for key in sorted(document)]
+                [
+                    (key, when(document[key], now_ms=ops.now_ms()) if key == "deadAt" else document[key])
+                    for key in sorted(document)
+                ]
                 + [(f"table: {k}", v) for k, v in listing.table_view(letter).items()],
             )
     if not listing.complete:

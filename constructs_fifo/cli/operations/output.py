@@ -7,6 +7,7 @@ lines, and a table too wide for the terminal is printed as one key/value block p
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Sequence
@@ -89,8 +90,15 @@ class Output:
 
 
 def when(epoch_ms: object, *, now_ms: float | None = None) -> str | None:
-    """Epoch milliseconds as ISO 8601 UTC (as ``--json`` prints a time), for people; with ``now_ms``,
+    """Epoch milliseconds (or an ISO 8601 time) as ISO 8601 UTC (as ``--json`` prints a time), for
+    people; with ``now_ms``,
     how far off it is beside it: ``2026-12-01T20:04:00Z (in 4 min)``, ``... (12 s ago)``."""
+    if isinstance(epoch_ms, str):  # an ISO 8601 time (a dead letter's deadAt): shown the same way
+        try:
+            moment = dt.datetime.fromisoformat(epoch_ms.replace("Z", "+00:00"))
+        except ValueError:
+            return epoch_ms
+        epoch_ms = (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp() * 1000
     if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
         return None
     shown = iso_time(epoch_ms)

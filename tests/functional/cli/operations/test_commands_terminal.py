@@ -175,6 +175,9 @@ def test_reads_cover_every_queue_of_a_stack_and_changes_ask_which(
             ("TwoStack/A", ["da"]),
             ("TwoStack/B", ["db"]),
         ]
+        # AND when each died reads as a time, how long ago beside it
+        died = r"^da\tws#1\t.*\t\d{4}-\d\d-\d\dT[\d:.]+Z \((now|\d+ s ago)\)\t"
+        assert re.search(died, dead[1], re.MULTILINE), dead[1]
         # AND a read of one job finds it where it is, saying where it is not
         assert "(TwoStack/B)" in shown[1] and "note: the dead-letter queue of TwoStack/A holds no" in shown[1]
         # AND `jobs show` finds a job in the queue that knows it, naming the queue it could not read
