@@ -16,6 +16,7 @@ from constructs_fifo.runtime.claim.result import stored_result
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
+    ATTR_EARLIER_ATTEMPTS,
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_GROUP,
@@ -66,6 +67,9 @@ class JobOutcome:
         Its group, when known (the claim's, or the one asked about).
     attempt:
         Runs started (claim mode), or the next run (state mode, after failed runs); 0 when unknown.
+    earlier_attempts:
+        Claim mode: runs the job used before an operator reset its DEAD claim (``groups resume``,
+        ``claims reset``); ``attempt`` counts the runs since. 0 when never reset.
     lease_expires_at_ms:
         ``running`` in claim mode: the lease's end (epoch ms); ``None`` between attempts.
     lease_released:
@@ -92,6 +96,7 @@ class JobOutcome:
     status: JobStatus
     group: str | None = None
     attempt: int = 0
+    earlier_attempts: int = 0
     lease_expires_at_ms: int | None = None
     lease_released: bool | None = None
     result: Any = None
@@ -135,6 +140,7 @@ def claim_outcome(
         JobStatus.UNKNOWN,
         group=str(item.get(ATTR_GROUP) or group or "") or None,
         attempt=_int(item.get(ATTR_ATTEMPTS)) or 0,
+        earlier_attempts=_int(item.get(ATTR_EARLIER_ATTEMPTS)) or 0,
         updated_at_ms=_int(item.get(ATTR_UPDATED_AT)),
     )
     if status == STATUS_SUCCEEDED:
@@ -155,6 +161,15 @@ def claim_outcome(
         )
     if status == STATUS_IN_FLIGHT:
         return _in_flight(found, _int(item.get(ATTR_LEASE_EXPIRES_AT)), now_ms=now_ms)
+    if status == STATUS_FAILED and found.attempt == 0 and found.earlier_attempts:
+        return replace(
+            found,
+            status=JobStatus.PENDING,
+            error_type=_text(item.get(ATTR_ERROR_TYPE)),
+            error=_text(item.get(ATTR_ERROR)),
+            detail=f"an operator reset it after {found.earlier_attempts} attempt(s) (its last error "
+            "below): its next delivery runs it again",
+        )
     if status == STATUS_FAILED:
         return replace(
             found,

@@ -133,6 +133,7 @@ def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, ob
     optional = (
         ("group", outcome.group),
         ("attempt", outcome.attempt or None),
+        ("attempts before a reset", outcome.earlier_attempts or None),
         (
             "lease released" if outcome.lease_released else "lease expires",
             when(outcome.lease_expires_at_ms, now_ms=now_ms),

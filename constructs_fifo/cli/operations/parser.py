@@ -156,7 +156,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     release.add_argument(
         "--force", action="store_true", help="release a live lease too (its worker may run on)"
     )
-    reset = claim_commands.add_parser("reset", help="delete a DEAD claim, so the job may run again")
+    reset = claim_commands.add_parser("reset", help="reset a DEAD claim, so the job may run again")
     _common(reset, add_aws, add_stack, mutates=True)
     reset.add_argument("job", metavar="JOB", help=_JOB_HELP)
 
@@ -196,7 +196,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         claim_show: "Claim mode: the job's claim item." + read_only,
         release: "Claim mode: mark an IN_FLIGHT claim whose lease expired FAILED, so the next delivery "
         "retakes it (a live lease only with --force)." + untouched,
-        reset: "Claim mode: delete a DEAD claim so the job's next copy runs; runs nothing by itself "
+        reset: "Claim mode: reset a DEAD claim (FAILED, no attempt used, its runs kept as earlier attempts) "
+        "so the job's next copy runs; runs nothing by itself "
         "(redrive the job or resume its group)." + untouched,
         state_show: "State mode: the group's state, version, last seq, buffered seqs, dead jobs and skipped "
         "ranges (GroupStateReader)." + read_only,

@@ -112,3 +112,25 @@ def test_jobs_show_prints_times_as_a_person_reads_them() -> None:
         # AND the JSON keeps both forms, the ISO time and its epoch milliseconds
         assert document["leaseExpiresAt"].endswith("Z")
         assert isinstance(document["leaseExpiresAtEpochMs"], int)
+
+
+def test_after_a_resume_jobs_show_keeps_the_failed_history_of_the_job_that_died() -> None:
+    for ops in world(claim_mode=True):
+        # GIVEN a2 died (its group parked), was fixed, and its group resumed (its DEAD claim reset)
+        ops.harness.behaviour["a2"] = _poison
+        ops.send("ws#1", "a1", "a2", "a3")
+        ops.drain()
+        assert ops.cli("groups", "resume", "ws#1", "--yes")[0] == 0
+        # WHEN it is shown before its retry runs
+        waiting = json.loads(ops.cli("jobs", "show", "a2", "--json")[1])
+        # THEN it has not run again yet, and its earlier attempt is still counted, its error kept
+        assert (waiting["status"], waiting["earlierAttempts"]) == ("pending", 1), waiting
+        assert "the patch does not apply" in waiting["error"]
+        # WHEN the retry runs and succeeds
+        del ops.harness.behaviour["a2"]
+        ops.drain()
+        code, out = ops.cli("jobs", "show", "a2")
+        document = json.loads(ops.cli("jobs", "show", "a2", "--json")[1])
+        # THEN it succeeded on its first attempt since the reset, after one before it
+        assert code == 0 and (document["attempt"], document["earlierAttempts"]) == (1, 1), document
+        assert "attempts before a reset: 1" in out, out
