@@ -51,6 +51,7 @@ app directory: exit 2, naming the stacks and the fix.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -159,6 +160,37 @@ def _seconds(text: str) -> float:
     return value
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A parser that reports an unrecognized word itself when it is the command that ran.
+
+    argparse hands what a subcommand did not recognize up to the top-level parser, which prints its
+    own usage line (``constructs-fifo [-h] [--version] COMMAND ...``): nothing about the command the
+    operator typed. Here the innermost parser (the one with no subcommands of its own) stops with its
+    own usage and the closest of its flags (``did you mean --stack?``), exit 2 as argparse's.
+    """
+
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads; same signature at run time
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:
+            self.error(_unrecognized(self, extras))
+        return parsed, extras
+
+
+def _unrecognized(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """``unrecognized arguments: --stak X; did you mean --stack?`` (the guess when one is close)."""
+    flags = [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
+    guesses = [
+        close
+        for word in extras
+        if word.startswith("-")
+        for close in difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
+    ]
+    said = f"unrecognized arguments: {' '.join(extras)}"
+    return f"{said}; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else said
+
+
 def _add_aws_options(parser: argparse.ArgumentParser, *, otherwise: str = "AWS itself") -> None:
     parser.add_argument(
         "--endpoint-url",
@@ -195,7 +227,7 @@ def _add_stack_options(
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``constructs-fifo``."""
-    parser = argparse.ArgumentParser(
+    parser = _CommandParser(
         prog="constructs-fifo",
         description=(
             "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, demo, "
@@ -271,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drain.epilog = (
         "Prints the drain statistics as JSON (the jobs by outcome: succeeded, duplicate, retried, dead, "
-        "parked, kept; the function's AWS calls; the function log's path); with --all, one object per "
+        "kept, and groupsParked, the groups a dead job parked; the function's AWS calls; the function "
+        "log's path); with --all, one object per "
         "queue, by construct path. On stderr: where the function's log is, a progress line (on a terminal"
         " only), each distinct invocation error once, what it waits for, and a summary. Each drain writes"
         " a new function log, <function>.<n>.log in $XDG_STATE_HOME/constructs-fifo/<project>/logs "

@@ -7,8 +7,8 @@
   terminal's width so it never wraps, and cleared before any other line is written. Piped or
   redirected, stderr gets no progress line at all: only the lines and the summary.
 - The summary, when the drain ends, is stopped, or is interrupted (Ctrl-C): the jobs by outcome
-  (succeeded, duplicate, retried, dead, parked, kept, and buffered in state mode), the records and
-  batches, the time, and the function log's path.
+  (succeeded, duplicate, retried, dead with the groups it parked, kept, and buffered in state mode), the
+  records and batches, the time, and the function log's path.
 
 The JSON statistics go to stdout (:mod:`~constructs_fifo.cli.app`), so the output can be piped.
 """
@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Final, TextIO
 
-from constructs_fifo.local.event_source.reports import OUTCOME_NAMES, DrainStats
+from constructs_fifo.local.event_source.reports import GROUPS_PARKED, OUTCOME_NAMES, DrainStats
 from constructs_fifo.local.event_source.waiting import queue_name
 
 __all__ = ["PREFIX", "REDRAW_SECONDS", "DrainView", "outcome_counts"]
@@ -34,9 +34,12 @@ _ERASE: Final = "\x1b[K"
 
 
 def outcome_counts(stats: DrainStats) -> str:
-    """``12 succeeded, 1 duplicate, 0 retried, 0 dead, 0 parked, 0 kept`` (``buffered`` when there are)."""
+    """``12 succeeded, 1 duplicate, 0 retried, 2 dead (1 group parked), 3 kept`` (``buffered`` when there
+    are; the groups a dead job parked beside the dead, when there are)."""
     shown = [name for name in OUTCOME_NAMES if name != "buffered" or stats.outcomes.get(name)]
-    return ", ".join(f"{stats.outcomes.get(name, 0)} {name}" for name in shown)
+    parked = stats.outcomes.get(GROUPS_PARKED, 0)
+    beside = {"dead": f" ({parked} group{'' if parked == 1 else 's'} parked)" if parked else ""}
+    return ", ".join(f"{stats.outcomes.get(name, 0)} {name}{beside.get(name, '')}" for name in shown)
 
 
 class DrainView:

@@ -16,6 +16,7 @@ from constructs_fifo.runtime.claim.result import stored_result
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
+    ATTR_EARLIER_ATTEMPTS,
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_GROUP,
@@ -66,8 +67,16 @@ class JobOutcome:
         Its group, when known (the claim's, or the one asked about).
     attempt:
         Runs started (claim mode), or the next run (state mode, after failed runs); 0 when unknown.
+    earlier_attempts:
+        Claim mode: runs the job used before an operator reset its DEAD claim (``groups resume``,
+        ``claims reset``); ``attempt`` counts the runs since. 0 when never reset.
     lease_expires_at_ms:
         ``running`` in claim mode: the lease's end (epoch ms); ``None`` between attempts.
+    lease_released:
+        ``running`` in claim mode, its lease over: ``True`` when the worker released it (a stopping
+        worker's release sets the lease to the moment it wrote, ``lease_expires_at == updated_at``),
+        ``False`` when it ran out (a crash or a timeout: the lease was set ahead of that write);
+        ``None`` otherwise.
     result:
         ``succeeded`` in claim mode: the job function's return value (``None`` when none is stored).
     state_version:
@@ -87,7 +96,9 @@ class JobOutcome:
     status: JobStatus
     group: str | None = None
     attempt: int = 0
+    earlier_attempts: int = 0
     lease_expires_at_ms: int | None = None
+    lease_released: bool | None = None
     result: Any = None
     state_version: int | None = None
     dead_reason: str | None = None
@@ -129,6 +140,7 @@ def claim_outcome(
         JobStatus.UNKNOWN,
         group=str(item.get(ATTR_GROUP) or group or "") or None,
         attempt=_int(item.get(ATTR_ATTEMPTS)) or 0,
+        earlier_attempts=_int(item.get(ATTR_EARLIER_ATTEMPTS)) or 0,
         updated_at_ms=_int(item.get(ATTR_UPDATED_AT)),
     )
     if status == STATUS_SUCCEEDED:
@@ -148,16 +160,15 @@ def claim_outcome(
             + (f"; its group {found.group!r} is parked at it (resume it to go on)" if parked else ""),
         )
     if status == STATUS_IN_FLIGHT:
-        lease = _int(item.get(ATTR_LEASE_EXPIRES_AT))
-        live = lease is not None and lease >= now_ms
+        return _in_flight(found, _int(item.get(ATTR_LEASE_EXPIRES_AT)), now_ms=now_ms)
+    if status == STATUS_FAILED and found.attempt == 0 and found.earlier_attempts:
         return replace(
             found,
-            status=JobStatus.RUNNING,
-            lease_expires_at_ms=lease,
-            detail=f"attempt {found.attempt} is running"
-            if live
-            else f"attempt {found.attempt}'s lease expired (its worker crashed or timed out); "
-            "the next delivery retries it",
+            status=JobStatus.PENDING,
+            error_type=_text(item.get(ATTR_ERROR_TYPE)),
+            error=_text(item.get(ATTR_ERROR)),
+            detail=f"an operator reset it after {found.earlier_attempts} attempt(s) (its last error "
+            "below): its next delivery runs it again",
         )
     if status == STATUS_FAILED:
         return replace(
@@ -168,6 +179,31 @@ def claim_outcome(
             detail=f"attempt {found.attempt} failed; it is retried after its backoff",
         )
     return replace(found, detail=f"the claim's status {status!r} is not one this client knows")
+
+
+def _in_flight(found: JobOutcome, lease: int | None, *, now_ms: int) -> JobOutcome:
+    """An IN_FLIGHT claim: a live lease, a lease its worker released, or one that ran out.
+
+    A release (a stopping worker's ``renew(lease_ms=0)``) writes the lease and ``updated_at`` with one
+    clock reading, so the lease ends when it was written; a claim or a renewal sets it ahead of the
+    write. A lease at or before the claim's last write was released, whatever the clock says now.
+    """
+    running = replace(found, status=JobStatus.RUNNING, lease_expires_at_ms=lease)
+    if lease is not None and found.updated_at_ms is not None and lease <= found.updated_at_ms:
+        return replace(
+            running,
+            lease_released=True,
+            detail=f"attempt {found.attempt} was stopped: its worker released the lease (a worker "
+            "stopping, or a run past its bound); the next delivery retries it",
+        )
+    if lease is not None and lease >= now_ms:
+        return replace(running, detail=f"attempt {found.attempt} is running")
+    return replace(
+        running,
+        lease_released=False,
+        detail=f"attempt {found.attempt}'s lease expired (its worker crashed or timed out); "
+        "the next delivery retries it",
+    )
 
 
 def is_dead_claim(item: Mapping[str, Any]) -> bool:

@@ -8,8 +8,9 @@ the runtime's:
   rule 2 of the claim table would once it noticed. A live lease is refused unless ``--force``: its
   worker may still be running, and a second run of a job with an outside effect is what claims exist
   to prevent. If the old worker does finish, its fenced ``SUCCEEDED`` still lands (same owner).
-* ``reset`` deletes a ``DEAD`` claim (:meth:`ClaimStore.reset`), nothing else: the next copy of the
-  job runs as a new job. Send it again (``dlq redrive --job J``) or resume its parked group.
+* ``reset`` resets a ``DEAD`` claim (:meth:`ClaimStore.reset`), nothing else: it becomes FAILED with
+  no attempt used, its runs kept as ``earlier_attempts``, and the next copy of the job runs as
+  attempt 1. Send it again (``dlq redrive --job J``) or resume its parked group.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def plan_release(ops: OpsQueue, job: str, *, force: bool = False) -> Plan:
 
 
 def plan_reset(ops: OpsQueue, job: str) -> Plan:
-    """The steps of ``claims reset``: delete a DEAD claim (:meth:`ClaimStore.reset`).
+    """The steps of ``claims reset``: reset a DEAD claim (:meth:`ClaimStore.reset`).
 
     Raises
     ------

@@ -303,9 +303,12 @@ def move_tasks(ops: OpsQueue) -> list[dict[str, Any]]:
 # --- drop ---------------------------------------------------------------------------------------------
 
 
-def plan_drop(ops: OpsQueue, job: str | None = None, *, message_id: str | None = None) -> Plan:
-    """The steps of ``dlq drop``: delete a job's DLQ messages (``job``), or one message (``message_id``:
-    a malformed body has no job id). Its claim or state stays dead.
+def plan_drop(
+    ops: OpsQueue, job: str | None = None, *, message_id: str | None = None, group: str | None = None
+) -> Plan:
+    """The steps of ``dlq drop``: delete a job's DLQ messages (``job``), one message (``message_id``:
+    a malformed body has no job id), or every message of a group (``group``). Its claim or state stays
+    dead.
 
     Raises
     ------
@@ -318,13 +321,14 @@ def plan_drop(ops: OpsQueue, job: str | None = None, *, message_id: str | None =
         "drop",
         *([job] if job is not None else []),
         *(["--message-id", message_id] if message_id else []),
+        *(["--group", group] if group else []),
     ]
     plan = Plan("dlq drop", argv=argv)
     plan.on_close.append(held.release)
-    chosen = _select(held.letters, group=None, job=job, message_id=message_id)
+    chosen = _select(held.letters, group=group, job=job, message_id=message_id)
     if not chosen:
         plan.close()
-        raise _none_held(ops, held, group=None, job=job, message_id=message_id)
+        raise _none_held(ops, held, group=group, job=job, message_id=message_id)
     plan.details["jobs"] = [letter.to_dict() for letter in chosen]
     for letter in chosen:
         job_id = letter.job_id or "(none: a malformed body)"

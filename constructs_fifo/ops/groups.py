@@ -167,12 +167,19 @@ def show_group(ops: OpsQueue, group: str) -> GroupDetail:
             + _did_you_mean(ops, group),
             f"check the group id ({command('groups', 'list')} lists the groups with a state)",
         )
+    close = _did_you_mean(ops, group) if header is None and ops.mode != STATE_MODE else ""
+    if close:  # claim mode keeps nothing of a live group: a parked one of a close name is likely meant
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} is not parked (no park header in the group table; claim "
+            f"mode keeps nothing about a live group, so a mistyped id reads the same){close}",
+            f"list the parked groups: {command('groups', 'list', '--parked')}",
+        )
     if header is None and (detail.state is None or not detail.state["bufferedSeqs"]):
         detail.notes.append(
             "the tables hold nothing that stops this group: it is live"
             + (
                 " (claim mode keeps nothing about a group that is not parked, so a mistyped id reads "
-                "the same)" + _did_you_mean(ops, group)
+                "the same)"
                 if ops.mode != STATE_MODE
                 else ""
             )

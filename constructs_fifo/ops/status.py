@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.ops.listing import group_rows
 from constructs_fifo.runtime.constants import ATTR_LEASE_EXPIRES_AT, ATTR_STATUS, STATUS_IN_FLIGHT
+from constructs_fifo.runtime.dead_jobs.park_records import PARKED, RESUMING
 from constructs_fifo.stacks.counters import queue_counts
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -80,6 +81,7 @@ class QueueStatus:
     oldest_age_source: str | None = None
     oldest_parked: tuple[str, float] | None = None
     parked_groups: list[str] = field(default_factory=list)
+    resuming_groups: list[str] = field(default_factory=list)
     gap_groups: list[str] = field(default_factory=list)
     expired_claims: list[str] = field(default_factory=list)
     alarms: list[str] = field(default_factory=list)
@@ -111,6 +113,7 @@ class QueueStatus:
             else {"group": self.oldest_parked[0], "ageSeconds": self.oldest_parked[1]},
             "deadLetterQueueDepth": self.dead_letter_depth,
             "parkedGroups": self.parked_groups,
+            "resumingGroups": self.resuming_groups,
             "openSequenceGaps": self.gap_groups,
             "expiredInFlightClaims": self.expired_claims,
             "alarmsInAlarm": self.alarms,
@@ -216,7 +219,9 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
     source = AGE_FROM_CLOUDWATCH if age is not None else None
     if age is None and counts.visible + counts.in_flight + counts.delayed == 0:
         age, source = 0.0, AGE_FROM_EMPTY_QUEUE
-    parked = [row.group for row in rows if row.status in {"PARKED", "RESUMING"}]
+    # a resuming group goes on by itself (its kept jobs replay): parked is what waits for an operator
+    parked = [row.group for row in rows if row.status == PARKED]
+    resuming = [row.group for row in rows if row.status == RESUMING]
     return QueueStatus(
         queue=ops.label,
         mode=ops.mode,
@@ -226,9 +231,10 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
         delayed=counts.delayed,
         oldest_age_seconds=age,
         oldest_age_source=source,
-        oldest_parked=_oldest_parked(ops, parked),
+        oldest_parked=_oldest_parked(ops, parked + resuming),
         dead_letter_depth=None if not dlq else queue_counts(ops.sqs, dlq).total,
         parked_groups=parked,
+        resuming_groups=resuming,
         gap_groups=[
             row.group for row in rows if row.status == "GAP" or (row.buffered and row.gap_open_since_ms)
         ],

@@ -19,6 +19,7 @@ from constructs_fifo.runtime.settings.spec import SETTINGS
 __all__ = [
     "ATTR_ATTEMPTS",
     "ATTR_DEAD_REASON",
+    "ATTR_EARLIER_ATTEMPTS",
     "ATTR_ERROR",
     "ATTR_ERROR_TYPE",
     "ATTR_EXPIRATION",
@@ -201,6 +202,9 @@ ATTR_MESSAGE_ID: Final = "message_id"
 #: On a SUCCEEDED claim: the job function's return value as compact JSON (a string), absent when it
 #: returned ``None``, or a value that is not JSON or is larger than ``MAX_RESULT_BYTES``.
 ATTR_RESULT: Final = "result"
+#: Runs a job used before an operator reset its DEAD claim (``claims reset``, ``groups resume``): its
+#: history, kept beside ``attempts``, which counts the runs since (and decides exhaustion).
+ATTR_EARLIER_ATTEMPTS: Final = "earlier_attempts"
 #: The most bytes (UTF-8 JSON) of a job's return value stored with its SUCCEEDED claim: 64 KiB, well
 #: inside DynamoDB's 400 KB item, so the claim's other attributes always fit, and a waiter's read of
 #: the SUCCEEDED item costs at most 16 read units (4 KB each, consistent).

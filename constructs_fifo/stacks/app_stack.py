@@ -14,8 +14,10 @@ How the assembly is found, cheapest first:
    and ``cdk synth`` once makes every later command fast).
 
 A stack holds an ``OrderedAgentQueue`` when its template has an ``AWS::Lambda::Function`` whose
-environment sets :data:`~constructs_fifo.runtime.constants.ENV_MODE` (claim or state): every queue's
-consumer does, with or without the construct's CfnOutputs, and no other resource does. Stacks of a ``Stage``
+environment sets :data:`~constructs_fifo.runtime.constants.ENV_MODE` (claim or state), or an
+``AWS::ECS::TaskDefinition`` with a container whose environment does (the container consumer's
+workers): every queue's consumer does, with or without the construct's CfnOutputs, and no other
+resource does. Stacks of a ``Stage``
 (nested cloud assemblies) are read too.
 
 Nested CloudFormation stacks (``NestedStack``) are read to be named, not chosen: every command finds a
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from constructs_fifo.runtime.constants import ENV_MODE
+from constructs_fifo.stacks.deployed import TASK_DEFINITION_TYPE
 from constructs_fifo.stacks.errors import StackChoiceError, StackError
 
 __all__ = [
@@ -119,17 +122,34 @@ def _read_json(path: Path) -> Any:
         ) from error
 
 
+def _marks_a_queue(resource: Any) -> bool:
+    """Whether ``resource`` is a queue's consumer: a function whose environment sets the marker, or a
+    task definition with a container whose environment does (the container consumer has no function)."""
+    if not isinstance(resource, dict):
+        return False
+    properties = resource.get("Properties") or {}
+    if resource.get("Type") == "AWS::Lambda::Function":
+        environment = properties.get("Environment") or {}
+        variables = environment.get("Variables") if isinstance(environment, dict) else None
+        return isinstance(variables, dict) and QUEUE_MARKER in variables
+    if resource.get("Type") == TASK_DEFINITION_TYPE:
+        containers = properties.get("ContainerDefinitions")
+        return any(
+            isinstance(pair, dict) and pair.get("Name") == QUEUE_MARKER
+            for container in (containers if isinstance(containers, list) else ())
+            if isinstance(container, dict)
+            for pair in (container.get("Environment") or ())
+        )
+    return False
+
+
 def _queue_count(template: Mapping[str, Any]) -> int:
     resources = template.get("Resources")
-    count = 0
-    for resource in (resources or {}).values() if isinstance(resources, dict) else ():
-        if not isinstance(resource, dict) or resource.get("Type") != "AWS::Lambda::Function":
-            continue
-        environment = (resource.get("Properties") or {}).get("Environment") or {}
-        variables = environment.get("Variables") if isinstance(environment, dict) else None
-        if isinstance(variables, dict) and QUEUE_MARKER in variables:
-            count += 1
-    return count
+    return sum(
+        1
+        for resource in ((resources or {}).values() if isinstance(resources, dict) else ())
+        if _marks_a_queue(resource)
+    )
 
 
 def _asset_files(assembly: Path, artifact: Mapping[str, Any], artifacts: Mapping[str, Any]) -> dict[str, str]:

@@ -373,3 +373,30 @@ def test_a_second_change_set_of_a_name_on_one_stack_is_refused(
     )
     listed = cloudformation.list_change_sets(StackName=a)["Summaries"]
     assert [s["ChangeSetId"] for s in listed] == [first["ChangeSetId"]]
+
+
+def test_ref_of_a_queue_is_the_url_the_endpoint_serves(target: Target) -> None:
+    """AWS: aws-resource-sqs-queue, Return values ("Ref returns the queue URL"), the URL SQS's
+    GetQueueUrl returns (API_GetQueueUrl). On AWS both are ``https://sqs.<region>.amazonaws.com/...``;
+    an emulator must answer both in its own endpoint's form, or every stack output and physical id of
+    a queue points at AWS (``cdk deploy``'s Outputs, DescribeStacks, a function's environment)."""
+    cloudformation: CloudFormationClient = target.client("cloudformation")
+    sqs = target.client("sqs")
+    stack = f"cfconf-{target.run_id}-urls"
+    delay = 5 if target.on_aws else 1
+    # GIVEN a stack with a queue and its URL as an output, created as `cdk deploy` creates it
+    template: dict[str, Any] = {
+        "Resources": {"Jobs": _queue(f"{stack}-jobs")},
+        "Outputs": {"QueueUrl": {"Value": {"Ref": "Jobs"}}},
+    }
+    try:
+        _execute_change_set(cloudformation, stack, kind="CREATE", template=template, delay=delay)
+        # WHEN the queue's URL is read from SQS, from the stack's output and from its physical id
+        served = sqs.get_queue_url(QueueName=f"{stack}-jobs")["QueueUrl"]
+        # THEN the three are the same URL
+        assert _outputs(cloudformation, stack) == {"QueueUrl": served}
+        assert _physical_ids(cloudformation, stack)["Jobs"] == served
+        if target.endpoint_url is not None:  # the emulator's: its own host
+            assert served.startswith(f"{target.endpoint_url}/")
+    finally:
+        cloudformation.delete_stack(StackName=stack)

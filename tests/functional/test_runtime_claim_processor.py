@@ -365,10 +365,12 @@ def test_a_reset_claim_lets_a_dead_job_run_again(harness: Harness) -> None:
     assert harness.store.reset("p1") is True
     # WHEN the job is sent again (a redrive: new messageId)
     response = harness.run(make_record(body("p1")))
-    # THEN it runs and succeeds, counted as a first attempt
+    # THEN it runs and succeeds, counted as a first attempt after the one before the reset
     assert harness.ran == ["p1", "p1"]
     assert response == {"batchItemFailures": []}
-    assert harness.claim_item("p1")["status"]["S"] == "SUCCEEDED"
+    item = harness.claim_item("p1")
+    history = (item["status"]["S"], item["attempts"]["N"], item["earlier_attempts"]["N"])
+    assert history == ("SUCCEEDED", "1", "1")
     # AND resetting a claim that is not DEAD does nothing
     assert harness.store.reset("p1") is False
 
@@ -379,9 +381,11 @@ def test_the_runbooks_claim_reset_works_as_written(harness: Harness) -> None:
     harness.run(make_record(body("p1")))
     # WHEN they reset its claim as docs/runbook.md writes it
     reset = ClaimStore(TABLE_NAME).reset("p1")
-    # THEN the DEAD claim is gone, so the job may run again
+    # THEN the claim is no longer DEAD: FAILED with no attempt used, so the job may run again, and its
+    # run so far is kept as its history
     assert reset is True
-    assert "Item" not in harness.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": "p1"}})
+    item = harness.dynamodb.get_item(TableName=TABLE_NAME, Key={"id": {"S": "p1"}})["Item"]
+    assert (item["status"]["S"], item["attempts"]["N"], item["earlier_attempts"]["N"]) == ("FAILED", "0", "1")
 
 
 def test_a_dlq_send_failure_keeps_the_record_and_the_next_delivery_sends_it(harness: Harness) -> None:

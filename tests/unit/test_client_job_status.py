@@ -28,7 +28,18 @@ def claim(status: str, **attributes: Any) -> dict[str, Any]:
     [
         (claim("SUCCEEDED", result='{"passed":true}'), None, JobStatus.SUCCEEDED, "succeeded"),
         (claim("IN_FLIGHT", lease_expires_at=NOW_MS + 1), None, JobStatus.RUNNING, "attempt 2 is running"),
-        (claim("IN_FLIGHT", lease_expires_at=NOW_MS - 1), None, JobStatus.RUNNING, "lease expired"),
+        (
+            claim("IN_FLIGHT", lease_expires_at=NOW_MS - 1, updated_at=NOW_MS - 60_000),
+            None,
+            JobStatus.RUNNING,
+            "lease expired",
+        ),
+        (
+            claim("IN_FLIGHT", lease_expires_at=NOW_MS - 5, updated_at=NOW_MS - 5),
+            None,
+            JobStatus.RUNNING,
+            "released the lease",
+        ),
         (claim("FAILED", error="boom", error_type="OSError"), None, JobStatus.RUNNING, "retried"),
         (claim("DEAD", dead_reason="ATTEMPTS_EXHAUSTED", error="boom"), None, JobStatus.DEAD, "dead"),
         (claim("FAILED", permanent=True, error="old"), None, JobStatus.DEAD, "dead"),
@@ -41,6 +52,7 @@ def claim(status: str, **attributes: Any) -> dict[str, Any]:
         "succeeded",
         "running",
         "lease-expired",
+        "lease-released",
         "failed-retried",
         "dead",
         "dead-0.1",

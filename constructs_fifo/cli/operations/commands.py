@@ -78,6 +78,52 @@ def _queue(args: argparse.Namespace) -> OpsQueue:
     return _connect(select_queue(args.stack, queues, args.queue), clients)
 
 
+#: What a read prints for one queue: its ``--json`` document (printed by :func:`_read_each`), after it
+#: printed its text itself.
+Read = Callable[[argparse.Namespace, OpsQueue], Any]
+
+
+def _read_each(args: argparse.Namespace, read: Read) -> int:
+    """Run a read-only command on the queue ``--queue`` names, or on every queue of the stack (as
+    ``status`` does), each block titled by its queue; a queue the read does not apply to (the other
+    mode) or that holds nothing of the id is said in a note, and refused only when every queue is.
+
+    ``--json``: one queue's document as it is; several: ``{"stack": ..., "queues": [{"queue": label,
+    ...}, ...]}``, with ``notes`` for the queues that had nothing.
+    """
+    queues, clients = _find(args)
+    if args.queue or len(queues) <= 1:
+        document = read(args, _connect(select_queue(args.stack, queues, args.queue), clients))
+        if args.json:
+            print_json(document)
+        return 0
+    documents: list[dict[str, Any]] = []
+    refusals: list[tuple[str, CommandError]] = []
+    for queue in queues:
+        try:
+            document = read(args, _connect(queue, clients))
+        except (OperationError, OperationRefusedError) as refused:
+            refusals.append((queue.label, refused))
+            continue
+        documents.append({"queue": queue.label, **(document or {})})
+    notes = [
+        refused.message if label in refused.message else f"{label}: {refused.message}"
+        for label, refused in refusals
+    ]
+    if not documents:  # refused on every queue: each queue's reason, the first fix
+        first = refusals[0][1]
+        if len(refusals) == 1:
+            raise first
+        refused_any = any(isinstance(refused, OperationRefusedError) for _, refused in refusals)
+        raise (OperationRefusedError if refused_any else OperationError)("; ".join(notes), first.fix)
+    if args.json:
+        print_json({"stack": args.stack, "queues": documents, "notes": notes})
+    else:
+        for note in notes:
+            Output().line(f"note: {note}")
+    return 0
+
+
 def _plan_lines(plan: Plan, *, dry_run: bool) -> list[str]:
     return [f"note: {note}" for note in plan.notes] + [
         f"{'would ' if dry_run else 'will '}{step.describe}" for step in plan.steps
@@ -178,6 +224,7 @@ def _status(args: argparse.Namespace) -> int:
                 ),
                 ("DLQ depth", status.dead_letter_depth),
                 ("parked groups", ", ".join(status.parked_groups) or "none"),
+                ("resuming groups", ", ".join(status.resuming_groups) or "none"),
                 (
                     "open sequence gaps",
                     ", ".join(status.gap_groups) or ("none" if status.mode == "state" else "n/a"),
@@ -203,90 +250,101 @@ def _age(status: QueueStatus) -> str:
 
 
 def _groups(args: argparse.Namespace) -> int:
-    ops = _queue(args)
     if args.ops_command == "list":
-        page = list_groups(
-            ops,
-            parked=args.parked,
-            gaps=args.gaps,
-            max_items=args.max_items,
-            starting_token=args.starting_token,
-        )
-        if args.json:
-            print_json(page.to_dict())
+        if args.max_items is not None or args.starting_token is not None:
+            document = _list_groups(args, _queue(args))  # a page is one queue's: paging needs --queue
+            if args.json:
+                print_json(document)
             return 0
-        out = Output()
-        rows = page.rows
-        columns = ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
-        cells = [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows]
-        if ops.mode != STATE_MODE:  # no seq bookkeeping in claim mode
-            columns, cells = columns[:5], [row[:5] for row in cells]
-        out.rows(f"groups of {ops.label}", columns, cells)
-        if page.next_token is not None:
-            out.line(f"more groups: pass --starting-token {page.next_token}")
-        return 0
+        return _read_each(args, _list_groups)
     if args.ops_command == "show":
-        detail = show_group(ops, args.group)
-        document = detail.to_dict()
-        if args.json:
-            print_json({**document, "state": _users(document["state"])})
-            return 0
-        out = Output()
-        dead = document["dead"] or {}
-        malformed = bool(dead) and not dead.get("jobId")
-        kept = document["kept"]
-        out.pairs(
-            f"group {args.group} of {ops.label}",
-            [
-                ("status", document["status"]),
-                (
-                    "dead job",
-                    f"none: message {dead.get('messageId')} has a malformed body (no job id)"
-                    if malformed
-                    else dead.get("jobId"),
-                ),
-                ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
-                ("reason", dead.get("reason")),
-                ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
-                ("attempts", dead.get("attempts")),
-                ("parked at", when(dead.get("at"))),
-                (
-                    "kept jobs",
-                    f"{document['keptTotal']} (the first {len(kept)} below)"
-                    if document["keptTotal"] > len(kept)
-                    else document["keptTotal"],
-                ),
-            ],
-        )
-        if kept:
-            state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
-            out.rows(
-                "kept jobs, in order",
-                ["position", *(["seq"] if state_mode else []), "job", "type", "message"],
-                [
-                    [
-                        k["position"],
-                        *([k["seq"]] if state_mode else []),
-                        k["jobId"],
-                        k["jobType"],
-                        k["messageId"],
-                    ]
-                    for k in kept
-                ],
-            )
-            if document["keptTotal"] > len(kept):
-                out.line(
-                    f"... and {document['keptTotal'] - len(kept)} more kept job(s), in order (resuming the "
-                    "group replays them all)"
-                )
-        if document["state"] is not None:
-            _state_pairs(out, args.group, document["state"])
-        for note in document["notes"]:
-            out.line(f"note: {note}")
-        return 0
+        return _read_each(args, _show_group)
+    ops = _queue(args)
     if args.ops_command == "resume":
         return _run_plan(args, lambda: plan_resume(ops, args.group, skip_dead=args.skip_dead))
     return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
+
+
+def _list_groups(args: argparse.Namespace, ops: OpsQueue) -> Any:
+    page = list_groups(
+        ops,
+        parked=args.parked,
+        gaps=args.gaps,
+        max_items=args.max_items,
+        starting_token=args.starting_token,
+    )
+    if args.json:
+        return page.to_dict()
+    out = Output()
+    rows = page.rows
+    columns = ["group", "status", "dead job", "reason", "kept", "last seq", "buffered"]
+    cells = [[r.group, r.status, r.dead_job_id, r.reason, r.kept, r.last_seq, r.buffered] for r in rows]
+    if ops.mode != STATE_MODE:  # no seq bookkeeping in claim mode
+        columns, cells = columns[:5], [row[:5] for row in cells]
+    out.rows(f"groups of {ops.label}", columns, cells)
+    if page.next_token is not None:
+        out.line(f"more groups: pass --starting-token {page.next_token}")
+    return None
+
+
+def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
+    detail = show_group(ops, args.group)
+    document = detail.to_dict()
+    if args.json:
+        return {**document, "state": _users(document["state"])}
+    out = Output()
+    dead = document["dead"] or {}
+    malformed = bool(dead) and not dead.get("jobId")
+    kept = document["kept"]
+    out.pairs(
+        f"group {args.group} of {ops.label}",
+        [
+            ("status", document["status"]),
+            (
+                "dead job",
+                f"none: message {dead.get('messageId')} has a malformed body (no job id)"
+                if malformed
+                else dead.get("jobId"),
+            ),
+            ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
+            ("reason", dead.get("reason")),
+            ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
+            ("attempts", dead.get("attempts")),
+            ("parked at", when(dead.get("at"), now_ms=ops.now_ms())),
+            (
+                "kept jobs",
+                f"{document['keptTotal']} (the first {len(kept)} below)"
+                if document["keptTotal"] > len(kept)
+                else document["keptTotal"],
+            ),
+        ],
+    )
+    if kept:
+        state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
+        out.rows(
+            "kept jobs, in order",
+            ["position", *(["seq"] if state_mode else []), "job", "type", "message"],
+            [
+                [
+                    k["position"],
+                    *([k["seq"]] if state_mode else []),
+                    k["jobId"],
+                    k["jobType"],
+                    k["messageId"],
+                ]
+                for k in kept
+            ],
+        )
+        if document["keptTotal"] > len(kept):
+            out.line(
+                f"... and {document['keptTotal'] - len(kept)} more kept job(s), in order (resuming the "
+                "group replays them all)"
+            )
+    if document["state"] is not None:
+        _state_pairs(out, args.group, document["state"])
+    for note in document["notes"]:
+        out.line(f"note: {note}")
+    return None
 
 
 def _users(view: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -313,67 +371,32 @@ def _state_pairs(out: Output, group: str, state: dict[str, Any]) -> None:
     )
 
 
-def _one_message(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """``dlq show``/``dlq drop``'s JOB or --message-id: exactly one of them."""
-    job, message_id = args.job, args.message_id
-    if (job is None) == (message_id is None):
+def _one_message(args: argparse.Namespace) -> tuple[str | None, str | None, str | None]:
+    """``dlq show``'s JOB or --message-id, ``dlq drop``'s JOB, --message-id or --group: exactly one."""
+    given = {
+        "a job id": args.job,
+        "--message-id": args.message_id,
+        **({"--group": args.group} if args.ops_command == "drop" else {}),
+    }
+    named = [name for name, value in given.items() if value is not None]
+    if len(named) != 1:
         raise OperationError(
-            f"`dlq {args.ops_command}` takes a job id or --message-id, "
-            + ("not both" if job is not None else "and got neither"),
+            f"`dlq {args.ops_command}` takes one of {', '.join(given)}, "
+            + (f"not {' and '.join(named)}" if named else "and got none"),
             "pass one: a job id, or --message-id and a message id from "
-            f"{command('dlq', 'list')} (a malformed body has no job id)",
+            f"{command('dlq', 'list')} (a malformed body has no job id)"
+            + (", or --group GROUP for every message of a group" if args.ops_command == "drop" else ""),
         )
-    return job, message_id
+    return args.job, args.message_id, getattr(args, "group", None)
 
 
 def _dlq(args: argparse.Namespace) -> int:
-    if args.ops_command in {"show", "drop"}:
-        job, message_id = _one_message(args)
-    ops = _queue(args)
     if args.ops_command in {"list", "show"}:
-        group = getattr(args, "group", None)
-        job = getattr(args, "job", None)
-        message_id = getattr(args, "message_id", None)
-        listing = list_dead_letters(ops, group=group, job=job, message_id=message_id)
-        if args.ops_command == "show" and not listing.letters:
-            what = f"job {job!r}" if job is not None else f"message id {message_id!r}"
-            raise OperationRefusedError(
-                f"the dead-letter queue of {ops.label} holds no message of {what}",
-                f"list what it holds: {command('dlq', 'list')}",
-            )
-        if args.json:
-            print_json(listing.to_dict())
-            return 0
-        out = Output()
-        if args.ops_command == "list":
-            out.rows(
-                f"dead-letter queue of {ops.label} ({listing.depth} message(s))",
-                ["job", "group", "type", "reason", "error", "attempts", "dead at", "table says"],
-                [
-                    [
-                        letter.job_id or f"none: message {letter.message_id}",
-                        letter.group,
-                        letter.job_type,
-                        letter.reason,
-                        f"{letter.attributes.error_type or ''}: {letter.attributes.error or ''}",
-                        letter.attributes.attempts,
-                        letter.attributes.dead_at,
-                        _table_says(listing.table_view(letter)),
-                    ]
-                    for letter in listing.letters
-                ],
-            )
-        else:
-            for letter in listing.letters:
-                document = letter.to_dict()
-                out.pairs(
-                    f"DLQ message {letter.message_id}",
-                    [(key, document[key]) for key in sorted(document)]
-                    + [(f"table: {k}", v) for k, v in listing.table_view(letter).items()],
-                )
-        if not listing.complete:
-            out.line("note: the peek saw only part of the DLQ (the first 10 messages of each group)")
-        return 0
+        if args.ops_command == "show":
+            _one_message(args)
+        return _read_each(args, _read_dead_letters)
+    job, message_id, group = _one_message(args) if args.ops_command == "drop" else (None, None, None)
+    ops = _queue(args)
     if args.ops_command == "redrive":
         return _run_plan(
             args,
@@ -386,7 +409,55 @@ def _dlq(args: argparse.Namespace) -> int:
                 force=args.force,
             ),
         )
-    return _run_plan(args, lambda: plan_drop(ops, job, message_id=message_id))
+    return _run_plan(args, lambda: plan_drop(ops, job, message_id=message_id, group=group))
+
+
+def _read_dead_letters(args: argparse.Namespace, ops: OpsQueue) -> Any:
+    group = getattr(args, "group", None)
+    job = getattr(args, "job", None)
+    message_id = getattr(args, "message_id", None)
+    listing = list_dead_letters(ops, group=group, job=job, message_id=message_id)
+    if args.ops_command == "show" and not listing.letters:
+        what = f"job {job!r}" if job is not None else f"message id {message_id!r}"
+        raise OperationRefusedError(
+            f"the dead-letter queue of {ops.label} holds no message of {what}",
+            f"list what it holds: {command('dlq', 'list')}",
+        )
+    if args.json:
+        return listing.to_dict()
+    out = Output()
+    if args.ops_command == "list":
+        out.rows(
+            f"dead-letter queue of {ops.label} ({listing.depth} message(s))",
+            ["job", "group", "type", "reason", "error", "attempts", "dead at", "table says"],
+            [
+                [
+                    letter.job_id or f"none: message {letter.message_id}",
+                    letter.group,
+                    letter.job_type,
+                    letter.reason,
+                    f"{letter.attributes.error_type or ''}: {letter.attributes.error or ''}",
+                    letter.attributes.attempts,
+                    when(letter.attributes.dead_at, now_ms=ops.now_ms()),
+                    _table_says(listing.table_view(letter)),
+                ]
+                for letter in listing.letters
+            ],
+        )
+    else:
+        for letter in listing.letters:
+            document = letter.to_dict()
+            out.pairs(
+                f"DLQ message {letter.message_id} ({ops.label})",
+                [
+                    (key, when(document[key], now_ms=ops.now_ms()) if key == "deadAt" else document[key])
+                    for key in sorted(document)
+                ]
+                + [(f"table: {k}", v) for k, v in listing.table_view(letter).items()],
+            )
+    if not listing.complete:
+        out.line("note: the peek saw only part of the DLQ (the first 10 messages of each group)")
+    return None
 
 
 def _table_says(view: dict[str, Any]) -> str:
@@ -398,32 +469,51 @@ def _table_says(view: dict[str, Any]) -> str:
 
 
 def _claims(args: argparse.Namespace) -> int:
-    ops = _queue(args)
     if args.ops_command == "show":
-        shown = show_claim(ops, args.job)
-        if args.json:
-            print_json(shown)
-            return 0
-        claim = shown["claim"]
-        Output().pairs(
-            f"claim of job {args.job} ({shown['table']})",
-            [(key, claim[key]) for key in sorted(claim)]
-            + [("lease remaining (s)", shown["leaseRemainingSeconds"])],
-        )
-        return 0
+        return _read_each(args, _show_claim)
+    ops = _queue(args)
     if args.ops_command == "release":
         return _run_plan(args, lambda: plan_release(ops, args.job, force=args.force))
     return _run_plan(args, lambda: plan_reset(ops, args.job))
 
 
+#: Claim attributes that are points in time, in epoch milliseconds, and ``expiration``'s unit (epoch s).
+_CLAIM_TIMES_MS: Final = frozenset({"lease_expires_at", "updated_at"})
+_CLAIM_EXPIRATION_S: Final = "expiration"
+
+
+def _show_claim(args: argparse.Namespace, ops: OpsQueue) -> Any:
+    shown = show_claim(ops, args.job)
+    if args.json:
+        return shown
+    claim = shown["claim"]
+    now_ms = ops.now_ms()
+
+    def value(key: str) -> object:
+        if key in _CLAIM_TIMES_MS:
+            return when(claim[key], now_ms=now_ms) or claim[key]
+        if key == _CLAIM_EXPIRATION_S and isinstance(claim[key], int | float):
+            return when(claim[key] * 1000, now_ms=now_ms)
+        return claim[key]
+
+    Output().pairs(
+        f"claim of job {args.job} ({shown['table']}, {ops.label})",
+        [(key, value(key)) for key in sorted(claim)]
+        + [("lease remaining (s)", shown["leaseRemainingSeconds"])],
+    )
+    return None
+
+
 def _state(args: argparse.Namespace) -> int:
-    ops = _queue(args)
+    return _read_each(args, _show_state)
+
+
+def _show_state(args: argparse.Namespace, ops: OpsQueue) -> Any:
     shown = show_state(ops, args.group)
     if args.json:
-        print_json(_users(shown))
-        return 0
-    _state_pairs(Output(), args.group, shown)
-    return 0
+        return _users(shown)
+    _state_pairs(Output(), f"{args.group} ({ops.label})", shown)
+    return None
 
 
 def _same_target(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:

@@ -17,10 +17,11 @@ when the time passed first).
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any, Final
 
 from constructs_fifo.cli.json_output import Verbatim, print_json
-from constructs_fifo.cli.operations.output import Output
+from constructs_fifo.cli.operations.output import Output, when
 from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import JobOutcome, JobStatus
 from constructs_fifo.client.outcomes import JobOutcomes
@@ -82,7 +83,7 @@ def add_parser(commands: Any, *, aws_options: Any, stack_options: Any) -> argpar
     return jobs
 
 
-def _queue(args: argparse.Namespace) -> tuple[DeployedQueue, Any]:
+def _queues(args: argparse.Namespace) -> tuple[list[DeployedQueue], Any]:
     target = AwsTarget.for_endpoint(args.endpoint_url, args.region)
     session = target.session()
     clients = {name: target.client(name, session) for name in ("cloudformation", "lambda", "sqs", "dynamodb")}
@@ -93,7 +94,9 @@ def _queue(args: argparse.Namespace) -> tuple[DeployedQueue, Any]:
         lambda_client=clients["lambda"],
         sqs_client=clients["sqs"],
     )
-    return select_queue(args.stack, queues, args.queue), clients["dynamodb"]
+    if args.queue or len(queues) <= 1 or args.wait is not None:  # a wait polls one queue's tables
+        return [select_queue(args.stack, queues, args.queue)], clients["dynamodb"]
+    return queues, clients["dynamodb"]
 
 
 def _read(args: argparse.Namespace, queue: DeployedQueue, dynamodb: Any) -> JobOutcome:
@@ -125,18 +128,23 @@ def _document(queue: DeployedQueue, mode: str, outcome: JobOutcome) -> dict[str,
     return {"queue": queue.label, "mode": mode, **shown, "result": Verbatim(outcome.result)}
 
 
-def _pairs(mode: str, outcome: JobOutcome) -> list[tuple[str, object]]:
+def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, object]]:
     values: list[tuple[str, object]] = [("status", outcome.status.value), ("mode", mode)]
     optional = (
         ("group", outcome.group),
         ("attempt", outcome.attempt or None),
-        ("lease expires (epoch ms)", outcome.lease_expires_at_ms),
+        ("attempts before a reset", outcome.earlier_attempts or None),
+        (
+            "lease released" if outcome.lease_released else "lease expires",
+            when(outcome.lease_expires_at_ms, now_ms=now_ms),
+        ),
         ("result", None if outcome.status is not JobStatus.SUCCEEDED or mode != "claim" else outcome.result),
         ("state version", outcome.state_version),
         ("dead reason", outcome.dead_reason),
         ("error", None if outcome.error is None else f"{outcome.error_type or 'Error'}: {outcome.error}"),
         ("parked behind job", outcome.parked_behind),
         ("parked group", outcome.parked_group),
+        ("updated", when(outcome.updated_at_ms, now_ms=now_ms)),
     )
     values.extend((label, value) for label, value in optional if value is not None)
     values.append(("means", outcome.detail))
@@ -144,14 +152,53 @@ def _pairs(mode: str, outcome: JobOutcome) -> list[tuple[str, object]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read (or wait for) the job's outcome and print it; the exit code says whether it settled."""
-    queue, dynamodb = _queue(args)
-    outcome = _read(args, queue, dynamodb)
-    mode = "claim" if queue.claim_table else "state"
+    """Read (or wait for) the job's outcome and print it; the exit code says whether it settled.
+
+    Without ``--queue`` on a stack of several queues, every queue is read (a job id is one queue's):
+    the queues that know the job are shown, or the first one's ``unknown`` when none does; a state-mode
+    queue read without ``--group`` is named in a note.
+    """
+    queues, dynamodb = _queues(args)
+    if len(queues) == 1:
+        queue = queues[0]
+        outcome = _read(args, queue, dynamodb)
+        if args.json:
+            print_json(_document(queue, _mode(queue), outcome))
+        else:
+            _print(args, queue, outcome)
+        return _exit(outcome)
+    read: list[tuple[DeployedQueue, JobOutcome]] = []
+    notes: list[str] = []
+    for queue in queues:
+        try:
+            read.append((queue, _read(args, queue, dynamodb)))
+        except OperationError as skipped:
+            notes.append(f"{skipped.message}; {skipped.fix}")
+    if not read:
+        raise OperationError("; ".join(notes), "pass --queue, and --group for a state-mode queue")
+    known = [(queue, outcome) for queue, outcome in read if outcome.status is not JobStatus.UNKNOWN]
+    shown = known or read[:1]
     if args.json:
-        print_json(_document(queue, mode, outcome))
+        documents = [_document(queue, _mode(queue), outcome) for queue, outcome in shown]
+        print_json({"stack": args.stack, "queues": documents, "notes": notes})
     else:
-        Output().pairs(f"job {args.job} ({queue.label})", _pairs(mode, outcome))
+        for queue, outcome in shown:
+            _print(args, queue, outcome)
+        for note in notes:
+            Output().line(f"note: {note}")
+    return _exit(shown[0][1])
+
+
+def _mode(queue: DeployedQueue) -> str:
+    return "claim" if queue.claim_table else "state"
+
+
+def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) -> None:
+    now_ms = int(time.time() * 1000)
+    Output().pairs(f"job {args.job} ({queue.label})", _pairs(_mode(queue), outcome, now_ms=now_ms))
+
+
+def _exit(outcome: JobOutcome) -> int:
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
     return _EXIT_DEAD_OR_PARKED if outcome.status.settled else EXIT_NOT_SETTLED

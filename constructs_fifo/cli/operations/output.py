@@ -7,6 +7,7 @@ lines, and a table too wide for the terminal is printed as one key/value block p
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from typing import Final
 from constructs_fifo.cli import render
 from constructs_fifo.cli.json_output import iso_time
 
-__all__ = ["Output", "cell", "when"]
+__all__ = ["Output", "cell", "relative", "when"]
 
 #: A width no table reaches: what a table measures when nothing bounds it.
 _UNBOUNDED_COLUMNS: Final = 100_000
@@ -88,8 +89,35 @@ class Output:
             print(text)
 
 
-def when(epoch_ms: object) -> str | None:
-    """Epoch milliseconds as ISO 8601 UTC (as ``--json`` prints a time), for people."""
+def when(epoch_ms: object, *, now_ms: float | None = None) -> str | None:
+    """Epoch milliseconds (or an ISO 8601 time) as ISO 8601 UTC (as ``--json`` prints a time), for
+    people; with ``now_ms``,
+    how far off it is beside it: ``2026-12-01T20:04:00Z (in 4 min)``, ``... (12 s ago)``."""
+    if isinstance(epoch_ms, str):  # an ISO 8601 time (a dead letter's deadAt): shown the same way
+        try:
+            moment = dt.datetime.fromisoformat(epoch_ms.replace("Z", "+00:00"))
+        except ValueError:
+            return epoch_ms
+        epoch_ms = (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp() * 1000
     if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
         return None
-    return iso_time(epoch_ms)
+    shown = iso_time(epoch_ms)
+    if now_ms is None:
+        return shown
+    return f"{shown} ({relative(epoch_ms - now_ms)})"
+
+
+def relative(delta_ms: float) -> str:
+    """A time's distance from now as a person says it: ``in 4 min``, ``12 s ago``, ``now``."""
+    seconds = abs(delta_ms) / 1000
+    if seconds < 1:
+        return "now"
+    for unit, size, up_to in _UNITS:
+        if seconds < up_to:
+            amount = f"{seconds / size:.0f} {unit}"
+            return f"in {amount}" if delta_ms > 0 else f"{amount} ago"
+    raise AssertionError("the last unit has no bound")  # pragma: no cover
+
+
+#: (unit, its seconds, shown up to this many seconds): 90 s, then minutes up to 90 min, then hours.
+_UNITS: Final = (("s", 1, 90), ("min", 60, 90 * 60), ("h", 3600, 48 * 3600), ("d", 86400, float("inf")))

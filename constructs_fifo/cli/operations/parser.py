@@ -141,6 +141,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     _common(drop, add_aws, add_stack, mutates=True)
     drop.add_argument("job", metavar="JOB", nargs="?", help=_DLQ_JOB_HELP)
     drop.add_argument("--message-id", metavar="MESSAGE_ID", help=_MESSAGE_ID_HELP)
+    drop.add_argument("--group", metavar="GROUP", help="every DLQ message of this group")
 
     claims = commands.add_parser("claims", help="claim mode: show, release, reset one job's claim")
     claim_commands = claims.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
@@ -155,7 +156,7 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     release.add_argument(
         "--force", action="store_true", help="release a live lease too (its worker may run on)"
     )
-    reset = claim_commands.add_parser("reset", help="delete a DEAD claim, so the job may run again")
+    reset = claim_commands.add_parser("reset", help="reset a DEAD claim, so the job may run again")
     _common(reset, add_aws, add_stack, mutates=True)
     reset.add_argument("job", metavar="JOB", help=_JOB_HELP)
 
@@ -189,13 +190,14 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "message leaves the DLQ only once it is in the queue. A message whose copy could never run (a "
         "malformed body, a job already done or whose seq was given up) stays in the DLQ, named with its "
         "fix (--force sends it anyway); --job or --message-id of such a message is refused.",
-        drop: "Delete a job's messages (or one message, --message-id) from the DLQ for good: they cannot "
-        "be redriven afterwards. Its "
+        drop: "Delete a job's messages (or one message, --message-id, or a group's, --group) from the DLQ "
+        "for good: they cannot be redriven afterwards. Its "
         "claim or state stays dead, so a later copy of the job follows it to the DLQ (COPY_OF_DEAD_JOB).",
         claim_show: "Claim mode: the job's claim item." + read_only,
         release: "Claim mode: mark an IN_FLIGHT claim whose lease expired FAILED, so the next delivery "
         "retakes it (a live lease only with --force)." + untouched,
-        reset: "Claim mode: delete a DEAD claim so the job's next copy runs; runs nothing by itself "
+        reset: "Claim mode: reset a DEAD claim (FAILED, no attempt used, its runs kept as earlier attempts) "
+        "so the job's next copy runs; runs nothing by itself "
         "(redrive the job or resume its group)." + untouched,
         state_show: "State mode: the group's state, version, last seq, buffered seqs, dead jobs and skipped "
         "ranges (GroupStateReader)." + read_only,

@@ -173,11 +173,17 @@ def _check_concurrency(facts: Facts) -> Check:
             _UNREADABLE_STACK_FIX,
         )
     if account is None:
+        # name the stack read (the app's own without --stack): what doctor checked, quota or none
+        read = (
+            f"stack {facts.stack_name} reserves {stack.total} ({stack.source}); "
+            if isinstance(stack, StackConcurrency)
+            else ""
+        )
         return Check(
             "concurrency",
             Status.OK,
-            "the endpoint does not implement Lambda GetAccountSettings (an emulator has no concurrency "
-            "quota): nothing to check",
+            f"{read}the endpoint does not implement Lambda GetAccountSettings (an emulator has no "
+            "concurrency quota): nothing to check",
         )
     limits = f"limit {account.limit}, unreserved {account.unreserved}"
     deployed = stack.deployed_reserved if isinstance(stack, StackConcurrency) else 0

@@ -7,6 +7,11 @@ A record the mapping deleted is not a job that succeeded: the runtime deletes a 
 job sent to the dead-letter queue, and a job kept in its parked group too. What happened to each job
 is the runtime's outcome line (its ``status``), which the workers count (``worker.py``);
 :data:`OUTCOMES` names each status's outcome, and :attr:`DrainStats.outcomes` sums them.
+
+One vocabulary with ``status``, ``jobs show`` (:class:`~constructs_fifo.client.job_status.JobStatus`)
+and the runbook: a job that died is ``dead``, whether it went to the dead-letter queue or its group
+parked at it; the groups it parked are counted beside the jobs (``groups_parked``), and the jobs kept
+behind it are ``kept``.
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ from typing import Final
 
 from constructs_fifo.runtime.observability import OutcomeStatus
 
-__all__ = ["OUTCOMES", "OUTCOME_NAMES", "DrainStats", "InvocationReport", "outcomes_of"]
+__all__ = ["GROUPS_PARKED", "OUTCOMES", "OUTCOME_NAMES", "DrainStats", "InvocationReport", "outcomes_of"]
 
 #: The outcome a drain counts for each status of the runtime's outcome lines.
 OUTCOMES: Final[Mapping[str, str]] = {
     OutcomeStatus.SUCCEEDED.value: "succeeded",
     OutcomeStatus.DUPLICATE.value: "duplicate",
     OutcomeStatus.DEAD_LETTERED.value: "dead",
-    OutcomeStatus.PARKED.value: "parked",
+    OutcomeStatus.PARKED.value: "dead",  # dead, and its group parked at it (counted in GROUPS_PARKED too)
     OutcomeStatus.KEPT.value: "kept",
     OutcomeStatus.BUFFERED.value: "buffered",
     # Not run to the end in this invocation: the record is left on the queue and comes back.
@@ -38,7 +43,9 @@ OUTCOMES: Final[Mapping[str, str]] = {
     OutcomeStatus.BUFFER_FULL.value: "retried",
 }
 #: The outcomes, in the order a drain shows them.
-OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "parked", "kept", "buffered")
+OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "kept", "buffered")
+#: The count, beside the outcomes, of groups a dead job parked (the runtime's ``PARKED`` lines).
+GROUPS_PARKED: Final = "groups_parked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +101,9 @@ class DrainStats:
     outcomes:
         The jobs' outcomes by :data:`OUTCOME_NAMES`, from the runtime's outcome lines: ``succeeded``,
         ``duplicate``, ``retried`` (left on the queue to run again), ``dead`` (sent to the dead-letter
-        queue), ``parked`` (its group parked at it), ``kept`` (kept in a parked group), ``buffered``
-        (state mode: waiting for its ``seq``). Empty for a handler that writes no outcome lines.
+        queue, or its group parked at it), ``kept`` (kept in a parked group), ``buffered`` (state mode:
+        waiting for its ``seq``); and :data:`GROUPS_PARKED`, the groups a dead job parked (``as_dict``
+        puts it beside the outcomes). Empty for a handler that writes no outcome lines.
     failed_reported:
         Records listed in ``batchItemFailures`` (left on the queue).
     handler_errors:
@@ -133,7 +141,9 @@ class DrainStats:
     stopped: str | None = None
     function_log: str | None = None
     aws_calls: dict[str, int] = field(default_factory=dict)
-    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOME_NAMES, 0))
+    outcomes: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys((*OUTCOME_NAMES, GROUPS_PARKED), 0)
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(
@@ -171,7 +181,8 @@ class DrainStats:
             "batches": self.batches,
             "records": self.records,
             "deleted": self.deleted,
-            "outcomes": dict(self.outcomes),
+            "outcomes": {name: count for name, count in self.outcomes.items() if name != GROUPS_PARKED},
+            GROUPS_PARKED: self.outcomes.get(GROUPS_PARKED, 0),
             "failed_reported": self.failed_reported,
             "handler_errors": self.handler_errors,
             "timeouts": self.timeouts,
@@ -204,4 +215,6 @@ def outcomes_of(statuses: Mapping[str, int]) -> dict[str, int]:
     for status, count in statuses.items():
         if (name := OUTCOMES.get(status)) is not None:
             outcomes[name] = outcomes.get(name, 0) + count
+        if status == OutcomeStatus.PARKED.value:
+            outcomes[GROUPS_PARKED] = outcomes.get(GROUPS_PARKED, 0) + count
     return outcomes

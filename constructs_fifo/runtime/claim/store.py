@@ -2,8 +2,9 @@
 
 Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED | DEAD), ``group``,
 ``type``, ``owner`` (a uuid4 per attempt), ``lease_expires_at`` (epoch ms), ``attempts`` (runs
-started: the runtime's own count, see below), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the
-TTL attribute; a DEAD item has none), ``message_id`` and, on FAILED and DEAD, ``error``,
+started: the runtime's own count, see below), ``earlier_attempts`` (runs before an operator's reset,
+rule 5), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the TTL attribute; a DEAD item has none),
+``message_id`` and, on FAILED and DEAD, ``error``,
 ``error_type`` and (DEAD) ``dead_reason``; on SUCCEEDED, ``result``: the job function's return value
 (:mod:`constructs_fifo.runtime.claim.result`), written by the same fenced UpdateItem: no extra call.
 
@@ -25,7 +26,10 @@ Rules, one condition each:
    final (an ``EXHAUSTED`` claim is declared dead on the token of the worker that held it, which may
    have been running past its lease and succeeded meanwhile).
 5. **Dead stays dead.** A DEAD item has no ``expiration``, so no copy of the job runs again until an
-   operator calls :meth:`ClaimStore.reset`.
+   operator calls :meth:`ClaimStore.reset`: one ``UpdateItem`` on condition that it is DEAD makes it
+   FAILED with no attempts used and a new owner token, its runs kept as ``earlier_attempts`` and its
+   error kept; the next copy retakes it by rule 3 as attempt 1, carrying ``earlier_attempts``, so
+   ``jobs show`` keeps the job's failed history.
 
 Why the runtime counts attempts instead of reading ``ApproximateReceiveCount``: SQS raises the
 receive count of every record it returns, including the records behind a failing job that were
@@ -50,6 +54,7 @@ from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
+    ATTR_EARLIER_ATTEMPTS,
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_EXPIRATION,
@@ -92,6 +97,9 @@ _NAMES = {
     "#error_type": ATTR_ERROR_TYPE,
     "#reason": ATTR_DEAD_REASON,
     "#result": ATTR_RESULT,
+    "#attempts": ATTR_ATTEMPTS,
+    "#earlier": ATTR_EARLIER_ATTEMPTS,
+    "#permanent": ATTR_PERMANENT,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -249,6 +257,9 @@ class ClaimStore:
         # Rule 3: FAILED, or IN_FLIGHT under an expired lease, with attempts left.
         attempt = _attempts(existing) + 1
         item[ATTR_ATTEMPTS] = {"N": str(attempt)}
+        earlier = existing.get(ATTR_EARLIER_ATTEMPTS)
+        if isinstance(earlier, int | float) and earlier:  # the runs before a reset (rule 5) stay counted
+            item[ATTR_EARLIER_ATTEMPTS] = {"N": str(int(earlier))}
         found = self._put(
             item,
             _RETAKE_CONDITION,
@@ -385,20 +396,35 @@ class ClaimStore:
         return self._classify(job_id, existing, now_ms) or _conflict(job_id, existing)
 
     def reset(self, job_id: str) -> bool:
-        """Delete a DEAD claim so the job may run again (an operator's explicit decision).
+        """Let a DEAD job run again (an operator's explicit decision): rule 5 of the module docstring.
 
         Returns
         -------
         bool
-            ``False`` when the item is missing or not DEAD (nothing was deleted).
+            ``False`` when the item is missing or not DEAD (nothing was changed).
         """
+        now_ms = self.now_ms()
         try:
-            self._client.delete_item(
+            self._client.update_item(
                 TableName=self.table_name,
                 Key={ATTR_ID: {"S": job_id}},
+                # the runs so far move to earlier_attempts first (every operand reads the item as it
+                # was, on DynamoDB; the order keeps it so on an emulator that applies them in turn)
+                UpdateExpression="SET #earlier = if_not_exists(#earlier, :zero)"
+                " + if_not_exists(#attempts, :zero), #attempts = :zero, #status = :failed,"
+                " #owner = :owner, #updated_at = :now, #expiration = :expiration REMOVE #reason, #permanent",
                 ConditionExpression="#status = :dead",
-                ExpressionAttributeNames={"#status": ATTR_STATUS},
-                ExpressionAttributeValues={":dead": {"S": STATUS_DEAD}},
+                ExpressionAttributeNames=_names_in(
+                    "#earlier #attempts #status #owner #updated_at #expiration #reason #permanent"
+                ),
+                ExpressionAttributeValues={
+                    ":dead": {"S": STATUS_DEAD},
+                    ":failed": {"S": STATUS_FAILED},
+                    ":zero": {"N": "0"},
+                    ":owner": {"S": self._owner_factory()},
+                    ":now": {"N": str(now_ms)},
+                    ":expiration": {"N": str(now_ms // 1000 + self._ttl_seconds)},
+                },
             )
         except self._client.exceptions.ConditionalCheckFailedException:
             return False

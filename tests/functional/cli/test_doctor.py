@@ -133,3 +133,21 @@ def test_doctor_without_stack_checks_the_apps_stack_holding_a_queue(
     # THEN it checked AgentJobs, read from the app's cdk.out
     assert code == 0
     assert json.loads(capsys.readouterr().out)["facts"]["stack"] == "AgentJobs"
+
+
+def test_doctor_in_an_app_whose_only_queue_has_the_container_consumer_takes_its_stack(
+    app_dir: Path, aws: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the app's stack holds one queue, consumed by container workers (a task definition whose
+    # container sets the mode; no function), and doctor runs in the app's directory
+    container = {"Name": "Worker", "Environment": [{"Name": ENV_MODE, "Value": "claim"}]}
+    resources = {
+        "Workers": {"Type": "AWS::ECS::TaskDefinition", "Properties": {"ContainerDefinitions": [container]}}
+    }
+    (app_dir / "cdk.out" / "AgentJobs.template.json").write_text(json.dumps({"Resources": resources}))
+    monkeypatch.chdir(app_dir)
+    # WHEN doctor runs with no --stack and no --app-dir
+    code = main(["doctor", "--region", "eu-west-1", "--json"])
+    # THEN it checked that stack, as every other command takes it
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["facts"]["stack"] == "AgentJobs"

@@ -349,3 +349,41 @@ def test_drain_all_drains_every_queue_of_the_stack_and_prints_each(
     assert drained == ["A-fn", "B-fn"]
     assert {label: stats["batches"] for label, stats in printed.items()} == {"S/A": 1, "S/B": 2}
     assert printed["S/A"]["awsCalls"] == {"dynamodb.PutItem t": 2}
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "suggested"),
+    [
+        (["drain", "--stak", "McpTools"], "usage: constructs-fifo drain ", "--stack"),
+        (["groups", "resume", "ws#1", "--skip-deda"], "usage: constructs-fifo groups resume ", "--skip-dead"),
+        (["status", "--jsn"], "usage: constructs-fifo status ", "--json"),
+    ],
+)
+def test_a_mistyped_flag_gets_the_subcommands_usage_and_the_closest_flag(
+    argv: list[str], usage: str, suggested: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a subcommand's flag mistyped WHEN it is parsed
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(argv)
+    # THEN it exits 2 as argparse does, with the subcommand's usage (not the top-level one)
+    assert caught.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(usage), err
+    assert "usage: constructs-fifo [-h]" not in err
+    # AND it names the mistyped flag and the closest one
+    assert f"unrecognized arguments: {argv[-1] if argv[-1].startswith('--') else argv[1]}" in err
+    assert f"did you mean {suggested}?" in err
+
+
+def test_an_unrecognized_word_with_no_close_flag_gets_the_subcommands_usage_without_a_guess(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN a word no flag of the subcommand resembles WHEN it is parsed
+    with pytest.raises(SystemExit) as caught:
+        build_parser().parse_args(["status", "--zzzzzz"])
+    # THEN the subcommand's usage and the word, and no guess
+    assert caught.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("usage: constructs-fifo status ")
+    assert "unrecognized arguments: --zzzzzz" in err
+    assert "did you mean" not in err

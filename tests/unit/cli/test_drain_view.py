@@ -44,7 +44,7 @@ def test_on_a_terminal_the_progress_line_is_rewritten_in_place_and_cleared_for_l
     # THEN the progress line was drawn in place, with the records and the jobs by outcome
     progress = (
         r"\rconstructs-fifo: draining jobs\.fifo: 3 records, 2 succeeded, 1 duplicate, 0 retried, 0 dead, "
-        r"0 parked, 0 kept · \d+ s\x1b\[K"
+        r"0 kept · \d+ s\x1b\[K"
     )
     assert re.search(progress, text)
     # AND cleared before the said line, which ends whole
@@ -52,7 +52,7 @@ def test_on_a_terminal_the_progress_line_is_rewritten_in_place_and_cleared_for_l
     # AND the summary comes last, on a cleared line, naming the log
     assert text.endswith(
         "\r\x1b[Kconstructs-fifo: drained jobs.fifo: jobs 2 succeeded, 1 duplicate, 0 retried, 0 dead, "
-        f"0 parked, 0 kept; 3 records in 0 batches, 0 failed invocations, 0.0 s; the function's log: {LOG}\n"
+        f"0 kept; 3 records in 0 batches, 0 failed invocations, 0.0 s; the function's log: {LOG}\n"
     )
 
 
@@ -76,7 +76,7 @@ def test_piped_there_is_no_progress_line_only_lines_and_the_summary() -> None:
     view = DrainView(stream, URL)
     stats = DrainStats()
     view.start(stats)
-    stats.add(batches=2, records=4, outcomes={"succeeded": 1, "dead": 1, "parked": 1, "kept": 1})
+    stats.add(batches=2, records=4, outcomes={"succeeded": 1, "dead": 2, "groups_parked": 1, "kept": 1})
     # WHEN batches end and the drain finishes
     view.redraw()
     view.say("a line")
@@ -84,8 +84,8 @@ def test_piped_there_is_no_progress_line_only_lines_and_the_summary() -> None:
     # THEN stderr holds the line and the summary, nothing rewritten; dead, parked and kept are not successes
     assert stream.getvalue() == (
         "constructs-fifo: a line\n"
-        "constructs-fifo: drained jobs.fifo: jobs 1 succeeded, 0 duplicate, 0 retried, 1 dead, 1 parked, "
-        f"1 kept; 4 records in 2 batches, 0 failed invocations, 0.0 s; the function's log: {LOG}\n"
+        "constructs-fifo: drained jobs.fifo: jobs 1 succeeded, 0 duplicate, 0 retried, 2 dead (1 group "
+        f"parked), 1 kept; 4 records in 2 batches, 0 failed invocations, 0.0 s; the function's log: {LOG}\n"
     )
 
 
@@ -129,13 +129,13 @@ def test_ctrl_c_prints_the_statistics_so_far_and_exits_130(
         "duplicate": 0,
         "retried": 0,
         "dead": 1,
-        "parked": 0,
         "kept": 0,
         "buffered": 0,
     }
+    assert printed["groupsParked"] == 0
     assert (
         "constructs-fifo: interrupted the drain of jobs.fifo: jobs 4 succeeded, 0 duplicate, 0 retried, "
-        "1 dead, 0 parked, 0 kept; 5 records in 1 batch" in captured.err
+        "1 dead, 0 kept; 5 records in 1 batch" in captured.err
     )
     assert captured.err.strip().splitlines()[-1] == "constructs-fifo: interrupted"
 
@@ -169,7 +169,10 @@ def test_a_drain_counts_jobs_by_outcome_in_its_json(
     # GIVEN a drain whose records were all deleted, some of them dead, parked or kept
     def drain(self: object, *, stats: DrainStats, **kwargs: object) -> DrainStats:
         stats.add(
-            batches=1, records=6, deleted=6, outcomes={"succeeded": 3, "dead": 1, "parked": 1, "kept": 1}
+            batches=1,
+            records=6,
+            deleted=6,
+            outcomes={"succeeded": 3, "dead": 2, "groups_parked": 1, "kept": 1},
         )
         return stats
 
@@ -182,7 +185,7 @@ def test_a_drain_counts_jobs_by_outcome_in_its_json(
     assert printed["deleted"] == 6
     assert {k: v for k, v in printed["outcomes"].items() if v} == {
         "succeeded": 3,
-        "dead": 1,
-        "parked": 1,
+        "dead": 2,
         "kept": 1,
     }
+    assert printed["groupsParked"] == 1

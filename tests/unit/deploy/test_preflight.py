@@ -154,6 +154,9 @@ def test_an_endpoint_without_account_settings_passes_the_concurrency_check() -> 
     # THEN there is no quota to run into, and the line says so
     assert check.ok
     assert "does not implement Lambda GetAccountSettings" in check.message
+    # AND it names the stack it read (the app's, without --stack) and what that stack reserves, so a
+    # person sees which stack doctor checked
+    assert "stack AgentJobs reserves" in check.message
 
 
 def test_an_unreadable_account_setting_is_a_problem_with_the_permission_to_add() -> None:

@@ -8,9 +8,10 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, OrderedAgentQueue
 from constructs_fifo.runtime.constants import ENV_MODE
 from constructs_fifo.stacks.app_stack import AppStack, NestedStackQueues, read_app_stacks, resolve_stack
 from constructs_fifo.stacks.errors import StackChoiceError, StackError
@@ -226,3 +227,25 @@ def test_a_nested_stack_without_queues_changes_nothing(tmp_path: Path) -> None:
     (assembly / "JobsInner.nested.template.json").write_text(json.dumps(_template(queued=False)))
     # WHEN no --stack is given THEN the stack is chosen as before
     assert resolve_stack(None, app_dir=tmp_path, synthesize=_no_synth) == "Jobs"
+
+
+def test_an_app_whose_only_queue_has_the_container_consumer_is_found(tmp_path: Path) -> None:
+    # GIVEN an app whose one queue is consumed by container workers (no function at all), synthesized
+    # as the CDK CLI does
+    app = cdk.App(outdir=str(_app(tmp_path) / "cdk.out"), context=CLI_METADATA)
+    cdk.Stack(app, "Network")
+    workers = cdk.Stack(app, "Workers")
+    OrderedAgentQueue(
+        workers,
+        "Builds",
+        code=lambda_.Code.from_asset(str(REPO / "lambda")),
+        handler="notifier.handle",
+        consumer=ContainerConsumer(image=ecs.ContainerImage.from_registry("public.ecr.aws/example/worker:1")),
+    )
+    app.synth()
+    # WHEN no --stack is given THEN the stack holding it is taken, its queue counted once
+    assert resolve_stack(None, app_dir=tmp_path, synthesize=_no_synth) == "Workers"
+    assert [(stack.name, stack.queues) for stack in read_app_stacks(tmp_path / "cdk.out")] == [
+        ("Network", 0),
+        ("Workers", 1),
+    ]

@@ -33,7 +33,8 @@ What is corrected (see ``docs/emulator.md`` for the table with observations):
    source queue, with AWS's statuses, errors and task handle.
 8. CloudFormation: a FIFO queue without ``QueueName`` gets a ``.fifo`` name; a table's
    ``TimeToLiveSpecification`` is applied; a stack created or updated by executing a change set
-   (what ``cdk deploy`` does) has its ``Outputs`` and its template; change sets belong to one stack
+   (what ``cdk deploy`` does) has its ``Outputs`` and its template; ``Ref`` of a queue is its URL in
+   the endpoint's form (as the emulator's SQS serves it); change sets belong to one stack
    (:mod:`.cloudformation_change_sets`: found by ARN or by name and stack, deleted, executed only
    when AVAILABLE, listed per stack), so any number of deploys of any number of stacks succeed.
 9. Speed (same behaviour): a cheap clock for message visibility and a send-path check that does not

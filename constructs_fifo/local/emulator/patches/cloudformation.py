@@ -1,14 +1,18 @@
 """Fidelity patches of moto's CloudFormation: the resources and stacks ``cdk deploy`` creates.
 
 A FIFO queue without ``QueueName`` gets a ``.fifo`` name, a table's ``TimeToLiveSpecification`` is
-applied, and a stack created or updated by executing a change set has its ``Outputs`` and its
-template (GetTemplate). ``RedriveAllowPolicy`` needs no patch here: :mod:`.sqs_models` returns it.
+applied, a stack created or updated by executing a change set has its ``Outputs`` and its
+template (GetTemplate), and ``Ref`` of a queue (its physical id) is the URL the endpoint serves.
+``RedriveAllowPolicy`` needs no patch here: :mod:`.sqs_models` returns it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextvars
+from typing import Any, Final
+from urllib.parse import urlparse
 
+from moto.core.responses import BaseResponse
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.table import Table
 from moto.sqs.models import Queue
@@ -16,6 +20,14 @@ from moto.sqs.models import Queue
 from constructs_fifo.local.emulator.patches.registry import original, replace
 
 __all__ = ["patch"]
+
+#: ``scheme://host[:port]`` of the CloudFormation request being answered, when it is not AWS's own
+#: host (a request to the emulator's server); ``None`` otherwise (moto in-process answers AWS's hosts).
+_REQUEST_ENDPOINT: Final[contextvars.ContextVar[str | None]] = contextvars.ContextVar(
+    "constructs_fifo_cloudformation_endpoint", default=None
+)
+#: Hosts that are AWS's: a URL built on them is already in AWS's form.
+_AWS_HOST_SUFFIXES: Final = (".amazonaws.com", ".amazonaws.com.cn")
 
 
 def _queue_from_cloudformation(
@@ -81,6 +93,36 @@ def _apply_change_set(self: Any) -> None:
     stack.output_map = stack._create_output_map()
 
 
+def _endpoint_of(full_url: str) -> str | None:
+    parsed = urlparse(full_url)
+    host = parsed.hostname or ""
+    if not host or host.endswith(_AWS_HOST_SUFFIXES):
+        return None
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def _dispatch_at_its_endpoint(self: Any, request: Any, full_url: str, headers: Any) -> Any:
+    """Answer a CloudFormation request knowing the endpoint it came to (:data:`_REQUEST_ENDPOINT`):
+    moto creates, updates and describes a stack's resources while answering the request."""
+    token = _REQUEST_ENDPOINT.set(_endpoint_of(full_url))
+    try:
+        return BaseResponse._dispatch(self, request, full_url, headers)
+    finally:
+        _REQUEST_ENDPOINT.reset(token)
+
+
+def _queue_physical_resource_id(self: Any) -> str:
+    # AWS: aws-resource-sqs-queue, Return values: "Ref returns the queue URL", the URL SQS itself
+    # serves (API_GetQueueUrl). moto 5.2.5 built it on AWS's host whatever the endpoint
+    # (https://sqs.us-east-1.amazonaws.com/...), where SQS answered GetQueueUrl in the endpoint's form
+    # (http://localhost:4566/...): every stack output, physical id and function environment holding a
+    # queue URL pointed at AWS. Now the endpoint's form, as moto's SQS builds it (Queue.url).
+    endpoint = _REQUEST_ENDPOINT.get()
+    if endpoint is None:
+        return str(original(Queue, "physical_resource_id").fget(self))
+    return f"{endpoint}/{self.account_id}/{self.name}"
+
+
 def patch() -> None:
     """Apply the CloudFormation patches (item 8 of the package docstring)."""
     # Imported here, not at the top: moto.cloudformation loads most of moto's services (~2.5 s on
@@ -90,3 +132,7 @@ def patch() -> None:
     replace(Queue, "create_from_cloudformation_json", classmethod(_queue_from_cloudformation))
     replace(Table, "create_from_cloudformation_json", classmethod(_table_from_cloudformation))
     replace(ChangeSet, "apply", _apply_change_set)
+    replace(Queue, "physical_resource_id", property(_queue_physical_resource_id))
+    from moto.cloudformation.responses import CloudFormationResponse  # noqa: PLC0415
+
+    replace(CloudFormationResponse, "_dispatch", _dispatch_at_its_endpoint)
