@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
+from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import (
     JobOutcome,
@@ -97,7 +98,7 @@ class JobOutcomes:
         The construct's ``group_table`` name: parked groups (claim mode, PARK policy) and, in state
         mode, the group states (required there).
     dynamodb:
-        A boto3 DynamoDB client; by default one from boto3's default session.
+        A boto3 DynamoDB client; by default one in ``AWS_REGION`` or boto3's region.
     clock, monotonic, sleep:
         Epoch seconds (a lease's end is compared with it), the timer of ``wait``'s timeout and its
         pause; injectable for tests.
@@ -125,9 +126,7 @@ class JobOutcomes:
                 "group_table names (stack outputs, or `constructs-fifo describe`)."
             )
         if dynamodb is None:
-            import boto3  # noqa: PLC0415 - only when no client was injected
-
-            dynamodb = boto3.client("dynamodb")
+            dynamodb = default_client("dynamodb", "JobOutcomes", argument="dynamodb")
         self.claim_table = claim_table or None
         self.group_table = group_table or None
         self._claims = ClaimStore(claim_table, dynamodb, clock=clock) if claim_table else None
@@ -236,7 +235,8 @@ class JobOutcomes:
 
     def _read(self, table: str, job_id: str, read: Callable[[], Any]) -> Any:
         try:
-            return read()
+            with environment_errors(f"the outcome of job {job_id!r} was not read from table {table!r}"):
+                return read()
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))

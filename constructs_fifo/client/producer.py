@@ -334,7 +334,9 @@ class JobProducer:
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
         except BotoCoreError as exc:
-            error = environment_error(exc, f"job {job_id!r} was", self.queue_url)
+            error = environment_error(
+                exc, f"job {job_id!r} was not sent to {self.queue_url}", target=self.queue_url
+            )
             if error is None:
                 raise
             raise error from exc
@@ -417,7 +419,10 @@ class JobProducer:
             except BotoCoreError as exc:
                 done = [r for r in results if r is not None]
                 error = environment_error(
-                    exc, f"{len(jobs) - len(done)} of {len(jobs)} job(s) were", self.queue_url, done
+                    exc,
+                    f"{len(jobs) - len(done)} of {len(jobs)} job(s) were not sent to {self.queue_url}",
+                    done,
+                    target=self.queue_url,
                 )
                 if error is None:
                     raise

@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-import boto3
 from botocore.exceptions import ClientError
 
+from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.constants import (
     GROUP_ATTR_GROUP,
@@ -171,7 +171,9 @@ class GroupStateReader:
         self, table_name: str, client: DynamoDBClient | None = None, *, consistent_read: bool = True
     ) -> None:
         self.table_name = table_name
-        self._client: DynamoDBClient = client or boto3.client("dynamodb")
+        self._client: DynamoDBClient = client or default_client(
+            "dynamodb", "GroupStateReader", argument="client"
+        )
         self._consistent_read = consistent_read
 
     def get(self, group: str, *, consistent_read: bool | None = None) -> dict[str, Any] | None:
@@ -298,11 +300,12 @@ class GroupStateReader:
         """One item of the group (``None`` when there is none)."""
         consistent = self._consistent_read if consistent_read is None else consistent_read
         try:
-            response = self._client.get_item(
-                TableName=self.table_name,
-                Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}},
-                ConsistentRead=consistent,
-            )
+            with environment_errors(f"group {group!r} was not read from table {self.table_name!r}"):
+                response = self._client.get_item(
+                    TableName=self.table_name,
+                    Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}},
+                    ConsistentRead=consistent,
+                )
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))
