@@ -35,7 +35,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.client.state_reader import JobSighting
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
 
-__all__ = ["JobOutcome", "JobStatus", "claim_outcome", "is_dead_claim", "state_outcome"]
+__all__ = [
+    "SETTLED_STATUSES",
+    "JobOutcome",
+    "JobStatus",
+    "claim_outcome",
+    "ends_wait",
+    "is_dead_claim",
+    "state_outcome",
+]
 
 
 class JobStatus(enum.StrEnum):
@@ -50,8 +58,25 @@ class JobStatus(enum.StrEnum):
 
     @property
     def settled(self) -> bool:
-        """Whether the job will not move on by itself: succeeded, dead, or parked (an operator's turn)."""
-        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.PARKED)
+        """Whether the job is settled (:data:`SETTLED_STATUSES`): a default wait ends there."""
+        return self in SETTLED_STATUSES
+
+
+#: The statuses a job ends in: it ran to success, or it died (cancelled and superseded join them when
+#: steering adds them: add the member above and here). ``parked`` is not one: a job parked behind a dead
+#: one has not run, and runs when an operator resumes its group, so a default wait goes on through it.
+SETTLED_STATUSES: frozenset[JobStatus] = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD})
+
+
+def ends_wait(status: JobStatus, *, stop_at_parked: bool = False) -> bool:
+    """Whether a wait returns at ``status``: settled, or ``parked`` when the caller asked to stop there.
+
+    Examples
+    --------
+    >>> ends_wait(JobStatus.PARKED), ends_wait(JobStatus.PARKED, stop_at_parked=True)
+    (False, True)
+    """
+    return status.settled or (stop_at_parked and status is JobStatus.PARKED)
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,18 @@ What the statuses can tell apart, and what they cannot:
   or group, a claim expired by its TTL (``claim_ttl``), or (state mode) an applied job without ``seq``
   pushed out of the last ``remember_job_ids`` ids, or one with a ``seq`` asked about without it.
 
-:meth:`JobOutcomes.wait` returns at ``succeeded``, ``dead`` or ``parked`` (``JobStatus.settled``:
-a parked job moves only when an operator resumes its group) or when the timeout passes, with the last
-status read. It polls fast first and backs off: 0.1 s doubling to 1 s (``first_poll_seconds``,
-``max_poll_seconds``). Each read is strongly consistent, so a SUCCEEDED written before the read is
-seen. The cost of waiting, in read units (1 per 4 KB of a consistent read): claim mode 1 per poll
-(a claim item is below 4 KB; a SUCCEEDED item with a result of N KB, ceil((N + 1) / 4) once), 2 while
-there is no claim and ``group`` is given; state mode 1 + ceil(state item KB / 4). At the 1 s cap that
-is 1 read unit per second of waiting per job in claim mode (docs/outcomes.md).
+:meth:`JobOutcomes.wait` returns when the job is **settled** (``JobStatus.settled``: ``succeeded``
+or ``dead``) or when the timeout passes, with the last status read. A job ``parked`` behind a dead one
+is not settled: it has not run, and it runs when an operator resumes its group, so the wait goes on
+(a caller that wants to stop there passes ``stop_at_parked=True``: the CLI's ``jobs show --wait``
+does, for an operator). It polls fast first and backs off: 0.1 s doubling to 1 s
+(``first_poll_seconds``, ``max_poll_seconds``). Each read is strongly consistent, so a SUCCEEDED
+written before the read is seen. The cost of waiting, in read units (1 per 4 KB of a consistent
+read): claim mode 1 per poll (a claim item is below 4 KB; a SUCCEEDED item with a result of N KB,
+ceil((N + 1) / 4) once), 2 while there is no claim and ``group`` is given, 2 for a DEAD claim with a
+group table (its group's park header says whether the group is parked at it); state mode 1 +
+ceil(state item KB / 4). At the 1 s cap that is 1 read unit per second of waiting per job in claim
+mode (docs/outcomes.md).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from constructs_fifo.client.job_status import (
     JobOutcome,
     JobStatus,
     claim_outcome,
+    ends_wait,
     is_dead_claim,
     state_outcome,
 )
@@ -184,13 +189,17 @@ class JobOutcomes:
         group: str | None = None,
         seq: int | None = None,
         sent: bool = False,
+        stop_at_parked: bool = False,
         first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
         max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
     ) -> JobOutcome:
         """Poll :meth:`get` until the job is settled or ``timeout_seconds`` passed; return the last read.
 
-        The pause starts at ``first_poll_seconds`` and doubles up to ``max_poll_seconds``; the last
-        pause is cut so the last read is at the timeout. A timeout of 0 reads once.
+        Settled is ``succeeded`` or ``dead`` (``SETTLED_STATUSES``); ``stop_at_parked=True`` also
+        returns at ``parked`` (the job waits behind a dead one for an operator), which a default wait
+        goes on through. The pause starts at ``first_poll_seconds`` and doubles up to
+        ``max_poll_seconds``; the last pause is cut so the last read is at the timeout. A timeout of 0
+        reads once.
 
         Raises
         ------
@@ -210,7 +219,7 @@ class JobOutcomes:
         while True:
             outcome = self.get(job_id, group, seq=seq, sent=sent)
             left = deadline - self._monotonic()
-            if outcome.status.settled or left <= 0:
+            if ends_wait(outcome.status, stop_at_parked=stop_at_parked) or left <= 0:
                 return outcome
             self._sleep(min(pause, left))
             pause = min(pause * 2, max_poll_seconds)

@@ -118,8 +118,11 @@ def test_claim_mode_100_jobs_succeeded_with_results_dead_and_parked(
     )
     sent = jobs()
     JobProducer(queue_url, sqs_client=sqs).send_batch(sent)
-    # WHEN each job's outcome is waited for, one after the other
-    seen = {job.job_id: outcomes.wait(job.job_id, 600, group=job.group, sent=True) for job in sent}
+    # WHEN each job's outcome is waited for, one after the other, stopping at parked
+    seen = {
+        job.job_id: outcomes.wait(job.job_id, 600, group=job.group, sent=True, stop_at_parked=True)
+        for job in sent
+    }
     # THEN every job settled as it went: 94 succeeded with their results, j3-4 dead, 5 parked behind it
     assert {job_id: outcome.status for job_id, outcome in seen.items()} == {
         job.job_id: expect(job) for job in sent
@@ -148,6 +151,58 @@ def test_claim_mode_100_jobs_succeeded_with_results_dead_and_parked(
         clock=claim_mode.clock,
     ).resume("ws#3", skip_dead=True)
     assert outcomes.wait("j3-9", 600, group="ws#3").result == {"passed": True, "n": 309}
+
+
+def test_a_default_wait_goes_on_through_parked_and_returns_what_the_job_became_after_a_resume(
+    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str
+) -> None:
+    # GIVEN group ws#3 parked at its dead j3-4, and an operator who resumes it (skip_dead) while a
+    # caller waits on j3-9 behind it
+    waiter = Waiter(claim_mode)
+    outcomes = JobOutcomes(
+        claim_table=TABLE_NAME,
+        group_table=GROUP_TABLE_NAME,
+        dynamodb=dynamodb,
+        clock=claim_mode.clock,
+        monotonic=waiter.monotonic,
+        sleep=waiter.sleep,
+    )
+    JobProducer(queue_url, sqs_client=sqs).send_batch([job for job in jobs() if job.group == "ws#3"])
+    assert outcomes.wait("j3-9", 600, group="ws#3", sent=True, stop_at_parked=True).status is JobStatus.PARKED
+    groups = ParkedGroups(
+        group_table=GROUP_TABLE_NAME,
+        claim_table=TABLE_NAME,
+        queue_url=queue_url,
+        dead_letter_queue_url=claim_mode.dlq_url,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        clock=claim_mode.clock,
+    )
+    seen: list[JobStatus] = []
+    pause = waiter.sleep
+
+    def sleep_then_resume(seconds: float) -> None:
+        seen.append(outcomes.get("j3-9", "ws#3").status)
+        if len(seen) == 3:
+            groups.resume("ws#3", skip_dead=True)
+        pause(seconds)
+
+    patient = JobOutcomes(
+        claim_table=TABLE_NAME,
+        group_table=GROUP_TABLE_NAME,
+        dynamodb=dynamodb,
+        clock=claim_mode.clock,
+        monotonic=waiter.monotonic,
+        sleep=sleep_then_resume,
+    )
+    # WHEN it waits by default, and a short wait elsewhere times out while the group is parked
+    short = outcomes.wait("j3-9", 0.5, group="ws#3", sent=True)
+    outcome = patient.wait("j3-9", 600, group="ws#3", sent=True)
+    # THEN the short wait returned parked only at its timeout (not settled), and the default wait read
+    # parked, went on, and returned the job's success once the group was resumed
+    assert (short.status, short.status.settled) == (JobStatus.PARKED, False)
+    assert seen[:3] == [JobStatus.PARKED] * 3
+    assert (outcome.status, outcome.result) == (JobStatus.SUCCEEDED, {"passed": True, "n": 309})
 
 
 def test_claim_mode_a_job_not_taken_is_pending_when_sent_and_unknown_otherwise(
@@ -202,7 +257,10 @@ def test_state_mode_100_jobs_applied_dead_and_parked(
     JobProducer(queue_url, sqs_client=sqs).send_batch(sent)
     # WHEN each job's outcome is waited for, by its group (and seq, when it carries one)
     seen = {
-        job.job_id: outcomes.wait(job.job_id, 600, group=job.group, seq=job.seq, sent=True) for job in sent
+        job.job_id: outcomes.wait(
+            job.job_id, 600, group=job.group, seq=job.seq, sent=True, stop_at_parked=True
+        )
+        for job in sent
     }
     # THEN they settled as in claim mode, an applied job with a state version that includes it
     assert {job_id: outcome.status for job_id, outcome in seen.items()} == {

@@ -108,7 +108,7 @@ def _read(args: argparse.Namespace, queue: DeployedQueue, dynamodb: Any) -> JobO
         )
         if args.wait is None:
             return outcomes.get(args.job, args.group, seq=args.seq)
-        return outcomes.wait(args.job, args.wait, group=args.group, seq=args.seq)
+        return outcomes.wait(args.job, args.wait, group=args.group, seq=args.seq, stop_at_parked=True)
     except OutcomeQueryError as exc:
         raise OperationError(str(exc), "correct the arguments named") from exc
     except OutcomeReadError as exc:
@@ -154,4 +154,5 @@ def run(args: argparse.Namespace) -> int:
         Output().pairs(f"job {args.job} ({queue.label})", _pairs(mode, outcome))
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
-    return _EXIT_DEAD_OR_PARKED if outcome.status.settled else EXIT_NOT_SETTLED
+    stopped = outcome.status in (JobStatus.DEAD, JobStatus.PARKED)  # an operator's turn: resume or triage
+    return _EXIT_DEAD_OR_PARKED if stopped else EXIT_NOT_SETTLED
