@@ -22,8 +22,9 @@ from constructs_fifo.client.errors import (
     RegionNotSetError,
     SendFailedError,
 )
-from constructs_fifo.client.job_status import JobOutcome, JobStatus
+from constructs_fifo.client.job_status import SETTLED_STATUSES, JobOutcome, JobStatus
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
+from constructs_fifo.client.many import JobRef
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_BATCH_ENTRIES",
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
+    "SETTLED_STATUSES",
     "BatchSendError",
     "CredentialsNotFoundError",
     "EndpointNotReachableError",
@@ -43,6 +45,7 @@ __all__ = [
     "JobOutcome",
     "JobOutcomes",
     "JobProducer",
+    "JobRef",
     "JobStatus",
     "OutcomeError",
     "OutcomeQueryError",

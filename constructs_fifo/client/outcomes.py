@@ -50,7 +50,7 @@ mode (docs/outcomes.md).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
@@ -65,6 +65,7 @@ from constructs_fifo.client.job_status import (
     is_dead_claim,
     state_outcome,
 )
+from constructs_fifo.client.many import BatchPoll, JobRef, JobRefLike, job_refs
 from constructs_fifo.client.state_reader import GroupStateReader, StateReadError
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ATTR_GROUP
@@ -134,6 +135,7 @@ class JobOutcomes:
             dynamodb = default_client("dynamodb", "JobOutcomes", argument="dynamodb")
         self.claim_table = claim_table or None
         self.group_table = group_table or None
+        self._dynamodb = dynamodb
         self._claims = ClaimStore(claim_table, dynamodb, clock=clock) if claim_table else None
         self._parking = ParkStore(group_table, dynamodb, clock=clock) if group_table and claim_table else None
         self._states = GroupStateReader(group_table, dynamodb) if group_table and not claim_table else None
@@ -208,12 +210,7 @@ class JobOutcomes:
         OutcomeReadError
             A table could not be read.
         """
-        if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
-            raise OutcomeQueryError(
-                f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
-                f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
-                "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
-            )
+        self._check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
         deadline = self._monotonic() + timeout_seconds
         pause = first_poll_seconds
         while True:
@@ -223,6 +220,140 @@ class JobOutcomes:
                 return outcome
             self._sleep(min(pause, left))
             pause = min(pause * 2, max_poll_seconds)
+
+    # --- many jobs (constructs_fifo.client.many: one BatchGetItem a poll) -----------------------------
+
+    def as_settled(
+        self,
+        jobs: Iterable[str | JobRefLike],
+        timeout_seconds: float,
+        *,
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> Iterator[JobOutcome]:
+        """Wait for many jobs and give each back as it settles, like ``concurrent.futures.as_completed``.
+
+        ``jobs`` are job ids (claim mode) or anything with ``job_id``, ``group`` and ``seq`` (a
+        :class:`~constructs_fifo.client.many.JobRef`, the ``JobMessage`` sent). Each poll is **one**
+        ``BatchGetItem`` of at most 100 items, the jobs not given back yet (:mod:`constructs_fifo.client.many`
+        says which items and what a poll costs); the pauses are :meth:`wait`'s. When the timeout passes,
+        the jobs not settled are given back last, in their order, with their last status (not settled:
+        check ``outcome.status.settled``). Every job is given back exactly once.
+
+        Raises
+        ------
+        OutcomeQueryError
+            A bad timeout or pause, an empty or repeated job id, a state-mode job without its group.
+        OutcomeReadError, ProducerEnvironmentError
+            A read failed.
+        """
+        self._check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
+        refs = job_refs(jobs, state_mode=self._claims is None)
+        return self._as_settled(
+            refs,
+            timeout_seconds,
+            sent=sent,
+            stop_at_parked=stop_at_parked,
+            pauses=(first_poll_seconds, max_poll_seconds),
+        )
+
+    def wait_many(
+        self,
+        jobs: Iterable[str | JobRefLike],
+        timeout_seconds: float,
+        *,
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> dict[str, JobOutcome]:
+        """Wait for many jobs together (:meth:`as_settled`); return every outcome by job id, in their order.
+
+        It returns when all settled or the timeout passed (then some are not settled).
+        """
+        refs = job_refs(jobs, state_mode=self._claims is None)
+        got = {
+            outcome.job_id: outcome
+            for outcome in self.as_settled(
+                refs,
+                timeout_seconds,
+                sent=sent,
+                stop_at_parked=stop_at_parked,
+                first_poll_seconds=first_poll_seconds,
+                max_poll_seconds=max_poll_seconds,
+            )
+        }
+        return {ref.job_id: got[ref.job_id] for ref in refs}
+
+    def _as_settled(
+        self,
+        refs: list[JobRef],
+        timeout_seconds: float,
+        *,
+        sent: bool,
+        stop_at_parked: bool,
+        pauses: tuple[float, float],
+    ) -> Iterator[JobOutcome]:
+        poll = BatchPoll(self.claim_table, self.group_table, self._states, sent)
+        waiting = list(refs)
+        deadline = self._monotonic() + timeout_seconds
+        pause, max_pause = pauses
+        while waiting:
+            self._poll(poll, waiting)
+            poll.at(int(self._clock() * 1000))
+            still: list[JobRef] = []
+            for ref in waiting:
+                outcome = poll.outcome(ref)
+                ends = outcome is not None and ends_wait(outcome.status, stop_at_parked=stop_at_parked)
+                if outcome is not None and ends and not poll.needs_header(ref):  # a dead job: parked at it?
+                    poll.forget(ref)
+                    yield outcome
+                    continue
+                still.append(ref)
+            waiting = still
+            left = deadline - self._monotonic()
+            if waiting and left <= 0:
+                for ref in waiting:
+                    yield poll.outcome(ref) or self._unread(ref, sent=sent)
+                return
+            if waiting:
+                self._sleep(min(pause, left))
+                pause = min(pause * 2, max_pause)
+
+    def _poll(self, poll: BatchPoll, waiting: list[JobRef]) -> None:
+        request = poll.request(waiting)
+        tables = ", ".join(request)
+        try:
+            with environment_errors(f"the outcomes of {len(waiting)} job(s) were not read from {tables}"):
+                response = self._dynamodb.batch_get_item(RequestItems=request)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", "Unknown"))
+            fix = _FIXES.get(code, "retry; if it persists, check the tables and the caller's permissions")
+            raise OutcomeReadError(
+                f"reading the outcomes of {len(waiting)} job(s) from {tables} failed: {code}: "
+                f"{error.get('Message', '')}; {fix}"
+            ) from exc
+        try:
+            poll.read(request, response)
+        except StateReadError as exc:
+            raise OutcomeReadError(str(exc)) from exc
+
+    @staticmethod
+    def _unread(ref: JobRef, *, sent: bool) -> JobOutcome:
+        status = JobStatus.PENDING if sent else JobStatus.UNKNOWN
+        return JobOutcome(ref.job_id, status, group=ref.group, detail="not read before the timeout")
+
+    @staticmethod
+    def _check_wait(timeout_seconds: float, first_poll_seconds: float, max_poll_seconds: float) -> None:
+        if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
+            raise OutcomeQueryError(
+                f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
+                f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
+                "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
+            )
 
     # --- reads ------------------------------------------------------------------------------------
 

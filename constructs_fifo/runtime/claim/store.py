@@ -78,7 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.runtime.job import Job
 
-__all__ = ["Claim", "ClaimOutcome", "ClaimStore"]
+__all__ = ["Claim", "ClaimOutcome", "ClaimStore", "decode_claim"]
 
 # Every attribute goes through a placeholder: status, group, type and owner are DynamoDB reserved words.
 _NAMES = {
@@ -410,7 +410,7 @@ class ClaimStore:
             TableName=self.table_name, Key={ATTR_ID: {"S": job_id}}, ConsistentRead=True
         )
         item = response.get("Item")
-        return _decode(cast("dict[str, Any]", item)) if item else None
+        return decode_claim(cast("dict[str, Any]", item)) if item else None
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -444,7 +444,7 @@ class ClaimStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except self._client.exceptions.ConditionalCheckFailedException as exc:
-            return _decode(cast("dict[str, Any]", exc.response.get("Item") or {}))
+            return decode_claim(cast("dict[str, Any]", exc.response.get("Item") or {}))
         return None
 
     def _fenced_update(self, job_id: str, owner: str, update: str, values: dict[str, Any]) -> bool:
@@ -498,7 +498,7 @@ def _attempts(item: dict[str, Any]) -> int:
     return int(value) if isinstance(value, int | float) else 0
 
 
-def _decode(item: dict[str, Any]) -> dict[str, Any]:
+def decode_claim(item: dict[str, Any]) -> dict[str, Any]:
     """Decode the S, N and BOOL attributes of a low-level item (the only types the table holds)."""
     decoded: dict[str, Any] = {}
     for name, value in item.items():
