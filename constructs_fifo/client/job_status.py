@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.claim.result import stored_result
+from constructs_fifo.runtime.claim.result import result_not_stored, stored_result
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
@@ -95,6 +95,9 @@ class JobOutcome:
         ``running`` in claim mode: the lease's end (epoch ms); ``None`` between attempts.
     result:
         ``succeeded`` in claim mode: the job function's return value (``None`` when none is stored).
+    result_not_stored:
+        ``succeeded`` in claim mode: why the job's return value was not stored (not JSON, too large),
+        ``None`` when it was (or the job returned ``None``): a dropped result is never silent.
     state_version:
         ``succeeded`` in state mode: a version of the group's state that includes the job.
     dead_reason, error_type, error:
@@ -114,6 +117,7 @@ class JobOutcome:
     attempt: int = 0
     lease_expires_at_ms: int | None = None
     result: Any = None
+    result_not_stored: str | None = None
     state_version: int | None = None
     dead_reason: str | None = None
     error_type: str | None = None
@@ -157,8 +161,13 @@ def claim_outcome(
         updated_at_ms=_int(item.get(ATTR_UPDATED_AT)),
     )
     if status == STATUS_SUCCEEDED:
+        why = result_not_stored(dict(item))
         return replace(
-            found, status=JobStatus.SUCCEEDED, result=stored_result(dict(item)), detail="the job succeeded"
+            found,
+            status=JobStatus.SUCCEEDED,
+            result=stored_result(dict(item)),
+            result_not_stored=why,
+            detail="the job succeeded" + (f"; its return value was not stored: {why}" if why else ""),
         )
     if is_dead_claim(item):
         parked = header is not None and header.dead_job_id == job_id

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from constructs_fifo.client import JobMessage, JobStatus
+from constructs_fifo.runtime.constants import MAX_RESULT_BYTES
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 
@@ -74,6 +75,8 @@ class ReturningHarness(Harness):
             raise PermanentJobError("the tests cannot run: no workspace")
         if job.type == "odd":
             return {"a set", "is not JSON"}
+        if job.type == "large":
+            return "x" * (MAX_RESULT_BYTES + 1)
         return {"passed": True, "n": job.payload["n"]}
 
 

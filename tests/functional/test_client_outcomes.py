@@ -203,21 +203,29 @@ def test_state_mode_100_jobs_applied_dead_and_parked(
     assert {seen[f"j3-{k}"].parked_behind for k in range(5, 10)} == {DYING_JOB}
 
 
-def test_a_result_that_is_not_json_is_not_stored_and_the_job_still_succeeds(
-    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str
+@pytest.mark.parametrize(
+    ("job_type", "why"),
+    [("odd", "the return value is not JSON"), ("large", "bytes of JSON, more than the 65536 stored")],
+    ids=["not-json", "too-large"],
+)
+def test_a_result_not_stored_leaves_the_job_succeeded_and_its_outcome_says_why(
+    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str, *, job_type: str, why: str
 ) -> None:
-    # GIVEN a job function that returns a set
+    # GIVEN a job function that returns a set, or a value past 64 KiB
     waiter = Waiter(claim_mode)
     outcomes = JobOutcomes(
         claim_table=TABLE_NAME, dynamodb=dynamodb, monotonic=waiter.monotonic, sleep=waiter.sleep
     )
-    JobProducer(queue_url, sqs_client=sqs).send("odd-1", "odd", {}, group="ws#1")
+    JobProducer(queue_url, sqs_client=sqs).send("odd-1", job_type, {}, group="ws#1")
     # WHEN its outcome is waited for
     outcome = outcomes.wait("odd-1", 30, group="ws#1", sent=True)
-    # THEN it succeeded without a result, and its outcome line says why none was stored
+    # THEN it succeeded without a result, and its outcome says why (not read as a job returning None)
     assert (outcome.status, outcome.result) == (JobStatus.SUCCEEDED, None)
+    assert outcome.result_not_stored is not None and why in outcome.result_not_stored
+    assert f"its return value was not stored: {outcome.result_not_stored}" in outcome.detail
+    # AND so does its outcome line
     [line] = [line for line in claim_mode.outcome_lines() if line["status"] == "SUCCEEDED"]
-    assert "not JSON" in line["resultNotStored"]
+    assert why in line["resultNotStored"]
 
 
 def test_state_mode_needs_the_group(dynamodb: DynamoDBClient) -> None:

@@ -132,6 +132,7 @@ def _pairs(mode: str, outcome: JobOutcome) -> list[tuple[str, object]]:
         ("attempt", outcome.attempt or None),
         ("lease expires (epoch ms)", outcome.lease_expires_at_ms),
         ("result", None if outcome.status is not JobStatus.SUCCEEDED or mode != "claim" else outcome.result),
+        ("result not stored", outcome.result_not_stored),
         ("state version", outcome.state_version),
         ("dead reason", outcome.dead_reason),
         ("error", None if outcome.error is None else f"{outcome.error_type or 'Error'}: {outcome.error}"),

@@ -60,6 +60,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_OWNER,
     ATTR_PERMANENT,
     ATTR_RESULT,
+    ATTR_RESULT_NOT_STORED,
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
@@ -92,6 +93,7 @@ _NAMES = {
     "#error_type": ATTR_ERROR_TYPE,
     "#reason": ATTR_DEAD_REASON,
     "#result": ATTR_RESULT,
+    "#not_stored": ATTR_RESULT_NOT_STORED,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -264,11 +266,14 @@ class ClaimStore:
         # Another worker retook it between our two calls: whatever it holds now is a live claim.
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
 
-    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
+    def complete(
+        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+    ) -> bool:
         """Mark the job SUCCEEDED if ``owner`` still holds it, with its result.
 
         ``result_json`` is :func:`~constructs_fifo.runtime.claim.result.encode_result`'s JSON, or
-        ``None`` to store none.
+        ``None`` to store none; ``result_not_stored`` its reason for storing none (not JSON, too large),
+        stored so the waiter's outcome says it.
 
         Returns
         -------
@@ -281,6 +286,9 @@ class ClaimStore:
         if result_json is not None:
             values[":result"] = {"S": result_json}
             result = ", #result = :result"
+        if result_not_stored is not None:
+            values[":not_stored"] = {"S": truncate_error(result_not_stored)}
+            result += ", #not_stored = :not_stored"
         return self._fenced_update(
             job_id,
             owner,
