@@ -9,6 +9,7 @@ Examples
 
 from __future__ import annotations
 
+from constructs_fifo.client.addresses import QueueAddress
 from constructs_fifo.client.errors import (
     BatchSendError,
     CredentialsNotFoundError,
@@ -19,6 +20,7 @@ from constructs_fifo.client.errors import (
     OutcomeReadError,
     ProducerEnvironmentError,
     ProducerError,
+    QueueLookupError,
     RegionNotSetError,
     SendFailedError,
 )
@@ -28,6 +30,7 @@ from constructs_fifo.client.many import JobRef
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
+from constructs_fifo.client.queue import QueueClient
 from constructs_fifo.client.results import FailedEntry, SendResult
 
 __all__ = [
@@ -53,6 +56,9 @@ __all__ = [
     "ParkedGroups",
     "ProducerEnvironmentError",
     "ProducerError",
+    "QueueAddress",
+    "QueueClient",
+    "QueueLookupError",
     "RegionNotSetError",
     "ResumeResult",
     "SendFailedError",

@@ -18,6 +18,7 @@ __all__ = [
     "OutcomeReadError",
     "ProducerEnvironmentError",
     "ProducerError",
+    "QueueLookupError",
     "RegionNotSetError",
     "SendFailedError",
 ]
@@ -81,6 +82,11 @@ class CredentialsNotFoundError(ProducerEnvironmentError):
 
 class EndpointNotReachableError(ProducerEnvironmentError):
     """The SQS endpoint (AWS's, or ``AWS_ENDPOINT_URL``'s) could not be reached."""
+
+
+class QueueLookupError(ProducerError, LookupError):
+    """A queue could not be found by name (a stack's outputs, the environment): the message says what
+    was looked for, what is there, and the fix."""
 
 
 class OutcomeError(ProducerError):

@@ -31,12 +31,19 @@ Pure but for the read: :class:`BatchPoll` plans and decodes, the caller's client
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from constructs_fifo.client.errors import OutcomeQueryError
-from constructs_fifo.client.job_status import JobOutcome, claim_outcome, is_dead_claim, state_outcome
+from constructs_fifo.client.job_status import (
+    JobOutcome,
+    JobStatus,
+    claim_outcome,
+    ends_wait,
+    is_dead_claim,
+    state_outcome,
+)
 from constructs_fifo.client.state_reader import GroupStateReader, job_sighting
 from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.claim.store import decode_claim
@@ -53,7 +60,7 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.core.records import GroupState
 
-__all__ = ["MAX_ITEMS_PER_POLL", "BatchPoll", "JobRef", "JobRefLike", "job_refs"]
+__all__ = ["MAX_ITEMS_PER_POLL", "BatchPoll", "JobRef", "JobRefLike", "ManyWait", "job_refs"]
 
 #: Items one poll reads at most: one BatchGetItem request (DynamoDB's limit).
 MAX_ITEMS_PER_POLL: Final = DYNAMODB_MAX_BATCH_GET_KEYS
@@ -257,3 +264,85 @@ class BatchPoll:
 
 def _group_key(group: str, sort_key: str) -> dict[str, Any]:
     return {GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}}
+
+
+class ManyWait:
+    """One many-job wait, driven poll by poll: :meth:`poll` reads once and gives back what ended,
+    :meth:`next_pause` says how long to pause before the next (the sync and asyncio drivers pause
+    their own way).
+
+    Parameters
+    ----------
+    refs:
+        The jobs, in their order.
+    batch:
+        The plan and the decoder of the reads.
+    read:
+        Makes one ``BatchGetItem``: ``read(request_items, jobs_waited_for)`` returns its answer.
+    deadline:
+        ``monotonic()`` time past which the rest are given back as they are.
+    pauses:
+        The first and the longest pause.
+    """
+
+    def __init__(
+        self,
+        refs: list[JobRef],
+        batch: BatchPoll,
+        read: Callable[[dict[str, Any], int], Mapping[str, Any]],
+        *,
+        deadline: float,
+        pauses: tuple[float, float],
+        stop_at_parked: bool,
+        monotonic: Callable[[], float],
+        clock: Callable[[], float],
+    ) -> None:
+        self.refs = refs
+        self.finished = not refs
+        self._waiting = list(refs)
+        self._batch = batch
+        self._read = read
+        self._deadline = deadline
+        self._pause, self._max_pause = pauses
+        self._stop_at_parked = stop_at_parked
+        self._monotonic = monotonic
+        self._clock = clock
+
+    def poll(self) -> list[JobOutcome]:
+        """Read once (one request); the jobs that ended, and at the deadline all the rest, in order."""
+        if self.finished:
+            return []
+        request = self._batch.request(self._waiting)
+        self._batch.read(request, self._read(request, len(self._waiting)))
+        self._batch.at(int(self._clock() * 1000))
+        ended: list[JobOutcome] = []
+        still: list[JobRef] = []
+        for ref in self._waiting:
+            outcome = self._batch.outcome(ref)
+            done = outcome is not None and ends_wait(outcome.status, stop_at_parked=self._stop_at_parked)
+            if outcome is not None and done and not self._batch.needs_header(ref):  # dead: parked at it?
+                self._batch.forget(ref)
+                ended.append(outcome)
+            else:
+                still.append(ref)
+        self._waiting = still
+        if still and self._deadline - self._monotonic() <= 0:
+            ended += [self._batch.outcome(ref) or self._unread(ref) for ref in still]
+            self._waiting = []
+        self.finished = not self._waiting
+        return ended
+
+    def next_pause(self) -> float:
+        """The pause before the next poll (doubling up to the longest, cut at the deadline)."""
+        pause = max(0.0, min(self._pause, self._deadline - self._monotonic()))
+        self._pause = min(self._pause * 2, self._max_pause)
+        return pause
+
+    def in_order(self, outcomes: Iterable[JobOutcome]) -> dict[str, JobOutcome]:
+        """``outcomes`` by job id, in the order the jobs were given."""
+        got = {outcome.job_id: outcome for outcome in outcomes}
+        return {ref.job_id: got[ref.job_id] for ref in self.refs}
+
+    def _unread(self, ref: JobRef) -> JobOutcome:
+        status = JobStatus.PENDING if self._batch.sent else JobStatus.UNKNOWN
+        return JobOutcome(ref.job_id, status, group=ref.group, detail="not read before the timeout")

@@ -50,7 +50,7 @@ mode (docs/outcomes.md).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
@@ -65,7 +65,7 @@ from constructs_fifo.client.job_status import (
     is_dead_claim,
     state_outcome,
 )
-from constructs_fifo.client.many import BatchPoll, JobRef, JobRefLike, job_refs
+from constructs_fifo.client.many import BatchPoll, JobRefLike, ManyWait, job_refs
 from constructs_fifo.client.state_reader import GroupStateReader, StateReadError
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ATTR_GROUP
@@ -80,6 +80,7 @@ __all__ = [
     "JobOutcome",
     "JobOutcomes",
     "JobStatus",
+    "check_wait",
 ]
 
 #: The first pause of :meth:`JobOutcomes.wait` between reads: a short job is seen done quickly.
@@ -210,7 +211,7 @@ class JobOutcomes:
         OutcomeReadError
             A table could not be read.
         """
-        self._check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
+        check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
         deadline = self._monotonic() + timeout_seconds
         pause = first_poll_seconds
         while True:
@@ -237,10 +238,11 @@ class JobOutcomes:
 
         ``jobs`` are job ids (claim mode) or anything with ``job_id``, ``group`` and ``seq`` (a
         :class:`~constructs_fifo.client.many.JobRef`, the ``JobMessage`` sent). Each poll is **one**
-        ``BatchGetItem`` of at most 100 items, the jobs not given back yet (:mod:`constructs_fifo.client.many`
-        says which items and what a poll costs); the pauses are :meth:`wait`'s. When the timeout passes,
-        the jobs not settled are given back last, in their order, with their last status (not settled:
-        check ``outcome.status.settled``). Every job is given back exactly once.
+        ``BatchGetItem`` of at most 100 items, of the jobs not given back yet
+        (:mod:`~constructs_fifo.client.many` says which items and what a poll costs); the pauses are
+        :meth:`wait`'s. When the timeout
+        passes, the jobs not settled are given back last, in their order, with their last status (not
+        settled: check ``outcome.status.settled``). Every job is given back exactly once.
 
         Raises
         ------
@@ -249,15 +251,22 @@ class JobOutcomes:
         OutcomeReadError, ProducerEnvironmentError
             A read failed.
         """
-        self._check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
-        refs = job_refs(jobs, state_mode=self._claims is None)
-        return self._as_settled(
-            refs,
+        many = self.start_many(
+            jobs,
             timeout_seconds,
             sent=sent,
             stop_at_parked=stop_at_parked,
-            pauses=(first_poll_seconds, max_poll_seconds),
+            first_poll_seconds=first_poll_seconds,
+            max_poll_seconds=max_poll_seconds,
         )
+        return self._drive(many)
+
+    def _drive(self, many: ManyWait) -> Iterator[JobOutcome]:
+        while True:
+            yield from many.poll()
+            if many.finished:
+                return
+            self._sleep(many.next_pause())
 
     def wait_many(
         self,
@@ -273,87 +282,59 @@ class JobOutcomes:
 
         It returns when all settled or the timeout passed (then some are not settled).
         """
-        refs = job_refs(jobs, state_mode=self._claims is None)
-        got = {
-            outcome.job_id: outcome
-            for outcome in self.as_settled(
-                refs,
-                timeout_seconds,
-                sent=sent,
-                stop_at_parked=stop_at_parked,
-                first_poll_seconds=first_poll_seconds,
-                max_poll_seconds=max_poll_seconds,
-            )
-        }
-        return {ref.job_id: got[ref.job_id] for ref in refs}
+        many = self.start_many(
+            jobs,
+            timeout_seconds,
+            sent=sent,
+            stop_at_parked=stop_at_parked,
+            first_poll_seconds=first_poll_seconds,
+            max_poll_seconds=max_poll_seconds,
+        )
+        return many.in_order(list(self._drive(many)))
 
-    def _as_settled(
+    def start_many(
         self,
-        refs: list[JobRef],
+        jobs: Iterable[str | JobRefLike],
         timeout_seconds: float,
         *,
-        sent: bool,
-        stop_at_parked: bool,
-        pauses: tuple[float, float],
-    ) -> Iterator[JobOutcome]:
-        poll = BatchPoll(self.claim_table, self.group_table, self._states, sent)
-        waiting = list(refs)
-        deadline = self._monotonic() + timeout_seconds
-        pause, max_pause = pauses
-        while waiting:
-            self._poll(poll, waiting)
-            poll.at(int(self._clock() * 1000))
-            still: list[JobRef] = []
-            for ref in waiting:
-                outcome = poll.outcome(ref)
-                ends = outcome is not None and ends_wait(outcome.status, stop_at_parked=stop_at_parked)
-                if outcome is not None and ends and not poll.needs_header(ref):  # a dead job: parked at it?
-                    poll.forget(ref)
-                    yield outcome
-                    continue
-                still.append(ref)
-            waiting = still
-            left = deadline - self._monotonic()
-            if waiting and left <= 0:
-                for ref in waiting:
-                    yield poll.outcome(ref) or self._unread(ref, sent=sent)
-                return
-            if waiting:
-                self._sleep(min(pause, left))
-                pause = min(pause * 2, max_pause)
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> ManyWait:
+        """A many-job wait to drive poll by poll (:meth:`as_settled` drives one; so does the asyncio form).
 
-    def _poll(self, poll: BatchPoll, waiting: list[JobRef]) -> None:
-        request = poll.request(waiting)
+        Raises
+        ------
+        OutcomeQueryError
+            As :meth:`as_settled`.
+        """
+        check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
+        refs = job_refs(jobs, state_mode=self._claims is None)
+        return ManyWait(
+            refs,
+            BatchPoll(self.claim_table, self.group_table, self._states, sent),
+            self._batch_read,
+            deadline=self._monotonic() + timeout_seconds,
+            pauses=(first_poll_seconds, max_poll_seconds),
+            stop_at_parked=stop_at_parked,
+            monotonic=self._monotonic,
+            clock=self._clock,
+        )
+
+    def _batch_read(self, request: dict[str, Any], jobs: int) -> Mapping[str, Any]:
         tables = ", ".join(request)
         try:
-            with environment_errors(f"the outcomes of {len(waiting)} job(s) were not read from {tables}"):
-                response = self._dynamodb.batch_get_item(RequestItems=request)
+            with environment_errors(f"the outcomes of {jobs} job(s) were not read from {tables}"):
+                return self._dynamodb.batch_get_item(RequestItems=request)
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))
             fix = _FIXES.get(code, "retry; if it persists, check the tables and the caller's permissions")
             raise OutcomeReadError(
-                f"reading the outcomes of {len(waiting)} job(s) from {tables} failed: {code}: "
+                f"reading the outcomes of {jobs} job(s) from {tables} failed: {code}: "
                 f"{error.get('Message', '')}; {fix}"
             ) from exc
-        try:
-            poll.read(request, response)
-        except StateReadError as exc:
-            raise OutcomeReadError(str(exc)) from exc
-
-    @staticmethod
-    def _unread(ref: JobRef, *, sent: bool) -> JobOutcome:
-        status = JobStatus.PENDING if sent else JobStatus.UNKNOWN
-        return JobOutcome(ref.job_id, status, group=ref.group, detail="not read before the timeout")
-
-    @staticmethod
-    def _check_wait(timeout_seconds: float, first_poll_seconds: float, max_poll_seconds: float) -> None:
-        if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
-            raise OutcomeQueryError(
-                f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
-                f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
-                "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
-            )
 
     # --- reads ------------------------------------------------------------------------------------
 
@@ -394,3 +375,19 @@ class JobOutcomes:
         except StateReadError as exc:
             raise OutcomeReadError(f"job {job_id!r}: {exc}") from exc
         return state_outcome(seen, sent=sent)
+
+
+def check_wait(timeout_seconds: float, first_poll_seconds: float, max_poll_seconds: float) -> None:
+    """Refuse a wait's timeout and pauses that cannot be (every form of wait checks them here).
+
+    Raises
+    ------
+    OutcomeQueryError
+        A negative timeout, or not ``0 < first_poll_seconds <= max_poll_seconds``.
+    """
+    if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
+        raise OutcomeQueryError(
+            f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
+            f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
+            "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
+        )

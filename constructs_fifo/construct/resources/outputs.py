@@ -26,6 +26,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from constructs_fifo.client.addresses import OUTPUT_DESCRIPTION_PREFIX, OUTPUTS_ID
+
 __all__ = [
     "OUTPUTS_ID",
     "OUTPUT_NAMES",
@@ -35,8 +37,6 @@ __all__ = [
     "output_logical_id",
 ]
 
-#: The construct id of the scope holding the outputs (a child of the queue construct).
-OUTPUTS_ID: Final = "Outputs"
 #: CloudFormation's longest logical id.
 _LOGICAL_ID_MAX: Final = 255
 #: Every output's name (the end of its logical id), in template order.
@@ -125,7 +125,9 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
     for name, value, what in values:
         if value is None:
             continue
-        output = CfnOutput(holder, name, value=value, description=f"OrderedAgentQueue {path}: the {what}.")
+        output = CfnOutput(
+            holder, name, value=value, description=f"{OUTPUT_DESCRIPTION_PREFIX}{path}: the {what}."
+        )
         logical_id = output_logical_id(output)
         if logical_id is not None:
             output.override_logical_id(logical_id)
