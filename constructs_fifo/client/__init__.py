@@ -9,7 +9,6 @@ Examples
 
 from __future__ import annotations
 
-from constructs_fifo.client.addresses import QueueAddress
 from constructs_fifo.client.errors import (
     BatchSendError,
     CredentialsNotFoundError,
@@ -26,12 +25,13 @@ from constructs_fifo.client.errors import (
 )
 from constructs_fifo.client.job_status import SETTLED_STATUSES, JobOutcome, JobStatus
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
-from constructs_fifo.client.many import JobRef
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
-from constructs_fifo.client.queue import QueueClient
+from constructs_fifo.client.queue.addresses import QueueAddress
+from constructs_fifo.client.queue.client import QueueClient
 from constructs_fifo.client.results import FailedEntry, SendResult
+from constructs_fifo.client.waits.many import JobRef
 
 __all__ = [
     "MAX_BATCH_ENTRIES",

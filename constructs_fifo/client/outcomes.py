@@ -65,8 +65,8 @@ from constructs_fifo.client.job_status import (
     is_dead_claim,
     state_outcome,
 )
-from constructs_fifo.client.many import BatchPoll, JobRefLike, ManyWait, job_refs
 from constructs_fifo.client.state_reader import GroupStateReader, StateReadError
+from constructs_fifo.client.waits.many import BatchPoll, JobRefLike, ManyWait, job_refs
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ATTR_GROUP
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, ParkStore
@@ -222,7 +222,7 @@ class JobOutcomes:
             self._sleep(min(pause, left))
             pause = min(pause * 2, max_poll_seconds)
 
-    # --- many jobs (constructs_fifo.client.many: one BatchGetItem a poll) -----------------------------
+    # --- many jobs (constructs_fifo.client.waits.many: one BatchGetItem a poll) -----------------------------
 
     def as_settled(
         self,
@@ -237,9 +237,9 @@ class JobOutcomes:
         """Wait for many jobs and give each back as it settles, like ``concurrent.futures.as_completed``.
 
         ``jobs`` are job ids (claim mode) or anything with ``job_id``, ``group`` and ``seq`` (a
-        :class:`~constructs_fifo.client.many.JobRef`, the ``JobMessage`` sent). Each poll is **one**
+        :class:`~constructs_fifo.client.waits.many.JobRef`, the ``JobMessage`` sent). Each poll is **one**
         ``BatchGetItem`` of at most 100 items, of the jobs not given back yet
-        (:mod:`~constructs_fifo.client.many` says which items and what a poll costs); the pauses are
+        (:mod:`~constructs_fifo.client.waits.many` says which items and what a poll costs); the pauses are
         :meth:`wait`'s. When the timeout
         passes, the jobs not settled are given back last, in their order, with their last status (not
         settled: check ``outcome.status.settled``). Every job is given back exactly once.

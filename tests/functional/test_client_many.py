@@ -13,7 +13,7 @@ import boto3
 import pytest
 
 from constructs_fifo.client import JobMessage, JobOutcomes, JobProducer, JobStatus, OutcomeQueryError
-from constructs_fifo.client.many import MAX_ITEMS_PER_POLL, JobRef
+from constructs_fifo.client.waits.many import MAX_ITEMS_PER_POLL, JobRef
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
 from .outcome_world import DYING_JOB, ReturningHarness, Waiter, expect, jobs, poison

@@ -14,7 +14,7 @@ from aws_cdk.assertions import Template
 
 from constructs_fifo import OrderedAgentQueue
 from constructs_fifo.client import QueueLookupError
-from constructs_fifo.client.addresses import from_outputs
+from constructs_fifo.client.queue.addresses import from_outputs
 from constructs_fifo.construct.resources.outputs import OUTPUT_NAMES
 
 from .stacks import Synthesized

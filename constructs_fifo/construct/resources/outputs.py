@@ -26,7 +26,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from constructs_fifo.client.addresses import OUTPUT_DESCRIPTION_PREFIX, OUTPUTS_ID
+from constructs_fifo.runtime.settings.addresses import ADDRESS_OUTPUTS, OUTPUT_DESCRIPTION_PREFIX, OUTPUTS_ID
 
 __all__ = [
     "OUTPUTS_ID",
@@ -41,14 +41,14 @@ __all__ = [
 _LOGICAL_ID_MAX: Final = 255
 #: Every output's name (the end of its logical id), in template order.
 OUTPUT_NAMES: Final = (
-    "QueueUrl",
+    ADDRESS_OUTPUTS["queue_url"],
     "QueueName",
     "QueueArn",
-    "DeadLetterQueueUrl",
+    ADDRESS_OUTPUTS["dead_letter_queue_url"],
     "DeadLetterQueueName",
     "DeadLetterQueueArn",
-    "ClaimTableName",
-    "GroupTableName",
+    ADDRESS_OUTPUTS["claim_table"],
+    ADDRESS_OUTPUTS["group_table"],
     "FunctionName",
 )
 #: With the container consumer, in the place of ``FunctionName``.
@@ -89,23 +89,23 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
     """
     path = scope.node.path
     values: list[tuple[str, str | None, str]] = [
-        ("QueueUrl", parts.queue.queue_url, "job queue's URL: producers send jobs to it"),
+        (ADDRESS_OUTPUTS["queue_url"], parts.queue.queue_url, "job queue's URL: producers send jobs to it"),
         ("QueueName", parts.queue.queue_name, "job queue's name"),
         ("QueueArn", parts.queue.queue_arn, "job queue's ARN"),
         (
-            "DeadLetterQueueUrl",
+            ADDRESS_OUTPUTS["dead_letter_queue_url"],
             parts.dead_letter_queue.queue_url,
             "dead-letter queue's URL: dead jobs (CONTINUE policy) and messages past maxReceiveCount",
         ),
         ("DeadLetterQueueName", parts.dead_letter_queue.queue_name, "dead-letter queue's name"),
         ("DeadLetterQueueArn", parts.dead_letter_queue.queue_arn, "dead-letter queue's ARN"),
         (
-            "ClaimTableName",
+            ADDRESS_OUTPUTS["claim_table"],
             parts.claim_table.table_name if parts.claim_table is not None else None,
             "claim table's name: each job's claim, attempts and outcome",
         ),
         (
-            "GroupTableName",
+            ADDRESS_OUTPUTS["group_table"],
             parts.group_table.table_name if parts.group_table is not None else None,
             "group table's name: parked groups, their kept jobs, and each group's state in state mode",
         ),

@@ -25,8 +25,8 @@ from constructs_fifo.client.outcomes import DEFAULT_FIRST_POLL_SECONDS, DEFAULT_
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.client.job_status import JobOutcome
-    from constructs_fifo.client.many import JobRefLike
     from constructs_fifo.client.outcomes import JobOutcomes
+    from constructs_fifo.client.waits.many import JobRefLike
 
 __all__ = ["as_settled", "run_blocking", "wait", "wait_many"]
 

@@ -1,6 +1,6 @@
 """One client object for one queue: send, wait, read states and parked groups, found by name.
 
-:class:`QueueClient` holds a queue's address (:class:`~constructs_fifo.client.addresses.QueueAddress`)
+:class:`QueueClient` holds a queue's address (:class:`~constructs_fifo.client.queue.addresses.QueueAddress`)
 and builds the client classes on it, sharing one SQS and one DynamoDB client: the producer
 (:attr:`QueueClient.producer`), the outcomes (:attr:`QueueClient.outcomes`), the state reader (state
 mode, :attr:`QueueClient.states`) and the parked groups (:attr:`QueueClient.parked`). Its own methods
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.client import aio
-from constructs_fifo.client.addresses import QueueAddress, from_environment, from_outputs
 from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import OutcomeQueryError, QueueLookupError
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.producer import JobMessage, JobProducer
+from constructs_fifo.client.queue.addresses import QueueAddress, from_environment, from_outputs
 from constructs_fifo.client.state_reader import GroupStateReader
+from constructs_fifo.client.waits import aio
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
 
     from constructs_fifo.client.job_status import JobOutcome
-    from constructs_fifo.client.many import JobRefLike
     from constructs_fifo.client.results import SendResult
+    from constructs_fifo.client.waits.many import JobRefLike
 
 __all__ = ["QueueClient"]
 

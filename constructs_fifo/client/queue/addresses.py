@@ -3,7 +3,8 @@
 A client for one ``OrderedAgentQueue`` needs its queue URL and its tables' names. Nobody should copy
 them by hand: :func:`from_outputs` reads them from the stack outputs the construct writes (one
 ``DescribeStacks``), and :func:`from_environment` from the variables its ``grant_client`` sets on a
-function or a container. Both names are defined here once, and the construct imports them.
+function or a container. The names both use are defined once, in
+:mod:`constructs_fifo.runtime.settings.addresses`, which the construct writes them from.
 
 **Stack outputs.** Each output's description starts ``OrderedAgentQueue <construct path>:`` and its
 key ends with the output's name (``NotificationsOutputsQueueUrl``): a queue is named by its construct
@@ -19,51 +20,21 @@ for a function that talks to several queues.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from constructs_fifo.client.errors import QueueLookupError
-from constructs_fifo.runtime.constants import (
-    ENV_CLAIM_TABLE,
-    ENV_DEAD_LETTER_QUEUE_URL,
-    ENV_GROUP_TABLE,
-    ENV_QUEUE_URL,
+from constructs_fifo.runtime.settings.addresses import (
+    ADDRESS_OUTPUTS,
+    CLIENT_NAME_RULE,
+    OUTPUT_DESCRIPTION_PREFIX,
+    OUTPUTS_ID,
+    client_variables,
+    is_client_name,
 )
 
-__all__ = [
-    "OUTPUTS_ID",
-    "OUTPUT_DESCRIPTION_PREFIX",
-    "OUTPUT_NAMES_READ",
-    "QueueAddress",
-    "client_variables",
-    "from_environment",
-    "from_outputs",
-]
-
-#: What every output's description starts with, before the construct's path and a colon.
-OUTPUT_DESCRIPTION_PREFIX: Final = "OrderedAgentQueue "
-#: The stack outputs a client reads, by the :class:`QueueAddress` field each fills.
-OUTPUT_NAMES_READ: Final = {
-    "queue_url": "QueueUrl",
-    "queue_name": "QueueName",
-    "dead_letter_queue_url": "DeadLetterQueueUrl",
-    "claim_table": "ClaimTableName",
-    "group_table": "GroupTableName",
-}
-#: The runtime's own variables, by the field each fills: a name goes after their common prefix.
-_RUNTIME_VARIABLES: Final = {
-    "queue_url": ENV_QUEUE_URL,
-    "claim_table": ENV_CLAIM_TABLE,
-    "group_table": ENV_GROUP_TABLE,
-    "dead_letter_queue_url": ENV_DEAD_LETTER_QUEUE_URL,
-}
-_PREFIX: Final = "CONSTRUCTS_FIFO_"
-#: The construct id of the outputs' scope (a child of the queue construct): in every output key,
-#: before the output's name.
-OUTPUTS_ID: Final = "Outputs"
-_NAME: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+__all__ = ["QueueAddress", "from_environment", "from_outputs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,34 +49,6 @@ class QueueAddress:
     source: str = ""
 
 
-def client_variables(name: str | None = None) -> dict[str, str]:
-    """The environment variables of a queue's address, by :class:`QueueAddress` field.
-
-    Raises
-    ------
-    QueueLookupError
-        ``name`` is not a letter followed by letters, digits and underscores.
-
-    Examples
-    --------
-    >>> client_variables()["queue_url"]
-    'CONSTRUCTS_FIFO_QUEUE_URL'
-    >>> client_variables("fast_tools")["claim_table"]
-    'CONSTRUCTS_FIFO_FAST_TOOLS_CLAIM_TABLE'
-    """
-    if name is None:
-        return dict(_RUNTIME_VARIABLES)
-    if not _NAME.fullmatch(name):
-        raise QueueLookupError(
-            f"client name {name!r} is not allowed: it becomes part of environment variable names. "
-            "Fix: use a letter followed by letters, digits and underscores, e.g. 'fast_tools'."
-        )
-    return {
-        field: f"{_PREFIX}{name.upper()}_{variable.removeprefix(_PREFIX)}"
-        for field, variable in _RUNTIME_VARIABLES.items()
-    }
-
-
 def from_environment(environ: Mapping[str, str], name: str | None = None) -> QueueAddress:
     """The address ``grant_client`` set in the environment (see the module docstring).
 
@@ -114,6 +57,11 @@ def from_environment(environ: Mapping[str, str], name: str | None = None) -> Que
     QueueLookupError
         The queue's URL variable is not set.
     """
+    if name is not None and not is_client_name(name):
+        raise QueueLookupError(
+            f"client name {name!r} is not allowed: it becomes part of environment variable names. "
+            f"Fix: use {CLIENT_NAME_RULE}."
+        )
     variables = client_variables(name)
     values = {field: environ.get(variable) or None for field, variable in variables.items()}
     queue_url = values.pop("queue_url")
@@ -167,7 +115,7 @@ def from_outputs(stack: str, outputs: Iterable[Mapping[str, Any]], queue: str | 
 
 def _queues(outputs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
     """The construct's outputs, by the queue's construct path, then by :class:`QueueAddress` field."""
-    fields = {name: field for field, name in OUTPUT_NAMES_READ.items()}
+    fields = {name: field for field, name in ADDRESS_OUTPUTS.items()}
     queues: dict[str, dict[str, str]] = {}
     for output in outputs:
         description = str(output.get("Description") or "")
