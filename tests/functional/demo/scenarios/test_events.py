@@ -25,9 +25,12 @@ from constructs_fifo.demo.scenarios.events import (
     load_account_agent,
 )
 from constructs_fifo.local.pipes.runner import PipeRunner
+from constructs_fifo.ops.staging import staging_queues
+from constructs_fifo.ops.target import OpsQueue
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.stacks.aws import AwsTarget
+from constructs_fifo.stacks.deployed import DeployedQueue
 
 from ...runtime_harness import DLQ_NAME, QUEUE_NAME, REGION, create_group_table
 from ...state_harness import State, StateHarness
@@ -209,3 +212,27 @@ def test_resent_events_under_new_event_ids_converge_and_park_no_account() -> Non
     assert states.pop("parked") == []
     comparison = compare(stream, states, AGENT)
     assert comparison.converged, comparison.verdict()
+
+
+@pytest.mark.usefixtures("patched_moto")
+def test_status_shows_the_staging_queue_feeding_the_queue_and_its_dead_letter_queue(
+    templates: dict[bool, dict[str, Any]],
+) -> None:
+    # GIVEN the scenario's stack (bus, rule, staging queue and its DLQ, pipe into the FIFO queue), drained
+    _run(templates[True], event_stream(2, SEED))
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.get_queue_url(QueueName=QUEUE_NAME)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    ops = OpsQueue(
+        DeployedQueue(STACK, f"{STACK}/Jobs", QUEUE_NAME, url, arn, None),
+        sqs,
+        boto3.client("dynamodb", region_name=REGION),
+        cloudformation=boto3.client("cloudformation", region_name=REGION),
+        pipes=boto3.client("pipes", region_name=REGION),
+    )
+    # WHEN the staging queues feeding the queue are looked up, as status does
+    [staged] = staging_queues(ops)
+    # THEN the pipe's source is there with its dead-letter queue, both empty
+    assert staged.queue_name.startswith(f"{STACK}-Staging") and staged.depth == 0
+    assert staged.dead_letter_queue_name is not None and "StagingDlq" in staged.dead_letter_queue_name
+    assert staged.dead_letter_depth == 0
