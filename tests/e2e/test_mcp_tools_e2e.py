@@ -16,6 +16,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -63,8 +64,21 @@ def queue(deployment: Deployment) -> QueueClient:
     )
 
 
+@dataclass
+class Draining:
+    """The queue's mapping, draining in a background thread."""
+
+    runner: EventSourceRunner
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        while self.thread.is_alive():  # a stop asked before the drain began is cleared by it: ask again
+            self.runner.stop()
+            self.thread.join(timeout=0.5)
+
+
 @pytest.fixture(scope="module")
-def draining(deployment: Deployment) -> Iterator[EventSourceRunner]:
+def draining(deployment: Deployment) -> Iterator[Draining]:
     """The queue's mapping draining in a background thread for the module, as a live mapping would."""
     deployed = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
     with EventSourceRunner.from_function(
@@ -74,12 +88,11 @@ def draining(deployment: Deployment) -> Iterator[EventSourceRunner]:
             target=runner.drain, kwargs={"until_empty": False, "for_seconds": 4 * LIMIT_SECONDS}
         )
         thread.start()
+        running = Draining(runner, thread)
         try:
-            yield runner
+            yield running
         finally:
-            while thread.is_alive():  # a stop asked before the drain began is cleared by it: ask again
-                runner.stop()
-                thread.join(timeout=0.5)
+            running.stop()
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -87,7 +100,7 @@ def _payload(text: str) -> dict[str, Any]:
 
 
 def test_sessions_calls_come_back_with_their_results_in_order_and_a_cancelled_call_stops_waiting(
-    queue: QueueClient, draining: EventSourceRunner
+    queue: QueueClient, draining: Draining
 ) -> None:
     from mcp import Client
 
@@ -114,7 +127,7 @@ def test_sessions_calls_come_back_with_their_results_in_order_and_a_cancelled_ca
                     group.start_soon(call, 1)
             # AND a call the client gives up on after a moment (its notifications/cancelled): the queue's
             # mapping is busy with nothing of it yet, so the server is still waiting when it comes
-            draining.stop()
+            await anyio.to_thread.run_sync(draining.stop)
             with anyio.move_on_after(1.0):
                 await client.call_tool(
                     "notify", {"session": f"{first}-c", "arguments": _payload("cancel me")}
@@ -136,3 +149,9 @@ def test_sessions_calls_come_back_with_their_results_in_order_and_a_cancelled_ca
     [cancelled] = server.cancelled
     assert cancelled.startswith(f"{first}-c:")
     assert (f"mcp#{first}-c", cancelled) in server.sent
+    # AND, until steering's cancel is on main, its job is still queued: the mapping runs it (and the
+    # queue is left empty for the session's other tests)
+    assert queue.get(cancelled, f"mcp#{first}-c", sent=True).status is JobStatus.PENDING
+    stats = draining.runner.drain(until_empty=True, for_seconds=LIMIT_SECONDS)
+    assert stats.stopped is None, stats.stopped
+    assert queue.get(cancelled, f"mcp#{first}-c").status is JobStatus.SUCCEEDED
