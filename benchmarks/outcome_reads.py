@@ -5,7 +5,8 @@
 1 unit per 4 KB of a strongly consistent read), over items the runtime's own code writes: claims taken
 and completed by ``ClaimStore`` (a result of the size named stored by the runtime's result codec), and
 state items encoded by the state store's ``encode_item``. At ``wait``'s 1 s cap one poll a second is
-made, so read units per poll are read units per second of waiting.
+made, so read units per poll are read units per second of waiting. ``wait_many`` reads a hundred jobs
+in one ``BatchGetItem`` a poll: the same read units as a hundred waits, in one request.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ def measure_outcome_reads() -> list[OutcomeRead]:
     import boto3  # noqa: PLC0415 - keep importing this module cheap
 
     from constructs_fifo.client.outcomes import JobOutcomes  # noqa: PLC0415 - the code measured
+    from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS  # noqa: PLC0415
     from constructs_fifo.runtime.claim.result import encode_result  # noqa: PLC0415
     from constructs_fifo.runtime.claim.store import ClaimStore  # noqa: PLC0415
+    from constructs_fifo.runtime.constants import DeadReason  # noqa: PLC0415
 
     dynamodb = boto3.client("dynamodb", region_name=REGION)
     responder = Responder([TableSpec(_CLAIMS, "id"), TableSpec(_GROUPS, "group", "sk")])
@@ -66,6 +69,23 @@ def measure_outcome_reads() -> list[OutcomeRead]:
         poll("claim", "no claim yet, group given (its park header too)", "queued", group=_GROUP, sent=True)
         store.claim(_job("running"), lease_ms=60_000)
         poll("claim", "running (IN_FLIGHT claim)", "running")
+        dead = store.claim(_job("dead"), lease_ms=60_000)
+        store.mark_dead("dead", dead.owner or "", reason=DeadReason.PERMANENT, error="x", error_type="E")
+        poll("claim", "dead (DEAD claim, its group's park header too)", "dead", group=_GROUP)
+        many = [f"many-{n}" for n in range(DYNAMODB_MAX_BATCH_GET_KEYS)]
+        for job_id in many:
+            store.claim(_job(job_id), lease_ms=60_000)
+        before, calls = responder.capacity.read_units, sum(responder.calls.values())
+        outcomes.wait_many(many, 0)  # a timeout of 0: one poll
+        reads.append(
+            OutcomeRead(
+                "claim",
+                f"{len(many)} running jobs at once (wait_many: one BatchGetItem a poll)",
+                "running",
+                responder.capacity.read_units - before,
+                sum(responder.calls.values()) - calls,
+            )
+        )
         for label, size in (("no result", 0), ("1 KB result", 1024), ("64 KiB result", 64 * 1024 - 2)):
             job_id = f"done-{size}"
             claim = store.claim(_job(job_id), lease_ms=60_000)

@@ -19,20 +19,25 @@ from constructs_fifo.client.errors import (
     OutcomeReadError,
     ProducerEnvironmentError,
     ProducerError,
+    QueueLookupError,
     RegionNotSetError,
     SendFailedError,
 )
-from constructs_fifo.client.job_status import JobOutcome, JobStatus
+from constructs_fifo.client.job_status import SETTLED_STATUSES, JobOutcome, JobStatus
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.client.parked import GroupNotParkedError, ParkedGroups, ResumeResult
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, validate_job
+from constructs_fifo.client.queue.addresses import QueueAddress
+from constructs_fifo.client.queue.client import QueueClient
 from constructs_fifo.client.results import FailedEntry, SendResult
+from constructs_fifo.client.waits.many import JobRef
 
 __all__ = [
     "MAX_BATCH_ENTRIES",
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
+    "SETTLED_STATUSES",
     "BatchSendError",
     "CredentialsNotFoundError",
     "EndpointNotReachableError",
@@ -43,6 +48,7 @@ __all__ = [
     "JobOutcome",
     "JobOutcomes",
     "JobProducer",
+    "JobRef",
     "JobStatus",
     "OutcomeError",
     "OutcomeQueryError",
@@ -50,6 +56,9 @@ __all__ = [
     "ParkedGroups",
     "ProducerEnvironmentError",
     "ProducerError",
+    "QueueAddress",
+    "QueueClient",
+    "QueueLookupError",
     "RegionNotSetError",
     "ResumeResult",
     "SendFailedError",

@@ -18,6 +18,7 @@ __all__ = [
     "OutcomeReadError",
     "ProducerEnvironmentError",
     "ProducerError",
+    "QueueLookupError",
     "RegionNotSetError",
     "SendFailedError",
 ]
@@ -58,8 +59,9 @@ class BatchSendError(SendFailedError):
 
 
 class ProducerEnvironmentError(ProducerError):
-    """The environment stopped the producer before SQS could answer: no region, no credentials, no
-    connection. The message says which and the fix; botocore's error is chained (``__cause__``).
+    """The environment stopped a client class (the producer, outcomes, a state reader, parked groups)
+    before AWS could answer: no region, no credentials, no connection. The message says which and the
+    fix; botocore's error is chained (``__cause__``).
 
     ``succeeded`` holds the results of the jobs of a ``send_batch`` sent before it happened (empty
     for ``send``), so the caller can send only the rest again.
@@ -71,7 +73,7 @@ class ProducerEnvironmentError(ProducerError):
 
 
 class RegionNotSetError(ProducerEnvironmentError):
-    """boto3 found no region for the default SQS client (raised by ``JobProducer(...)``)."""
+    """boto3 found no region for a client class's default client (raised when the class is built)."""
 
 
 class CredentialsNotFoundError(ProducerEnvironmentError):
@@ -80,6 +82,11 @@ class CredentialsNotFoundError(ProducerEnvironmentError):
 
 class EndpointNotReachableError(ProducerEnvironmentError):
     """The SQS endpoint (AWS's, or ``AWS_ENDPOINT_URL``'s) could not be reached."""
+
+
+class QueueLookupError(ProducerError, LookupError):
+    """A queue could not be found by name (a stack's outputs, the environment): the message says what
+    was looked for, what is there, and the fix."""
 
 
 class OutcomeError(ProducerError):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from constructs_fifo.runtime.claim.result import stored_result
+from constructs_fifo.runtime.claim.result import result_not_stored, stored_result
 from constructs_fifo.runtime.constants import (
     ATTR_ATTEMPTS,
     ATTR_DEAD_REASON,
@@ -36,7 +36,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.client.state_reader import JobSighting
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
 
-__all__ = ["JobOutcome", "JobStatus", "claim_outcome", "is_dead_claim", "state_outcome"]
+__all__ = [
+    "SETTLED_STATUSES",
+    "JobOutcome",
+    "JobStatus",
+    "claim_outcome",
+    "ends_wait",
+    "is_dead_claim",
+    "state_outcome",
+]
 
 
 class JobStatus(enum.StrEnum):
@@ -51,8 +59,25 @@ class JobStatus(enum.StrEnum):
 
     @property
     def settled(self) -> bool:
-        """Whether the job will not move on by itself: succeeded, dead, or parked (an operator's turn)."""
-        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.PARKED)
+        """Whether the job is settled (:data:`SETTLED_STATUSES`): a default wait ends there."""
+        return self in SETTLED_STATUSES
+
+
+#: The statuses a job ends in: it ran to success, or it died (cancelled and superseded join them when
+#: steering adds them: add the member above and here). ``parked`` is not one: a job parked behind a dead
+#: one has not run, and runs when an operator resumes its group, so a default wait goes on through it.
+SETTLED_STATUSES: frozenset[JobStatus] = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD})
+
+
+def ends_wait(status: JobStatus, *, stop_at_parked: bool = False) -> bool:
+    """Whether a wait returns at ``status``: settled, or ``parked`` when the caller asked to stop there.
+
+    Examples
+    --------
+    >>> ends_wait(JobStatus.PARKED), ends_wait(JobStatus.PARKED, stop_at_parked=True)
+    (False, True)
+    """
+    return status.settled or (stop_at_parked and status is JobStatus.PARKED)
 
 
 @dataclass(frozen=True)
@@ -79,6 +104,9 @@ class JobOutcome:
         ``None`` otherwise.
     result:
         ``succeeded`` in claim mode: the job function's return value (``None`` when none is stored).
+    result_not_stored:
+        ``succeeded`` in claim mode: why the job's return value was not stored (not JSON, too large),
+        ``None`` when it was (or the job returned ``None``): a dropped result is never silent.
     state_version:
         ``succeeded`` in state mode: a version of the group's state that includes the job.
     dead_reason, error_type, error:
@@ -100,6 +128,7 @@ class JobOutcome:
     lease_expires_at_ms: int | None = None
     lease_released: bool | None = None
     result: Any = None
+    result_not_stored: str | None = None
     state_version: int | None = None
     dead_reason: str | None = None
     error_type: str | None = None
@@ -144,8 +173,13 @@ def claim_outcome(
         updated_at_ms=_int(item.get(ATTR_UPDATED_AT)),
     )
     if status == STATUS_SUCCEEDED:
+        why = result_not_stored(dict(item))
         return replace(
-            found, status=JobStatus.SUCCEEDED, result=stored_result(dict(item)), detail="the job succeeded"
+            found,
+            status=JobStatus.SUCCEEDED,
+            result=stored_result(dict(item)),
+            result_not_stored=why,
+            detail="the job succeeded" + (f"; its return value was not stored: {why}" if why else ""),
         )
     if is_dead_claim(item):
         parked = header is not None and header.dead_job_id == job_id

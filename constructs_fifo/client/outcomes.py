@@ -33,33 +33,40 @@ What the statuses can tell apart, and what they cannot:
   or group, a claim expired by its TTL (``claim_ttl``), or (state mode) an applied job without ``seq``
   pushed out of the last ``remember_job_ids`` ids, or one with a ``seq`` asked about without it.
 
-:meth:`JobOutcomes.wait` returns at ``succeeded``, ``dead`` or ``parked`` (``JobStatus.settled``:
-a parked job moves only when an operator resumes its group) or when the timeout passes, with the last
-status read. It polls fast first and backs off: 0.1 s doubling to 1 s (``first_poll_seconds``,
-``max_poll_seconds``). Each read is strongly consistent, so a SUCCEEDED written before the read is
-seen. The cost of waiting, in read units (1 per 4 KB of a consistent read): claim mode 1 per poll
-(a claim item is below 4 KB; a SUCCEEDED item with a result of N KB, ceil((N + 1) / 4) once), 2 while
-there is no claim and ``group`` is given; state mode 1 + ceil(state item KB / 4). At the 1 s cap that
-is 1 read unit per second of waiting per job in claim mode (docs/outcomes.md).
+:meth:`JobOutcomes.wait` returns when the job is **settled** (``JobStatus.settled``: ``succeeded``
+or ``dead``) or when the timeout passes, with the last status read. A job ``parked`` behind a dead one
+is not settled: it has not run, and it runs when an operator resumes its group, so the wait goes on
+(a caller that wants to stop there passes ``stop_at_parked=True``: the CLI's ``jobs show --wait``
+does, for an operator). It polls fast first and backs off: 0.1 s doubling to 1 s
+(``first_poll_seconds``, ``max_poll_seconds``). Each read is strongly consistent, so a SUCCEEDED
+written before the read is seen. The cost of waiting, in read units (1 per 4 KB of a consistent
+read): claim mode 1 per poll (a claim item is below 4 KB; a SUCCEEDED item with a result of N KB,
+ceil((N + 1) / 4) once), 2 while there is no claim and ``group`` is given, 2 for a DEAD claim with a
+group table (its group's park header says whether the group is parked at it); state mode 1 +
+ceil(state item KB / 4). At the 1 s cap that is 1 read unit per second of waiting per job in claim
+mode (docs/outcomes.md).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
+from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import (
     JobOutcome,
     JobStatus,
     claim_outcome,
+    ends_wait,
     is_dead_claim,
     state_outcome,
 )
 from constructs_fifo.client.state_reader import GroupStateReader, StateReadError
+from constructs_fifo.client.waits.many import BatchPoll, JobRefLike, ManyWait, job_refs
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ATTR_GROUP
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, ParkStore
@@ -73,6 +80,7 @@ __all__ = [
     "JobOutcome",
     "JobOutcomes",
     "JobStatus",
+    "check_wait",
 ]
 
 #: The first pause of :meth:`JobOutcomes.wait` between reads: a short job is seen done quickly.
@@ -97,7 +105,7 @@ class JobOutcomes:
         The construct's ``group_table`` name: parked groups (claim mode, PARK policy) and, in state
         mode, the group states (required there).
     dynamodb:
-        A boto3 DynamoDB client; by default one from boto3's default session.
+        A boto3 DynamoDB client; by default one in ``AWS_REGION`` or boto3's region.
     clock, monotonic, sleep:
         Epoch seconds (a lease's end is compared with it), the timer of ``wait``'s timeout and its
         pause; injectable for tests.
@@ -125,11 +133,10 @@ class JobOutcomes:
                 "group_table names (stack outputs, or `constructs-fifo describe`)."
             )
         if dynamodb is None:
-            import boto3  # noqa: PLC0415 - only when no client was injected
-
-            dynamodb = boto3.client("dynamodb")
+            dynamodb = default_client("dynamodb", "JobOutcomes", argument="dynamodb")
         self.claim_table = claim_table or None
         self.group_table = group_table or None
+        self._dynamodb = dynamodb
         self._claims = ClaimStore(claim_table, dynamodb, clock=clock) if claim_table else None
         self._parking = ParkStore(group_table, dynamodb, clock=clock) if group_table and claim_table else None
         self._states = GroupStateReader(group_table, dynamodb) if group_table and not claim_table else None
@@ -185,13 +192,17 @@ class JobOutcomes:
         group: str | None = None,
         seq: int | None = None,
         sent: bool = False,
+        stop_at_parked: bool = False,
         first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
         max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
     ) -> JobOutcome:
         """Poll :meth:`get` until the job is settled or ``timeout_seconds`` passed; return the last read.
 
-        The pause starts at ``first_poll_seconds`` and doubles up to ``max_poll_seconds``; the last
-        pause is cut so the last read is at the timeout. A timeout of 0 reads once.
+        Settled is ``succeeded`` or ``dead`` (``SETTLED_STATUSES``); ``stop_at_parked=True`` also
+        returns at ``parked`` (the job waits behind a dead one for an operator), which a default wait
+        goes on through. The pause starts at ``first_poll_seconds`` and doubles up to
+        ``max_poll_seconds``; the last pause is cut so the last read is at the timeout. A timeout of 0
+        reads once.
 
         Raises
         ------
@@ -200,21 +211,130 @@ class JobOutcomes:
         OutcomeReadError
             A table could not be read.
         """
-        if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
-            raise OutcomeQueryError(
-                f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
-                f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
-                "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
-            )
+        check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
         deadline = self._monotonic() + timeout_seconds
         pause = first_poll_seconds
         while True:
             outcome = self.get(job_id, group, seq=seq, sent=sent)
             left = deadline - self._monotonic()
-            if outcome.status.settled or left <= 0:
+            if ends_wait(outcome.status, stop_at_parked=stop_at_parked) or left <= 0:
                 return outcome
             self._sleep(min(pause, left))
             pause = min(pause * 2, max_poll_seconds)
+
+    # --- many jobs (constructs_fifo.client.waits.many: one BatchGetItem a poll) -----------------------------
+
+    def as_settled(
+        self,
+        jobs: Iterable[str | JobRefLike],
+        timeout_seconds: float,
+        *,
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> Iterator[JobOutcome]:
+        """Wait for many jobs and give each back as it settles, like ``concurrent.futures.as_completed``.
+
+        ``jobs`` are job ids (claim mode) or anything with ``job_id``, ``group`` and ``seq`` (a
+        :class:`~constructs_fifo.client.waits.many.JobRef`, the ``JobMessage`` sent). Each poll is **one**
+        ``BatchGetItem`` of at most 100 items, of the jobs not given back yet
+        (:mod:`~constructs_fifo.client.waits.many` says which items and what a poll costs); the pauses are
+        :meth:`wait`'s. When the timeout
+        passes, the jobs not settled are given back last, in their order, with their last status (not
+        settled: check ``outcome.status.settled``). Every job is given back exactly once.
+
+        Raises
+        ------
+        OutcomeQueryError
+            A bad timeout or pause, an empty or repeated job id, a state-mode job without its group.
+        OutcomeReadError, ProducerEnvironmentError
+            A read failed.
+        """
+        many = self.start_many(
+            jobs,
+            timeout_seconds,
+            sent=sent,
+            stop_at_parked=stop_at_parked,
+            first_poll_seconds=first_poll_seconds,
+            max_poll_seconds=max_poll_seconds,
+        )
+        return self._drive(many)
+
+    def _drive(self, many: ManyWait) -> Iterator[JobOutcome]:
+        while True:
+            yield from many.poll()
+            if many.finished:
+                return
+            self._sleep(many.next_pause())
+
+    def wait_many(
+        self,
+        jobs: Iterable[str | JobRefLike],
+        timeout_seconds: float,
+        *,
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> dict[str, JobOutcome]:
+        """Wait for many jobs together (:meth:`as_settled`); return every outcome by job id, in their order.
+
+        It returns when all settled or the timeout passed (then some are not settled).
+        """
+        many = self.start_many(
+            jobs,
+            timeout_seconds,
+            sent=sent,
+            stop_at_parked=stop_at_parked,
+            first_poll_seconds=first_poll_seconds,
+            max_poll_seconds=max_poll_seconds,
+        )
+        return many.in_order(list(self._drive(many)))
+
+    def start_many(
+        self,
+        jobs: Iterable[str | JobRefLike],
+        timeout_seconds: float,
+        *,
+        sent: bool = False,
+        stop_at_parked: bool = False,
+        first_poll_seconds: float = DEFAULT_FIRST_POLL_SECONDS,
+        max_poll_seconds: float = DEFAULT_MAX_POLL_SECONDS,
+    ) -> ManyWait:
+        """A many-job wait to drive poll by poll (:meth:`as_settled` drives one; so does the asyncio form).
+
+        Raises
+        ------
+        OutcomeQueryError
+            As :meth:`as_settled`.
+        """
+        check_wait(timeout_seconds, first_poll_seconds, max_poll_seconds)
+        refs = job_refs(jobs, state_mode=self._claims is None)
+        return ManyWait(
+            refs,
+            BatchPoll(self.claim_table, self.group_table, self._states, sent),
+            self._batch_read,
+            deadline=self._monotonic() + timeout_seconds,
+            pauses=(first_poll_seconds, max_poll_seconds),
+            stop_at_parked=stop_at_parked,
+            monotonic=self._monotonic,
+            clock=self._clock,
+        )
+
+    def _batch_read(self, request: dict[str, Any], jobs: int) -> Mapping[str, Any]:
+        tables = ", ".join(request)
+        try:
+            with environment_errors(f"the outcomes of {jobs} job(s) were not read from {tables}"):
+                return self._dynamodb.batch_get_item(RequestItems=request)
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", "Unknown"))
+            fix = _FIXES.get(code, "retry; if it persists, check the tables and the caller's permissions")
+            raise OutcomeReadError(
+                f"reading the outcomes of {jobs} job(s) from {tables} failed: {code}: "
+                f"{error.get('Message', '')}; {fix}"
+            ) from exc
 
     # --- reads ------------------------------------------------------------------------------------
 
@@ -236,7 +356,8 @@ class JobOutcomes:
 
     def _read(self, table: str, job_id: str, read: Callable[[], Any]) -> Any:
         try:
-            return read()
+            with environment_errors(f"the outcome of job {job_id!r} was not read from table {table!r}"):
+                return read()
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))
@@ -254,3 +375,19 @@ class JobOutcomes:
         except StateReadError as exc:
             raise OutcomeReadError(f"job {job_id!r}: {exc}") from exc
         return state_outcome(seen, sent=sent)
+
+
+def check_wait(timeout_seconds: float, first_poll_seconds: float, max_poll_seconds: float) -> None:
+    """Refuse a wait's timeout and pauses that cannot be (every form of wait checks them here).
+
+    Raises
+    ------
+    OutcomeQueryError
+        A negative timeout, or not ``0 < first_poll_seconds <= max_poll_seconds``.
+    """
+    if timeout_seconds < 0 or not 0 < first_poll_seconds <= max_poll_seconds:
+        raise OutcomeQueryError(
+            f"wait(timeout_seconds={timeout_seconds!r}, first_poll_seconds={first_poll_seconds!r}, "
+            f"max_poll_seconds={max_poll_seconds!r}): the timeout must be 0 or more and "
+            "0 < first_poll_seconds <= max_poll_seconds. Fix: pass e.g. 30, 0.1 and 1."
+        )

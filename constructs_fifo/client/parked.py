@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
@@ -103,7 +104,7 @@ class ParkedGroups:
     queue_url, dead_letter_queue_url : str
         The construct's queue and dead-letter queue.
     dynamodb, sqs : boto3 clients, optional
-        Default: new clients from boto3's default session.
+        Default: new clients in ``AWS_REGION`` or boto3's region (:mod:`constructs_fifo.client.environment`).
     clock : Callable[[], float]
         Epoch seconds (tests inject one).
     """
@@ -119,11 +120,10 @@ class ParkedGroups:
         sqs: SQSClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if dynamodb is None or sqs is None:
-            import boto3  # noqa: PLC0415 - only when no client was injected
-
-            dynamodb = dynamodb or boto3.client("dynamodb")
-            sqs = sqs or boto3.client("sqs")
+        if dynamodb is None:
+            dynamodb = default_client("dynamodb", "ParkedGroups", argument="dynamodb")
+        if sqs is None:
+            sqs = default_client("sqs", "ParkedGroups", argument="sqs")
         self._sqs = sqs
         self._queue_url = queue_url
         self._store = ParkStore(group_table, dynamodb, clock=clock)
@@ -136,15 +136,18 @@ class ParkedGroups:
 
     def list_groups(self) -> list[ParkHeader]:
         """Every parked or resuming group (a Scan of the group table), by group."""
-        return self._store.parked()
+        with environment_errors(f"the parked groups were not listed from table {self._store.table_name!r}"):
+            return self._store.parked()
 
     def get(self, group: str) -> ParkHeader | None:
         """One group's header, or ``None`` when it is not parked."""
-        return self._store.header(group)
+        with environment_errors(f"group {group!r} was not read from table {self._store.table_name!r}"):
+            return self._store.header(group)
 
     def kept(self, group: str, *, limit: int = 25) -> list[KeptRecord]:
         """The first ``limit`` kept records of ``group``, oldest (the dead job) first."""
-        return self._store.kept(group, limit=limit)
+        with environment_errors(f"group {group!r} was not read from table {self._store.table_name!r}"):
+            return self._store.kept(group, limit=limit)
 
     def resume(self, group: str, *, skip_dead: bool = False) -> ResumeResult:
         """Resume ``group``: retry its dead job, or send it to the dead-letter queue and go on.
@@ -155,7 +158,14 @@ class ParkedGroups:
             The group is not parked.
         ParkConflictError
             The runtime changed the header meanwhile; call again.
+        ProducerEnvironmentError
+            No credentials or no connection.
         """
+        with environment_errors(f"group {group!r} was not resumed"):
+            return self._resume(group, skip_dead=skip_dead)
+
+    def _resume(self, group: str, *, skip_dead: bool = False) -> ResumeResult:
+        """One :meth:`resume`, the environment's errors left to it."""
         header = self._store.header(group)
         if header is None:
             raise GroupNotParkedError(

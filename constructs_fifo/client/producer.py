@@ -334,7 +334,9 @@ class JobProducer:
                 "with the same job id (its deduplication id keeps a resend from being delivered twice)."
             ) from exc
         except BotoCoreError as exc:
-            error = environment_error(exc, f"job {job_id!r} was", self.queue_url)
+            error = environment_error(
+                exc, f"job {job_id!r} was not sent to {self.queue_url}", target=self.queue_url
+            )
             if error is None:
                 raise
             raise error from exc
@@ -350,12 +352,14 @@ class JobProducer:
         timeout_seconds: float,
         deduplication_id: str | None = None,
         seq: int | None = None,
+        stop_at_parked: bool = False,
     ) -> JobOutcome:
         """Send one job (:meth:`send`), then wait for its outcome (``JobOutcomes.wait``).
 
         For a caller that must answer with the job's result (an MCP server's ``tools/call``). The
         outcome is the last one read when the timeout passed first (``pending`` or ``running``): the
-        job goes on; ``JobOutcomes.wait`` can be called again with its id and group.
+        job goes on; ``JobOutcomes.wait`` can be called again with its id and group. A job parked behind
+        a dead one is waited through, as ``JobOutcomes.wait`` does, unless ``stop_at_parked``.
 
         Examples
         --------
@@ -381,7 +385,9 @@ class JobProducer:
                 "producer with outcomes=JobOutcomes(claim_table=..., group_table=...)."
             )
         self.send(job_id, job_type, payload, group=group, deduplication_id=deduplication_id, seq=seq)
-        return outcomes.wait(job_id, timeout_seconds, group=group, seq=seq, sent=True)
+        return outcomes.wait(
+            job_id, timeout_seconds, group=group, seq=seq, sent=True, stop_at_parked=stop_at_parked
+        )
 
     def send_batch(self, jobs: Sequence[JobMessage]) -> list[SendResult]:
         """Send many jobs, in order, in SendMessageBatch calls of at most 10 entries and 1 MiB.
@@ -417,7 +423,10 @@ class JobProducer:
             except BotoCoreError as exc:
                 done = [r for r in results if r is not None]
                 error = environment_error(
-                    exc, f"{len(jobs) - len(done)} of {len(jobs)} job(s) were", self.queue_url, done
+                    exc,
+                    f"{len(jobs) - len(done)} of {len(jobs)} job(s) were not sent to {self.queue_url}",
+                    done,
+                    target=self.queue_url,
                 )
                 if error is None:
                     raise

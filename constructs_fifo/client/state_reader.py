@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-import boto3
 from botocore.exceptions import ClientError
 
+from constructs_fifo.client.environment import default_client, environment_errors
 from constructs_fifo.client.errors import ProducerError
 from constructs_fifo.runtime.constants import (
     GROUP_ATTR_GROUP,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.runtime.state.core.records import GroupState
 
-__all__ = ["GroupSnapshot", "GroupStateReader", "JobSighting", "StateReadError"]
+__all__ = ["GroupSnapshot", "GroupStateReader", "JobSighting", "StateReadError", "job_sighting"]
 
 _FIXES = {
     "AccessDeniedException": "grant the caller read access with the queue's grant_read_state(grantee)",
@@ -171,7 +171,9 @@ class GroupStateReader:
         self, table_name: str, client: DynamoDBClient | None = None, *, consistent_read: bool = True
     ) -> None:
         self.table_name = table_name
-        self._client: DynamoDBClient = client or boto3.client("dynamodb")
+        self._client: DynamoDBClient = client or default_client(
+            "dynamodb", "GroupStateReader", argument="client"
+        )
         self._consistent_read = consistent_read
 
     def get(self, group: str, *, consistent_read: bool | None = None) -> dict[str, Any] | None:
@@ -251,58 +253,49 @@ class GroupStateReader:
         """
         item = self._item(group, STATE_SK, consistent_read)
         header = self._header(group, consistent_read)
-        sighting = JobSighting(
-            group,
-            job_id,
-            0,
-            parked_at_job_id=None if header is None else header.dead_job_id,
-            park_status=None if header is None else header.status,
-        )
-        if item is None:
-            return sighting
-        decoded = self._decode(item)
-        book = decoded.book
-        sighting = replace(sighting, version=decoded.version)
-        dead = book.parked if book.parked is not None and book.parked.job_id == job_id else None
-        dead = dead or next((entry for entry in reversed(book.dead_entries) if entry.job_id == job_id), None)
-        if dead is not None or job_id in book.dead:
-            return replace(
-                sighting,
-                dead_reason="" if dead is None else dead.reason.value,
-                dead_error_type=None if dead is None else dead.error_type,
-                dead_error=None if dead is None else dead.error,
-            )
-        if any(buffered.job_id == job_id for buffered in book.buffer):
-            return replace(sighting, buffered=True)
-        if job_key(job_id) in book.applied:
-            return replace(sighting, applied=True)
-        if seq is not None and book.last_seq is not None and seq <= book.last_seq:
-            given_up = any(skipped.first <= seq <= skipped.last for skipped in book.skipped)
-            return replace(sighting, applied=not given_up, seq_given_up=given_up)
-        return replace(sighting, failed_runs=int(book.attempts.get(job_id, 0)))
+        return job_sighting(group, job_id, None if item is None else self._decode(item), header, seq=seq)
 
-    def _header(self, group: str, consistent_read: bool | None) -> ParkHeader | None:
-        """The group's park header (``None`` when it is not parked)."""
-        header_item = self._item(group, SK_PARK, consistent_read)
-        if header_item is None:
-            return None
+    def decode(self, item: dict[str, Any]) -> GroupState:
+        """A state item read elsewhere (a batch read), decoded.
+
+        Raises
+        ------
+        StateReadError
+            The item cannot be decoded.
+        """
+        return self._decode(item)
+
+    def decode_header(self, group: str, item: dict[str, Any]) -> ParkHeader:
+        """A park header item read elsewhere (a batch read), decoded.
+
+        Raises
+        ------
+        StateReadError
+            The item cannot be decoded.
+        """
         try:
-            return decode_header(header_item)
+            return decode_header(item)
         except (KeyError, TypeError, ValueError) as exc:
             raise StateReadError(
                 f"table {self.table_name!r}: the park header of group {group!r} cannot be read "
                 f"({type(exc).__name__}: {exc}); it was not written by this library's runtime"
             ) from exc
 
+    def _header(self, group: str, consistent_read: bool | None) -> ParkHeader | None:
+        """The group's park header (``None`` when it is not parked)."""
+        header_item = self._item(group, SK_PARK, consistent_read)
+        return None if header_item is None else self.decode_header(group, header_item)
+
     def _item(self, group: str, sort_key: str, consistent_read: bool | None) -> dict[str, Any] | None:
         """One item of the group (``None`` when there is none)."""
         consistent = self._consistent_read if consistent_read is None else consistent_read
         try:
-            response = self._client.get_item(
-                TableName=self.table_name,
-                Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}},
-                ConsistentRead=consistent,
-            )
+            with environment_errors(f"group {group!r} was not read from table {self.table_name!r}"):
+                response = self._client.get_item(
+                    TableName=self.table_name,
+                    Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": sort_key}},
+                    ConsistentRead=consistent,
+                )
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))
@@ -319,3 +312,41 @@ class GroupStateReader:
             return decode_item(item)
         except ConstructsFifoRuntimeError as exc:
             raise StateReadError(f"table {self.table_name!r}: {exc}") from exc
+
+
+def job_sighting(
+    group: str, job_id: str, state: GroupState | None, header: ParkHeader | None, *, seq: int | None = None
+) -> JobSighting:
+    """What a group's decoded state item (``None``: none) and park header say of one job (pure).
+
+    See :meth:`GroupStateReader.find_job`, which reads them one by one; a batch read decodes them with
+    :meth:`GroupStateReader.decode` and :meth:`GroupStateReader.decode_header`.
+    """
+    sighting = JobSighting(
+        group,
+        job_id,
+        0,
+        parked_at_job_id=None if header is None else header.dead_job_id,
+        park_status=None if header is None else header.status,
+    )
+    if state is None:
+        return sighting
+    book = state.book
+    sighting = replace(sighting, version=state.version)
+    dead = book.parked if book.parked is not None and book.parked.job_id == job_id else None
+    dead = dead or next((entry for entry in reversed(book.dead_entries) if entry.job_id == job_id), None)
+    if dead is not None or job_id in book.dead:
+        return replace(
+            sighting,
+            dead_reason="" if dead is None else dead.reason.value,
+            dead_error_type=None if dead is None else dead.error_type,
+            dead_error=None if dead is None else dead.error,
+        )
+    if any(buffered.job_id == job_id for buffered in book.buffer):
+        return replace(sighting, buffered=True)
+    if job_key(job_id) in book.applied:
+        return replace(sighting, applied=True)
+    if seq is not None and book.last_seq is not None and seq <= book.last_seq:
+        given_up = any(skipped.first <= seq <= skipped.last for skipped in book.skipped)
+        return replace(sighting, applied=not given_up, seq_given_up=given_up)
+    return replace(sighting, failed_runs=int(book.attempts.get(job_id, 0)))

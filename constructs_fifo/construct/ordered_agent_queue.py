@@ -37,7 +37,7 @@ from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.observability.metrics import QueueMetrics
 from constructs_fifo.construct.observability.workers import build_worker_observability
-from constructs_fifo.construct.resources import permissions
+from constructs_fifo.construct.resources import client_access, permissions
 from constructs_fifo.construct.resources.containers import (
     ContainerConsumer,
     ContainerWorkers,
@@ -79,7 +79,7 @@ __all__ = [
 _PROPS = tuple(row.name for row in SETTINGS.values() if row.prop is not None)
 
 
-class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess):
+class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_access.ClientAccess):
     """A FIFO job queue whose jobs run in order per group, with an exactly-once effect.
 
     Builds a FIFO queue (high-throughput, TLS only, encrypted) redriving to a FIFO dead-letter queue, a

@@ -3,9 +3,10 @@
 Per queue: visible, in flight and delayed messages (``GetQueueAttributes``), the age of the oldest
 message, the DLQ's depth, the parked groups, the open sequence gaps (state mode), the ``IN_FLIGHT``
 claims whose lease expired (claim mode: crashed workers), the alarms in ALARM whose metric names the
-queue, its DLQ or its function, and the groups with the largest backlog where the tables know it (kept
-records of parked groups, buffered jobs). SQS does not count messages per group, so a live group's
-backlog in the queue is unknown.
+queue, its DLQ or its function, the staging queues that feed it and their dead-letter queues (an
+``EventBusIngress``: :mod:`constructs_fifo.ops.staging`), and the groups with the largest backlog
+where the tables know it (kept records of parked groups, buffered jobs). SQS does not count messages
+per group, so a live group's backlog in the queue is unknown.
 
 The age of the oldest message
 -----------------------------
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.ops.listing import group_rows
+from constructs_fifo.ops.staging import StagingQueue, staging_queues
 from constructs_fifo.runtime.constants import ATTR_LEASE_EXPIRES_AT, ATTR_STATUS, STATUS_IN_FLIGHT
 from constructs_fifo.runtime.dead_jobs.park_records import PARKED, RESUMING
 from constructs_fifo.stacks.counters import queue_counts
@@ -86,11 +88,13 @@ class QueueStatus:
     expired_claims: list[str] = field(default_factory=list)
     alarms: list[str] = field(default_factory=list)
     backlog: list[tuple[str, int]] = field(default_factory=list)
+    staging: list[StagingQueue] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
         return not (
-            self.parked_groups
+            any(staged.dead_letter_depth for staged in self.staging)
+            or self.parked_groups
             or self.gap_groups
             or self.expired_claims
             or self.alarms
@@ -118,6 +122,7 @@ class QueueStatus:
             "expiredInFlightClaims": self.expired_claims,
             "alarmsInAlarm": self.alarms,
             "largestBacklogs": [{"group": group, "jobs": jobs} for group, jobs in self.backlog],
+            "stagingQueues": [staged.to_dict() for staged in self.staging],
         }
 
 
@@ -241,4 +246,5 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
         expired_claims=_expired_claims(ops),
         alarms=_alarms(ops),
         backlog=backlog[:BACKLOG_SHOWN],
+        staging=staging_queues(ops),
     )

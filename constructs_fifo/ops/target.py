@@ -56,6 +56,8 @@ class OpsQueue:
     dynamodb: DynamoDBClient
     cloudwatch: Any = None  # a CloudWatch client (no stubs in the dev extra)
     clock: Callable[[], float] = time.time
+    cloudformation: Any = None  # finds the stack's pipes (status: the staging queues feeding the queue)
+    pipes: Any = None
 
     @classmethod
     def connect(cls, deployed: DeployedQueue, target: AwsTarget) -> OpsQueue:
@@ -65,6 +67,8 @@ class OpsQueue:
             sqs=target.client("sqs"),
             dynamodb=target.client("dynamodb"),
             cloudwatch=target.client("cloudwatch"),
+            cloudformation=target.client("cloudformation"),
+            pipes=target.client("pipes"),
         )
 
     # --- what the queue is ---------------------------------------------------------------------------

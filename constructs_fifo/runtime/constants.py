@@ -30,6 +30,7 @@ __all__ = [
     "ATTR_OWNER",
     "ATTR_PERMANENT",
     "ATTR_RESULT",
+    "ATTR_RESULT_NOT_STORED",
     "ATTR_STATUS",
     "ATTR_TYPE",
     "ATTR_UPDATED_AT",
@@ -205,6 +206,9 @@ ATTR_RESULT: Final = "result"
 #: Runs a job used before an operator reset its DEAD claim (``claims reset``, ``groups resume``): its
 #: history, kept beside ``attempts``, which counts the runs since (and decides exhaustion).
 ATTR_EARLIER_ATTEMPTS: Final = "earlier_attempts"
+#: On a SUCCEEDED claim whose return value was not stored: why (not JSON, too large), so a waiter's
+#: outcome says so rather than reading as a job that returned ``None``.
+ATTR_RESULT_NOT_STORED: Final = "result_not_stored"
 #: The most bytes (UTF-8 JSON) of a job's return value stored with its SUCCEEDED claim: 64 KiB, well
 #: inside DynamoDB's 400 KB item, so the claim's other attributes always fit, and a waiter's read of
 #: the SUCCEEDED item costs at most 16 read units (4 KB each, consistent).

@@ -7,16 +7,25 @@ record's ``MessageGroupId`` and the attempt its ``ApproximateReceiveCount``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.runtime.exceptions import MalformedJobError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["Job", "JobHandler", "parse_record", "record_attempt", "record_group", "record_message_id"]
+__all__ = [
+    "Job",
+    "JobHandler",
+    "leading_job_id",
+    "parse_record",
+    "record_attempt",
+    "record_group",
+    "record_message_id",
+]
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,36 @@ def record_attempt(record: SQSRecord) -> int:
 JobHandler = Callable[[Job, Any], object]
 
 
+#: The start of every envelope the client and the ingresses write: ``{"jobId": "<a JSON string>"``.
+_LEADING_JOB_ID: Final = re.compile(r'\s*\{\s*"jobId"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def leading_job_id(raw: object) -> str | None:
+    """The ``jobId`` an envelope starts with, from a body that is not JSON as a whole; ``None`` if none.
+
+    An ingress's envelope whose later field the event lacked (a pipe's ``"seq": <$.body.detail.version>``
+    on an event with no ``version`` renders ``"seq": }``) is not JSON, yet its id is the first field: a
+    dead job keeps it, so an operator and a waiter can name it.
+
+    Examples
+    --------
+    >>> leading_job_id('{"jobId": "evt-7", "type": "usage", "payload": {}, "seq": }')
+    'evt-7'
+    >>> leading_job_id("not json") is None
+    True
+    """
+    if not isinstance(raw, str):
+        return None
+    match = _LEADING_JOB_ID.match(raw)
+    if match is None:
+        return None
+    try:
+        job_id = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return job_id if isinstance(job_id, str) and job_id else None
+
+
 def parse_record(record: SQSRecord) -> Job:
     """Decode one SQS record into a :class:`Job`.
 
@@ -129,7 +168,8 @@ def parse_record(record: SQSRecord) -> Job:
     except (TypeError, ValueError) as exc:
         preview = str(raw)[:80]
         raise MalformedJobError(
-            f"message {message_id}: body {preview!r} is not JSON ({exc}); {hint}"
+            f"message {message_id}: body {preview!r} is not JSON ({exc}); {hint}",
+            job_id=leading_job_id(raw),
         ) from None
     if not isinstance(body, dict):
         raise MalformedJobError(

@@ -473,9 +473,13 @@ class HeartbeatClaims(ClaimStore):
             self.heartbeat.job_started(job.id, claim.owner)
         return claim
 
-    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
+    def complete(
+        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+    ) -> bool:
         with self.heartbeat.job_ending(job_id, owner) as allowed:
-            return allowed and super().complete(job_id, owner, result_json=result_json)
+            return allowed and super().complete(
+                job_id, owner, result_json=result_json, result_not_stored=result_not_stored
+            )
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
         with self.heartbeat.job_ending(job_id, owner) as allowed:

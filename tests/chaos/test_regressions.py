@@ -122,7 +122,9 @@ class UnfencedClaimStore(ClaimStore):
         super().__init__(table_name, client, **options)
         self._unfenced_client = client
 
-    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
+    def complete(
+        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+    ) -> bool:
         self._unfenced_client.update_item(
             TableName=self.table_name,
             Key={"id": {"S": job_id}},

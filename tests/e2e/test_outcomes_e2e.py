@@ -28,7 +28,15 @@ from typing import Any
 
 import pytest
 
-from constructs_fifo.client import JobMessage, JobOutcome, JobOutcomes, JobProducer, JobStatus, ParkedGroups
+from constructs_fifo.client import (
+    JobMessage,
+    JobOutcome,
+    JobOutcomes,
+    JobProducer,
+    JobStatus,
+    ParkedGroups,
+    QueueClient,
+)
 from constructs_fifo.demo.sample_app import (
     NOTIFICATION_QUEUE,
     NOTIFICATION_TYPE,
@@ -112,11 +120,36 @@ def runner(deployment: Deployment, notifications: DeployedQueue) -> Iterator[Eve
 
 
 @pytest.fixture(scope="module")
-def outcomes(deployment: Deployment, notifications: DeployedQueue) -> JobOutcomes:
-    return JobOutcomes(
-        claim_table=notifications.claim_table,
-        group_table=notifications.group_table,
+def queue(deployment: Deployment) -> QueueClient:
+    """The queue's client, found by the stack's and the queue's names (the stack outputs)."""
+    return QueueClient.from_stack(
+        STACK_NAME,
+        NOTIFICATION_QUEUE,
+        cloudformation=deployment.target.client("cloudformation"),
+        sqs=deployment.target.client("sqs"),
         dynamodb=deployment.target.client("dynamodb"),
+    )
+
+
+@pytest.fixture(scope="module")
+def outcomes(queue: QueueClient) -> JobOutcomes:
+    return queue.outcomes
+
+
+def test_the_queue_client_found_by_name_is_the_deployed_queue(
+    queue: QueueClient, notifications: DeployedQueue
+) -> None:
+    # GIVEN the client found by the stack's and the queue's names, and the queue the CLI resolves
+    # THEN both name the same queue (account and name: the emulator's CloudFormation writes AWS's host
+    # in the output, which boto3 sends to the client's endpoint all the same), dead-letter queue and tables
+    def path(url: str | None) -> list[str]:
+        return str(url).rsplit("/", 2)[-2:]
+
+    assert path(queue.address.queue_url) == path(notifications.queue_url)
+    assert path(queue.address.dead_letter_queue_url) == path(notifications.dead_letter_queue_url)
+    assert (queue.address.claim_table, queue.address.group_table) == (
+        notifications.claim_table,
+        notifications.group_table,
     )
 
 
@@ -138,7 +171,8 @@ def _drain(runner: EventSourceRunner) -> None:
 
 
 def _wait_all(outcomes: JobOutcomes, jobs: list[JobMessage]) -> dict[str, JobOutcome]:
-    return {job.job_id: outcomes.wait(job.job_id, WAIT_SECONDS, group=job.group, sent=True) for job in jobs}
+    """Every job's outcome, waited for together (one read request a poll), stopping at parked."""
+    return outcomes.wait_many(jobs, WAIT_SECONDS, sent=True, stop_at_parked=True)
 
 
 def test_100_jobs_through_the_emulator_succeed_with_results_die_and_park(
@@ -200,20 +234,17 @@ def test_send_and_wait_returns_the_result_while_the_mapping_runs(
     deployment: Deployment,
     notifications: DeployedQueue,
     runner: EventSourceRunner,
-    outcomes: JobOutcomes,
+    queue: QueueClient,
 ) -> None:
     # GIVEN the deployed mapping running in a background thread, as a live event source mapping
     draining = threading.Thread(
         target=runner.drain, kwargs={"until_empty": False, "for_seconds": DRAIN_LIMIT_SECONDS}
     )
     draining.start()
-    producer = JobProducer(
-        notifications.queue_url, sqs_client=deployment.target.client("sqs"), outcomes=outcomes
-    )
     job_id = f"ws-oe-{uuid.uuid4().hex[:8]}-call"
     try:
         # WHEN a caller sends a job and waits for its outcome in one call
-        outcome = producer.send_and_wait(
+        outcome = queue.send_and_wait(
             job_id,
             NOTIFICATION_TYPE,
             {"channel": "outcomes", "text": "send and wait"},

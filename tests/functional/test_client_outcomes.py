@@ -7,93 +7,21 @@ timer moves by the pause, so timeouts are exact without a clock in the assertion
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from constructs_fifo.client import JobMessage, JobOutcomes, JobProducer, JobStatus, OutcomeQueryError
+from constructs_fifo.client import JobOutcomes, JobProducer, JobStatus, OutcomeQueryError
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.runtime.constants import DeadJobPolicy
-from constructs_fifo.runtime.exceptions import PermanentJobError
-from constructs_fifo.runtime.job import Job
 
-from .runtime_harness import (
-    GROUP_TABLE_NAME,
-    TABLE_NAME,
-    Harness,
-    ProcessorHarness,
-    failed_ids,
-    receive_records,
-)
+from .outcome_world import DYING_JOB, ReturningHarness, Waiter, expect, jobs, poison
+from .runtime_harness import GROUP_TABLE_NAME, TABLE_NAME, Harness, receive_records
 from .state_harness import StateHarness
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
     from mypy_boto3_sqs.client import SQSClient
-
-GROUPS = 10
-JOBS_PER_GROUP = 10
-#: The job that dies (PermanentJobError) in group ws#3, and its place: the jobs behind it are parked.
-DYING_JOB = "j3-4"
-
-
-class Waiter:
-    """A waiter's timer and pause: each pause runs one batch of what the queue delivers."""
-
-    def __init__(self, harness: ProcessorHarness) -> None:
-        self.harness = harness
-        self.now = 0.0
-        self.pauses: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.pauses.append(seconds)
-        self.now += seconds
-        records = receive_records(self.harness.sqs, self.harness.queue_url)
-        if not records:
-            return
-        failed = set(failed_ids(self.harness.run(*records)))
-        for record in records:
-            handle = record["receiptHandle"]
-            if record["messageId"] in failed:
-                self.harness.sqs.change_message_visibility(
-                    QueueUrl=self.harness.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
-                )
-            else:
-                self.harness.sqs.delete_message(QueueUrl=self.harness.queue_url, ReceiptHandle=handle)
-        self.harness.clock.advance(60)
-
-
-def jobs(*, with_seq: bool = False) -> list[JobMessage]:
-    """100 jobs in 10 groups, sent group after group (each group's jobs in their order)."""
-    return [
-        JobMessage(f"j{g}-{k}", "run_tests", {"n": g * 100 + k}, group=f"ws#{g}", seq=k if with_seq else None)
-        for g in range(GROUPS)
-        for k in range(JOBS_PER_GROUP)
-    ]
-
-
-def expect(job: JobMessage) -> JobStatus:
-    group, place = job.job_id[1:].split("-")
-    if group != "3" or int(place) < 4:
-        return JobStatus.SUCCEEDED
-    return JobStatus.DEAD if job.job_id == DYING_JOB else JobStatus.PARKED
-
-
-@dataclass
-class ReturningHarness(Harness):
-    """A claim-mode harness whose job function returns a result, and for j3-4 dies."""
-
-    def handle(self, job: Job, context: object) -> Any:
-        self.ran.append(job.id)
-        if job.id == DYING_JOB:
-            raise PermanentJobError("the tests cannot run: no workspace")
-        if job.type == "odd":
-            return {"a set", "is not JSON"}
-        return {"passed": True, "n": job.payload["n"]}
 
 
 @pytest.fixture
@@ -118,8 +46,11 @@ def test_claim_mode_100_jobs_succeeded_with_results_dead_and_parked(
     )
     sent = jobs()
     JobProducer(queue_url, sqs_client=sqs).send_batch(sent)
-    # WHEN each job's outcome is waited for, one after the other
-    seen = {job.job_id: outcomes.wait(job.job_id, 600, group=job.group, sent=True) for job in sent}
+    # WHEN each job's outcome is waited for, one after the other, stopping at parked
+    seen = {
+        job.job_id: outcomes.wait(job.job_id, 600, group=job.group, sent=True, stop_at_parked=True)
+        for job in sent
+    }
     # THEN every job settled as it went: 94 succeeded with their results, j3-4 dead, 5 parked behind it
     assert {job_id: outcome.status for job_id, outcome in seen.items()} == {
         job.job_id: expect(job) for job in sent
@@ -148,6 +79,58 @@ def test_claim_mode_100_jobs_succeeded_with_results_dead_and_parked(
         clock=claim_mode.clock,
     ).resume("ws#3", skip_dead=True)
     assert outcomes.wait("j3-9", 600, group="ws#3").result == {"passed": True, "n": 309}
+
+
+def test_a_default_wait_goes_on_through_parked_and_returns_what_the_job_became_after_a_resume(
+    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str
+) -> None:
+    # GIVEN group ws#3 parked at its dead j3-4, and an operator who resumes it (skip_dead) while a
+    # caller waits on j3-9 behind it
+    waiter = Waiter(claim_mode)
+    outcomes = JobOutcomes(
+        claim_table=TABLE_NAME,
+        group_table=GROUP_TABLE_NAME,
+        dynamodb=dynamodb,
+        clock=claim_mode.clock,
+        monotonic=waiter.monotonic,
+        sleep=waiter.sleep,
+    )
+    JobProducer(queue_url, sqs_client=sqs).send_batch([job for job in jobs() if job.group == "ws#3"])
+    assert outcomes.wait("j3-9", 600, group="ws#3", sent=True, stop_at_parked=True).status is JobStatus.PARKED
+    groups = ParkedGroups(
+        group_table=GROUP_TABLE_NAME,
+        claim_table=TABLE_NAME,
+        queue_url=queue_url,
+        dead_letter_queue_url=claim_mode.dlq_url,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        clock=claim_mode.clock,
+    )
+    seen: list[JobStatus] = []
+    pause = waiter.sleep
+
+    def sleep_then_resume(seconds: float) -> None:
+        seen.append(outcomes.get("j3-9", "ws#3").status)
+        if len(seen) == 3:
+            groups.resume("ws#3", skip_dead=True)
+        pause(seconds)
+
+    patient = JobOutcomes(
+        claim_table=TABLE_NAME,
+        group_table=GROUP_TABLE_NAME,
+        dynamodb=dynamodb,
+        clock=claim_mode.clock,
+        monotonic=waiter.monotonic,
+        sleep=sleep_then_resume,
+    )
+    # WHEN it waits by default, and a short wait elsewhere times out while the group is parked
+    short = outcomes.wait("j3-9", 0.5, group="ws#3", sent=True)
+    outcome = patient.wait("j3-9", 600, group="ws#3", sent=True)
+    # THEN the short wait returned parked only at its timeout (not settled), and the default wait read
+    # parked, went on, and returned the job's success once the group was resumed
+    assert (short.status, short.status.settled) == (JobStatus.PARKED, False)
+    assert seen[:3] == [JobStatus.PARKED] * 3
+    assert (outcome.status, outcome.result) == (JobStatus.SUCCEEDED, {"passed": True, "n": 309})
 
 
 def test_claim_mode_a_job_not_taken_is_pending_when_sent_and_unknown_otherwise(
@@ -193,7 +176,7 @@ def test_state_mode_100_jobs_applied_dead_and_parked(
 ) -> None:
     # GIVEN a state-mode queue under PARK whose transition for j3-4 dies
     harness = StateHarness(dynamodb, sqs, queue_url, dlq_url, policy=DeadJobPolicy.PARK)
-    harness.behaviour[DYING_JOB] = _poison
+    harness.behaviour[DYING_JOB] = poison
     waiter = Waiter(harness)
     outcomes = JobOutcomes(
         group_table=GROUP_TABLE_NAME, dynamodb=dynamodb, monotonic=waiter.monotonic, sleep=waiter.sleep
@@ -202,7 +185,10 @@ def test_state_mode_100_jobs_applied_dead_and_parked(
     JobProducer(queue_url, sqs_client=sqs).send_batch(sent)
     # WHEN each job's outcome is waited for, by its group (and seq, when it carries one)
     seen = {
-        job.job_id: outcomes.wait(job.job_id, 600, group=job.group, seq=job.seq, sent=True) for job in sent
+        job.job_id: outcomes.wait(
+            job.job_id, 600, group=job.group, seq=job.seq, sent=True, stop_at_parked=True
+        )
+        for job in sent
     }
     # THEN they settled as in claim mode, an applied job with a state version that includes it
     assert {job_id: outcome.status for job_id, outcome in seen.items()} == {
@@ -217,31 +203,35 @@ def test_state_mode_100_jobs_applied_dead_and_parked(
     assert {seen[f"j3-{k}"].parked_behind for k in range(5, 10)} == {DYING_JOB}
 
 
-def test_a_result_that_is_not_json_is_not_stored_and_the_job_still_succeeds(
-    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str
+@pytest.mark.parametrize(
+    ("job_type", "why"),
+    [("odd", "the return value is not JSON"), ("large", "bytes of JSON, more than the 65536 stored")],
+    ids=["not-json", "too-large"],
+)
+def test_a_result_not_stored_leaves_the_job_succeeded_and_its_outcome_says_why(
+    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str, *, job_type: str, why: str
 ) -> None:
-    # GIVEN a job function that returns a set
+    # GIVEN a job function that returns a set, or a value past 64 KiB
     waiter = Waiter(claim_mode)
     outcomes = JobOutcomes(
         claim_table=TABLE_NAME, dynamodb=dynamodb, monotonic=waiter.monotonic, sleep=waiter.sleep
     )
-    JobProducer(queue_url, sqs_client=sqs).send("odd-1", "odd", {}, group="ws#1")
+    JobProducer(queue_url, sqs_client=sqs).send("odd-1", job_type, {}, group="ws#1")
     # WHEN its outcome is waited for
     outcome = outcomes.wait("odd-1", 30, group="ws#1", sent=True)
-    # THEN it succeeded without a result, and its outcome line says why none was stored
+    # THEN it succeeded without a result, and its outcome says why (not read as a job returning None)
     assert (outcome.status, outcome.result) == (JobStatus.SUCCEEDED, None)
+    assert outcome.result_not_stored is not None and why in outcome.result_not_stored
+    assert f"its return value was not stored: {outcome.result_not_stored}" in outcome.detail
+    # AND so does its outcome line
     [line] = [line for line in claim_mode.outcome_lines() if line["status"] == "SUCCEEDED"]
-    assert "not JSON" in line["resultNotStored"]
+    assert why in line["resultNotStored"]
 
 
 def test_state_mode_needs_the_group(dynamodb: DynamoDBClient) -> None:
     # GIVEN a state-mode reader; WHEN asked without a group; THEN it names the fix
     with pytest.raises(OutcomeQueryError, match="pass group="):
         JobOutcomes(group_table=GROUP_TABLE_NAME, dynamodb=dynamodb).get("j1")
-
-
-def _poison(job: Job) -> None:
-    raise PermanentJobError(f"{job.id} can never apply")
 
 
 def _log_at_least(harness: StateHarness, group: str, version: int) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -409,26 +408,6 @@ def test_the_producer_and_the_runtime_start_a_groups_sequence_at_the_same_seq(
 # --- the environment: region, credentials, endpoint ----------------------------------------------------
 
 NOWHERE = "http://localhost:1/123456789012/jobs.fifo"  # nothing listens on port 1
-
-
-@pytest.fixture
-def bare_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No region, no credentials, no endpoint, no config files, no retries: a new user's shell."""
-    for name in (
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_ENDPOINT_URL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # it keeps the credentials an earlier test found
 
 
 def test_no_region_is_the_producers_error_with_the_fix(bare_environment: None) -> None:

@@ -75,6 +75,7 @@ def _feed(
         event_pattern=PATTERN,
         group_path="$.detail.accountId",
         seq_path="$.detail.version",
+        job_id_path="$.detail.eventId",
         job_type_path="$.detail-type",
     )
     subscribed = SnsFifoIngress(
@@ -174,11 +175,11 @@ def test_the_pipe_reads_group_dedup_id_and_envelope_from_each_staged_event(built
     assert pipe["Name"] == built.plain_events.pipe_name
     # AND the group and the deduplication id are whole paths of the staged event, the envelope a template
     assert pipe["TargetParameters"] == {
-        "InputTemplate": '{"jobId": "<$.body.id>", "type": "<$.body.detail-type>", '
+        "InputTemplate": '{"jobId": "<$.body.detail.eventId>", "type": "<$.body.detail-type>", '
         '"payload": <$.body.detail>, "seq": <$.body.detail.version>}',
         "SqsQueueParameters": {
             "MessageGroupId": "$.body.detail.accountId",
-            "MessageDeduplicationId": "$.body.id",
+            "MessageDeduplicationId": "$.body.detail.eventId",
         },
     }
 
@@ -330,10 +331,17 @@ def test_every_invalid_prop_is_refused_at_once_naming_the_fix() -> None:
         )
     # THEN one error lists them all, each naming the prop and its fix; it is the queue's error kind
     problems = raised.value.problems
-    assert [p.split("=")[0] for p in problems] == ["group_path", "seq_path", "job_type", "batch_size"]
+    assert [p.split("=")[0] for p in problems] == [
+        "group_path",
+        "job_id_path",
+        "seq_path",
+        "job_type",
+        "batch_size",
+    ]
     assert all("Fix:" in p for p in problems)
     assert isinstance(raised.value, InvalidPropsError)
-    assert str(raised.value).startswith("EventBusIngress: 4 invalid prop(s):")
+    assert str(raised.value).startswith("EventBusIngress: 5 invalid prop(s):")
+    assert "job_id_path=None is not allowed with seq_path" in str(raised.value)
 
 
 # --- the static group ------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ def _synth(outdir: Path, *, keyed: bool) -> tuple[dict[str, Any], Path]:
         event_pattern=events.EventPattern(source=["accounts"]),
         group_path="$.detail.accountId",
         seq_path="$.detail.version",
+        job_id_path="$.detail.eventId",
         job_type_path="$.detail-type",
     )
     SnsFifoIngress(

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from constructs_fifo.client.job_status import JobStatus, claim_outcome, state_outcome
+from constructs_fifo.client.job_status import (
+    SETTLED_STATUSES,
+    JobStatus,
+    claim_outcome,
+    ends_wait,
+    state_outcome,
+)
 from constructs_fifo.client.state_reader import JobSighting
 from constructs_fifo.runtime.dead_jobs.parking import PARKED, RESUMING, ParkHeader
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
@@ -159,9 +165,12 @@ def test_an_applied_state_mode_job_carries_the_version_read_and_a_failing_one_it
     assert state_outcome(sighting(failed_runs=2), sent=False).attempt == 3
 
 
-def test_settled_statuses_are_the_ones_that_do_not_move_by_themselves() -> None:
-    # THEN succeeded, dead and parked end a wait; the others do not
-    assert {status for status in JobStatus if status.settled} == {
+def test_settled_statuses_are_the_ones_a_job_ends_in_and_parked_is_not_one() -> None:
+    # THEN succeeded and dead end a default wait; parked (behind a dead job, it may still run) does not
+    assert {status for status in JobStatus if status.settled} == {JobStatus.SUCCEEDED, JobStatus.DEAD}
+    assert {status for status in JobStatus if ends_wait(status)} == SETTLED_STATUSES
+    # AND a caller that asks to stop at parked stops there too
+    assert {status for status in JobStatus if ends_wait(status, stop_at_parked=True)} == {
         JobStatus.SUCCEEDED,
         JobStatus.DEAD,
         JobStatus.PARKED,

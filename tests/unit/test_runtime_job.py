@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from constructs_fifo.runtime.exceptions import MalformedJobError, PermanentJobError
-from constructs_fifo.runtime.job import Job, parse_record, record_attempt, record_group
+from constructs_fifo.runtime.job import Job, leading_job_id, parse_record, record_attempt, record_group
 from constructs_fifo.runtime.types import SQSRecord
 
 
@@ -102,3 +102,17 @@ def test_unreadable_receive_count_counts_as_first_attempt() -> None:
 def test_record_without_group_is_its_own_group() -> None:
     # GIVEN a record from a standard queue (no MessageGroupId) / THEN it never shares a group
     assert record_group({"messageId": "m-9", "attributes": {}}) == "message#m-9"
+
+
+def test_an_envelope_that_is_not_json_past_its_job_id_still_names_its_job() -> None:
+    # GIVEN what a pipe renders for an event without the seq path's field ("seq": <$.body.detail.version>)
+    record: SQSRecord = {
+        "messageId": "m1",
+        "body": '{"jobId": "evt-7", "type": "usage", "payload": {"units": 3}, "seq": }',
+        "attributes": {"MessageGroupId": "acct-1", "ApproximateReceiveCount": "1"},
+    }
+    # WHEN it is parsed THEN it is malformed, and the error keeps the job id an operator and a waiter use
+    with pytest.raises(MalformedJobError) as raised:
+        parse_record(record)
+    assert raised.value.job_id == "evt-7"
+    assert leading_job_id("[1, 2]") is None and leading_job_id('{"type": "x", "jobId": "late"') is None

@@ -165,11 +165,28 @@ def test_duplicates_are_skipped_by_id_and_by_seq() -> None:
 
 
 def test_a_copy_of_a_buffered_job_is_a_duplicate_and_another_job_with_its_seq_is_dead() -> None:
-    result = run([job("b", 1), job("b", 1), job("intruder", 1)])
+    intruder = replace(job("intruder", 1), payload={"other": True})
+    result = run([job("b", 1), job("b", 1), with_body(intruder, payload={"other": True})])
     assert outcomes(result) == [("b", "BUFFERED"), ("b", "DUPLICATE"), ("intruder", "DEAD")]
     dead = result.results[2].dead
     assert dead is not None and dead.error_type == "SequenceConflictError" and dead.attempts == 0
     assert "already taken by job 'b'" in dead.error
+
+
+def test_a_resend_of_a_buffered_job_under_a_new_id_is_a_duplicate_and_the_group_goes_on() -> None:
+    # GIVEN seq 1 buffered (seq 0 missing), then a resend of it under a new id (a PutEvents retry: a new
+    # event id) with the same type and payload, in this batch and in a later one
+    patch = {"diff": "+x"}
+    original = with_body(replace(job("evt-1", 1), payload=patch), payload=patch)
+    resend = with_body(replace(job("evt-1-retry", 1), payload=patch), payload=patch)
+    first = run([original, resend])
+    later = run([replace(resend, id="evt-1-again", message_id="m-again")], first.group_state)
+    # THEN the resends are duplicates, nothing died, and seq 0 applies both in order once it comes
+    assert outcomes(first) == [("evt-1", "BUFFERED"), ("evt-1-retry", "DUPLICATE")]
+    assert outcomes(later) == [("evt-1-again", "DUPLICATE")]
+    done = run([job("evt-0", 0)], later.group_state)
+    assert log(done) == ["evt-0", "evt-1"]
+    assert not done.group_state.book.dead
 
 
 def test_a_malformed_seq_is_dead_at_once_without_running() -> None:

@@ -235,6 +235,15 @@ def _status(args: argparse.Namespace) -> int:
                 ),
                 ("alarms in ALARM", ", ".join(status.alarms) or "none"),
                 ("largest backlogs", ", ".join(f"{g} ({n})" for g, n in status.backlog) or "none known"),
+                (
+                    "staging queues (DLQ)",
+                    ", ".join(
+                        f"{staged.queue_name} {staged.depth} ({staged.dead_letter_queue_name} "
+                        f"{staged.dead_letter_depth})"
+                        for staged in status.staging
+                    )
+                    or "none",
+                ),
             ],
         )
     return 0

@@ -111,7 +111,7 @@ def _read(args: argparse.Namespace, queue: DeployedQueue, dynamodb: Any) -> JobO
         )
         if args.wait is None:
             return outcomes.get(args.job, args.group, seq=args.seq)
-        return outcomes.wait(args.job, args.wait, group=args.group, seq=args.seq)
+        return outcomes.wait(args.job, args.wait, group=args.group, seq=args.seq, stop_at_parked=True)
     except OutcomeQueryError as exc:
         raise OperationError(str(exc), "correct the arguments named") from exc
     except OutcomeReadError as exc:
@@ -139,6 +139,7 @@ def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, ob
             when(outcome.lease_expires_at_ms, now_ms=now_ms),
         ),
         ("result", None if outcome.status is not JobStatus.SUCCEEDED or mode != "claim" else outcome.result),
+        ("result not stored", outcome.result_not_stored),
         ("state version", outcome.state_version),
         ("dead reason", outcome.dead_reason),
         ("error", None if outcome.error is None else f"{outcome.error_type or 'Error'}: {outcome.error}"),
@@ -201,4 +202,5 @@ def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) 
 def _exit(outcome: JobOutcome) -> int:
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
-    return _EXIT_DEAD_OR_PARKED if outcome.status.settled else EXIT_NOT_SETTLED
+    stopped = outcome.status in (JobStatus.DEAD, JobStatus.PARKED)  # an operator's turn: resume or triage
+    return _EXIT_DEAD_OR_PARKED if stopped else EXIT_NOT_SETTLED

@@ -97,7 +97,11 @@ class EventBusIngress(Construct):
         Exactly one: the job type every event becomes (``"account_event"``), or the path of the event's
         type (``$.detail-type``).
     job_id_path
-        The path of the job id (the key of its claim). Default ``$.id``, the event's own id.
+        The path of the job id (the key of its claim), an id the producer gives the event, e.g.
+        ``$.detail.eventId``. **Required with** ``seq_path``. Default ``$.id``, the event's own id:
+        EventBridge gives every ``PutEvents`` a new one, retries included, so a resent event is a new job
+        (run twice in claim mode; in state mode a resend whose ``seq`` waits in the reorder buffer is
+        recognised by its type and payload and skipped).
     dedup_path
         The path of the SQS deduplication id. Default ``job_id_path``.
     seq_path
@@ -148,7 +152,7 @@ class EventBusIngress(Construct):
         group_path: str,
         job_type: str | None = None,
         job_type_path: str | None = None,
-        job_id_path: str = paths.EVENT_ID_PATH,
+        job_id_path: str | None = None,
         dedup_path: str | None = None,
         seq_path: str | None = None,
         payload_path: str = paths.EVENT_PAYLOAD_PATH,
@@ -156,9 +160,12 @@ class EventBusIngress(Construct):
         alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, id)
+        id_problems = _check_job_id_with_seq(job_id_path, seq_path)
+        job_id_path = paths.EVENT_ID_PATH if job_id_path is None else job_id_path
         dedup_path = job_id_path if dedup_path is None else dedup_path
         problems = [
             *paths.check_path("group_path", group_path, target_id=True),
+            *id_problems,
             *paths.check_path("job_id_path", job_id_path),
             *paths.check_path("dedup_path", dedup_path, target_id=True),
             *(paths.check_path("seq_path", seq_path) if seq_path is not None else []),
@@ -273,6 +280,18 @@ class EventBusIngress(Construct):
         )
         # Pipes checks the role's permissions when it creates the pipe: the policy must exist first.
         self.pipe.node.add_dependency(role_policy(self.role))
+
+
+def _check_job_id_with_seq(job_id_path: str | None, seq_path: str | None) -> list[str]:
+    """``seq_path`` needs a job id that a resend keeps: the event's own id is new on every ``PutEvents``."""
+    if seq_path is None or job_id_path is not None:
+        return []
+    return [
+        f"job_id_path=None is not allowed with seq_path={seq_path!r}: the default job id is the event's "
+        f"id ({paths.EVENT_ID_PATH}), which EventBridge makes new on every PutEvents, retries included, so "
+        "a resent event would be a second job of the same seq. Fix: job_id_path='$.detail.<the id your "
+        "producer gives the event>' (kept across its retries)."
+    ]
 
 
 def _check_batch_size(batch_size: object) -> list[str]:

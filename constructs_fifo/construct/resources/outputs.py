@@ -26,6 +26,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from constructs_fifo.runtime.settings.addresses import ADDRESS_OUTPUTS, OUTPUT_DESCRIPTION_PREFIX, OUTPUTS_ID
+
 __all__ = [
     "OUTPUTS_ID",
     "OUTPUT_NAMES",
@@ -35,20 +37,18 @@ __all__ = [
     "output_logical_id",
 ]
 
-#: The construct id of the scope holding the outputs (a child of the queue construct).
-OUTPUTS_ID: Final = "Outputs"
 #: CloudFormation's longest logical id.
 _LOGICAL_ID_MAX: Final = 255
 #: Every output's name (the end of its logical id), in template order.
 OUTPUT_NAMES: Final = (
-    "QueueUrl",
+    ADDRESS_OUTPUTS["queue_url"],
     "QueueName",
     "QueueArn",
-    "DeadLetterQueueUrl",
+    ADDRESS_OUTPUTS["dead_letter_queue_url"],
     "DeadLetterQueueName",
     "DeadLetterQueueArn",
-    "ClaimTableName",
-    "GroupTableName",
+    ADDRESS_OUTPUTS["claim_table"],
+    ADDRESS_OUTPUTS["group_table"],
     "FunctionName",
 )
 #: With the container consumer, in the place of ``FunctionName``.
@@ -89,23 +89,23 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
     """
     path = scope.node.path
     values: list[tuple[str, str | None, str]] = [
-        ("QueueUrl", parts.queue.queue_url, "job queue's URL: producers send jobs to it"),
+        (ADDRESS_OUTPUTS["queue_url"], parts.queue.queue_url, "job queue's URL: producers send jobs to it"),
         ("QueueName", parts.queue.queue_name, "job queue's name"),
         ("QueueArn", parts.queue.queue_arn, "job queue's ARN"),
         (
-            "DeadLetterQueueUrl",
+            ADDRESS_OUTPUTS["dead_letter_queue_url"],
             parts.dead_letter_queue.queue_url,
             "dead-letter queue's URL: dead jobs (CONTINUE policy) and messages past maxReceiveCount",
         ),
         ("DeadLetterQueueName", parts.dead_letter_queue.queue_name, "dead-letter queue's name"),
         ("DeadLetterQueueArn", parts.dead_letter_queue.queue_arn, "dead-letter queue's ARN"),
         (
-            "ClaimTableName",
+            ADDRESS_OUTPUTS["claim_table"],
             parts.claim_table.table_name if parts.claim_table is not None else None,
             "claim table's name: each job's claim, attempts and outcome",
         ),
         (
-            "GroupTableName",
+            ADDRESS_OUTPUTS["group_table"],
             parts.group_table.table_name if parts.group_table is not None else None,
             "group table's name: parked groups, their kept jobs, and each group's state in state mode",
         ),
@@ -125,7 +125,9 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
     for name, value, what in values:
         if value is None:
             continue
-        output = CfnOutput(holder, name, value=value, description=f"OrderedAgentQueue {path}: the {what}.")
+        output = CfnOutput(
+            holder, name, value=value, description=f"{OUTPUT_DESCRIPTION_PREFIX}{path}: the {what}."
+        )
         logical_id = output_logical_id(output)
         if logical_id is not None:
             output.override_logical_id(logical_id)

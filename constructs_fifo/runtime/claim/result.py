@@ -5,7 +5,8 @@ fenced UpdateItem (:meth:`~constructs_fifo.runtime.claim.store.ClaimStore.comple
 waiting on the job (:class:`constructs_fifo.client.outcomes.JobOutcomes`) reads the outcome and the
 value in one consistent GetItem. The value is compact JSON in a string attribute; a claim without it
 (the job returned ``None``, the value was not stored, or a runtime before this one wrote it) reads as
-``None``.
+``None``. A value not stored is never silent: the claim's ``result_not_stored`` says why (not JSON, too
+large), and the waiter's outcome carries it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from constructs_fifo.runtime.constants import ATTR_RESULT, MAX_RESULT_BYTES
+from constructs_fifo.runtime.constants import ATTR_RESULT, ATTR_RESULT_NOT_STORED, MAX_RESULT_BYTES
 
-__all__ = ["encode_result", "stored_result"]
+__all__ = ["encode_result", "result_not_stored", "stored_result"]
 
 
 def encode_result(value: object) -> tuple[str | None, str | None]:
@@ -50,3 +51,10 @@ def stored_result(item: dict[str, Any]) -> Any:
     """The return value a decoded claim item holds (``None`` when it holds none: an older item too)."""
     text = item.get(ATTR_RESULT)
     return json.loads(text) if isinstance(text, str) else None
+
+
+def result_not_stored(item: dict[str, Any]) -> str | None:
+    """Why a SUCCEEDED claim holds no return value though the job returned one (``None``: it holds it,
+    or the job returned ``None``)."""
+    why = item.get(ATTR_RESULT_NOT_STORED)
+    return why if isinstance(why, str) and why else None

@@ -201,7 +201,7 @@ class JobRunner:
             return Step(StepKind.RETRY, delay_seconds=delay)
         duration = elapsed_ms(mark)
         result_json, dropped = encode_result(returned)
-        if self.claims.complete(job.id, owner, result_json=result_json):
+        if self.claims.complete(job.id, owner, result_json=result_json, result_not_stored=dropped):
             noted: dict[str, Any] = {"resultNotStored": dropped} if dropped else {}
             self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **noted, **fields)
             return DONE

@@ -65,6 +65,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_OWNER,
     ATTR_PERMANENT,
     ATTR_RESULT,
+    ATTR_RESULT_NOT_STORED,
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
@@ -83,7 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.runtime.job import Job
 
-__all__ = ["Claim", "ClaimOutcome", "ClaimStore"]
+__all__ = ["Claim", "ClaimOutcome", "ClaimStore", "decode_claim"]
 
 # Every attribute goes through a placeholder: status, group, type and owner are DynamoDB reserved words.
 _NAMES = {
@@ -100,6 +101,7 @@ _NAMES = {
     "#attempts": ATTR_ATTEMPTS,
     "#earlier": ATTR_EARLIER_ATTEMPTS,
     "#permanent": ATTR_PERMANENT,
+    "#not_stored": ATTR_RESULT_NOT_STORED,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -275,11 +277,14 @@ class ClaimStore:
         # Another worker retook it between our two calls: whatever it holds now is a live claim.
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
 
-    def complete(self, job_id: str, owner: str, *, result_json: str | None = None) -> bool:
+    def complete(
+        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+    ) -> bool:
         """Mark the job SUCCEEDED if ``owner`` still holds it, with its result.
 
         ``result_json`` is :func:`~constructs_fifo.runtime.claim.result.encode_result`'s JSON, or
-        ``None`` to store none.
+        ``None`` to store none; ``result_not_stored`` its reason for storing none (not JSON, too large),
+        stored so the waiter's outcome says it.
 
         Returns
         -------
@@ -292,6 +297,9 @@ class ClaimStore:
         if result_json is not None:
             values[":result"] = {"S": result_json}
             result = ", #result = :result"
+        if result_not_stored is not None:
+            values[":not_stored"] = {"S": truncate_error(result_not_stored)}
+            result += ", #not_stored = :not_stored"
         return self._fenced_update(
             job_id,
             owner,
@@ -436,7 +444,7 @@ class ClaimStore:
             TableName=self.table_name, Key={ATTR_ID: {"S": job_id}}, ConsistentRead=True
         )
         item = response.get("Item")
-        return _decode(cast("dict[str, Any]", item)) if item else None
+        return decode_claim(cast("dict[str, Any]", item)) if item else None
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -470,7 +478,7 @@ class ClaimStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except self._client.exceptions.ConditionalCheckFailedException as exc:
-            return _decode(cast("dict[str, Any]", exc.response.get("Item") or {}))
+            return decode_claim(cast("dict[str, Any]", exc.response.get("Item") or {}))
         return None
 
     def _fenced_update(self, job_id: str, owner: str, update: str, values: dict[str, Any]) -> bool:
@@ -524,7 +532,7 @@ def _attempts(item: dict[str, Any]) -> int:
     return int(value) if isinstance(value, int | float) else 0
 
 
-def _decode(item: dict[str, Any]) -> dict[str, Any]:
+def decode_claim(item: dict[str, Any]) -> dict[str, Any]:
     """Decode the S, N and BOOL attributes of a low-level item (the only types the table holds)."""
     decoded: dict[str, Any] = {}
     for name, value in item.items():

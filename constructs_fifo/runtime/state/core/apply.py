@@ -21,10 +21,11 @@ Rules, per job in batch order (``next`` is ``last_seq + 1``, or ``first_seq`` be
    stayed kept) the result carries the remembered entry (``dead_entries``), and it is dead-lettered as
    it died (its reason, error and attempts); a copy in another message carries none and follows the
    dead job as ``COPY_OF_DEAD_JOB``.
-3. **Duplicate.** A job whose id is in ``applied``, a ``seq`` below ``next``, or a copy (same id and
-   ``seq``) of a buffered job is ``DUPLICATE``: skipped, its record deleted, counted. A different job
-   with a ``seq`` already buffered is dead (``SequenceConflictError``); a ``seq`` that is not a
-   non-negative integer is dead at once (``MalformedJobError``).
+3. **Duplicate.** A job whose id is in ``applied``, a ``seq`` below ``next``, or a copy of a buffered
+   job (same ``seq``, and the same id, or the same type and payload: a resend under a new id, as an
+   EventBridge ``PutEvents`` retry makes) is ``DUPLICATE``: skipped, its record deleted, counted. A
+   different job with a ``seq`` already buffered is dead (``SequenceConflictError``); a ``seq`` that is
+   not a non-negative integer is dead at once (``MalformedJobError``).
 4. **In order.** The job whose ``seq`` is ``next`` is applied, then every buffered job that now
    follows contiguously, in ``seq`` order. A batch also starts by draining what already follows.
 5. **Reorder buffer.** A ``seq`` beyond ``next`` is ``BUFFERED``: its body is kept in the group's

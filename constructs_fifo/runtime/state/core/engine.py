@@ -128,7 +128,7 @@ class GroupBatch:
             return
         nxt = self._next_seq()
         holder = self._holder(seq)
-        if seq < nxt or holder == job.id:
+        if seq < nxt or holder == job.id or (holder is not None and self._resent(seq, job)):
             self.results[index] = JobResult(job.id, job.message_id, Outcome.DUPLICATE)
         elif holder is not None:
             conflict = SequenceConflictError(
@@ -325,6 +325,17 @@ class GroupBatch:
         if seq in self.buffer:
             return self.buffer[seq].job_id
         return self.jobs[self.overflow[seq]].id if seq in self.overflow else None
+
+    def _resent(self, seq: int, job: Job) -> bool:
+        """Whether ``job`` is a resend of the job waiting with ``seq``: same type and payload (rule 3).
+
+        A producer that resends under a new id (an EventBridge ``PutEvents`` retry: a new event id)
+        must not kill its group: the same ``seq`` with the same content is the same job."""
+        if seq in self.buffer:
+            body = self.buffer[seq].body
+            return bool(body.get("type") == job.type and body.get("payload", {}) == job.payload)
+        waiting = self.jobs[self.overflow[seq]]
+        return waiting.type == job.type and waiting.payload == job.payload
 
     def _blocked(self, job: Job) -> JobResult:
         failed_id, attempt = self.stop or ("", 0)
