@@ -201,8 +201,8 @@ def claim_outcome(
             status=JobStatus.PENDING,
             error_type=_text(item.get(ATTR_ERROR_TYPE)),
             error=_text(item.get(ATTR_ERROR)),
-            detail=f"an operator reset it after {found.earlier_attempts} attempt(s) (its last error "
-            "below): its next delivery runs it again",
+            detail=f"an operator reset it after {found.earlier_attempts} attempt(s) (its last error is "
+            "kept): its next delivery runs it again",
         )
     if status == STATUS_FAILED:
         return replace(
