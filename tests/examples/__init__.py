@@ -1,0 +1,1 @@
+"""End-to-end tests of the examples under examples/: each deployed to an emulator of its own."""
