@@ -53,8 +53,8 @@ OUTPUT_EVENT_BUS: Final = "EventBusName"
 class AccountEventsStack(Stack):
     """The bus, the accounts queue (state mode) and the ingress between them."""
 
-    def __init__(self, scope: Construct, id: str, *, event_bus_name: str = EVENT_BUS_NAME, **kwargs: object) -> None:
-        super().__init__(scope, id, description="constructs-fifo example: ordered account events", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, scope: Construct, id: str, *, event_bus_name: str = EVENT_BUS_NAME) -> None:
+        super().__init__(scope, id, description="constructs-fifo example: ordered account events")
         self.accounts = OrderedAgentQueue(
             self,
             QUEUE_ID,

@@ -93,10 +93,11 @@ class AgentWorkspaceStack(Stack):
         *,
         image: ecs.ContainerImage | None = None,
         empty_bucket_on_delete: bool = False,
-        **kwargs: object,
     ) -> None:
         super().__init__(
-            scope, id, description="constructs-fifo example: an agent workspace pipeline", **kwargs  # type: ignore[arg-type]
+            scope,
+            id,
+            description="constructs-fifo example: an agent workspace pipeline",
         )
         self.bucket = s3.Bucket(
             self,

@@ -8,6 +8,7 @@ rest of the suite, each with its own emulator and port.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
 from constructs_fifo.stacks.aws import AwsTarget, free_port
@@ -26,6 +28,19 @@ EXAMPLES = ROOT / "examples"
 REGION = "us-east-1"
 #: What a deploy leaves behind in an example's directory (the assets hold copies of the package).
 collect_ignore_glob = ["*/cdk.out/*"]
+
+
+def load_job_module(example: str, name: str) -> ModuleType:
+    """A module of an example's job code, loaded from its file as ``example_<example>_<name>`` (job code
+    ships in the function's asset or the image, not in the package; its siblings import it by ``name``,
+    so it is registered under that name too while it loads)."""
+    path = EXAMPLES / example / "jobs" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{example}_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass(frozen=True)
@@ -60,8 +75,10 @@ def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
 
 
 @contextmanager
-def deployed_example(name: str, *, app_environment: Mapping[str, str] | None = None) -> Iterator[DeployedExample]:
-    """``constructs-fifo local serve``, then ``constructs-fifo deploy --app-dir examples/<name>``.
+def deployed_example(
+    name: str, stack: str, *, app_environment: Mapping[str, str] | None = None
+) -> Iterator[DeployedExample]:
+    """``constructs-fifo local serve``, then ``constructs-fifo deploy --app-dir examples/<name> --stack``.
 
     ``app_environment`` is added to the deploy's environment (the app reads it at synth).
     """
@@ -82,7 +99,18 @@ def deployed_example(name: str, *, app_environment: Mapping[str, str] | None = N
         serve_seconds = time.perf_counter() - started
         started = time.perf_counter()
         deployed = subprocess.run(
-            [sys.executable, "-m", "constructs_fifo.cli", "deploy", "--endpoint-url", endpoint, "--app-dir", str(app_dir)],
+            [
+                sys.executable,
+                "-m",
+                "constructs_fifo.cli",
+                "deploy",
+                "--endpoint-url",
+                endpoint,
+                "--app-dir",
+                str(app_dir),
+                "--stack",
+                stack,
+            ],
             capture_output=True,
             text=True,
             env={

@@ -12,12 +12,10 @@ Marked ``e2e``: one emulator and one deployment for the file (~40 s of the test'
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import time
 from collections.abc import Iterator
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,7 +24,7 @@ from constructs_fifo.cli import EXIT_OK, main
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.stacks.deployed import resolve_queue
 
-from .conftest import EXAMPLES, DeployedExample, deployed_example
+from .conftest import DeployedExample, deployed_example, load_job_module
 
 pytestmark = pytest.mark.e2e
 
@@ -36,16 +34,7 @@ SOURCE = "example.accounts"
 ACCOUNTS = 8
 
 
-def _ledger() -> ModuleType:
-    """The example's job code, loaded from its file (it ships in the function's asset, not the package)."""
-    spec = importlib.util.spec_from_file_location("example_ledger", EXAMPLES / "account_events" / "jobs" / "ledger.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-LEDGER = _ledger()
+LEDGER = load_job_module("account_events", "ledger")
 
 
 def _story(account: str) -> list[tuple[str, dict[str, Any]]]:
@@ -72,7 +61,12 @@ def _events(run: str) -> list[dict[str, Any]]:
                     "DetailType": event_type,
                     "EventBusName": BUS,
                     "Detail": json.dumps(
-                        {"accountId": account, "version": version, "eventId": f"{account}-v{version}", **detail}
+                        {
+                            "accountId": account,
+                            "version": version,
+                            "eventId": f"{account}-v{version}",
+                            **detail,
+                        }
                     ),
                 }
             )
@@ -92,11 +86,13 @@ def _replay(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def example() -> Iterator[DeployedExample]:
-    with deployed_example("account_events") as deployed:
+    with deployed_example("account_events", STACK) as deployed:
         yield deployed
 
 
-def test_shuffled_account_events_converge_by_seq(example: DeployedExample, capsys: pytest.CaptureFixture[str]) -> None:
+def test_shuffled_account_events_converge_by_seq(
+    example: DeployedExample, capsys: pytest.CaptureFixture[str]
+) -> None:
     # GIVEN the deployed example and each account's events published on its bus in a shuffled order
     started = time.monotonic()
     target = example.target

@@ -25,7 +25,16 @@ from typing import Any
 
 from constructs_fifo.runtime import Job, PermanentJobError
 
-__all__ = ["DEPOSITED", "EVENT_TYPES", "FROZEN", "OPENED", "UNFROZEN", "WITHDRAWN", "apply_account_event", "apply_event"]
+__all__ = [
+    "DEPOSITED",
+    "EVENT_TYPES",
+    "FROZEN",
+    "OPENED",
+    "UNFROZEN",
+    "WITHDRAWN",
+    "apply_account_event",
+    "apply_event",
+]
 
 OPENED = "account.opened"
 DEPOSITED = "funds.deposited"
@@ -35,7 +44,9 @@ UNFROZEN = "account.unfrozen"
 EVENT_TYPES = (OPENED, DEPOSITED, WITHDRAWN, FROZEN, UNFROZEN)
 
 
-def apply_account_event(event_type: str, payload: Mapping[str, Any], state: Mapping[str, Any] | None) -> dict[str, Any]:
+def apply_account_event(
+    event_type: str, payload: Mapping[str, Any], state: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The account's next state after one event (``state`` is not changed; ``None`` before the first)."""
     if event_type not in EVENT_TYPES:
         raise PermanentJobError(f"unknown account event {event_type!r}: one of {', '.join(EVENT_TYPES)}")

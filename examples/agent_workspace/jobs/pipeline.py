@@ -22,10 +22,12 @@ Each returns a small JSON result, stored with the job's SUCCEEDED claim (what ``
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Any
 
+import boto3
 from workspace_store import Commit, WorkspaceStore
 
 from constructs_fifo.runtime import Job, PermanentJobError
@@ -54,8 +56,6 @@ STEP_SECONDS = 0.25
 #: What marks a file as failing its tests (the stand-in test suite).
 FAILING_MARK = "FAIL"
 
-_store: WorkspaceStore | None = None
-
 
 class RunCancelledError(RuntimeError):
     """The worker cancelled the run (stale, or stopping): it stopped without a verdict."""
@@ -66,13 +66,10 @@ def workspace_of(group: str) -> str:
     return group.removeprefix(GROUP_PREFIX)
 
 
+@functools.cache
 def _workspaces() -> WorkspaceStore:
-    global _store  # one client per worker process
-    if _store is None:
-        import boto3
-
-        _store = WorkspaceStore(os.environ[BUCKET_VARIABLE], boto3.client("s3"))
-    return _store
+    """One store (one S3 client) per worker process."""
+    return WorkspaceStore(os.environ[BUCKET_VARIABLE], boto3.client("s3"))
 
 
 def _head(store: WorkspaceStore, workspace: str, job: Job) -> Commit:
@@ -88,7 +85,9 @@ def _run_tests(store: WorkspaceStore, workspace: str, job: Job, context: Any) ->
     deadline = time.monotonic() + float(job.payload.get("durationSeconds", 0))
     while (left := deadline - time.monotonic()) > 0:
         if cancelled is not None and cancelled.is_set():
-            raise RunCancelledError(f"job {job.id!r}: the test run was cancelled (stale, or its task stopped)")
+            raise RunCancelledError(
+                f"job {job.id!r}: the test run was cancelled (stale, or its task stopped)"
+            )
         time.sleep(min(STEP_SECONDS, left))
     failing = sorted(path for path, content in head.files.items() if FAILING_MARK in content)
     store.record_check(workspace, head.commit, not failing, job.id)
@@ -114,4 +113,6 @@ def handle(job: Job, context: Any) -> dict[str, Any]:
             )
         pull, opened = store.open_pull(workspace, job.id, commit, str(payload.get("title", job.id)))
         return {"commit": pull.commit, "title": pull.title, "replayed": not opened}
-    raise PermanentJobError(f"job {job.id!r}: unknown job type {job.type!r} (apply_patch, run_tests, open_pr)")
+    raise PermanentJobError(
+        f"job {job.id!r}: unknown job type {job.type!r} (apply_patch, run_tests, open_pr)"
+    )

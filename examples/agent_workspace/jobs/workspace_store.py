@@ -73,7 +73,7 @@ def pull_key(workspace: str, job_id: str) -> str:
 
 
 def commit_id(parent: str | None, files: dict[str, str]) -> str:
-    """A commit's id: the hash of its parent and its files (the same patch on the same parent, the same id)."""
+    """A commit's id: the hash of its parent and its files (same patch, same parent: same id)."""
     text = json.dumps({"parent": parent, "files": files}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -149,7 +149,9 @@ class WorkspaceStore:
     def pull(self, workspace: str, job_id: str) -> PullRequest | None:
         """The pull request ``job_id`` opened, or ``None``."""
         data, _ = self._get(pull_key(workspace, job_id))
-        return None if data is None else PullRequest(str(data["jobId"]), str(data["commit"]), str(data["title"]))
+        return (
+            None if data is None else PullRequest(str(data["jobId"]), str(data["commit"]), str(data["title"]))
+        )
 
     # -- writes ------------------------------------------------------------------------------------
 
