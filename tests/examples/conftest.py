@@ -31,15 +31,22 @@ collect_ignore_glob = ["*/cdk.out/*"]
 
 
 def load_job_module(example: str, name: str) -> ModuleType:
-    """A module of an example's job code, loaded from its file as ``example_<example>_<name>`` (job code
-    ships in the function's asset or the image, not in the package; its siblings import it by ``name``,
-    so it is registered under that name too while it loads)."""
-    path = EXAMPLES / example / "jobs" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"example_{example}_{name}", path)
+    """A module of an example's job code, loaded from its file as ``example_<example>_<name>``.
+
+    Job code ships in the function's asset or the image, not in the package, and imports its siblings
+    by their own names (``from workspace_store import ...``): the job directory is on ``sys.path`` while
+    the module loads, as the runtime puts it there.
+    """
+    jobs = EXAMPLES / example / "jobs"
+    spec = importlib.util.spec_from_file_location(f"example_{example}_{name}", jobs / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(jobs))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(jobs))
     return module
 
 

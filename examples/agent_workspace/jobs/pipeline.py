@@ -100,8 +100,8 @@ def handle(job: Job, context: Any) -> dict[str, Any]:
     workspace = workspace_of(job.group)
     payload = job.payload if isinstance(job.payload, dict) else {}
     if job.type == APPLY_PATCH:
-        commit, made = store.apply_patch(workspace, job.id, dict(payload.get("files", {})))
-        return {"commit": commit.commit, "parent": commit.parent, "replayed": not made}
+        made_commit, made = store.apply_patch(workspace, job.id, dict(payload.get("files", {})))
+        return {"commit": made_commit.commit, "parent": made_commit.parent, "replayed": not made}
     if job.type == RUN_TESTS:
         return _run_tests(store, workspace, job, context)
     if job.type == OPEN_PR:

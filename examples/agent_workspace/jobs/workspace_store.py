@@ -16,6 +16,10 @@ then on another task too. So the workspace lives in a bucket, not on a task's di
   a second run writes the same object);
 - ``<workspace>/pulls/<job id>.json``: the pull request a job opened, once per job id (``If-None-Match``).
 
+The job's commit is looked up before its patch is applied (a run that finds it does no work), and
+written with ``If-None-Match`` (of two runs that both found none, one records it; the other takes the
+recorded one): the lookup saves the work, the conditional write holds in a race.
+
 A crash between the commit and HEAD leaves the commit recorded and HEAD at its parent: the job's next
 run finds the commit and moves HEAD to it. Conditional writes are S3's (PutObject ``If-None-Match`` and
 ``If-Match``, since 2024), so no other store is needed.
@@ -27,7 +31,7 @@ Examples
 >>> commit_key("ws-1", "job-7")
 'ws-1/commits/job-7.json'
 >>> commit_id(None, {"a.py": "x = 1"})[:12]
-'7a50f9c1d2e7'
+'2f8522731554'
 """
 
 from __future__ import annotations
