@@ -69,6 +69,7 @@ _BUILD_CONTEXT: Final = (
     "!LICENSE",
     "!constructs_fifo",
     "!examples/agent_workspace/jobs",
+    "!examples/agent_workspace/Dockerfile",  # CDK keeps only a top-level Dockerfile by itself
     "**/__pycache__",
 )
 
