@@ -3,7 +3,7 @@
 The example deploys from its own directory (the workers' image a name only: the emulator runs no task);
 its workers run as the tasks would, ``constructs-fifo worker --stack AgentWorkspace --queue Pipeline
 --code-dir examples/agent_workspace/jobs`` processes. Four workspaces each get ``apply_patch``,
-``apply_patch``, a ``run_tests`` of three visibility timeouts and ``open_pr``; one workspace's patch
+``apply_patch``, a ``run_tests`` of two visibility timeouts and ``open_pr``; one workspace's patch
 fails its tests. The first worker is killed (SIGKILL) while it runs the tests; a second worker takes the
 workspaces over from the bucket, where the first left them.
 
@@ -41,8 +41,8 @@ APP_DIR = EXAMPLES / "agent_workspace"
 JOBS_DIR = APP_DIR / "jobs"
 STACK, QUEUE = "AgentWorkspace", "Pipeline"
 VISIBILITY_TIMEOUT_SECONDS = 5  # agent_workspace_stack.VISIBILITY_TIMEOUT_SECONDS
-#: Three visibility timeouts: the test run outlives its records' visibility unless heartbeats renew it.
-TEST_RUN_SECONDS = 3 * VISIBILITY_TIMEOUT_SECONDS
+#: Two visibility timeouts: the test run outlives its records' visibility unless heartbeats renew it.
+TEST_RUN_SECONDS = 2 * VISIBILITY_TIMEOUT_SECONDS
 GRACE_SECONDS = 2 * TEST_RUN_SECONDS
 LIMIT_SECONDS = 120.0
 POLL_SECONDS = 0.5
