@@ -22,6 +22,9 @@ from constructs_fifo.client.errors import (
     QueueLookupError,
     RegionNotSetError,
     SendFailedError,
+    SteeringError,
+    SteeringQueryError,
+    SteeringWriteError,
 )
 from constructs_fifo.client.job_status import SETTLED_STATUSES, JobOutcome, JobStatus
 from constructs_fifo.client.limits import MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
@@ -31,6 +34,14 @@ from constructs_fifo.client.producer import JobMessage, JobProducer, build_body,
 from constructs_fifo.client.queue.addresses import QueueAddress
 from constructs_fifo.client.queue.client import QueueClient
 from constructs_fifo.client.results import FailedEntry, SendResult
+from constructs_fifo.client.steering import (
+    CancelOutcome,
+    CancelReport,
+    GroupCancelReport,
+    HoldOutcome,
+    HoldReport,
+    JobSteering,
+)
 from constructs_fifo.client.waits.many import JobRef
 
 __all__ = [
@@ -39,10 +50,15 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "SETTLED_STATUSES",
     "BatchSendError",
+    "CancelOutcome",
+    "CancelReport",
     "CredentialsNotFoundError",
     "EndpointNotReachableError",
     "FailedEntry",
+    "GroupCancelReport",
     "GroupNotParkedError",
+    "HoldOutcome",
+    "HoldReport",
     "InvalidJobError",
     "JobMessage",
     "JobOutcome",
@@ -50,6 +66,7 @@ __all__ = [
     "JobProducer",
     "JobRef",
     "JobStatus",
+    "JobSteering",
     "OutcomeError",
     "OutcomeQueryError",
     "OutcomeReadError",
@@ -63,6 +80,9 @@ __all__ = [
     "ResumeResult",
     "SendFailedError",
     "SendResult",
+    "SteeringError",
+    "SteeringQueryError",
+    "SteeringWriteError",
     "build_body",
     "validate_job",
 ]

@@ -21,6 +21,9 @@ __all__ = [
     "QueueLookupError",
     "RegionNotSetError",
     "SendFailedError",
+    "SteeringError",
+    "SteeringQueryError",
+    "SteeringWriteError",
 ]
 
 
@@ -101,3 +104,18 @@ class OutcomeQueryError(OutcomeError, ValueError):
 class OutcomeReadError(OutcomeError):
     """A table holding outcomes could not be read: the message names the table, the job, DynamoDB's
     error and the fix; botocore's error is chained (``__cause__``)."""
+
+
+class SteeringError(ProducerError):
+    """Base class of what :class:`~constructs_fifo.client.steering.JobSteering` raises."""
+
+
+class SteeringQueryError(SteeringError, ValueError):
+    """A control cannot be asked as given (no table, no group in state mode, an empty id): the message
+    names the value, the rule and the fix. Raised before anything is read or written."""
+
+
+class SteeringWriteError(SteeringError):
+    """A table could not be read or written for a control: the message names the table, the job or
+    group, DynamoDB's error and the fix; botocore's error is chained (``__cause__``). Nothing is
+    half-done: each control is one conditional write, repeated safely."""

@@ -30,7 +30,14 @@ from constructs_fifo.runtime.constants import (
     STATUS_SUCCEEDED,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_jobs.parking import RESUMING
+from constructs_fifo.runtime.dead_jobs.parking import HELD, RESUMING
+from constructs_fifo.runtime.steering.names import (
+    ATTR_CANCEL_REASON,
+    ATTR_CANCELLED_BY,
+    ATTR_CANCELLED_RUNNING,
+    STATUS_CANCELLED,
+    SUPERSEDED_BY,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.client.state_reader import JobSighting
@@ -55,6 +62,9 @@ class JobStatus(enum.StrEnum):
     SUCCEEDED = "succeeded"
     DEAD = "dead"
     PARKED = "parked"
+    CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"
+    HELD = "held"
     UNKNOWN = "unknown"
 
     @property
@@ -63,21 +73,24 @@ class JobStatus(enum.StrEnum):
         return self in SETTLED_STATUSES
 
 
-#: The statuses a job ends in: it ran to success, or it died (cancelled and superseded join them when
-#: steering adds them: add the member above and here). ``parked`` is not one: a job parked behind a dead
-#: one has not run, and runs when an operator resumes its group, so a default wait goes on through it.
-SETTLED_STATUSES: frozenset[JobStatus] = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD})
+#: The statuses a job ends in: it ran to success, it died, it was cancelled, or a newer job of its
+#: supersede key made it pointless (docs/steering.md). ``parked`` and ``held`` are not: such a job has
+#: not run, and runs when an operator resumes or releases its group, so a default wait goes on through it.
+SETTLED_STATUSES: frozenset[JobStatus] = frozenset(
+    {JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED, JobStatus.SUPERSEDED}
+)
 
 
 def ends_wait(status: JobStatus, *, stop_at_parked: bool = False) -> bool:
-    """Whether a wait returns at ``status``: settled, or ``parked`` when the caller asked to stop there.
+    """Whether a wait returns at ``status``: settled, or ``parked``/``held`` when the caller asked to stop
+    there.
 
     Examples
     --------
     >>> ends_wait(JobStatus.PARKED), ends_wait(JobStatus.PARKED, stop_at_parked=True)
     (False, True)
     """
-    return status.settled or (stop_at_parked and status is JobStatus.PARKED)
+    return status.settled or (stop_at_parked and status in (JobStatus.PARKED, JobStatus.HELD))
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,12 @@ class JobOutcome:
         ``parked``: the dead job its group is parked at, and the group; ``dead``: ``parked_group``
         when its group is parked at this job.
     updated_at_ms:
-        When the claim was last written (claim mode).
+        When the claim was last written (claim mode; a cancelled job's: when it was cancelled).
+    superseded_by:
+        ``superseded``: the newer job of its group and supersede key that was sent after it.
+    cancel_reason, cancelled_by, cancelled_while_running:
+        ``cancelled``: why and who (as the canceller gave them), and, claim mode, whether an attempt was
+        running at the cancel (its result was not recorded; its effect may have happened).
     detail:
         One sentence for a person: what the status means for this job.
     """
@@ -136,6 +154,10 @@ class JobOutcome:
     parked_behind: str | None = None
     parked_group: str | None = None
     updated_at_ms: int | None = None
+    cancel_reason: str | None = None
+    cancelled_by: str | None = None
+    cancelled_while_running: bool | None = None
+    superseded_by: str | None = None
     detail: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -180,6 +202,30 @@ def claim_outcome(
             result=stored_result(dict(item)),
             result_not_stored=why,
             detail="the job succeeded" + (f"; its return value was not stored: {why}" if why else ""),
+        )
+    if status == STATUS_CANCELLED and item.get(ATTR_CANCELLED_BY) == SUPERSEDED_BY:
+        reason = str(item.get(ATTR_CANCEL_REASON) or "")
+        newer = reason.removeprefix("superseded by ") or None
+        return replace(
+            found,
+            status=JobStatus.SUPERSEDED,
+            superseded_by=newer,
+            cancel_reason=reason or None,
+            cancelled_by=SUPERSEDED_BY,
+            cancelled_while_running=item.get(ATTR_CANCELLED_RUNNING) is True,
+            detail=f"superseded: job {newer!r} of its group and key was sent after it; it will not run",
+        )
+    if status == STATUS_CANCELLED:
+        running = item.get(ATTR_CANCELLED_RUNNING) is True
+        return replace(
+            found,
+            status=JobStatus.CANCELLED,
+            cancel_reason=_text(item.get(ATTR_CANCEL_REASON)),
+            cancelled_by=_text(item.get(ATTR_CANCELLED_BY)),
+            cancelled_while_running=running,
+            detail="cancelled while an attempt ran: its result was not recorded, its effect may have happened"
+            if running
+            else "cancelled: it will not run",
         )
     if is_dead_claim(item):
         parked = header is not None and header.dead_job_id == job_id
@@ -249,6 +295,16 @@ def is_dead_claim(item: Mapping[str, Any]) -> bool:
 def state_outcome(seen: JobSighting, *, sent: bool) -> JobOutcome:
     """The outcome a state-mode sighting (:meth:`GroupStateReader.find_job`) means."""
     found = JobOutcome(seen.job_id, JobStatus.UNKNOWN, group=seen.group)
+    if seen.cancelled_at_ms is not None:
+        return replace(
+            found,
+            status=JobStatus.CANCELLED,
+            updated_at_ms=seen.cancelled_at_ms,
+            cancel_reason=seen.cancel_reason,
+            cancelled_by=seen.cancelled_by,
+            cancelled_while_running=False,
+            detail="cancelled: it is never applied",
+        )
     if seen.applied:
         return replace(
             found,
@@ -274,6 +330,8 @@ def state_outcome(seen: JobSighting, *, sent: bool) -> JobOutcome:
             found, status=JobStatus.PENDING, detail="buffered: it waits for an earlier seq of its group"
         )
     if seen.park_status is not None:
+        if seen.park_status == HELD:
+            return _held(seen.job_id, seen.group)
         if seen.park_status == RESUMING:
             return replace(found, status=JobStatus.PENDING, detail="its group is resuming: kept jobs replay")
         return replace(
@@ -294,6 +352,8 @@ def state_outcome(seen: JobSighting, *, sent: bool) -> JobOutcome:
 
 
 def _parked(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
+    if header.status == HELD:
+        return _held(job_id, group)
     if header.status == RESUMING:
         return JobOutcome(
             job_id, JobStatus.PENDING, group=group, detail="its group is resuming: kept jobs replay in order"
@@ -305,6 +365,15 @@ def _parked(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
         parked_behind=header.dead_job_id,
         parked_group=group,
         detail=f"its group is parked at job {header.dead_job_id!r}; resume the group to go on",
+    )
+
+
+def _held(job_id: str, group: str) -> JobOutcome:
+    return JobOutcome(
+        job_id,
+        JobStatus.HELD,
+        group=group,
+        detail="its group is held: nothing of it starts until it is released (groups release)",
     )
 
 

@@ -29,6 +29,10 @@ What the statuses can tell apart, and what they cannot:
 * ``pending``: sent and not yet taken. Nothing in the tables records a send, so this is said only when
   the caller says it sent the job (``sent=True``: :meth:`JobProducer.send_and_wait` does), or, state
   mode, when the job waits in the reorder buffer for an earlier ``seq``, or its group is resuming.
+* ``cancelled``: the job was cancelled (:class:`~constructs_fifo.client.steering.JobSteering`), with
+  who and why; claim mode says whether an attempt was running then (``cancelled_while_running``: its
+  result was not recorded, its effect may have happened). It never runs (again) and never reaches the
+  dead-letter queue. State mode remembers a group's last 100 cancels.
 * ``unknown``: nothing found. It cannot be told apart from a job never sent, one sent with another id
   or group, a claim expired by its TTL (``claim_ttl``), or (state mode) an applied job without ``seq``
   pushed out of the last ``remember_job_ids`` ids, or one with a ``seq`` asked about without it.

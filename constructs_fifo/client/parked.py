@@ -189,9 +189,12 @@ class ParkedGroups:
 
     def _skip_head(self, header: ParkHeader) -> list[KeptRecord]:
         """Send the dead job (the first kept record) to the dead-letter queue; return it to delete."""
-        head = self._store.kept(header.group, limit=1)
         dead = header.dead
-        if not head or head[0].record.get("messageId") != dead.message_id:
+        # The dead job is the first kept record, or the second behind a job put first (run_first).
+        head = [
+            k for k in self._store.kept(header.group, limit=2) if k.record.get("messageId") == dead.message_id
+        ]
+        if not head:
             # Already skipped by an earlier call that failed after the send, or (state mode) a dead
             # job of the reorder buffer, which has no kept record: the runtime sends that one.
             return []

@@ -93,6 +93,10 @@ class JobMessage:
         Optional: the producer's sequence number of the job within its group, from 0 (the group's
         first job) up, e.g. the aggregate's version. State mode applies jobs in ``seq`` order and
         skips repeats.
+    supersede:
+        Optional, claim mode: a key within the group (e.g. ``"run_tests"``); the newest job of the
+        key runs and older ones not started are skipped. Send it with
+        :meth:`~constructs_fifo.client.steering.JobSteering.send_superseding`, which marks it first.
     """
 
     job_id: str
@@ -101,6 +105,7 @@ class JobMessage:
     group: str
     deduplication_id: str | None = None
     seq: int | None = None
+    supersede: str | None = None
 
 
 def message_attributes(job: JobMessage) -> dict[str, Any]:
@@ -137,6 +142,8 @@ def build_body(job: JobMessage) -> str:
         envelope: dict[str, Any] = {"jobId": job.job_id, "type": job.job_type, "payload": job.payload}
         if job.seq is not None:
             envelope["seq"] = job.seq
+        if job.supersede is not None:
+            envelope["supersede"] = job.supersede
         return json.dumps(
             envelope,
             separators=(",", ":"),

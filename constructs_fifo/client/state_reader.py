@@ -137,6 +137,9 @@ class JobSighting:
         The job id the group is parked at (``None`` when not parked, or parked at a malformed body).
     park_status:
         ``"PARKED"``, ``"RESUMING"`` or ``None``.
+    cancel_reason, cancelled_by, cancelled_at_ms:
+        Set when the group remembers the job cancelled (it is never applied); ``cancelled_at_ms`` is
+        ``None`` otherwise.
     """
 
     group: str
@@ -151,6 +154,9 @@ class JobSighting:
     dead_error: str | None = None
     parked_at_job_id: str | None = None
     park_status: str | None = None
+    cancel_reason: str | None = None
+    cancelled_by: str | None = None
+    cancelled_at_ms: int | None = None
 
 
 class GroupStateReader:
@@ -333,6 +339,14 @@ def job_sighting(
         return sighting
     book = state.book
     sighting = replace(sighting, version=state.version)
+    cancelled = next((entry for entry in state.cancelled if entry.job_id == job_id), None)
+    if cancelled is not None:
+        return replace(
+            sighting,
+            cancel_reason=cancelled.reason or None,
+            cancelled_by=cancelled.by or None,
+            cancelled_at_ms=cancelled.at_ms,
+        )
     dead = book.parked if book.parked is not None and book.parked.job_id == job_id else None
     dead = dead or next((entry for entry in reversed(book.dead_entries) if entry.job_id == job_id), None)
     if dead is not None or job_id in book.dead:

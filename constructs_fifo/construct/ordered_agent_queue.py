@@ -455,22 +455,22 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
 
     # --- grants -------------------------------------------------------------------------------------
     def grant_enqueue(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` send jobs: ``sqs:SendMessage`` on the queue and nothing else.
-
-        With an ``encryption_key``, also ``kms:GenerateDataKey`` and ``kms:Decrypt`` on the key, which
-        SQS needs to encrypt the message for the sender.
-
-        Parameters
-        ----------
-        grantee
-            The producer (a role, a function, a user ...).
-
-        Returns
-        -------
-        iam.Grant
-            The grant (combined with the key's grant, when there is a key).
-        """
+        """Let ``grantee`` (a producer) send jobs: ``sqs:SendMessage`` on the queue and nothing else (with
+        an ``encryption_key``, also ``kms:GenerateDataKey`` and ``kms:Decrypt``, which SQS needs to
+        encrypt for the sender). It cannot cancel or hold: that is :meth:`grant_steer`'s."""
         return permissions.grant_enqueue(grantee, queue=self.queue, encryption_key=self.encryption_key)
+
+    def grant_steer(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` steer sent jobs (``constructs_fifo.client.JobSteering``; docs/steering.md):
+        get, put and update items of the claim table, and read, query, put and update items of the group
+        table (hold, release), send to the queue (a release's wake-up); no delete, scan or receive."""
+        return permissions.grant_steer(
+            grantee,
+            queue=self.queue,
+            claim_table=self.claim_table,
+            group_table=self.group_table,
+            encryption_key=self.encryption_key,
+        )
 
     @property
     def state_table(self) -> dynamodb.Table | None:

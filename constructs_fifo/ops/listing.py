@@ -49,7 +49,7 @@ class GroupRow:
     """One line of ``groups list``."""
 
     group: str
-    status: str  # PARKED, RESUMING, GAP or LIVE
+    status: str  # PARKED, HELD, RESUMING, GAP or LIVE
     dead_job_id: str | None = None
     reason: str | None = None
     kept: int = 0

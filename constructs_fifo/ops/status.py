@@ -36,8 +36,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.ops.listing import group_rows
 from constructs_fifo.ops.staging import StagingQueue, staging_queues
+from constructs_fifo.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import ATTR_LEASE_EXPIRES_AT, ATTR_STATUS, STATUS_IN_FLIGHT
-from constructs_fifo.runtime.dead_jobs.park_records import PARKED, RESUMING
+from constructs_fifo.runtime.dead_jobs.park_records import HELD, PARKED, RESUMING
+from constructs_fifo.runtime.state.storage.book import decode_cancelled
+from constructs_fifo.runtime.steering.names import (
+    STATE_ATTR_CANCELLED,
+    STATUS_CANCELLED,
+)
 from constructs_fifo.stacks.counters import queue_counts
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -84,8 +90,14 @@ class QueueStatus:
     oldest_parked: tuple[str, float] | None = None
     parked_groups: list[str] = field(default_factory=list)
     resuming_groups: list[str] = field(default_factory=list)
+    #: Held groups (``groups hold``) and how long each has been held, in seconds: apart from the parked
+    #: ones (a hold is an operator's decision, not a dead job, and fires no parked-groups alarm).
+    held_groups: list[tuple[str, float]] = field(default_factory=list)
     gap_groups: list[str] = field(default_factory=list)
     expired_claims: list[str] = field(default_factory=list)
+    #: Cancelled jobs the tables remember: claim mode, CANCELLED claims (until their TTL); state mode,
+    #: the groups' cancelled entries (the last ``MAX_CANCELLED_IDS`` of each group).
+    cancelled_jobs: int = 0
     alarms: list[str] = field(default_factory=list)
     backlog: list[tuple[str, int]] = field(default_factory=list)
     staging: list[StagingQueue] = field(default_factory=list)
@@ -118,8 +130,10 @@ class QueueStatus:
             "deadLetterQueueDepth": self.dead_letter_depth,
             "parkedGroups": self.parked_groups,
             "resumingGroups": self.resuming_groups,
+            "heldGroups": [{"group": group, "heldSeconds": age} for group, age in self.held_groups],
             "openSequenceGaps": self.gap_groups,
             "expiredInFlightClaims": self.expired_claims,
+            "cancelledJobs": self.cancelled_jobs,
             "alarmsInAlarm": self.alarms,
             "largestBacklogs": [{"group": group, "jobs": jobs} for group, jobs in self.backlog],
             "stagingQueues": [staged.to_dict() for staged in self.staging],
@@ -164,6 +178,17 @@ def _oldest_parked(ops: OpsQueue, groups: list[str]) -> tuple[str, float] | None
     return oldest
 
 
+def _held(ops: OpsQueue, groups: list[str]) -> list[tuple[str, float]]:
+    """Each held group and the seconds since it was held (its header records when)."""
+    operator = ops.parked
+    held: list[tuple[str, float]] = []
+    for group in groups:
+        header = operator.get(group) if operator is not None else None
+        if header is not None:
+            held.append((group, round(max(0.0, ops.clock() - header.dead.at_ms / 1000), 1)))
+    return held
+
+
 def _number(value: object) -> float | None:
     try:
         return float(str(value))
@@ -188,26 +213,56 @@ def _alarms(ops: OpsQueue) -> list[str]:
     return sorted(firing)
 
 
-def _expired_claims(ops: OpsQueue) -> list[str]:
+def _claims_of_note(ops: OpsQueue) -> tuple[list[str], int]:
+    """One scan of the claim table (claim mode): IN_FLIGHT claims whose lease expired, and how many
+    claims are CANCELLED; state mode: no expired claims, and the groups' cancelled entries."""
     table = ops.deployed.claim_table
     if not table:
-        return []
+        return [], _cancelled_in_states(ops)
     params: dict[str, Any] = {
         "TableName": table,
-        "FilterExpression": "#status = :in_flight AND #lease < :now",
+        "FilterExpression": "(#status = :in_flight AND #lease < :now) OR #status = :cancelled",
         "ExpressionAttributeNames": {"#status": ATTR_STATUS, "#lease": ATTR_LEASE_EXPIRES_AT},
         "ExpressionAttributeValues": {
             ":in_flight": {"S": STATUS_IN_FLIGHT},
+            ":cancelled": {"S": STATUS_CANCELLED},
             ":now": {"N": str(ops.now_ms())},
         },
-        "ProjectionExpression": "id",
+        "ProjectionExpression": "id, #status",
     }
     found: list[str] = []
+    cancelled = 0
     while True:
         response = ops.dynamodb.scan(**params)
-        found += [item["id"]["S"] for item in response.get("Items", [])]
+        for item in response.get("Items", []):
+            if item[ATTR_STATUS]["S"] == STATUS_CANCELLED:
+                cancelled += 1
+            else:
+                found.append(item["id"]["S"])
         if "LastEvaluatedKey" not in response:
-            return sorted(found)
+            return sorted(found), cancelled
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _cancelled_in_states(ops: OpsQueue) -> int:
+    """State mode: the cancelled entries of every group's state item (a scan of the items that have one)."""
+    table = ops.deployed.group_table
+    if not table or ops.mode != STATE_MODE:
+        return 0
+    params: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": "attribute_exists(#cancelled)",
+        "ExpressionAttributeNames": {"#cancelled": STATE_ATTR_CANCELLED},
+        "ProjectionExpression": "#cancelled",
+    }
+    total = 0
+    while True:
+        response = ops.dynamodb.scan(**params)
+        total += sum(
+            len(decode_cancelled(item[STATE_ATTR_CANCELLED]["S"])) for item in response.get("Items", [])
+        )
+        if "LastEvaluatedKey" not in response:
+            return total
         params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
@@ -227,6 +282,7 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
     # a resuming group goes on by itself (its kept jobs replay): parked is what waits for an operator
     parked = [row.group for row in rows if row.status == PARKED]
     resuming = [row.group for row in rows if row.status == RESUMING]
+    expired, cancelled = _claims_of_note(ops)
     return QueueStatus(
         queue=ops.label,
         mode=ops.mode,
@@ -240,10 +296,12 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
         dead_letter_depth=None if not dlq else queue_counts(ops.sqs, dlq).total,
         parked_groups=parked,
         resuming_groups=resuming,
+        held_groups=_held(ops, [row.group for row in rows if row.status == HELD]),
         gap_groups=[
             row.group for row in rows if row.status == "GAP" or (row.buffered and row.gap_open_since_ms)
         ],
-        expired_claims=_expired_claims(ops),
+        expired_claims=expired,
+        cancelled_jobs=cancelled,
         alarms=_alarms(ops),
         backlog=backlog[:BACKLOG_SHOWN],
         staging=staging_queues(ops),

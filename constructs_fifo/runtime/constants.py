@@ -161,6 +161,10 @@ class DeadReason(enum.StrEnum):
     MALFORMED = "MALFORMED"
     #: Another copy of a job that is already dead (it follows the first one).
     COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
+    #: Not a death: the group is held by an operator (``groups hold``); a held group's park header
+    #: records the hold (who in ``error_type``, why in ``error``, when in ``at_ms``) where a parked
+    #: group's records its dead job. No job carries it, and nothing is dead-lettered for it.
+    HELD = "HELD"
 
 
 # --- metrics ------------------------------------------------------------------------------------------

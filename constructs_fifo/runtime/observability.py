@@ -53,6 +53,10 @@ from constructs_fifo.runtime.constants import (
 )
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
+from constructs_fifo.runtime.steering.names import (
+    METRIC_JOBS_CANCELLED,
+    METRIC_JOBS_SUPERSEDED,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -104,6 +108,12 @@ class OutcomeStatus(enum.Enum):
     #: State mode, gap policy WAIT: the reorder buffer cannot take the job (full, or the item would
     #: pass its size): not run, retried; the sequence gap metric shows the wait.
     BUFFER_FULL = "BUFFER_FULL"
+    #: The job was cancelled (docs/steering.md): not run (or, ``whileRunning``, its run's result not
+    #: recorded); the record is deleted, never dead-lettered.
+    CANCELLED = "CANCELLED"
+    #: Claim mode: a newer job of the record's group and supersede key was sent: not run, deleted
+    #: (``supersededBy`` names it), never dead-lettered.
+    SUPERSEDED = "SUPERSEDED"
 
 
 # ERROR counts as a failed attempt too: a claim write throttled by DynamoDB must show on JobsFailed,
@@ -118,6 +128,12 @@ _STATUS_COUNTERS: dict[OutcomeStatus, tuple[str, ...]] = {
     OutcomeStatus.PARKED: (METRIC_GROUPS_PARKED, METRIC_JOBS_KEPT),
     OutcomeStatus.KEPT: (METRIC_JOBS_KEPT,),
     OutcomeStatus.BUFFERED: (METRIC_JOBS_BUFFERED,),
+}
+# Steering's counters go on a metrics line of their own, written only with such an outcome: every
+# other outcome line stays as long as it was (a queue that never steers pays no log bytes for them).
+_STEERING_COUNTERS: dict[OutcomeStatus, str] = {
+    OutcomeStatus.CANCELLED: METRIC_JOBS_CANCELLED,
+    OutcomeStatus.SUPERSEDED: METRIC_JOBS_SUPERSEDED,
 }
 _COUNTERS = (
     METRIC_JOBS_SUCCEEDED,
@@ -275,6 +291,9 @@ class JobLogger:
             line["error"] = error
         line.update(fields)
         self._write_outcome(line, timed=duration is not None)
+        steering = _STEERING_COUNTERS.get(status)
+        if steering is not None:
+            self.metrics(queue_name=queue_name, values={steering: (1, "Count")}, jobId=job_id, group=group)
 
     def metrics(self, *, queue_name: str, values: Mapping[str, tuple[float, str]], **fields: Any) -> None:
         """Write one line of metrics other than the outcome counters, e.g. a group's sequence gap.

@@ -31,7 +31,10 @@ Each round writes one line (:mod:`constructs_fifo.worker.rounds`): ``INFO`` with
 ignores it runs on in its thread, but the runtime writes nothing more for it: :class:`HeartbeatClaims`
 refuses its claim writes (reported ``FENCED``, the record retried), and were the store asked anyway,
 the owner fence refuses them once another worker took the claim. The skeleton starts nothing more of
-a stale batch (its records come back at once, in order).
+a stale batch (its records come back at once, in order). A cancelled job
+(:mod:`constructs_fifo.runtime.claim.cancel`) reaches its run the same way: the cancel replaced the
+claim's owner, so the next renewal is refused and the run is told; the runtime then finds the claim
+``CANCELLED`` and deletes the record instead of retrying it.
 
 State mode's transitions are short and pure: a state-mode heartbeat extends visibility only.
 """
@@ -409,7 +412,10 @@ class WorkerHeartbeat:
             self._failure("claim_renewal_failed", exc, released=lease_ms == 0)
             return False
         if not renewed:
-            self._go_stale("the claim's renewal was refused: another worker holds it, or its lease ran out")
+            self._go_stale(
+                "the claim's renewal was refused: another worker holds it, its lease ran out, or the job "
+                "was cancelled (constructs-fifo jobs show tells which)"
+            )
         return renewed
 
     def _stop(self, reason: str, *, exceeded: bool) -> None:

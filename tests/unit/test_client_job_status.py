@@ -166,12 +166,21 @@ def test_an_applied_state_mode_job_carries_the_version_read_and_a_failing_one_it
 
 
 def test_settled_statuses_are_the_ones_a_job_ends_in_and_parked_is_not_one() -> None:
-    # THEN succeeded and dead end a default wait; parked (behind a dead job, it may still run) does not
-    assert {status for status in JobStatus if status.settled} == {JobStatus.SUCCEEDED, JobStatus.DEAD}
+    # THEN succeeded, dead, cancelled and superseded end a default wait; parked and held (the job may
+    # still run after a resume or a release) do not
+    assert {status for status in JobStatus if status.settled} == {
+        JobStatus.SUCCEEDED,
+        JobStatus.DEAD,
+        JobStatus.CANCELLED,
+        JobStatus.SUPERSEDED,
+    }
     assert {status for status in JobStatus if ends_wait(status)} == SETTLED_STATUSES
     # AND a caller that asks to stop at parked stops there too
     assert {status for status in JobStatus if ends_wait(status, stop_at_parked=True)} == {
         JobStatus.SUCCEEDED,
         JobStatus.DEAD,
         JobStatus.PARKED,
+        JobStatus.CANCELLED,
+        JobStatus.SUPERSEDED,
+        JobStatus.HELD,
     }

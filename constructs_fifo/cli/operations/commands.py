@@ -34,11 +34,13 @@ from constructs_fifo.ops.groups import plan_resume, plan_skip_gap, show_group, s
 from constructs_fifo.ops.listing import list_groups
 from constructs_fifo.ops.plan import command
 from constructs_fifo.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
+from constructs_fifo.ops.steering import groups as holds
+from constructs_fifo.ops.steering.jobs import default_by, plan_cancel
 from constructs_fifo.stacks.aws import AwsTarget
 from constructs_fifo.stacks.deployed import DeployedQueue, find_queues, select_queue
 from constructs_fifo.stacks.errors import CommandError
 
-__all__ = ["OPS_COMMANDS", "add_ops_commands"]
+__all__ = ["OPS_COMMANDS", "add_ops_commands", "cancel_job"]
 
 
 @functools.cache
@@ -226,6 +228,10 @@ def _status(args: argparse.Namespace) -> int:
                 ("parked groups", ", ".join(status.parked_groups) or "none"),
                 ("resuming groups", ", ".join(status.resuming_groups) or "none"),
                 (
+                    "held groups",
+                    ", ".join(f"{group} ({age:.0f} s)" for group, age in status.held_groups) or "none",
+                ),
+                (
                     "open sequence gaps",
                     ", ".join(status.gap_groups) or ("none" if status.mode == "state" else "n/a"),
                 ),
@@ -233,6 +239,7 @@ def _status(args: argparse.Namespace) -> int:
                     "IN_FLIGHT claims, lease expired",
                     ", ".join(status.expired_claims) or ("none" if status.mode == "claim" else "n/a"),
                 ),
+                ("cancelled jobs (remembered)", status.cancelled_jobs),
                 ("alarms in ALARM", ", ".join(status.alarms) or "none"),
                 ("largest backlogs", ", ".join(f"{g} ({n})" for g, n in status.backlog) or "none known"),
                 (
@@ -271,6 +278,8 @@ def _groups(args: argparse.Namespace) -> int:
     ops = _queue(args)
     if args.ops_command == "resume":
         return _run_plan(args, lambda: plan_resume(ops, args.group, skip_dead=args.skip_dead))
+    if args.ops_command in _STEER_GROUP:
+        return _run_plan(args, lambda: _STEER_GROUP[args.ops_command](ops, args))
     return _run_plan(args, lambda: plan_skip_gap(ops, args.group))
 
 
@@ -354,6 +363,33 @@ def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
     for note in document["notes"]:
         out.line(f"note: {note}")
     return None
+
+
+def cancel_job(args: argparse.Namespace) -> int:
+    """``jobs cancel JOB`` (:mod:`constructs_fifo.cli.operations.jobs` parses it): the plan of
+    :func:`constructs_fifo.ops.steering.jobs.plan_cancel`, shown, confirmed and applied as every change is."""
+    ops = _queue(args)
+    by = args.by or default_by()
+    return _run_plan(
+        args, lambda: plan_cancel(ops, args.job, group=args.group, seq=args.seq, reason=args.reason, by=by)
+    )
+
+
+def _plan_hold(ops: OpsQueue, args: argparse.Namespace) -> Plan:
+    return holds.plan_hold(ops, args.group, reason=args.reason, by=args.by or default_by())
+
+
+def _plan_cancel_group(ops: OpsQueue, args: argparse.Namespace) -> Plan:
+    return holds.plan_cancel_group(ops, args.group, reason=args.reason, by=args.by or default_by())
+
+
+#: The steering subcommands of ``groups`` (docs/steering.md): each builds its plan from the arguments.
+_STEER_GROUP: Final[dict[str, Callable[[OpsQueue, argparse.Namespace], Plan]]] = {
+    "hold": _plan_hold,
+    "release": lambda ops, args: holds.plan_release(ops, args.group),
+    "cancel": _plan_cancel_group,
+    "run-first": lambda ops, args: holds.plan_run_first(ops, args.group, args.job),
+}
 
 
 def _users(view: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1,4 +1,6 @@
-"""``constructs-fifo jobs show JOB``: one job's outcome, as ``JobOutcomes`` reads it.
+"""``constructs-fifo jobs show JOB``: one job's outcome, as ``JobOutcomes`` reads it; ``jobs cancel JOB``:
+cancel it (``JobSteering``; shown, confirmed and applied as every change, by
+:func:`constructs_fifo.cli.operations.commands.cancel_job`).
 
 Registers the subcommand (:func:`add_parser`) and runs it (:func:`run`). The stack and queue resolve as
 for every operations command (``--stack``, ``--queue``); the tables are the queue's function's. Claim
@@ -9,7 +11,7 @@ mode (docs/outcomes.md).
 
 Output: ``label  value`` pairs (a table on a terminal); ``--json``: one document under the CLI's
 convention (camelCase keys, times as ISO 8601 with epoch ms beside), the job's ``result`` as the job
-function returned it. Exit codes: 0 succeeded; 1 dead or parked; 2 bad arguments; 3 the environment
+function returned it. Exit codes: 0 succeeded; 1 dead, parked or cancelled; 2 bad arguments; 3 the environment
 (no stack, a table that cannot be read); 4 not settled (pending, running or unknown; with ``--wait``,
 when the time passed first).
 """
@@ -76,6 +78,27 @@ def add_parser(commands: Any, *, aws_options: Any, stack_options: Any) -> argpar
         help="poll until the job succeeded, died or is parked, or SECONDS passed (0.1 s doubling to 1 s)",
     )
     show.add_argument("--json", action="store_true", help="print one JSON document (camelCase keys)")
+    cancel: argparse.ArgumentParser = job_commands.add_parser(
+        "cancel",
+        help="cancel one job: not started, it never runs; running, its result is not recorded",
+        description="Cancel one job by its id (docs/steering.md). Refused for a job that succeeded or died.",
+    )
+    aws_options(cancel)
+    stack_options(cancel, stack_help="deployed stack")
+    cancel.add_argument("job", metavar="JOB", help="the job id (the body's jobId)")
+    cancel.add_argument("--group", metavar="GROUP", help="the job's message group id: required in state mode")
+    cancel.add_argument("--seq", type=int, metavar="N", help="state mode: the job's seq, when it carries one")
+    cancel.add_argument("--reason", default="", help="why: the job's outcome shows it (256 characters)")
+    cancel.add_argument("--by", default="", help="who: the job's outcome shows it (default: user@host)")
+    cancel.add_argument("--json", action="store_true", help="print one JSON document (for scripts)")
+    cancel.add_argument("--dry-run", action="store_true", help="print what would be done; change nothing")
+    cancel.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation on a terminal")
+    cancel.epilog = (
+        "A job not started never runs (its message is deleted when it arrives; its group goes on). A job "
+        "running on a container worker is told through context.cancelled within one heartbeat interval; on "
+        "a function it runs to its end. Either way its result is not recorded and its effect may have "
+        "happened. State mode: a cancelled job is never applied."
+    )
     show.epilog = (
         "Exits 0 succeeded, 1 dead or parked, 4 not settled (pending, running, unknown). Nothing in the "
         "tables records a send: a job not taken yet reads unknown, as one never sent or expired."
@@ -146,6 +169,9 @@ def _pairs(mode: str, outcome: JobOutcome, *, now_ms: int) -> list[tuple[str, ob
         ("parked behind job", outcome.parked_behind),
         ("parked group", outcome.parked_group),
         ("updated", when(outcome.updated_at_ms, now_ms=now_ms)),
+        ("cancelled by", outcome.cancelled_by),
+        ("cancel reason", outcome.cancel_reason),
+        ("cancelled while running", outcome.cancelled_while_running or None),
     )
     values.extend((label, value) for label, value in optional if value is not None)
     values.append(("means", outcome.detail))
@@ -157,8 +183,13 @@ def run(args: argparse.Namespace) -> int:
 
     Without ``--queue`` on a stack of several queues, every queue is read (a job id is one queue's):
     the queues that know the job are shown, or the first one's ``unknown`` when none does; a state-mode
-    queue read without ``--group`` is named in a note.
+    queue read without ``--group`` is named in a note. ``jobs cancel`` runs its plan instead (exit 0
+    done, 1 refused or declined).
     """
+    if args.jobs_command == "cancel":
+        from constructs_fifo.cli.operations.commands import cancel_job  # noqa: PLC0415 - one command
+
+        return cancel_job(args)
     queues, dynamodb = _queues(args)
     if len(queues) == 1:
         queue = queues[0]
@@ -202,5 +233,11 @@ def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) 
 def _exit(outcome: JobOutcome) -> int:
     if outcome.status is JobStatus.SUCCEEDED:
         return _EXIT_SUCCEEDED
-    stopped = outcome.status in (JobStatus.DEAD, JobStatus.PARKED)  # an operator's turn: resume or triage
+    stopped = outcome.status in (  # an operator's turn (resume, release, triage), or a cancel's end
+        JobStatus.DEAD,
+        JobStatus.PARKED,
+        JobStatus.HELD,
+        JobStatus.CANCELLED,
+        JobStatus.SUPERSEDED,
+    )
     return _EXIT_DEAD_OR_PARKED if stopped else EXIT_NOT_SETTLED

@@ -98,6 +98,31 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     resume.add_argument(
         "--skip-dead", action="store_true", help="send the dead job to the DLQ instead of running it again"
     )
+    hold = group_commands.add_parser("hold", help="hold a group: nothing of it starts until released")
+    _common(hold, add_aws, add_stack, mutates=True)
+    hold.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
+    hold.add_argument("--reason", default="", help="why: groups show and jobs show say it (256 characters)")
+    hold.add_argument("--by", default="", help="who: groups show says it (default: user@host)")
+    group_release = group_commands.add_parser(
+        "release", help="release a held group: its kept jobs run in order"
+    )
+    _common(group_release, add_aws, add_stack, mutates=True)
+    group_release.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
+    run_first = group_commands.add_parser(
+        "run-first", help="put a job first in a held or parked group: it runs before the kept jobs"
+    )
+    _common(run_first, add_aws, add_stack, mutates=True)
+    run_first.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
+    run_first.add_argument(
+        "--job", required=True, metavar="FILE", help='the job as JSON: {"jobId", "type", "payload"}'
+    )
+    group_cancel = group_commands.add_parser(
+        "cancel", help="cancel every job a held or parked group keeps: none of them runs"
+    )
+    _common(group_cancel, add_aws, add_stack, mutates=True)
+    group_cancel.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
+    group_cancel.add_argument("--reason", default="", help="why: jobs show says it (256 characters)")
+    group_cancel.add_argument("--by", default="", help="who: jobs show says it (default: user@host)")
     skip = group_commands.add_parser(
         "skip-gap", help="state mode: give up a group's missing seqs, as SKIP_GAP"
     )
@@ -180,6 +205,16 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         resume: "Resume a parked group. Without --skip-dead its dead job runs again first (claim mode: its "
         "DEAD claim is reset); the DLQ is not touched. With --skip-dead the dead job is sent to the DLQ "
         "(its body as sent, with its triage attributes) and is never run; the kept jobs then run in order.",
+        hold: "Hold a group without a dead job: from its next batch on nothing of it starts; its jobs are "
+        "kept in order in the group table (a parked group's place). Claim mode needs the PARK policy."
+        + untouched,
+        group_release: "Release a held group: its kept jobs replay first, in order, then what was sent later."
+        + untouched,
+        run_first: "Put a job at the head of a held or parked group (an agent's corrected patch): when "
+        "the group is released or resumed it runs first, before the jobs the group keeps." + untouched,
+        group_cancel: "Cancel every job a held (groups hold) or parked group keeps now: none of them runs "
+        "(state mode: is applied; their seqs close). Jobs kept later and jobs sent later run. A parked "
+        "group's dead job is left to groups resume." + untouched,
         skip: "State mode: give up the seqs a group waits on, as GapPolicy.SKIP_GAP would (recorded in its "
         "bookkeeping), and wake it so its buffered jobs apply." + untouched,
         dlq_list: "The DLQ's jobs: id, group, type, reason, error, attempts, dead at, and what the claim "

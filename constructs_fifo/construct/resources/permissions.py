@@ -38,6 +38,7 @@ __all__ = [
     "CONSUME_ACTIONS",
     "ENQUEUE_ACTIONS",
     "ENQUEUE_KEY_ACTIONS",
+    "GROUP_STEER_ACTIONS",
     "GROUP_TABLE_ACTIONS",
     "LOG_ACTIONS",
     "LOG_KEY_ACTIONS",
@@ -45,6 +46,7 @@ __all__ = [
     "READ_STATE_KEY_ACTIONS",
     "SEND_ACTIONS",
     "SHARED_STORAGE_ACTIONS",
+    "STEER_ACTIONS",
     "TASK_PROTECTION_ACTIONS",
     "TASK_PROTECTION_REASON",
     "VPC_ACTIONS",
@@ -60,6 +62,7 @@ __all__ = [
     "grant_enqueue",
     "grant_function_access",
     "grant_read_state",
+    "grant_steer",
     "grant_worker_access",
 ]
 
@@ -158,6 +161,19 @@ TASK_PROTECTION_REASON = (
 ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 #: ... and on the encryption key, when there is one.
 ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
+#: What :func:`grant_steer` grants on the claim table (``JobSteering.cancel`` in claim mode: a consistent
+#: read, then a conditional put or update of one item; never a delete or a scan).
+#: On a key it grants :data:`CLAIM_TABLE_KEY_ACTIONS`: it writes the tables as the function does.
+STEER_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+#: ... and on the group table (state mode's cancel; hold and release: the park header read with
+#: BatchGetItem and written in a transaction of puts and updates; a group cancel's Query of kept jobs).
+GROUP_STEER_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+)
 
 
 @dataclass(frozen=True)
@@ -329,6 +345,32 @@ def grant_read_state(
     )
     if encryption_key is not None:
         grant = grant.combine(encryption_key.grant(grantee, *READ_STATE_KEY_ACTIONS))
+    return grant
+
+
+def grant_steer(
+    grantee: iam.IGrantable,
+    *,
+    queue: sqs.IQueue,
+    claim_table: dynamodb.Table | None,
+    group_table: dynamodb.Table | None,
+    encryption_key: kms.IKey | None,
+) -> iam.Grant:
+    """:data:`STEER_ACTIONS` on the claim table, :data:`GROUP_STEER_ACTIONS` on the group table (each when
+    the queue has it), ``sqs:SendMessage`` on the queue (a release's wake-up message), and what writing
+    the tables and sending need on the key, if any."""
+    grant = iam.Grant.add_to_principal_or_resource(
+        grantee=grantee, actions=list(ENQUEUE_ACTIONS), resource_arns=[queue.queue_arn], resource=queue
+    )
+    for table, actions in ((claim_table, STEER_ACTIONS), (group_table, GROUP_STEER_ACTIONS)):
+        if table is not None:
+            grant = grant.combine(
+                iam.Grant.add_to_principal_or_resource(
+                    grantee=grantee, actions=list(actions), resource_arns=[table.table_arn], resource=table
+                )
+            )
+    if encryption_key is not None:
+        grant = grant.combine(encryption_key.grant(grantee, *CLAIM_TABLE_KEY_ACTIONS))
     return grant
 
 

@@ -22,6 +22,9 @@ and in batch order:
    a fenced write are retried with backoff and block the group; a job that raised
    :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed on its last attempt, or
    crashed on its last attempt is dead.
+   A job whose claim is ``CANCELLED`` (:mod:`constructs_fifo.runtime.claim.cancel`) is deleted without
+   running, and a run whose claim was cancelled under it is deleted once it ends (its result is not
+   recorded): ``CANCELLED``, never dead-lettered, the group goes on.
 6. **A dead job** leaves the queue only because it itself died. Under CONTINUE it is sent to the
    dead-letter queue in its own group, with triage attributes, and deleted from the source; the group
    goes on. Under PARK its group is parked at it (rule 1 from now on). A copy of a job that is already
@@ -48,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
 from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
+from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
 from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
@@ -313,12 +317,21 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         except MalformedJobError as exc:
             if exc.job_id is not None:
                 try:
-                    self._claims.mark_malformed_dead(
+                    found = self._claims.mark_malformed_dead(
                         exc.job_id,
                         group=record_group(record),
                         message_id=record_message_id(record),
                         error=str(exc),
                     )
+                    if found.outcome is ClaimOutcome.CANCELLED:  # cancelled: never dead-lettered
+                        self._out.write(
+                            OutcomeStatus.CANCELLED,
+                            record,
+                            job_id=exc.job_id,
+                            action="not run: the job was cancelled (its body is malformed); deleted",
+                            **fields,
+                        )
+                        return Step(StepKind.DONE)
                 except Exception as write_error:  # the record is dead either way; a copy may still run
                     self._out.logger.event(
                         {

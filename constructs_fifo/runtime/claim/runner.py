@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING, Any
 from constructs_fifo.runtime.backoff import Backoff, lease_delay_seconds
 from constructs_fifo.runtime.claim.result import encode_result
 from constructs_fifo.runtime.claim.store import ClaimOutcome
+from constructs_fifo.runtime.claim.supersede import Supersession
 from constructs_fifo.runtime.clock import elapsed_ms, remaining_ms, started
 from constructs_fifo.runtime.constants import (
     ATTR_DEAD_REASON,
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_MESSAGE_ID,
+    ATTR_STATUS,
+    ATTR_UPDATED_AT,
     DeadReason,
 )
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
@@ -33,6 +36,14 @@ from constructs_fifo.runtime.observability import (
     OutcomeStatus,
     OutcomeWriter,
 )
+from constructs_fifo.runtime.steering.names import (
+    ATTR_CANCEL_REASON,
+    ATTR_CANCELLED_BY,
+    ATTR_CANCELLED_RUNNING,
+    ENVELOPE_SUPERSEDE,
+    STATUS_CANCELLED,
+)
+from constructs_fifo.runtime.steering.report import CancelOutcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.claim.store import Claim, ClaimStore
@@ -45,6 +56,11 @@ __all__ = [
 ]
 
 _FENCED_ERROR = "the claim write was refused: another worker took the claim over after this lease expired"
+_FENCED_NOTE = "fenced: another worker owns the claim now"
+_CANCELLED_WHILE_RUNNING = (
+    "cancelled while running: its result is not recorded and its effect may have happened; "
+    "the record is deleted"
+)
 
 
 class StepKind(enum.Enum):
@@ -116,6 +132,7 @@ class JobRunner:
         cap_seconds: int,
     ) -> None:
         self.claims = claims
+        self._supersession = Supersession.of(claims, ttl_seconds=claims.ttl_seconds)
         self._handler = handler
         self._out = out
         self._cap = cap_seconds
@@ -127,6 +144,11 @@ class JobRunner:
 
         ``fields`` are added to the outcome line (the processor marks replayed records).
         """
+        key = job.body.get(ENVELOPE_SUPERSEDE) if isinstance(job.body, dict) else None
+        if isinstance(key, str) and key:
+            superseded = self._superseded(job, record, key, fields)
+            if superseded is not None:
+                return superseded
         claim = self.claims.claim(job, lease_ms=remaining_ms(context))
         if job.attempt != claim.attempt:
             job = replace(job, attempt=claim.attempt)
@@ -137,6 +159,8 @@ class JobRunner:
             return DONE
         if claim.outcome is ClaimOutcome.DEAD:
             return Step(StepKind.DEAD, letter=self._dead_of_existing(job, record, claim))
+        if claim.outcome is ClaimOutcome.CANCELLED:
+            return self.cancelled(job, record, claim.existing or {}, fields)
         if claim.outcome is ClaimOutcome.CONFLICT:
             delay = max(
                 self.backoff(claim.attempt),
@@ -185,6 +209,10 @@ class JobRunner:
                 )
                 return replace(step, duration_ms=duration)
             note = self._write_failure(job, owner, exc)
+            if note.get("claimWriteError") == _FENCED_NOTE:
+                cancelled = self._cancelled_while_running(job, record, fields, duration_ms=duration)
+                if cancelled is not None:
+                    return cancelled
             delay = self.backoff(job.attempt)
             self._out.write(
                 OutcomeStatus.FAILED,
@@ -205,6 +233,9 @@ class JobRunner:
             noted: dict[str, Any] = {"resultNotStored": dropped} if dropped else {}
             self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **noted, **fields)
             return DONE
+        cancelled = self._cancelled_while_running(job, record, fields, duration_ms=duration)
+        if cancelled is not None:
+            return cancelled
         delay = self.backoff(job.attempt)
         self._out.write(
             OutcomeStatus.FENCED,
@@ -249,6 +280,9 @@ class JobRunner:
             )
             return Step(StepKind.RETRY, delay_seconds=delay)
         if not written:
+            cancelled = self._cancelled_while_running(job, record, fields, duration_ms=None)
+            if cancelled is not None:
+                return cancelled
             delay = self.backoff(job.attempt)
             self._out.write(
                 OutcomeStatus.FENCED,
@@ -288,7 +322,72 @@ class JobRunner:
             kept = self.claims.fail(job.id, owner, error=error_text(exc), error_type=type(exc).__name__)
         except Exception as write_error:  # the record is reported anyway; the lease will expire
             return {"claimWriteError": describe(write_error)}
-        return {} if kept else {"claimWriteError": "fenced: another worker owns the claim now"}
+        return {} if kept else {"claimWriteError": _FENCED_NOTE}
+
+    def cancelled(self, job: Job, record: SQSRecord, item: dict[str, Any], fields: dict[str, Any]) -> Step:
+        """A job whose claim is CANCELLED: its record is deleted without running (the line says why)."""
+        running = item.get(ATTR_CANCELLED_RUNNING) is True
+        self._out.write(
+            OutcomeStatus.CANCELLED,
+            record,
+            job=job,
+            action="not run: the job was cancelled; the record is deleted",
+            **_cancel_fields(item, running=running),
+            **fields,
+        )
+        return DONE
+
+    def _superseded(self, job: Job, record: SQSRecord, key: str, fields: dict[str, Any]) -> Step | None:
+        """:mod:`~constructs_fifo.runtime.claim.supersede`'s rule 2: ``DONE`` when a newer job of the key
+        was sent and this one is now cancelled; ``None``: run it as usual (the newest, or finished)."""
+        newer = self._supersession.newest(job.group, key)
+        if newer is None or newer == job.id:
+            return None
+        report = self._supersession.supersede(job.id, group=job.group, newer=newer)
+        if report.outcome not in (CancelOutcome.NOT_STARTED, CancelOutcome.STOPPED):
+            return None  # succeeded, dead or cancelled before: the claim says so
+        self._out.write(
+            OutcomeStatus.SUPERSEDED,
+            record,
+            job=job,
+            action=f"not run: job {newer!r} of the same group and key {key!r} was sent after it; deleted",
+            supersededBy=newer,
+            supersedeKey=key,
+            **fields,
+        )
+        return DONE
+
+    def _cancelled_while_running(
+        self, job: Job, record: SQSRecord, fields: dict[str, Any], *, duration_ms: float | None
+    ) -> Step | None:
+        """A refused claim write: ``DONE`` when the claim is CANCELLED (the run was cancelled), else
+        ``None`` (another worker took the claim over: the caller retries). One ``GetItem``, only here."""
+        try:
+            item = self.claims.get(job.id)
+        except Exception:  # the caller's retry finds the claim as it is
+            return None
+        if not item or item.get(ATTR_STATUS) != STATUS_CANCELLED:
+            return None
+        self._out.write(
+            OutcomeStatus.CANCELLED,
+            record,
+            job=job,
+            duration_ms=duration_ms,
+            action=_CANCELLED_WHILE_RUNNING,
+            **_cancel_fields(item, running=True),
+            **fields,
+        )
+        return DONE
+
+
+def _cancel_fields(item: dict[str, Any], *, running: bool) -> dict[str, Any]:
+    """The outcome line's fields of a CANCELLED claim: who, why, when, and whether it was running."""
+    return {
+        "cancelReason": item.get(ATTR_CANCEL_REASON) or None,
+        "cancelledBy": item.get(ATTR_CANCELLED_BY) or None,
+        "cancelledAt": item.get(ATTR_UPDATED_AT),
+        "whileRunning": running,
+    }
 
 
 def _cause(reason: DeadReason, exc: Exception) -> tuple[DeadReason, str, str]:

@@ -30,6 +30,10 @@ Rules, one condition each:
    FAILED with no attempts used and a new owner token, its runs kept as ``earlier_attempts`` and its
    error kept; the next copy retakes it by rule 3 as attempt 1, carrying ``earlier_attempts``, so
    ``jobs show`` keeps the job's failed history.
+6. **Cancelled stays cancelled.** A ``CANCELLED`` item (written by a canceller,
+   :mod:`~constructs_fifo.runtime.claim.cancel`, with an owner token of its own) refuses rule 1 and
+   rule 3 (``CANCELLED``: the record is deleted, not run) and every fenced write of the attempt it
+   replaced (rule 4 and ``renew``): the cancel costs the runtime nothing it did not already call.
 
 Why the runtime counts attempts instead of reading ``ApproximateReceiveCount``: SQS raises the
 receive count of every record it returns, including the records behind a failing job that were
@@ -78,6 +82,9 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.error_text import truncate_error
+from constructs_fifo.runtime.steering.names import (
+    STATUS_CANCELLED,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -128,6 +135,8 @@ class ClaimOutcome(enum.Enum):
     DEAD = "DEAD"
     #: The job used all its attempts (the last one crashed or failed): declare it dead, do not run.
     EXHAUSTED = "EXHAUSTED"
+    #: The job was cancelled (:mod:`~constructs_fifo.runtime.claim.cancel`): do not run; delete it.
+    CANCELLED = "CANCELLED"
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,21 @@ class ClaimStore:
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
         return epoch_ms(self._clock)
+
+    @property
+    def client(self) -> DynamoDBClient:
+        """The table's DynamoDB client (the canceller and the supersede marker write the same table)."""
+        return self._client
+
+    @property
+    def ttl_seconds(self) -> int:
+        """The lifetime of the items it writes (the queue's ``claim_ttl``)."""
+        return self._ttl_seconds
+
+    @property
+    def clock(self) -> Clock:
+        """The store's clock (epoch seconds)."""
+        return self._clock
 
     def claim(self, job: Job, *, lease_ms: int) -> Claim:
         """Take the job's claim (rules 1 to 3 of the module docstring).
@@ -455,6 +479,8 @@ class ClaimStore:
         owner = str(existing.get(ATTR_OWNER, "")) or None
         if status == STATUS_SUCCEEDED:
             return Claim(ClaimOutcome.DUPLICATE, job_id, attempt=attempts, existing=existing)
+        if status == STATUS_CANCELLED:
+            return Claim(ClaimOutcome.CANCELLED, job_id, attempt=attempts, existing=existing)
         # A FAILED item marked permanent was written by runtime 0.1, before DEAD existed.
         if status == STATUS_DEAD or (status == STATUS_FAILED and existing.get(ATTR_PERMANENT) is True):
             return Claim(ClaimOutcome.DEAD, job_id, attempt=attempts, existing=existing)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
+    "HELD",
     "PARKED",
     "RESUMING",
     "KeptRecord",
@@ -46,6 +47,9 @@ __all__ = [
 
 PARKED = "PARKED"
 RESUMING = "RESUMING"
+#: Held by an operator (``JobSteering.hold``): kept like a parked group's records, without a dead job;
+#: ``dead`` records the hold (reason ``HELD``). Released, it resumes as a parked group does.
+HELD = "HELD"
 #: DynamoDB's item limit is 400 KB; a kept record above this many bytes is stored compressed.
 _COMPRESS_ABOVE_BYTES = 100_000
 #: A kept record that is still larger than this compressed cannot be kept (key and header room left).
@@ -61,7 +65,8 @@ class ParkHeader:
     group : str
         The MessageGroupId.
     status : str
-        ``PARKED`` (stopped at its dead job) or ``RESUMING`` (replaying its kept records).
+        ``PARKED`` (stopped at its dead job), ``HELD`` (stopped by an operator: ``dead`` records the
+        hold, reason ``HELD``) or ``RESUMING`` (replaying its kept records).
     version : int
         Raised by every write; every write is conditioned on the version read.
     next_seq : int

@@ -40,6 +40,12 @@ The rules
    live again, and what arrives next runs normally. A kept job that fails transiently sets
    ``retry_at_ms`` (the backoff) and the wake-up message comes back after it; one that dies parks the
    group again at that job.
+5. **Hold.** An operator (:class:`constructs_fifo.client.JobSteering`) holds a live group by putting a
+   ``HELD`` header (on condition that none exists), or a resuming one by setting its header ``HELD``
+   (on condition of its version: the replay's next page write fails and the replay stops). A held group
+   is kept as a parked one is (rule 3), without a dead job; releasing it sets ``RESUMING`` and sends
+   a wake-up message (rule 4). It reuses the one read of rule 1, so holding costs a queue nothing
+   until it is used (claim mode needs the PARK policy for that read; state mode always reads).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, SK_PARK
 from constructs_fifo.runtime.dead_jobs.park_records import (
+    HELD,
     PARKED,
     RESUMING,
     KeptRecord,
@@ -76,6 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 # The park items' types and codecs live in park_records; they are re-exported here, where the rules are.
 __all__ = [
+    "HELD",
     "KEPT_PAGE_SIZE",
     "PARKED",
     "RESUMING",
@@ -140,13 +148,20 @@ class ParkStore:
         """One group's header (consistent read), or ``None`` when the group is not parked."""
         return self.headers([group]).get(group)
 
-    def kept(self, group: str, *, limit: int = KEPT_PAGE_SIZE) -> list[KeptRecord]:
-        """The first ``limit`` kept records of ``group``, oldest first (one consistent Query)."""
+    def kept(self, group: str, *, limit: int = KEPT_PAGE_SIZE, from_seq: int = 0) -> list[KeptRecord]:
+        """The first ``limit`` kept records of ``group`` from ``from_seq`` on, oldest first (one
+        consistent Query)."""
+        condition = "#group = :group AND begins_with(#sk, :kept)"
+        values = {":group": {"S": group}, ":kept": {"S": SK_KEPT_PREFIX}}
+        if from_seq > 0:
+            condition = "#group = :group AND #sk BETWEEN :kept AND :last"  # not the park/state items
+            values[":kept"] = {"S": kept_sort_key(from_seq)}
+            values[":last"] = {"S": kept_sort_key(10**20 - 1)}
         response = self._client.query(
             TableName=self.table_name,
-            KeyConditionExpression="#group = :group AND begins_with(#sk, :kept)",
+            KeyConditionExpression=condition,
             ExpressionAttributeNames={"#group": GROUP_ATTR_GROUP, "#sk": GROUP_ATTR_SK},
-            ExpressionAttributeValues={":group": {"S": group}, ":kept": {"S": SK_KEPT_PREFIX}},
+            ExpressionAttributeValues=values,
             ConsistentRead=True,
             Limit=limit,
         )
@@ -202,6 +217,11 @@ class ParkStore:
         )
         puts = [self._put_kept(KeptRecord(group, seq, record)) for seq, record in enumerate(records)]
         return header, [self._put_header(header, expected_version=None), *puts]
+
+    def hold_items(self, group: str, *, hold: DeadJob) -> tuple[ParkHeader, list[dict[str, Any]]]:
+        """Rule 5's header: ``HELD``, recording ``hold``, on condition that the group has none."""
+        header = ParkHeader(group=group, status=HELD, version=1, next_seq=0, dead=hold)
+        return header, [self._put_header(header, expected_version=None)]
 
     def keep(self, header: ParkHeader, records: Sequence[SQSRecord]) -> ParkHeader:
         """Rule 3: append ``records`` to the kept records of a group that has ``header``.

@@ -304,8 +304,27 @@ class StateOutcomes:
             )
         elif result.outcome is Outcome.KEEP:
             self._keep_line(record, result, ids, fields)
+        elif result.outcome is Outcome.APPLIED and result.job_id in run.group_state.cancelled_ids:
+            self._cancelled_line(record, run, ids, fields)
         else:
             self._effect_line(record, result.outcome, recorder=recorder, ids=ids, fields=fields)
+
+    def _cancelled_line(
+        self, record: SQSRecord, run: BatchResult, ids: dict[str, Any], fields: dict[str, Any]
+    ) -> None:
+        """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
+        entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
+        self.out.write(
+            OutcomeStatus.CANCELLED,
+            record,
+            action="not applied: the job was cancelled; its place in the group closed; deleted",
+            cancelReason=entry.reason or None,
+            cancelledBy=entry.by or None,
+            cancelledAt=entry.at_ms,
+            whileRunning=False,
+            **ids,
+            **fields,
+        )
 
     def _effect_line(
         self,
@@ -367,6 +386,9 @@ class StateOutcomes:
                 effect = Outcome.BUFFERED
             else:
                 effect = Outcome.DUPLICATE
+            if effect is Outcome.APPLIED and result.job_id in run.group_state.cancelled_ids:
+                self._cancelled_line(record, run, ids, carrier)
+                return
             self._effect_line(record, effect, recorder=recorder, ids=ids, fields=carrier)
         elif result.reason is RetryReason.BUFFER_FULL:
             self.out.write(
@@ -436,6 +458,11 @@ class StateOutcomes:
         waiting = {entry.job_id: entry for entry in run.group_state.book.buffer}
         parker = run.parked_by.job_id if run.parked_by is not None else None
         for entry in run.from_buffer:
+            if entry.job_id in run.group_state.cancelled_ids:
+                ids = {"job_id": entry.job_id, "job_type": entry.job_type, "attempt": 0}
+                fields_of = {**fields, "fromBuffer": True, "seq": entry.seq}
+                self._cancelled_line(buffered_record(entry, group, like), run, ids, fields_of)
+                continue
             self.out.write(
                 OutcomeStatus.SUCCEEDED,
                 buffered_record(entry, group, like),

@@ -26,6 +26,10 @@ PLACEHOLDERS = {"GROUP": "ws#1", "JOB": "a2"}
 MUTATORS = {("groups", "resume"), ("groups", "skip-gap"), ("dlq", "redrive"), ("dlq", "drop")} | {
     ("claims", "release"),
     ("claims", "reset"),
+    ("groups", "hold"),
+    ("groups", "release"),
+    ("groups", "cancel"),
+    ("jobs", "cancel"),
 }
 
 

@@ -81,6 +81,7 @@ class GroupBatch:
         self.dead_entries = book.dead_entries
         self.parked = book.parked
         self.skipped = list(book.skipped)
+        self.cancelled_ids = start.cancelled_ids
         self.results: list[JobResult | None] = [None] * len(jobs)
         self.pending: dict[int, int] = {}  # seq -> index: jobs of this batch now in the buffer
         self.overflow: dict[int, int] = {}  # seq -> index: jobs of this batch the buffer cannot take
@@ -179,7 +180,34 @@ class GroupBatch:
     # --- steps --------------------------------------------------------------------------------
 
     def _run(self, job: Job, *, index: int | None, seq: int | None, entry: BufferedJob | None = None) -> bool:
-        """Run one transition; ``True`` when it was applied."""
+        """Run one transition; ``True`` when it was applied (a cancelled job: its place closed)."""
+        if job.id in self.cancelled_ids:
+            self._close_cancelled(job, seq=seq, entry=entry)
+        elif not self._transition(job, index=index, seq=seq, entry=entry):
+            return False
+        self.applied.append(job.id)
+        if entry is not None:
+            self.pending.pop(entry.seq, None)
+        if index is not None:
+            self.results[index] = JobResult(job.id, job.message_id, Outcome.APPLIED)
+        elif entry is not None:
+            self.from_buffer.append(entry)
+        return True
+
+    def _close_cancelled(self, job: Job, *, seq: int | None, entry: BufferedJob | None) -> None:
+        """A cancelled job's turn: its transition is not called, the state stays; its place closes as an
+        applied job's would (its ``seq`` passed, or its id remembered), so nothing waits for it."""
+        self.attempts.pop(job.id, None)
+        if entry is not None:
+            del self.buffer[entry.seq]
+        if seq is None:
+            self.applied_ids.append(job_key(job.id))
+            del self.applied_ids[: -self.settings.remember_job_ids]
+        else:
+            self.last_seq = seq
+
+    def _transition(self, job: Job, *, index: int | None, seq: int | None, entry: BufferedJob | None) -> bool:
+        """Call the transition and fold its result; ``False`` when it failed or died."""
         attempt = self.attempts.get(job.id, 0) + 1
         fresh = None if self.state_json is None else json.loads(self.state_json)
         try:
@@ -203,13 +231,6 @@ class GroupBatch:
         except (TransitionResultError, StateTooLargeError) as exc:
             self._die(job, exc, index=index, seq=seq, attempts=attempt, entry=entry)
             return False
-        self.applied.append(job.id)
-        if entry is not None:
-            self.pending.pop(entry.seq, None)
-        if index is not None:
-            self.results[index] = JobResult(job.id, job.message_id, Outcome.APPLIED)
-        elif entry is not None:
-            self.from_buffer.append(entry)
         return True
 
     def _apply_step(self, job: Job, result: object, *, seq: int | None, entry: BufferedJob | None) -> None:
@@ -360,7 +381,7 @@ class GroupBatch:
             skipped=tuple(self.skipped),
             gap_since_ms=gap_since(self.buffer, self._next_seq()),
         )
-        return GroupState(self.start.group, self.state, self.start.version, book)
+        return GroupState(self.start.group, self.state, self.start.version, book, self.start.cancelled)
 
     def _size(self) -> int | None:
         size_of = self.settings.size_of

@@ -38,6 +38,7 @@ __all__ = [
     "BatchSettings",
     "Bookkeeping",
     "BufferedJob",
+    "CancelEntry",
     "GapPolicy",
     "GroupState",
     "JobResult",
@@ -288,11 +289,30 @@ class GroupState:
     state: dict[str, Any] | None = None
     version: int = 0
     book: Bookkeeping = field(default_factory=Bookkeeping)
+    #: The group's cancelled jobs (:mod:`~constructs_fifo.runtime.state.storage.cancels`), oldest first:
+    #: a cancelled job is never applied; when it arrives it closes its place (its ``seq``, or its id)
+    #: with the state unchanged, and its line says ``CANCELLED``.
+    cancelled: tuple[CancelEntry, ...] = ()
+
+    @property
+    def cancelled_ids(self) -> frozenset[str]:
+        """The ids of :attr:`cancelled`."""
+        return frozenset(entry.job_id for entry in self.cancelled)
 
     @property
     def parked(self) -> bool:
         """Whether the group is parked at a dead job."""
         return self.book.parked is not None
+
+
+@dataclass(frozen=True)
+class CancelEntry:
+    """One cancelled job of a group: who cancelled it, why and when (the outcome shows them)."""
+
+    job_id: str
+    at_ms: int
+    reason: str = ""
+    by: str = ""
 
 
 @dataclass(frozen=True)

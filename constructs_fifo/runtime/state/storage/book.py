@@ -20,12 +20,13 @@ from constructs_fifo.runtime.dead_jobs.record import DeadJob, decode_dead_job, e
 from constructs_fifo.runtime.state.core.records import (
     Bookkeeping,
     BufferedJob,
+    CancelEntry,
     SkippedRange,
     job_key,
 )
 from constructs_fifo.runtime.state.core.values import compact_json
 
-__all__ = ["decode_book", "decode_ids", "encode_book", "encode_ids"]
+__all__ = ["decode_book", "decode_cancelled", "decode_ids", "encode_book", "encode_cancelled", "encode_ids"]
 
 #: The bookkeeping formats this runtime reads: 1 (positional dead entries, before the dead-job codec),
 #: 2 (plain job ids in ``ids``) and the one it writes.
@@ -147,3 +148,16 @@ def _owed_letter(letter: dict[str, Any] | list[Any], texts: dict[str, str]) -> t
         body, dead = letter["body"], letter["dead"]
     entry = BufferedJob(int(seq), str(message_id), int(buffered_at), dict(body), texts.get(str(message_id)))
     return entry, decode_dead_job(dead)
+
+
+def encode_cancelled(entries: Sequence[CancelEntry]) -> str:
+    """The ``cancelled`` attribute's JSON: ``[[id, at_ms, reason, by], ...]``, oldest first."""
+    rows = [[entry.job_id, entry.at_ms, entry.reason, entry.by] for entry in entries]
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_cancelled(text: str | None) -> tuple[CancelEntry, ...]:
+    """:func:`encode_cancelled`'s entries back (none for ``None``)."""
+    if not text:
+        return ()
+    return tuple(CancelEntry(str(row[0]), int(row[1]), str(row[2]), str(row[3])) for row in json.loads(text))

@@ -14,6 +14,7 @@ attribute      type  meaning
 ``version``    N     1 on the first write, one more on every write
 ``updated_at`` N     epoch ms of the write
 ``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
+``cancelled``  S     the cancelled jobs (:mod:`~constructs_fifo.runtime.state.storage.cancels`); absent: none
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -82,13 +83,22 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, decode_header
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, StateTooLargeError
 from constructs_fifo.runtime.state.core.records import GroupState
-from constructs_fifo.runtime.state.storage.book import decode_book, encode_book, encode_ids
+from constructs_fifo.runtime.state.storage.book import (
+    decode_book,
+    decode_cancelled,
+    encode_book,
+    encode_cancelled,
+    encode_ids,
+)
 from constructs_fifo.runtime.state.storage.runs import (
     FoundRun,
     RunItem,
     RunMarker,
     decode_run_item,
     run_item_put,
+)
+from constructs_fifo.runtime.steering.names import (
+    STATE_ATTR_CANCELLED,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -403,6 +413,8 @@ def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[s
     if group_state.state is not None:
         text = json.dumps(group_state.state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         item[STATE_ATTR_STATE] = {"S": text}
+    if group_state.cancelled:
+        item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
     return item
 
 
@@ -422,7 +434,8 @@ def decode_item(item: dict[str, Any]) -> GroupState:
             item.get(STATE_ATTR_BOOK, {}).get("S", "{}"), ids=_binary(item.get(STATE_ATTR_IDS, {}).get("B"))
         )
         version = int(item[STATE_ATTR_VERSION]["N"])
-    except (KeyError, TypeError, ValueError) as exc:
+        cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
             f"the state item of group {shown!r} cannot be read ({describe(exc)}); it must hold "
@@ -430,7 +443,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         ) from exc
     if state is not None and not isinstance(state, dict):
         raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
-    return GroupState(group, state, version, book)
+    return GroupState(group, state, version, book, cancelled)
 
 
 def decode_marker(item: dict[str, Any]) -> RunMarker | None:

@@ -134,3 +134,120 @@ def test_after_a_resume_jobs_show_keeps_the_failed_history_of_the_job_that_died(
         # THEN it succeeded on its first attempt since the reset, after one before it
         assert code == 0 and (document["attempt"], document["earlierAttempts"]) == (1, 1), document
         assert "attempts before a reset: 1" in out, out
+
+
+# --- jobs cancel ----------------------------------------------------------------------------------
+
+
+def test_jobs_cancel_dry_run_changes_nothing_then_yes_cancels_and_the_group_goes_on(ops: World) -> None:
+    # GIVEN ws#1's jobs sent, not yet run
+    ops.send("ws#1", "a1", "a2", "a3")
+    # WHEN a2 is cancelled with --dry-run, then with --yes --json
+    dry_code, dry_out = ops.cli("jobs", "cancel", "a2", "--group", "ws#1", "--dry-run")
+    code, out = ops.cli(
+        "jobs",
+        "cancel",
+        "a2",
+        "--group",
+        "ws#1",
+        "--reason",
+        "user stopped",
+        "--by",
+        "ops",
+        "--yes",
+        "--json",
+    )
+    ops.drain()
+    # THEN the dry run wrote nothing, the cancel reports not started, a2 never ran, a1 and a3 did
+    assert dry_code == 0 and "would cancel job a2" in dry_out
+    assert code == 0
+    assert json.loads(out)["cancelled"]["outcome"] == "NOT_STARTED"
+    shown = json.loads(ops.cli("jobs", "show", "a2", "--group", "ws#1", "--json")[1])
+    assert (shown["status"], shown["cancelReason"], shown["cancelledBy"]) == (
+        "cancelled",
+        "user stopped",
+        "ops",
+    )
+    assert json.loads(ops.cli("jobs", "show", "a3", "--group", "ws#1", "--json")[1])["status"] == "succeeded"
+    # AND status counts it
+    assert ops.cli_json("status")["queues"][0]["cancelledJobs"] == 1
+
+
+def test_jobs_cancel_of_a_succeeded_job_is_refused_and_names_jobs_show(ops: World) -> None:
+    # GIVEN a1 succeeded
+    ops.send("ws#1", "a1")
+    ops.drain()
+    # WHEN it is cancelled
+    code, _ = ops.cli("jobs", "cancel", "a1", "--group", "ws#1", "--yes")
+    # THEN refused (exit 1), and it is still succeeded
+    assert code == 1
+    assert json.loads(ops.cli("jobs", "show", "a1", "--group", "ws#1", "--json")[1])["status"] == "succeeded"
+
+
+# --- groups hold / release -------------------------------------------------------------------------
+
+
+def test_groups_hold_keeps_the_group_shows_it_held_and_release_runs_it_in_order(ops: World) -> None:
+    # GIVEN ws#1 held (dry run first), then jobs sent to it
+    dry_code, dry_out = ops.cli("groups", "hold", "ws#1", "--dry-run")
+    code, _ = ops.cli("groups", "hold", "ws#1", "--reason", "incident 42", "--yes")
+    ops.send("ws#1", "a1", "a2")
+    ops.drain()
+    # THEN nothing ran: its jobs read held, and status shows the group held, not parked
+    assert (dry_code, code) == (0, 0) and "would hold group ws#1" in dry_out
+    assert json.loads(ops.cli("jobs", "show", "a1", "--group", "ws#1", "--json")[1])["status"] == "held"
+    queue = ops.cli_json("status")["queues"][0]
+    assert [held["group"] for held in queue["heldGroups"]] == ["ws#1"]
+    assert queue["parkedGroups"] == []
+    # WHEN released
+    assert ops.cli("groups", "release", "ws#1", "--yes")[0] == 0
+    ops.drain()
+    # THEN both jobs succeeded, and releasing again is refused (not held)
+    for job in ("a1", "a2"):
+        assert (
+            json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])["status"] == "succeeded"
+        )
+    assert ops.cli("groups", "release", "ws#1", "--yes")[0] == 1
+
+
+def test_groups_cancel_of_a_live_group_names_hold_and_of_a_held_one_cancels_what_it_keeps(ops: World) -> None:
+    # GIVEN ws#1 live: cancelling it is refused, naming groups hold
+    code, _ = ops.cli("groups", "cancel", "ws#1", "--yes")
+    assert code != 0
+    # WHEN it is held, its jobs kept, the group cancelled, then released
+    ops.cli("groups", "hold", "ws#1", "--yes")
+    ops.send("ws#1", "a1", "a2")
+    ops.drain()
+    code, out = ops.cli("groups", "cancel", "ws#1", "--yes", "--json")
+    ops.cli("groups", "release", "ws#1", "--yes")
+    ops.drain()
+    # THEN both are cancelled
+    assert code == 0 and json.loads(out)["cancelled"] == ["a1", "a2"]
+    for job in ("a1", "a2"):
+        assert (
+            json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])["status"] == "cancelled"
+        )
+
+
+def test_groups_run_first_puts_a_fix_ahead_of_a_held_groups_kept_jobs(ops: World, tmp_path: Any) -> None:
+    # GIVEN ws#1 held with a1, a2 kept, and a fix written as a job file
+    ops.cli("groups", "hold", "ws#1", "--yes")
+    ops.send("ws#1", "a1", "a2")
+    ops.drain()
+    fix = tmp_path / "fix.json"
+    fix.write_text(json.dumps({"jobId": "fix1", "type": "apply_patch", "payload": {}}))
+    # WHEN it is put first (a live group is refused) and the group released
+    assert ops.cli("groups", "run-first", "ws#9", "--job", str(fix), "--yes")[0] == 1
+    assert ops.cli("groups", "run-first", "ws#1", "--job", str(fix), "--yes")[0] == 0
+    ops.cli("groups", "release", "ws#1", "--yes")
+    ops.drain()
+    # THEN all three succeeded, the fix first
+    shown = {
+        job: json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])
+        for job in ("fix1", "a1", "a2")
+    }
+    assert {job: doc["status"] for job, doc in shown.items()} == dict.fromkeys(shown, "succeeded")
+    if ops.claim_mode:
+        assert shown["fix1"]["updatedAtEpochMs"] <= shown["a1"]["updatedAtEpochMs"]
+    else:
+        assert ops.harness.log("ws#1") == ["fix1", "a1", "a2"]

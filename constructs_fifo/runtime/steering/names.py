@@ -1,0 +1,49 @@
+"""The names steering writes where the runtime already reads (docs/steering.md), each defined once: the
+claim item's attributes in claim mode, the state item's in state mode, the metrics, the envelope's
+supersede key. A queue that never steers pays nothing for them."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ATTR_CANCELLED_BY",
+    "ATTR_CANCELLED_RUNNING",
+    "ATTR_CANCEL_REASON",
+    "ENVELOPE_SUPERSEDE",
+    "MAX_CANCELLED_IDS",
+    "MAX_CANCEL_REASON_LENGTH",
+    "METRIC_JOBS_CANCELLED",
+    "METRIC_JOBS_SUPERSEDED",
+    "STATE_ATTR_CANCELLED",
+    "STATUS_CANCELLED",
+    "SUPERSEDED_BY",
+    "SUPERSEDE_KEY_PREFIX",
+]
+
+#: The job was cancelled: no attempt runs after the cancel, and a running attempt's writes are refused.
+STATUS_CANCELLED: Final = "CANCELLED"
+#: On a CANCELLED claim: the reason the canceller gave (at most ``MAX_CANCEL_REASON_LENGTH`` characters).
+ATTR_CANCEL_REASON: Final = "cancel_reason"
+#: On a CANCELLED claim: who cancelled (the canceller's own words: a user, a session, a command).
+ATTR_CANCELLED_BY: Final = "cancelled_by"
+#: On a CANCELLED claim: ``True`` when an attempt held the claim (IN_FLIGHT) at the cancel: its effect
+#: may have happened.
+ATTR_CANCELLED_RUNNING: Final = "cancelled_running"
+#: A cancel's reason and who are cut to this many characters each.
+MAX_CANCEL_REASON_LENGTH: Final = 256
+#: State mode: the state item's cancelled jobs (JSON ``[[id, at_ms, reason, by], ...]``).
+STATE_ATTR_CANCELLED: Final = "cancelled"
+#: State mode: cancelled job ids remembered per group (the oldest are forgotten first).
+MAX_CANCELLED_IDS: Final = 100
+#: One per job not run (or whose run's result was refused) because it was cancelled.
+METRIC_JOBS_CANCELLED: Final = "JobsCancelled"
+#: One per job skipped because a newer job of its group and supersede key was sent.
+METRIC_JOBS_SUPERSEDED: Final = "JobsSuperseded"
+#: The body's field naming a job's supersede key (``JobMessage.supersede``): within its group the newest
+#: job of a key runs, older ones not started are skipped (claim mode; docs/steering.md).
+ENVELOPE_SUPERSEDE: Final = "supersede"
+#: The claim table's item naming the newest job of (group, key): ``id`` = this prefix + group + "#" + key.
+SUPERSEDE_KEY_PREFIX: Final = "supersede#"
+#: ``cancelled_by`` of a job the runtime cancelled because a newer one of its key was sent.
+SUPERSEDED_BY: Final = "supersede"
