@@ -161,9 +161,7 @@ class DeadReason(enum.StrEnum):
     MALFORMED = "MALFORMED"
     #: Another copy of a job that is already dead (it follows the first one).
     COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
-    #: Not a death: the group is held by an operator (``groups hold``); a held group's park header
-    #: records the hold (who in ``error_type``, why in ``error``, when in ``at_ms``) where a parked
-    #: group's records its dead job. No job carries it, and nothing is dead-lettered for it.
+    #: Not a death: a held group's park header records its hold (who, why, when) with it (docs/steering.md).
     HELD = "HELD"
 
 

@@ -53,10 +53,6 @@ from constructs_fifo.runtime.constants import (
 )
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
-from constructs_fifo.runtime.steering.names import (
-    METRIC_JOBS_CANCELLED,
-    METRIC_JOBS_SUPERSEDED,
-)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
@@ -89,8 +85,7 @@ class OutcomeStatus(enum.Enum):
     PARKED = "PARKED"
     #: The record's group is parked: the record is kept in order behind the dead job, not run.
     KEPT = "KEPT"
-    #: The job already SUCCEEDED (or, in a parked group, its message is kept already): not run, the
-    #: record is deleted.
+    #: Already SUCCEEDED (in a parked group: its message is kept already): not run, the record deleted.
     DUPLICATE = "DUPLICATE"
     #: Another worker holds a live lease on the job: not run, retried after the lease.
     CONFLICT = "CONFLICT"
@@ -102,17 +97,11 @@ class OutcomeStatus(enum.Enum):
     DEADLINE = "DEADLINE"
     #: The runtime itself failed on this record (DynamoDB or another dependency): retried.
     ERROR = "ERROR"
-    #: State mode: the job waits in the group's reorder buffer for its ``seq``, committed with the
-    #: state; the record is deleted (the job's SUCCEEDED line comes when it is applied).
+    #: State mode: in the reorder buffer for its ``seq``, with the state; deleted (SUCCEEDED when applied).
     BUFFERED = "BUFFERED"
-    #: State mode, gap policy WAIT: the reorder buffer cannot take the job (full, or the item would
-    #: pass its size): not run, retried; the sequence gap metric shows the wait.
+    #: State mode, WAIT: the reorder buffer cannot take it (full, or the item's size): not run, retried.
     BUFFER_FULL = "BUFFER_FULL"
-    #: The job was cancelled (docs/steering.md): not run (or, ``whileRunning``, its run's result not
-    #: recorded); the record is deleted, never dead-lettered.
-    CANCELLED = "CANCELLED"
-    #: Claim mode: a newer job of the record's group and supersede key was sent: not run, deleted
-    #: (``supersededBy`` names it), never dead-lettered.
+    CANCELLED = "CANCELLED"  # cancelled, or superseded by a newer job of its key: not run; deleted
     SUPERSEDED = "SUPERSEDED"
 
 
@@ -128,12 +117,6 @@ _STATUS_COUNTERS: dict[OutcomeStatus, tuple[str, ...]] = {
     OutcomeStatus.PARKED: (METRIC_GROUPS_PARKED, METRIC_JOBS_KEPT),
     OutcomeStatus.KEPT: (METRIC_JOBS_KEPT,),
     OutcomeStatus.BUFFERED: (METRIC_JOBS_BUFFERED,),
-}
-# Steering's counters go on a metrics line of their own, written only with such an outcome: every
-# other outcome line stays as long as it was (a queue that never steers pays no log bytes for them).
-_STEERING_COUNTERS: dict[OutcomeStatus, str] = {
-    OutcomeStatus.CANCELLED: METRIC_JOBS_CANCELLED,
-    OutcomeStatus.SUPERSEDED: METRIC_JOBS_SUPERSEDED,
 }
 _COUNTERS = (
     METRIC_JOBS_SUCCEEDED,
@@ -291,9 +274,6 @@ class JobLogger:
             line["error"] = error
         line.update(fields)
         self._write_outcome(line, timed=duration is not None)
-        steering = _STEERING_COUNTERS.get(status)
-        if steering is not None:
-            self.metrics(queue_name=queue_name, values={steering: (1, "Count")}, jobId=job_id, group=group)
 
     def metrics(self, *, queue_name: str, values: Mapping[str, tuple[float, str]], **fields: Any) -> None:
         """Write one line of metrics other than the outcome counters, e.g. a group's sequence gap.
@@ -425,8 +405,7 @@ class OutcomeWriter:
     """Writes a record's outcome line with its identity filled in (queue, group, ids, counts)."""
 
     def __init__(self, logger: JobLogger, queue_name: str) -> None:
-        self.logger = logger
-        self._queue_name = queue_name
+        self.logger, self.queue_name = logger, queue_name
 
     def write(
         self,
@@ -450,7 +429,7 @@ class OutcomeWriter:
             job_type = _job_type_of(record)
         self.logger.outcome(
             status,
-            queue_name=queue_name_from_arn(arn) if arn else self._queue_name,
+            queue_name=queue_name_from_arn(arn) if arn else self.queue_name,
             job_id=job.id if job else job_id,
             group=record_group(record),
             job_type=job.type if job else job_type,
@@ -469,5 +448,5 @@ class OutcomeWriter:
             return
         arn = str(records[0].get("eventSourceARN", ""))
         self.logger.batch(
-            queue_name=queue_name_from_arn(arn) if arn else self._queue_name, records=len(records)
+            queue_name=queue_name_from_arn(arn) if arn else self.queue_name, records=len(records)
         )

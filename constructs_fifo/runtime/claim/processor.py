@@ -67,6 +67,7 @@ from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
+from constructs_fifo.runtime.steering.metrics import write_steered
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -324,7 +325,8 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
                         error=str(exc),
                     )
                     if found.outcome is ClaimOutcome.CANCELLED:  # cancelled: never dead-lettered
-                        self._out.write(
+                        write_steered(
+                            self._out,
                             OutcomeStatus.CANCELLED,
                             record,
                             job_id=exc.job_id,

@@ -36,6 +36,7 @@ from constructs_fifo.runtime.observability import (
     OutcomeStatus,
     OutcomeWriter,
 )
+from constructs_fifo.runtime.steering.metrics import write_steered
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
     ATTR_CANCELLED_BY,
@@ -327,7 +328,8 @@ class JobRunner:
     def cancelled(self, job: Job, record: SQSRecord, item: dict[str, Any], fields: dict[str, Any]) -> Step:
         """A job whose claim is CANCELLED: its record is deleted without running (the line says why)."""
         running = item.get(ATTR_CANCELLED_RUNNING) is True
-        self._out.write(
+        write_steered(
+            self._out,
             OutcomeStatus.CANCELLED,
             record,
             job=job,
@@ -346,7 +348,8 @@ class JobRunner:
         report = self._supersession.supersede(job.id, group=job.group, newer=newer)
         if report.outcome not in (CancelOutcome.NOT_STARTED, CancelOutcome.STOPPED):
             return None  # succeeded, dead or cancelled before: the claim says so
-        self._out.write(
+        write_steered(
+            self._out,
             OutcomeStatus.SUPERSEDED,
             record,
             job=job,
@@ -368,7 +371,8 @@ class JobRunner:
             return None
         if not item or item.get(ATTR_STATUS) != STATUS_CANCELLED:
             return None
-        self._out.write(
+        write_steered(
+            self._out,
             OutcomeStatus.CANCELLED,
             record,
             job=job,

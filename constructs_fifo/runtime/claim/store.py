@@ -219,26 +219,13 @@ class ClaimStore:
         self._client = client
         self._ttl_seconds = ttl_seconds
         self._clock = clock
+        #: The client, lifetime and clock, for what writes this table beside the store (a canceller).
+        self.client, self.ttl_seconds, self.clock = client, ttl_seconds, clock
         self._owner_factory = owner_factory
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
         return epoch_ms(self._clock)
-
-    @property
-    def client(self) -> DynamoDBClient:
-        """The table's DynamoDB client (the canceller and the supersede marker write the same table)."""
-        return self._client
-
-    @property
-    def ttl_seconds(self) -> int:
-        """The lifetime of the items it writes (the queue's ``claim_ttl``)."""
-        return self._ttl_seconds
-
-    @property
-    def clock(self) -> Clock:
-        """The store's clock (epoch seconds)."""
-        return self._clock
 
     def claim(self, job: Job, *, lease_ms: int) -> Claim:
         """Take the job's claim (rules 1 to 3 of the module docstring).

@@ -55,6 +55,7 @@ from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.job import record_attempt, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
 from constructs_fifo.runtime.state.core.records import Outcome, RetryReason
+from constructs_fifo.runtime.steering.metrics import write_steered
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
@@ -314,7 +315,8 @@ class StateOutcomes:
     ) -> None:
         """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
         entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
-        self.out.write(
+        write_steered(
+            self.out,
             OutcomeStatus.CANCELLED,
             record,
             action="not applied: the job was cancelled; its place in the group closed; deleted",

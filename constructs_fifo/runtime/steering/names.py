@@ -17,6 +17,7 @@ __all__ = [
     "METRIC_JOBS_SUPERSEDED",
     "STATE_ATTR_CANCELLED",
     "STATUS_CANCELLED",
+    "STEERING_METRICS",
     "SUPERSEDED_BY",
     "SUPERSEDE_KEY_PREFIX",
 ]
@@ -47,3 +48,6 @@ ENVELOPE_SUPERSEDE: Final = "supersede"
 SUPERSEDE_KEY_PREFIX: Final = "supersede#"
 #: ``cancelled_by`` of a job the runtime cancelled because a newer one of its key was sent.
 SUPERSEDED_BY: Final = "supersede"
+#: The metric of each steering outcome line's status, on a metrics line of its own written with it
+#: (:func:`count`): every other outcome line stays as long as it was.
+STEERING_METRICS: Final = {"CANCELLED": METRIC_JOBS_CANCELLED, "SUPERSEDED": METRIC_JOBS_SUPERSEDED}
