@@ -14,6 +14,7 @@ public grants) and ``observability/`` (the alarms, each saying what to run first
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration, RemovalPolicy
@@ -37,6 +38,7 @@ from constructs_fifo.construct.observability.alarms import build_alarms
 from constructs_fifo.construct.observability.dashboard import build_dashboard, check_dashboard
 from constructs_fifo.construct.observability.metrics import QueueMetrics
 from constructs_fifo.construct.observability.workers import build_worker_observability
+from constructs_fifo.construct.payloads import bucket as payloads
 from constructs_fifo.construct.resources import client_access, permissions
 from constructs_fifo.construct.resources.containers import (
     ContainerConsumer,
@@ -235,6 +237,10 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
         Container consumer only: how often a running job's worker extends its records' visibility and renews
         its claim. Limits: 1 s – 6 h; < ``visibility_timeout`` / 2: a late or retried renewal still lands
         while the records are hidden. Default: 30 seconds (the container consumer).
+    large_payloads : bool
+        Bodies over SQS's 1 MiB and results over 64 KiB go to an S3 bucket the construct creates (the queue's
+        key, TLS only, objects expiring after ``claim_ttl``), the message or claim carrying a pointer in the
+        SQS Extended Client Library's format (docs/limits.md). Default: ``False``.
 
     Raises
     ------
@@ -272,7 +278,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
     alarms: list[cloudwatch.Alarm]
     #: The CloudWatch dashboard (construct id ``Dashboard``); ``None`` with ``dashboard=False``.
     dashboard: cloudwatch.Dashboard | None
-    #: The KMS key of the queues and tables, if any.
+    #: The KMS key of the queues, tables and payload bucket, if any.
     encryption_key: kms.IKey | None
     #: The physical names of the two queues (fixed at synth time).
     queue_name: str
@@ -324,6 +330,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
         consumer: ContainerConsumer | None = None,
         slots: int | None = None,
         heartbeat_interval: Duration | None = None,
+        large_payloads: bool = False,
     ) -> None:
         given = locals()  # the keywords, before any other local: one per prop row
         props = {name: given[name] for name in _PROPS}
@@ -405,11 +412,22 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
             )
             self.log_group = self.workers.log_group
         function = self._lambda.function if self._lambda is not None else None
+        self.payload_bucket = payloads.build_large_payloads(
+            self,
+            large_payloads=large_payloads,
+            encryption_key=encryption_key,
+            claim_ttl=claim_ttl,
+            removal_policy=table_removal_policy,
+            consumer=(function, function)
+            if self.workers is None
+            else (self.workers.task_role, self.workers.container),
+        )
         if outputs:
             service = self.workers.service if self.workers is not None else None
             parts = QueueParts(
                 self.queue, self.dead_letter_queue, self.claim_table, self.group_table, function, service
             )
+            parts = dataclasses.replace(parts, payload_bucket=self.payload_bucket)
             build_outputs(self, parts)
         if encryption_key is not None:
             permissions.allow_log_encryption_or_warn(self, encryption_key)
@@ -457,8 +475,10 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
     def grant_enqueue(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` (a producer) send jobs: ``sqs:SendMessage`` on the queue and nothing else (with
         an ``encryption_key``, also ``kms:GenerateDataKey`` and ``kms:Decrypt``, which SQS needs to
-        encrypt for the sender). It cannot cancel or hold: that is :meth:`grant_steer`'s."""
-        return permissions.grant_enqueue(grantee, queue=self.queue, encryption_key=self.encryption_key)
+        encrypt for the sender; with ``large_payloads``, ``s3:PutObject`` on the payload bucket's objects).
+        It cannot cancel or hold: that is :meth:`grant_steer`'s."""
+        grant = permissions.grant_enqueue(grantee, queue=self.queue, encryption_key=self.encryption_key)
+        return payloads.grant_sending(grantee, self.payload_bucket, self.encryption_key, grant)
 
     def grant_steer(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` steer sent jobs (``constructs_fifo.client.JobSteering``; docs/steering.md):
@@ -471,29 +491,3 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
             group_table=self.group_table,
             encryption_key=self.encryption_key,
         )
-
-    @property
-    def state_table(self) -> dynamodb.Table | None:
-        """State mode: the table holding each group's state (the group table); ``None`` in claim mode."""
-        return self.group_table if self.mode is JobMode.STATE else None
-
-    def grant_read_state(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Let ``grantee`` read group states (``constructs_fifo.client.GroupStateReader``).
-
-        Grants ``dynamodb:GetItem`` on the state table and nothing else (plus ``kms:Decrypt`` on the
-        key, when there is one). State mode only.
-
-        Raises
-        ------
-        InvalidPropsError
-            The queue is in claim mode: it has no states to read.
-        """
-        table = self.state_table
-        if table is None:
-            raise InvalidPropsError(
-                [
-                    f"grant_read_state() needs mode=JobMode.STATE; this queue is in mode={self.mode.value} "
-                    "and keeps no group states: read your own store, or build the queue in state mode."
-                ]
-            )
-        return permissions.grant_read_state(grantee, table=table, encryption_key=self.encryption_key)

@@ -44,6 +44,7 @@ SECURITY_DOC = REPO / "docs" / "security.md"
 #: The configurations of the table: the sample without and with a key, and a queue with vpc and tracing.
 WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING = "without a key", "with a key", "vpc or tracing"
 CONTAINERS = "container consumer"
+LARGE_PAYLOADS = "large payloads"
 #: A cluster's logical id in a cdk-nag rule name, as docs/security.md writes it (it names no hash).
 _CLUSTER_ID = re.compile(r"<[A-Za-z0-9]*Cluster[0-9A-F]{8}>")
 _ROW = re.compile(r"^\| (checkov|cdk-nag|cfn-lint) \| `([^`]+)` \| ([^|]+) \|", re.MULTILINE)
@@ -141,6 +142,21 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Scan
     Validations.of(workers.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
     results[CONTAINERS] = _synth(outdir, app, "Workers")
+
+    outdir = tmp_path_factory.mktemp("scan")
+    app = App(outdir=str(outdir), context=flags)
+    stack = Stack(app, "Large")
+    large = OrderedAgentQueue(
+        stack,
+        "Jobs",
+        code=lambda_.Code.from_asset(str(REPO / "lambda")),
+        handler="notifier.handle",
+        large_payloads=True,
+    )
+    Validations.of(large.function).acknowledge(*sample.FUNCTION_ACKNOWLEDGEMENTS)
+    Validations.of(large.dead_letter_queue).acknowledge(*sample.DEAD_LETTER_QUEUE_ACKNOWLEDGEMENTS)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), ServerlessChecks(app))
+    results[LARGE_PAYLOADS] = _synth(outdir, app, "Large")
     yield results
 
 
@@ -185,6 +201,18 @@ def test_the_container_consumer_adds_only_its_documented_acknowledgements(
     assert result.nag_open == []
     extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
     assert extra == documented("cdk-nag", CONTAINERS)
+
+
+def test_large_payloads_add_only_the_documented_acknowledgements(scanned: dict[str, Scanned]) -> None:
+    # GIVEN a queue with large_payloads=True, acknowledged as the sample is
+    result = scanned[LARGE_PAYLOADS]
+    # THEN nothing is open, and the bucket's own acknowledgements (no access log; its objects' wildcard)
+    # are exactly the documented rows
+    assert result.nag_open == []
+    extra = result.nag_acknowledged - documented("cdk-nag", WITH_KEY)
+    assert extra == documented("cdk-nag", LARGE_PAYLOADS)
+    # AND cfn-lint finds nothing the sample's rows do not list (the bucket adds none)
+    assert _cfn_lint_rules(result.template) == documented("cfn-lint", WITHOUT_KEY)
 
 
 def test_every_cfn_lint_finding_on_the_container_consumer_is_documented(scanned: dict[str, Scanned]) -> None:

@@ -170,15 +170,16 @@ def test_the_runtime_kernel_imports_neither_mode() -> None:
 
 
 #: What each room of the construct may import of the others: they build on each other in one direction
-#: (settings, then the asset's code, then the resources; observability reads only the settings; the
-#: checks read all three; the ways in, ``ingress``, read the settings and the resources' grants), and only
-#: the top (``ordered_agent_queue``) assembles them all.
+#: (settings, then the asset's code and the payload bucket, then the resources; observability reads only
+#: the settings; the checks read all three; the ways in, ``ingress``, read the settings and the
+#: resources' grants), and only the top (``ordered_agent_queue``) assembles them all.
 CONSTRUCT_ROOMS: dict[str, set[str]] = {
     "settings": set(),
     "code": {"settings"},
-    "resources": {"settings", "code"},
+    "payloads": {"settings"},
+    "resources": {"settings", "code", "payloads"},
     "observability": {"settings"},
-    "checks": {"settings", "code", "resources"},
+    "checks": {"settings", "code", "resources", "payloads"},
     "ingress": {"settings", "resources"},
 }
 

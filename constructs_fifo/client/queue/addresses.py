@@ -45,6 +45,8 @@ class QueueAddress:
     claim_table: str | None = None
     group_table: str | None = None
     dead_letter_queue_url: str | None = None
+    #: The payload bucket (``large_payloads=True``): bodies over 1 MiB and results over 64 KiB go there.
+    payload_bucket: str | None = None
     #: Where it was found, for messages (``stack McpTools, queue McpTools/FastTools``).
     source: str = ""
 
@@ -135,5 +137,6 @@ def _address(stack: str, path: str, found: Mapping[str, str]) -> QueueAddress:
         claim_table=found.get("claim_table") or None,
         group_table=found.get("group_table") or None,
         dead_letter_queue_url=found.get("dead_letter_queue_url") or None,
+        payload_bucket=found.get("payload_bucket") or None,
         source=f"stack {stack!r}, queue {path}",
     )

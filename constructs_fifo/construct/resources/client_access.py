@@ -24,11 +24,14 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 
 from constructs_fifo.construct.errors import InvalidPropsError
-from constructs_fifo.construct.resources.permissions import grant_enqueue
+from constructs_fifo.construct.payloads import bucket as payloads
+from constructs_fifo.construct.resources.permissions import grant_enqueue, grant_read_state
 from constructs_fifo.runtime.settings.addresses import CLIENT_NAME_RULE, client_variables, is_client_name
+from constructs_fifo.runtime.settings.choices import JobMode
 
 __all__ = ["READ_OUTCOME_ACTIONS", "READ_OUTCOME_KEY_ACTIONS", "ClientAccess"]
 
@@ -53,6 +56,9 @@ class ClientAccess:
     claim_table: dynamodb.Table | None
     group_table: dynamodb.Table | None
     encryption_key: kms.IKey | None
+    mode: JobMode
+    #: The bucket of bodies and results too large for SQS and the claim (``large_payloads=True``).
+    payload_bucket: s3.Bucket | None
 
     def grant_client(
         self,
@@ -96,15 +102,47 @@ class ClientAccess:
                 )
         if self.encryption_key is not None:
             grant = grant.combine(self.encryption_key.grant(grantee, *READ_OUTCOME_KEY_ACTIONS))
+        if self.payload_bucket is not None:  # large bodies sent, large results read
+            actions = (*payloads.SEND_PAYLOAD_ACTIONS, *payloads.READ_PAYLOAD_ACTIONS)
+            grant = grant.combine(
+                payloads.grant_payloads(grantee, self.payload_bucket, actions, self.encryption_key)
+            )
         if set_environment and isinstance(sender, _HasEnvironment):
             values = {
                 "queue_url": self.queue.queue_url,
                 "dead_letter_queue_url": self.dead_letter_queue.queue_url,
                 "claim_table": None if self.claim_table is None else self.claim_table.table_name,
                 "group_table": None if self.group_table is None else self.group_table.table_name,
+                "payload_bucket": None if self.payload_bucket is None else self.payload_bucket.bucket_name,
             }
             for field, variable in client_variables(name).items():
                 value = values[field]
                 if value is not None:
                     sender.add_environment(variable, value)
         return grant
+
+    @property
+    def state_table(self) -> dynamodb.Table | None:
+        """State mode: the table holding each group's state (the group table); ``None`` in claim mode."""
+        return self.group_table if self.mode is JobMode.STATE else None
+
+    def grant_read_state(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` read group states (``constructs_fifo.client.GroupStateReader``).
+
+        Grants ``dynamodb:GetItem`` on the state table and nothing else (plus ``kms:Decrypt`` on the
+        key, when there is one). State mode only.
+
+        Raises
+        ------
+        InvalidPropsError
+            The queue is in claim mode: it has no states to read.
+        """
+        table = self.state_table
+        if table is None:
+            raise InvalidPropsError(
+                [
+                    f"grant_read_state() needs mode=JobMode.STATE; this queue is in mode={self.mode.value} "
+                    "and keeps no group states: read your own store, or build the queue in state mode."
+                ]
+            )
+        return grant_read_state(grantee, table=table, encryption_key=self.encryption_key)

@@ -23,6 +23,7 @@ from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -66,6 +67,8 @@ class QueueParts:
     function: lambda_.IFunction | None
     #: The container consumer's service (``None``: the Lambda function).
     service: ecs.FargateService | None = None
+    #: The payload bucket (``large_payloads=True``; ``None``: none, and no output).
+    payload_bucket: s3.IBucket | None = None
 
 
 def output_logical_id(output: Construct) -> str | None:
@@ -120,6 +123,14 @@ def build_outputs(scope: Construct, parts: QueueParts) -> list[CfnOutput]:
             ("ClusterName", parts.service.cluster.cluster_name, "ECS cluster the workers run in"),
             ("ServiceName", parts.service.service_name, "ECS service whose tasks run the jobs"),
         ]
+    if parts.payload_bucket is not None:
+        values.append(
+            (
+                ADDRESS_OUTPUTS["payload_bucket"],
+                parts.payload_bucket.bucket_name,
+                "payload bucket's name: bodies over 1 MiB and results over 64 KiB (large_payloads)",
+            )
+        )
     holder = Construct(scope, OUTPUTS_ID)
     outputs: list[CfnOutput] = []
     for name, value, what in values:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from constructs_fifo.runtime.payloads.pointer import ENV_PAYLOAD_BUCKET
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
 __all__ = [
@@ -32,6 +33,7 @@ ADDRESS_OUTPUTS: Final = {
     "dead_letter_queue_url": "DeadLetterQueueUrl",
     "claim_table": "ClaimTableName",
     "group_table": "GroupTableName",
+    "payload_bucket": "PayloadBucketName",
 }
 #: What a client's name (``grant_client(fn, name=...)``) may be: it goes into variable names.
 CLIENT_NAME_RULE: Final = "a letter followed by letters, digits and underscores, e.g. 'fast_tools'"
@@ -67,6 +69,7 @@ def client_variables(name: str | None = None) -> dict[str, str]:
     'CONSTRUCTS_FIFO_FAST_TOOLS_CLAIM_TABLE'
     """
     own = {field: SETTINGS[row].variable() for field, row in _ROWS.items()}
+    own["payload_bucket"] = ENV_PAYLOAD_BUCKET  # large_payloads=True: not a row (the construct names it)
     if name is None:
         return own
     return {

@@ -78,4 +78,14 @@ CONSUMER_ROWS: Final = (
         rule="< `visibility_timeout` / 2: a late or retried renewal still lands while the records are hidden",
         container_only=True,
     ),
+    Setting(
+        "large_payloads",
+        "bodies over SQS's 1 MiB and results over 64 KiB go to an S3 bucket the construct creates (the "
+        "queue's key, TLS only, objects expiring after `claim_ttl`), the message or claim carrying a "
+        "pointer in the SQS Extended Client Library's format (docs/limits.md)",
+        "bool",
+        default=False,
+        default_doc="`False`",
+        prop="large_payloads",
+    ),
 )

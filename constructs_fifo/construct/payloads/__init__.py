@@ -1,0 +1,1 @@
+"""``large_payloads=True``: the room of the payload bucket, its grants and its variable (``bucket``)."""
