@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = [
     "REGION_VARIABLE",
     "default_client",
+    "default_s3_client",
     "default_sqs_client",
     "environment_error",
     "environment_errors",
@@ -95,6 +96,18 @@ def default_sqs_client() -> SQSClient:
     """
     client: SQSClient = default_client("sqs", "JobProducer", argument="sqs_client")
     return client
+
+
+def default_s3_client() -> Any:
+    """The producer's and the outcome reader's S3 client for the payload bucket (:func:`default_client`),
+    made only when a large body or result is met.
+
+    Raises
+    ------
+    RegionNotSetError
+        No region anywhere.
+    """
+    return default_client("s3", "JobProducer", argument="s3_client")
 
 
 def environment_error(

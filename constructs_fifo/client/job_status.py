@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.claim.result import result_not_stored, stored_result
@@ -31,6 +31,7 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.dead_jobs.parking import HELD, RESUMING
+from constructs_fifo.runtime.payloads.pointer import ATTR_RESULT_POINTER
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
     ATTR_CANCELLED_BY,
@@ -117,6 +118,9 @@ class JobOutcome:
         ``None`` otherwise.
     result:
         ``succeeded`` in claim mode: the job function's return value (``None`` when none is stored).
+    result_pointer:
+        ``succeeded`` with a result over 64 KiB (``large_payloads``): the pointer to it in the payload
+        bucket, which :class:`~constructs_fifo.client.outcomes.JobOutcomes` reads into ``result``.
     result_not_stored:
         ``succeeded`` in claim mode: why the job's return value was not stored (not JSON, too large),
         ``None`` when it was (or the job returned ``None``): a dropped result is never silent.
@@ -147,6 +151,7 @@ class JobOutcome:
     lease_released: bool | None = None
     result: Any = None
     result_not_stored: str | None = None
+    result_pointer: str | None = field(default=None, repr=False)
     state_version: int | None = None
     dead_reason: str | None = None
     error_type: str | None = None
@@ -201,6 +206,7 @@ def claim_outcome(
             status=JobStatus.SUCCEEDED,
             result=stored_result(dict(item)),
             result_not_stored=why,
+            result_pointer=_text(item.get(ATTR_RESULT_POINTER)),
             detail="the job succeeded" + (f"; its return value was not stored: {why}" if why else ""),
         )
     if status == STATUS_CANCELLED and item.get(ATTR_CANCELLED_BY) == SUPERSEDED_BY:

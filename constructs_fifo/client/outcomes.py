@@ -53,13 +53,15 @@ mode (docs/outcomes.md).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
-from constructs_fifo.client.environment import default_client, environment_errors
+from constructs_fifo.client.environment import default_client, default_s3_client, environment_errors
 from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import (
     JobOutcome,
@@ -74,6 +76,7 @@ from constructs_fifo.client.waits.many import BatchPoll, JobRefLike, ManyWait, j
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import ATTR_GROUP
 from constructs_fifo.runtime.dead_jobs.parking import ParkHeader, ParkStore
+from constructs_fifo.runtime.payloads.pointer import MissingPayloadError, parse_pointer, read_object
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -110,6 +113,9 @@ class JobOutcomes:
         mode, the group states (required there).
     dynamodb:
         A boto3 DynamoDB client; by default one in ``AWS_REGION`` or boto3's region.
+    s3:
+        A boto3 S3 client for results over 64 KiB (``large_payloads``: the claim holds a pointer to the
+        payload bucket, read back into the outcome's ``result``); by default made on the first one.
     clock, monotonic, sleep:
         Epoch seconds (a lease's end is compared with it), the timer of ``wait``'s timeout and its
         pause; injectable for tests.
@@ -129,6 +135,7 @@ class JobOutcomes:
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        s3: Any | None = None,
     ) -> None:
         if not claim_table and not group_table:
             raise OutcomeQueryError(
@@ -147,6 +154,7 @@ class JobOutcomes:
         self._clock = clock
         self._monotonic = monotonic
         self._sleep = sleep
+        self._s3 = s3
 
     @property
     def mode(self) -> str:
@@ -180,7 +188,7 @@ class JobOutcomes:
         if not isinstance(job_id, str) or not job_id:
             raise OutcomeQueryError(f"job_id {job_id!r} is not allowed: pass the job's non-empty id")
         if self._claims is not None:
-            return self._claim_outcome(self._claims, job_id, group, sent=sent)
+            return self._resolved(self._claim_outcome(self._claims, job_id, group, sent=sent))
         if not group:
             raise OutcomeQueryError(
                 f"job {job_id!r}: state mode finds a job in its group's state item, so the group is "
@@ -265,9 +273,25 @@ class JobOutcomes:
         )
         return self._drive(many)
 
+    def _resolved(self, outcome: JobOutcome) -> JobOutcome:
+        """``outcome`` with a result the payload bucket holds read into ``result`` (one GetObject, only for
+        a result over 64 KiB); a pointer whose object is gone leaves ``result_not_stored`` saying so."""
+        pointer = parse_pointer(outcome.result_pointer)
+        if pointer is None or outcome.result is not None:
+            return outcome
+        if self._s3 is None:
+            self._s3 = default_s3_client()
+        try:
+            return replace(outcome, result=json.loads(read_object(self._s3, *pointer)))
+        except MissingPayloadError as exc:
+            return replace(
+                outcome, result_not_stored=f"the return value was put in the payload bucket but {exc}"
+            )
+
     def _drive(self, many: ManyWait) -> Iterator[JobOutcome]:
         while True:
-            yield from many.poll()
+            for outcome in many.poll():
+                yield self._resolved(outcome)
             if many.finished:
                 return
             self._sleep(many.next_pause())

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from constructs_fifo.client.environment import default_sqs_client, environment_error
+from constructs_fifo.client.environment import default_s3_client, default_sqs_client, environment_error
 from constructs_fifo.client.errors import BatchSendError, InvalidJobError, OutcomeQueryError, SendFailedError
 from constructs_fifo.client.limits import ID_PUNCTUATION, MAX_BATCH_ENTRIES, MAX_ID_LENGTH, MAX_MESSAGE_BYTES
 from constructs_fifo.client.results import FailedEntry, SendResult
 from constructs_fifo.runtime.constants import DEFAULT_FIRST_SEQ
+from constructs_fifo.runtime.payloads.pointer import new_key, pointer_body, size_attribute
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -184,13 +185,16 @@ def _check_id(job_id: str, field: str, value: object) -> None:
         )
 
 
-def validate_job(job: JobMessage) -> str:
+def validate_job(job: JobMessage, *, offloaded: bool = False) -> str:
     """Check ``job`` against SQS's rules and return its body.
 
     Parameters
     ----------
     job:
         The job to check.
+    offloaded:
+        The queue has a payload bucket (``large_payloads=True``): a body over SQS's 1 MiB is not refused,
+        the producer puts it in the bucket and sends a pointer.
 
     Returns
     -------
@@ -233,13 +237,20 @@ def validate_job(job: JobMessage) -> str:
         )
     body = build_body(job)
     size = len(body.encode("utf-8")) + _attributes_size(message_attributes(job))
-    if size > MAX_MESSAGE_BYTES:
+    if size > MAX_MESSAGE_BYTES and not offloaded:
         raise InvalidJobError(
             f"job {job.job_id!r}: body and attributes are {size} bytes; SQS allows at most "
-            f"{MAX_MESSAGE_BYTES} bytes (1 MiB). "
-            "Fix: store the large part elsewhere (e.g. S3) and send a reference to it in the payload."
+            f"{MAX_MESSAGE_BYTES} bytes (1 MiB), and this producer has no payload bucket. Fix: build the "
+            "queue with large_payloads=True and send with its bucket (QueueClient.from_stack or "
+            "from_environment reads it; JobProducer(..., payload_bucket=...)), or store the large part "
+            "elsewhere and send a reference to it in the payload."
         )
     return body
+
+
+def _message_size(job: JobMessage, body: str) -> int:
+    """What SQS counts of a job's message: the body and the attributes."""
+    return len(body.encode("utf-8")) + _attributes_size(message_attributes(job))
 
 
 class JobProducer:
@@ -262,6 +273,12 @@ class JobProducer:
     outcomes:
         Where :meth:`send_and_wait` reads the job's outcome: a
         :class:`~constructs_fifo.client.outcomes.JobOutcomes` on the same queue's tables.
+    payload_bucket:
+        The queue's payload bucket (``large_payloads=True``; the ``PayloadBucketName`` output): a message
+        over SQS's 1 MiB has its body put there (key: a fresh uuid) and is sent as the SQS Extended
+        Client Library's pointer (docs/limits.md). ``None``: such a job is refused.
+    s3_client:
+        A boto3 S3 client for the bucket; by default made on the first large body.
 
     Raises
     ------
@@ -286,6 +303,8 @@ class JobProducer:
         backoff_seconds: float = 0.1,
         sleep: Callable[[float], None] = time.sleep,
         outcomes: JobOutcomes | None = None,
+        payload_bucket: str | None = None,
+        s3_client: Any | None = None,
     ) -> None:
         if not queue_url.endswith(".fifo"):
             raise InvalidJobError(
@@ -300,6 +319,29 @@ class JobProducer:
         self._backoff_seconds = backoff_seconds
         self._sleep = sleep
         self._outcomes = outcomes
+        self.payload_bucket = payload_bucket
+        self._s3 = s3_client
+
+    def _message(self, job: JobMessage) -> tuple[str, dict[str, Any]]:
+        """The checked body and attributes of ``job``: a body over 1 MiB put in the payload bucket, and
+        the message the Extended Client's pointer with its ``ExtendedPayloadSize``."""
+        body = validate_job(job, offloaded=self.payload_bucket is not None)
+        attributes = message_attributes(job)
+        if self.payload_bucket is None or _message_size(job, body) <= MAX_MESSAGE_BYTES:
+            return body, attributes
+        if self._s3 is None:
+            self._s3 = default_s3_client()
+        data = body.encode("utf-8")
+        key = new_key()
+        try:
+            self._s3.put_object(Bucket=self.payload_bucket, Key=key, Body=data)
+        except ClientError as exc:
+            raise SendFailedError(
+                f"job {job.job_id!r} was not sent: its {len(data)}-byte body could not be put in the payload "
+                f"bucket {self.payload_bucket!r}: {str(exc).rstrip('.')}. Fix: grant the sender the queue's "
+                "grant_enqueue or grant_client (s3:PutObject on the bucket) and send it again."
+            ) from exc
+        return pointer_body(self.payload_bucket, key), {**attributes, **size_attribute(len(data))}
 
     def send(
         self,
@@ -324,14 +366,14 @@ class JobProducer:
             (:class:`EndpointNotReachableError`); the cause is chained.
         """
         job = JobMessage(job_id, job_type, payload, group, deduplication_id, seq)
-        body = validate_job(job)
+        body, attributes = self._message(job)
         try:
             response = self._sqs.send_message(
                 QueueUrl=self.queue_url,
                 MessageBody=body,
                 MessageGroupId=job.group,
                 MessageDeduplicationId=job.deduplication_id or job.job_id,
-                MessageAttributes=message_attributes(job),
+                MessageAttributes=attributes,
             )
         except ClientError as exc:
             raise SendFailedError(
@@ -417,16 +459,15 @@ class JobProducer:
         ProducerEnvironmentError
             No credentials or no connection; its ``succeeded`` lists the jobs sent before.
         """
-        bodies = [validate_job(job) for job in jobs]
+        for job in jobs:  # every job checked before anything is put or sent
+            validate_job(job, offloaded=self.payload_bucket is not None)
+        messages = [self._message(job) for job in jobs]
         results: list[SendResult | None] = [None] * len(jobs)
         failed: list[FailedEntry] = []
-        sizes = [
-            len(body.encode("utf-8")) + _attributes_size(message_attributes(job))
-            for job, body in zip(jobs, bodies, strict=True)
-        ]
+        sizes = [len(body.encode("utf-8")) + _attributes_size(attributes) for body, attributes in messages]
         for chunk in self._chunks(sizes):
             try:
-                failed.extend(self._send_chunk(jobs, bodies, chunk, results))
+                failed.extend(self._send_chunk(jobs, messages, chunk, results))
             except BotoCoreError as exc:
                 done = [r for r in results if r is not None]
                 error = environment_error(
@@ -472,7 +513,7 @@ class JobProducer:
     def _send_chunk(
         self,
         jobs: Sequence[JobMessage],
-        bodies: Sequence[str],
+        messages: Sequence[tuple[str, dict[str, Any]]],
         chunk: list[int],
         results: list[SendResult | None],
     ) -> list[FailedEntry]:
@@ -481,10 +522,10 @@ class JobProducer:
             entries: list[SendMessageBatchRequestEntryTypeDef] = [
                 {
                     "Id": str(index),
-                    "MessageBody": bodies[index],
+                    "MessageBody": messages[index][0],
                     "MessageGroupId": jobs[index].group,
                     "MessageDeduplicationId": jobs[index].deduplication_id or jobs[index].job_id,
-                    "MessageAttributes": message_attributes(jobs[index]),
+                    "MessageAttributes": messages[index][1],
                 }
                 for index in pending
             ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.runtime.exceptions import MalformedJobError
+from constructs_fifo.runtime.payloads.store import PayloadStore, resolved_body
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
@@ -82,8 +83,7 @@ def record_message_id(record: SQSRecord) -> str:
 def record_group(record: SQSRecord) -> str:
     """Return the record's ``MessageGroupId``.
 
-    A record without one (not from a FIFO queue) is its own group: it is keyed by its
-    ``messageId``, so a failure there never holds back unrelated records.
+    A record without one (not FIFO) is its own group, keyed by its ``messageId``: it holds back no other.
     """
     group = record.get("attributes", {}).get("MessageGroupId")
     return group if group else f"message#{record_message_id(record)}"
@@ -133,13 +133,13 @@ def leading_job_id(raw: object) -> str | None:
     return job_id if isinstance(job_id, str) and job_id else None
 
 
-def parse_record(record: SQSRecord) -> Job:
-    """Decode one SQS record into a :class:`Job`.
+def parse_record(record: SQSRecord, payloads: PayloadStore | None = None) -> Job:
+    """Decode one SQS record into a :class:`Job` (a pointer body: the one it names, read by ``payloads``).
 
     Parameters
     ----------
     record : SQSRecord
-        A record of the Lambda SQS event.
+        A record of the Lambda SQS event; its body an envelope or the SQS Extended Client's pointer.
 
     Returns
     -------
@@ -150,8 +150,8 @@ def parse_record(record: SQSRecord) -> Job:
     ------
     MalformedJobError
         The body is not JSON, not a JSON object, has no string ``jobId`` or no string ``type``.
-        Decoding is deterministic, so this failure is permanent. When the ``jobId`` is usable and
-        only the rest is wrong, the error carries it as ``job_id``.
+        Decoding is deterministic, so this failure is permanent (so is a pointer's missing object).
+        When the ``jobId`` is usable and only the rest is wrong, the error carries it as ``job_id``.
 
     Examples
     --------
@@ -161,7 +161,7 @@ def parse_record(record: SQSRecord) -> Job:
     ('j1', 'ws#1', 'run_tests', {}, 2)
     """
     message_id = record_message_id(record)
-    raw = record.get("body", "")
+    raw = resolved_body(record, payloads)
     hint = 'the body must be a JSON object like {"jobId": "...", "type": "...", "payload": {...}}'
     try:
         body = json.loads(raw)
@@ -195,5 +195,5 @@ def parse_record(record: SQSRecord) -> Job:
         attempt=record_attempt(record),
         message_id=message_id,
         body=body,
-        body_text=raw,
+        body_text=record.get("body", ""),  # a pointer stays one: what a dead job forwards
     )

@@ -480,11 +480,21 @@ class HeartbeatClaims(ClaimStore):
         return claim
 
     def complete(
-        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+        self,
+        job_id: str,
+        owner: str,
+        *,
+        result_json: str | None = None,
+        result_not_stored: str | None = None,
+        result_pointer: str | None = None,
     ) -> bool:
         with self.heartbeat.job_ending(job_id, owner) as allowed:
             return allowed and super().complete(
-                job_id, owner, result_json=result_json, result_not_stored=result_not_stored
+                job_id,
+                owner,
+                result_json=result_json,
+                result_not_stored=result_not_stored,
+                result_pointer=result_pointer,
             )
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:

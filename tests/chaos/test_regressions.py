@@ -123,7 +123,13 @@ class UnfencedClaimStore(ClaimStore):
         self._unfenced_client = client
 
     def complete(
-        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+        self,
+        job_id: str,
+        owner: str,
+        *,
+        result_json: str | None = None,
+        result_not_stored: str | None = None,
+        result_pointer: str | None = None,
     ) -> bool:
         self._unfenced_client.update_item(
             TableName=self.table_name,

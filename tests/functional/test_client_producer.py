@@ -181,8 +181,11 @@ def test_send_batch_chunks_by_total_size(sqs: SQSClient, queue_url: str) -> None
         ),
         (
             JobMessage("j-1", "apply_patch", {"diff": "x" * (1024 * 1024)}, group="ws#1"),
-            "job 'j-1': body and attributes are 1048687 bytes; SQS allows at most 1048576 bytes (1 MiB). "
-            "Fix: store the large part elsewhere (e.g. S3) and send a reference to it in the payload.",
+            "job 'j-1': body and attributes are 1048687 bytes; SQS allows at most 1048576 bytes (1 MiB), "
+            "and this producer has no payload bucket. Fix: build the queue with large_payloads=True and "
+            "send with its bucket (QueueClient.from_stack or from_environment reads it; "
+            "JobProducer(..., payload_bucket=...)), or store the large part elsewhere and send a reference "
+            "to it in the payload.",
         ),
         (
             JobMessage("j-1", "apply_patch", {"when": object()}, group="ws#1"),

@@ -58,8 +58,11 @@ class QueueClient:
         Where the queue's parts are; or give ``queue_url`` (and the tables) instead.
     queue_url, claim_table, group_table, dead_letter_queue_url:
         The address, when ``address`` is not given (the construct's outputs of those names).
-    sqs, dynamodb:
-        boto3 clients; by default ones in ``AWS_REGION`` or boto3's region, shared by every part.
+    payload_bucket:
+        The queue's payload bucket (``large_payloads=True``), when ``address`` is not given.
+    sqs, dynamodb, s3:
+        boto3 clients; by default ones in ``AWS_REGION`` or boto3's region, shared by every part (the S3
+        one made only for a large body or result).
     clock, monotonic, sleep:
         Injectable for tests (the outcomes' and the parked groups' clock, the waits' timer and pause).
 
@@ -77,8 +80,10 @@ class QueueClient:
         claim_table: str | None = None,
         group_table: str | None = None,
         dead_letter_queue_url: str | None = None,
+        payload_bucket: str | None = None,
         sqs: SQSClient | None = None,
         dynamodb: DynamoDBClient | None = None,
+        s3: Any | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -94,7 +99,9 @@ class QueueClient:
             claim_table=claim_table or None,
             group_table=group_table or None,
             dead_letter_queue_url=dead_letter_queue_url or None,
+            payload_bucket=payload_bucket or None,
         )
+        self._s3 = s3
         self._sqs = sqs
         self._dynamodb = dynamodb
         self._clock, self._monotonic, self._sleep = clock, monotonic, sleep
@@ -162,7 +169,13 @@ class QueueClient:
     def producer(self) -> JobProducer:
         """The queue's producer, reading outcomes for ``send_and_wait`` when the queue has tables."""
         outcomes = self.outcomes if self.address.claim_table or self.address.group_table else None
-        return JobProducer(self.address.queue_url, sqs_client=self._sqs_client, outcomes=outcomes)
+        return JobProducer(
+            self.address.queue_url,
+            sqs_client=self._sqs_client,
+            outcomes=outcomes,
+            payload_bucket=self.address.payload_bucket,
+            s3_client=self._s3,
+        )
 
     @cached_property
     def outcomes(self) -> JobOutcomes:
@@ -180,6 +193,7 @@ class QueueClient:
             clock=self._clock,
             monotonic=self._monotonic,
             sleep=self._sleep,
+            s3=self._s3,
         )
 
     @cached_property

@@ -67,6 +67,7 @@ from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
+from constructs_fifo.runtime.payloads.store import PayloadStore
 from constructs_fifo.runtime.steering.metrics import write_steered
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -126,6 +127,9 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         Sends dead jobs to the dead-letter queue.
     parking : ParkStore or None
         The group table; required by the PARK policy.
+    payloads : PayloadStore or None
+        The payload bucket's reader and writer (``large_payloads``): pointer bodies, results over 64 KiB.
+        ``None``: the process's own, from ``CONSTRUCTS_FIFO_PAYLOAD_BUCKET``, its client made on first need.
 
     Examples
     --------
@@ -152,6 +156,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         sqs: SQSClient | None = None,
         heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
+        payloads: PayloadStore | None = None,
     ) -> None:
         policy = settings.on_dead_job
         if policy is DeadJobPolicy.PARK and (parking is None or sqs is None or not settings.queue_url):
@@ -168,7 +173,9 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
             out=self._out,
             backoff_base_seconds=settings.backoff_base_seconds,
             cap_seconds=settings.visibility_timeout_seconds,
+            payloads=payloads,
         )
+        self._payloads = payloads  # None: the process's (large_payloads; made on the first pointer)
         self._claims = claims
         self._dead_letters = dead_letters
         self._policy = policy
@@ -314,7 +321,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         """Parse and run one record (from the queue, or a kept record replayed)."""
         fields: dict[str, Any] = {"replayed": True} if replayed else {}
         try:
-            job = parse_record(record)
+            job = parse_record(record, self._payloads)
         except MalformedJobError as exc:
             if exc.job_id is not None:
                 try:

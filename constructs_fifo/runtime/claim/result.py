@@ -12,11 +12,15 @@ large), and the waiter's outcome carries it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from constructs_fifo.runtime.constants import ATTR_RESULT, ATTR_RESULT_NOT_STORED, MAX_RESULT_BYTES
 
-__all__ = ["encode_result", "result_not_stored", "stored_result"]
+__all__ = ["encode_result", "offload_result", "result_not_stored", "stored_result"]
+
+#: How the reason of a value too large for the claim starts (``offload_result`` puts those).
+_TOO_LARGE: Final = "the return value is "
 
 
 def encode_result(value: object) -> tuple[str | None, str | None]:
@@ -43,8 +47,27 @@ def encode_result(value: object) -> tuple[str | None, str | None]:
         return None, f"the return value is not JSON ({type(exc).__name__}: {exc})"
     size = len(text.encode("utf-8"))
     if size > MAX_RESULT_BYTES:
-        return None, f"the return value is {size} bytes of JSON, more than the {MAX_RESULT_BYTES} stored"
+        return None, f"{_TOO_LARGE}{size} bytes of JSON, more than the {MAX_RESULT_BYTES} stored"
     return text, None
+
+
+def offload_result(
+    value: object, put_large: Callable[[str], str | None]
+) -> tuple[str | None, str | None, str | None]:
+    """:func:`encode_result`, with a value too large for the claim put by ``put_large`` (the payload
+    bucket's: its pointer body, or ``None`` without a bucket): ``(json, why not, pointer)``.
+
+    A failed put leaves the value not stored, and the reason says why (the job's effect happened).
+    """
+    text, why = encode_result(value)
+    if why is None or not why.startswith(_TOO_LARGE) or "not JSON" in why:
+        return text, why, None
+    large = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        pointer = put_large(large)
+    except Exception as exc:  # the job succeeded: its value is lost, not its outcome
+        return None, f"{why}; putting it in the payload bucket failed ({type(exc).__name__}: {exc})", None
+    return (None, None, pointer) if pointer is not None else (None, why, None)
 
 
 def stored_result(item: dict[str, Any]) -> Any:

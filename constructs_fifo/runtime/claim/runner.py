@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.backoff import Backoff, lease_delay_seconds
-from constructs_fifo.runtime.claim.result import encode_result
+from constructs_fifo.runtime.claim.result import offload_result
 from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.claim.supersede import Supersession
 from constructs_fifo.runtime.clock import elapsed_ms, remaining_ms, started
@@ -36,6 +36,7 @@ from constructs_fifo.runtime.observability import (
     OutcomeStatus,
     OutcomeWriter,
 )
+from constructs_fifo.runtime.payloads.store import PayloadStore, default_store
 from constructs_fifo.runtime.steering.metrics import write_steered
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
@@ -131,9 +132,11 @@ class JobRunner:
         out: OutcomeWriter,
         backoff_base_seconds: int,
         cap_seconds: int,
+        payloads: PayloadStore | None = None,
     ) -> None:
         self.claims = claims
         self._supersession = Supersession.of(claims, ttl_seconds=claims.ttl_seconds)
+        self._payloads = payloads  # None: the process's (made on the first result over 64 KiB)
         self._handler = handler
         self._out = out
         self._cap = cap_seconds
@@ -229,8 +232,12 @@ class JobRunner:
             )
             return Step(StepKind.RETRY, delay_seconds=delay)
         duration = elapsed_ms(mark)
-        result_json, dropped = encode_result(returned)
-        if self.claims.complete(job.id, owner, result_json=result_json, result_not_stored=dropped):
+        result_json, dropped, pointer = offload_result(
+            returned, (self._payloads or default_store()).put_result
+        )
+        if self.claims.complete(
+            job.id, owner, result_json=result_json, result_not_stored=dropped, result_pointer=pointer
+        ):
             noted: dict[str, Any] = {"resultNotStored": dropped} if dropped else {}
             self._out.write(OutcomeStatus.SUCCEEDED, record, job=job, duration_ms=duration, **noted, **fields)
             return DONE

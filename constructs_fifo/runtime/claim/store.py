@@ -82,6 +82,7 @@ from constructs_fifo.runtime.constants import (
     DeadReason,
 )
 from constructs_fifo.runtime.error_text import truncate_error
+from constructs_fifo.runtime.payloads.pointer import ATTR_RESULT_POINTER
 from constructs_fifo.runtime.steering.names import (
     STATUS_CANCELLED,
 )
@@ -109,6 +110,7 @@ _NAMES = {
     "#earlier": ATTR_EARLIER_ATTEMPTS,
     "#permanent": ATTR_PERMANENT,
     "#not_stored": ATTR_RESULT_NOT_STORED,
+    "#result_pointer": ATTR_RESULT_POINTER,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -289,13 +291,20 @@ class ClaimStore:
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
 
     def complete(
-        self, job_id: str, owner: str, *, result_json: str | None = None, result_not_stored: str | None = None
+        self,
+        job_id: str,
+        owner: str,
+        *,
+        result_json: str | None = None,
+        result_not_stored: str | None = None,
+        result_pointer: str | None = None,
     ) -> bool:
         """Mark the job SUCCEEDED if ``owner`` still holds it, with its result.
 
         ``result_json`` is :func:`~constructs_fifo.runtime.claim.result.encode_result`'s JSON, or
         ``None`` to store none; ``result_not_stored`` its reason for storing none (not JSON, too large),
-        stored so the waiter's outcome says it.
+        stored so the waiter's outcome says it; ``result_pointer`` the payload bucket's pointer to a
+        result too large for the claim (``large_payloads``).
 
         Returns
         -------
@@ -311,6 +320,9 @@ class ClaimStore:
         if result_not_stored is not None:
             values[":not_stored"] = {"S": truncate_error(result_not_stored)}
             result += ", #not_stored = :not_stored"
+        if result_pointer is not None:
+            values[":result_pointer"] = {"S": result_pointer}
+            result += ", #result_pointer = :result_pointer"
         return self._fenced_update(
             job_id,
             owner,

@@ -11,7 +11,7 @@ The format is the AWS SQS Extended Client Library's (``amazon-sqs-extended-clien
 Of the library's options this follows: a body goes through S3 only when it exceeds SQS's limit (its
 ``always_through_s3`` off; the threshold is SQS's 1 MiB, the library's 256 KiB default predating it); the
 key is a fresh ``uuid4``; the bucket is the one the construct creates. Results use no SQS message: a
-SUCCEEDED claim stores the key of its result's object in ``ATTR_RESULT_S3_KEY``.
+SUCCEEDED claim stores a pointer body to its result's object in ``ATTR_RESULT_POINTER``.
 
 Standard library only; S3 is a client passed in (``get_object``/``put_object``), the runtime's own made
 only when a pointer is met, so a queue without the option pays nothing.
@@ -24,7 +24,7 @@ import uuid
 from typing import Any, Final
 
 __all__ = [
-    "ATTR_RESULT_S3_KEY",
+    "ATTR_RESULT_POINTER",
     "ENV_PAYLOAD_BUCKET",
     "LEGACY_POINTER_CLASS",
     "LEGACY_SIZE_ATTRIBUTE",
@@ -41,8 +41,9 @@ __all__ = [
 
 #: The variable naming the payload bucket in the consumer's and a client's environment.
 ENV_PAYLOAD_BUCKET: Final = "CONSTRUCTS_FIFO_PAYLOAD_BUCKET"
-#: On a SUCCEEDED claim whose return value went to the payload bucket: the S3 key of its JSON.
-ATTR_RESULT_S3_KEY: Final = "result_s3_key"
+#: On a SUCCEEDED claim whose return value went to the payload bucket: the pointer (a pointer body) to
+#: its JSON there.
+ATTR_RESULT_POINTER: Final = "result_pointer"
 #: The Extended Client's pointer class (the first element of a pointer body).
 POINTER_CLASS: Final = "software.amazon.payloadoffloading.PayloadS3Pointer"
 #: The Java library's older class, still written by its ``use_legacy_attribute`` option.
