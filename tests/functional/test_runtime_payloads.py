@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from constructs_fifo.client import InvalidJobError, JobOutcomes, JobProducer
+from constructs_fifo.client import InvalidJobError, JobOutcomes, JobProducer, QueueClient
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.payloads.pointer import (
     ATTR_RESULT_POINTER,
+    ENV_PAYLOAD_BUCKET,
     LEGACY_POINTER_CLASS,
     POINTER_CLASS,
     SIZE_ATTRIBUTE,
@@ -162,3 +163,37 @@ def _context() -> Any:
     from .runtime_harness import FakeContext
 
     return FakeContext()
+
+
+def test_a_queue_without_pointers_makes_no_s3_client(harness: Harness) -> None:
+    # GIVEN a store whose S3 client cannot be made, and plain envelopes with small results
+    def no_client() -> Any:
+        raise AssertionError("an S3 client was made for a queue without pointers")
+
+    for index in range(3):
+        harness.sqs.send_message(
+            QueueUrl=harness.queue_url,
+            MessageBody=json.dumps({"jobId": f"s-{index}", "type": "t", "payload": {}}),
+            MessageGroupId="g",
+            MessageDeduplicationId=f"s-{index}",
+        )
+    store = PayloadStore(BUCKET, make_s3=no_client)
+    # WHEN they run THEN all succeed and no client was made (figure 1: no S3 call per job)
+    response = harness.processor(handler=_returning({"ok": True}, []), payloads=store).process(
+        {"Records": receive_records(harness.sqs, harness.queue_url)}, _context()
+    )
+    assert response == {"batchItemFailures": []}
+    assert [status for _, status in harness.outcomes()] == ["SUCCEEDED"] * 3
+
+
+def test_a_queue_client_from_the_environment_sends_through_its_bucket(harness: Harness, s3: S3Client) -> None:
+    # GIVEN the variables grant_client sets on a client of a queue with large_payloads
+    environ = {"CONSTRUCTS_FIFO_QUEUE_URL": harness.queue_url, ENV_PAYLOAD_BUCKET: BUCKET}
+    client = QueueClient.from_environment(environ=environ, sqs=harness.sqs, s3=s3)
+    # WHEN it sends a 2 MiB job
+    client.producer.send("big-2", "apply_patch", {"diff": "x" * (2 * MIB)}, group="ws#2")
+    # THEN the message is a pointer into that bucket
+    [record] = receive_records(harness.sqs, harness.queue_url)
+    assert client.address.payload_bucket == BUCKET
+    pointer = parse_pointer(record["body"])
+    assert pointer is not None and pointer[0] == BUCKET
