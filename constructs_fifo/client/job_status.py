@@ -166,8 +166,11 @@ class JobOutcome:
     detail: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        """The outcome as plain values (``status`` as its string)."""
-        return {**asdict(self), "status": self.status.value}
+        """The outcome as plain values (``status`` as its string; ``result_pointer`` left out: ``result``
+        holds what it points to once read)."""
+        values = {**asdict(self), "status": self.status.value}
+        values.pop("result_pointer")
+        return values
 
 
 def claim_outcome(
