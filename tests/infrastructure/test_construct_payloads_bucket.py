@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import App, Duration, Stack
+from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
-from constructs_fifo import OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, OrderedAgentQueue
 from constructs_fifo.runtime.payloads.pointer import ENV_PAYLOAD_BUCKET
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,3 +151,22 @@ def test_a_sender_may_put_bodies_and_a_client_also_reads_results() -> None:
         f for key, f in template.find_resources("AWS::Lambda::Function").items() if key.startswith("Server")
     ]
     assert ENV_PAYLOAD_BUCKET in server["Properties"]["Environment"]["Variables"]
+
+
+def test_container_workers_find_the_bucket_and_may_read_bodies_and_write_results() -> None:
+    # GIVEN a queue run by container workers, with large payloads
+    stack = Stack(App(), "Workers")
+    OrderedAgentQueue(
+        stack,
+        "Builds",
+        handler="builds.run_tests",
+        consumer=ContainerConsumer(image=ecs.ContainerImage.from_registry("public.ecr.aws/example/worker:1")),
+        large_payloads=True,
+    )
+    template = Template.from_stack(stack)
+    # THEN the worker container's environment names the bucket
+    [task] = template.find_resources("AWS::ECS::TaskDefinition").values()
+    [container] = task["Properties"]["ContainerDefinitions"]
+    assert ENV_PAYLOAD_BUCKET in {variable["Name"] for variable in container["Environment"]}
+    # AND the task role may read bodies and write results on the bucket's objects
+    assert _actions_on_objects(template, "BuildsTaskRole") == ["s3:GetObject", "s3:PutObject"]
