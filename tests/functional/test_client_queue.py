@@ -1,4 +1,5 @@
-"""QueueClient on moto: one object for a queue, found by name (stack outputs, environment), sync and asyncio.
+"""QueueClient on moto: one object for a queue, found by name (stack outputs, environment), sync and asyncio,
+with the steering controls (cancel, hold, cancel a held group, release).
 
 The real processors run the jobs: in the sync tests in the waiter's pauses (``outcome_world.Waiter``),
 in the asyncio tests in a task of their own while the waits pause.
@@ -14,6 +15,8 @@ import boto3
 import pytest
 
 from constructs_fifo.client import (
+    CancelOutcome,
+    HoldOutcome,
     JobMessage,
     JobStatus,
     OutcomeQueryError,
@@ -137,3 +140,68 @@ def test_the_async_forms_wait_without_blocking_the_event_loop(
     assert ticks == 5
     assert (one.status, one.result) == (JobStatus.SUCCEEDED, {"passed": True, "n": 9})  # type: ignore[attr-defined]
     assert results == {f"a-{n}": {"passed": True, "n": n} for n in range(4)}
+
+
+def test_the_client_cancels_a_job_before_it_runs_and_a_held_groups_kept_jobs(
+    claim_mode: Harness, environ: dict[str, str]
+) -> None:
+    # GIVEN a client from the environment (grant_client + grant_steer), its waits driving the processors
+    waiter = Waiter(claim_mode)
+    queue = QueueClient.from_environment(
+        "tools", environ=environ, clock=claim_mode.clock, monotonic=waiter.monotonic, sleep=waiter.sleep
+    )
+    # WHEN it sends three calls of a session and cancels the second before anything runs
+    queue.send_batch([JobMessage(f"c-{n}", "run_tests", {"n": n}, group="s#1") for n in (1, 2, 3)])
+    report = queue.cancel("c-2", group="s#1", reason="notifications/cancelled", by="mcp")
+    outcomes = queue.wait_many(["c-1", "c-2", "c-3"], 30, sent=True)
+    # THEN the second never ran and reads cancelled (who and why); the others ran in order with results
+    assert report.outcome is CancelOutcome.NOT_STARTED
+    assert claim_mode.ran == ["c-1", "c-3"]
+    cancelled = outcomes["c-2"]
+    assert (cancelled.status, cancelled.result, cancelled.cancel_reason, cancelled.cancelled_by) == (
+        JobStatus.CANCELLED,
+        None,
+        "notifications/cancelled",
+        "mcp",
+    )
+    assert [outcomes[j].result for j in ("c-1", "c-3")] == [{"passed": True, "n": 1}, {"passed": True, "n": 3}]
+
+    # WHEN another session is held, its calls kept, then its kept calls cancelled and the group released
+    assert queue.hold("s#2", reason="client gone").outcome is HoldOutcome.HELD
+    queue.send_batch([JobMessage(f"h-{n}", "run_tests", {"n": n}, group="s#2") for n in (1, 2)])
+    waiter.sleep(0)  # one batch: the held group's calls are kept, not run
+    group_report = queue.cancel_group("s#2", reason="client gone", by="mcp")
+    assert queue.release("s#2").outcome is HoldOutcome.RELEASED
+    waiter.sleep(0)  # the replay
+    queue.send("h-3", "run_tests", {"n": 3}, group="s#2")
+    after = queue.wait_many(["h-1", "h-2", "h-3"], 30, sent=True)
+    # THEN the kept calls never ran and read cancelled; the call sent after the release ran
+    assert (group_report.cancelled, [r.job_id for r in group_report.jobs]) == (2, ["h-1", "h-2"])
+    assert claim_mode.ran == ["c-1", "c-3", "h-3"]
+    assert {j: o.status for j, o in after.items()} == {
+        "h-1": JobStatus.CANCELLED,
+        "h-2": JobStatus.CANCELLED,
+        "h-3": JobStatus.SUCCEEDED,
+    }
+
+
+def test_cancel_async_cancels_a_pending_job_without_blocking_the_event_loop(
+    claim_mode: Harness, sqs: SQSClient, dynamodb: DynamoDBClient, queue_url: str
+) -> None:
+    # GIVEN a client and a sent job whose processors have not run
+    queue = QueueClient(
+        queue_url=queue_url, claim_table=TABLE_NAME, group_table=GROUP_TABLE_NAME, sqs=sqs, dynamodb=dynamodb
+    )
+    waiter = Waiter(claim_mode)
+
+    async def scenario() -> tuple[CancelOutcome, JobStatus]:
+        await queue.send_async("a-1", "run_tests", {"n": 1}, group="s#1")
+        waiting = asyncio.create_task(queue.wait_async("a-1", 30, group="s#1", sent=True))
+        # WHEN it is cancelled from the event loop, and only then the processors run
+        report = await queue.cancel_async("a-1", group="s#1", reason="notifications/cancelled")
+        await asyncio.to_thread(waiter.sleep, 0)
+        return report.outcome, (await waiting).status
+
+    # THEN the cancel found it not started, the waiter sees cancelled, and the job never ran
+    assert asyncio.run(scenario()) == (CancelOutcome.NOT_STARTED, JobStatus.CANCELLED)
+    assert claim_mode.ran == []

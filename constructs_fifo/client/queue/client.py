@@ -3,9 +3,11 @@
 :class:`QueueClient` holds a queue's address (:class:`~constructs_fifo.client.queue.addresses.QueueAddress`)
 and builds the client classes on it, sharing one SQS and one DynamoDB client: the producer
 (:attr:`QueueClient.producer`), the outcomes (:attr:`QueueClient.outcomes`), the state reader (state
-mode, :attr:`QueueClient.states`) and the parked groups (:attr:`QueueClient.parked`). Its own methods
-are the ones a sender calls: ``send``, ``send_batch``, ``send_and_wait``, ``get``, ``wait``,
-``as_settled``, ``wait_many``, and their ``async`` forms (:mod:`constructs_fifo.client.aio`).
+mode, :attr:`QueueClient.states`), the parked groups (:attr:`QueueClient.parked`) and the steering
+controls (:attr:`QueueClient.steering`, docs/steering.md). Its own methods are the ones a sender calls:
+``send``, ``send_batch``, ``send_and_wait``, ``get``, ``wait``, ``as_settled``, ``wait_many``, the
+steering ``cancel``, ``cancel_group``, ``hold``, ``release``, and their ``async`` forms
+(:mod:`constructs_fifo.client.aio`).
 
 Three ways to build one, none copying a name by hand::
 
@@ -15,7 +17,8 @@ Three ways to build one, none copying a name by hand::
     queue = QueueClient(queue_url=..., claim_table=..., group_table=...)   # the address itself
 
 ``from_stack`` needs ``cloudformation:DescribeStacks`` on the stack; the rest, what each method reads
-or writes (``grant_client`` grants a sender's: send, and read the outcomes).
+or writes (``grant_client`` grants a sender's: send, and read the outcomes; the steering methods need
+``grant_steer`` as well).
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.client.producer import JobMessage, JobProducer
 from constructs_fifo.client.queue.addresses import QueueAddress, from_environment, from_outputs
 from constructs_fifo.client.state_reader import GroupStateReader
+from constructs_fifo.client.steering import JobSteering
 from constructs_fifo.client.waits import aio
+from constructs_fifo.runtime.constants import DEFAULT_CLAIM_TTL_SECONDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_cloudformation.client import CloudFormationClient
@@ -44,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from constructs_fifo.client.job_status import JobOutcome
     from constructs_fifo.client.results import SendResult
+    from constructs_fifo.client.steering import CancelReport, GroupCancelReport, HoldReport
     from constructs_fifo.client.waits.many import JobRefLike
 
 __all__ = ["QueueClient"]
@@ -63,8 +69,12 @@ class QueueClient:
     sqs, dynamodb, s3:
         boto3 clients; by default ones in ``AWS_REGION`` or boto3's region, shared by every part (the S3
         one made only for a large body or result).
+    claim_ttl_seconds:
+        Claim mode: the queue's ``claim_ttl``, the lifetime of the CANCELLED claim :meth:`cancel` writes
+        for a job not started yet (:class:`~constructs_fifo.client.steering.JobSteering`).
     clock, monotonic, sleep:
-        Injectable for tests (the outcomes' and the parked groups' clock, the waits' timer and pause).
+        Injectable for tests (the outcomes', parked groups' and steering's clock, the waits' timer and
+        pause).
 
     Raises
     ------
@@ -84,6 +94,7 @@ class QueueClient:
         sqs: SQSClient | None = None,
         dynamodb: DynamoDBClient | None = None,
         s3: Any | None = None,
+        claim_ttl_seconds: int = DEFAULT_CLAIM_TTL_SECONDS,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -104,6 +115,7 @@ class QueueClient:
         self._s3 = s3
         self._sqs = sqs
         self._dynamodb = dynamodb
+        self._claim_ttl_seconds = claim_ttl_seconds
         self._clock, self._monotonic, self._sleep = clock, monotonic, sleep
 
     @classmethod
@@ -237,6 +249,26 @@ class QueueClient:
         )
 
     @cached_property
+    def steering(self) -> JobSteering:
+        """The queue's steering controls (:class:`JobSteering`, docs/steering.md), on the same clients
+        and tables. The caller needs the construct's ``grant_steer``.
+
+        Raises
+        ------
+        SteeringQueryError
+            The address names no table.
+        """
+        return JobSteering(
+            claim_table=self.address.claim_table,
+            group_table=self.address.group_table,
+            dynamodb=self._dynamodb_client,
+            claim_ttl_seconds=self._claim_ttl_seconds,
+            clock=self._clock,
+            sqs=self._sqs_client,
+            queue_url=self.address.queue_url,
+        )
+
+    @cached_property
     def _sqs_client(self) -> SQSClient:
         client: SQSClient = self._sqs or default_client("sqs", "QueueClient", argument="sqs")
         return client
@@ -288,6 +320,28 @@ class QueueClient:
         """:meth:`JobOutcomes.wait_many`: every job's outcome, one read request a poll."""
         return self.outcomes.wait_many(jobs, timeout_seconds, **options)
 
+    # --- steering (JobSteering: grant_steer) -------------------------------------------------------
+
+    def cancel(self, job_id: str, **options: Any) -> CancelReport:
+        """:meth:`JobSteering.cancel` (``options``: ``group`` (required in state mode), ``seq``,
+        ``reason``, ``by``, ``dry_run``): a job not started never runs; its outcome is ``cancelled``."""
+        return self.steering.cancel(job_id, **options)
+
+    def cancel_group(self, group: str, **options: Any) -> GroupCancelReport:
+        """:meth:`JobSteering.cancel_group` (``options``: ``reason``, ``by``, ``dry_run``): every job a
+        held or parked ``group`` keeps now is cancelled; a live group is refused (hold it first)."""
+        return self.steering.cancel_group(group, **options)
+
+    def hold(self, group: str, **options: Any) -> HoldReport:
+        """:meth:`JobSteering.hold` (``options``: ``reason``, ``by``, ``dry_run``): nothing of ``group``
+        starts from its next batch on; its jobs are kept, in order (claim mode needs the PARK policy)."""
+        return self.steering.hold(group, **options)
+
+    def release(self, group: str, **options: Any) -> HoldReport:
+        """:meth:`JobSteering.release` (``options``: ``dry_run``): a held group's kept jobs replay first,
+        in order, then it is live again."""
+        return self.steering.release(group, **options)
+
     # --- asyncio (constructs_fifo.client.aio: boto3 in worker threads, the event loop never blocked) --
 
     async def send_async(
@@ -331,3 +385,19 @@ class QueueClient:
     ) -> dict[str, JobOutcome]:
         """:meth:`wait_many` in the event loop."""
         return await aio.wait_many(self.outcomes, jobs, timeout_seconds, **options)
+
+    async def cancel_async(self, job_id: str, **options: Any) -> CancelReport:
+        """:meth:`cancel` without blocking the event loop (its requests in a worker thread)."""
+        return await aio.run_blocking(self.cancel, job_id, **options)
+
+    async def cancel_group_async(self, group: str, **options: Any) -> GroupCancelReport:
+        """:meth:`cancel_group` without blocking the event loop (its requests in a worker thread)."""
+        return await aio.run_blocking(self.cancel_group, group, **options)
+
+    async def hold_async(self, group: str, **options: Any) -> HoldReport:
+        """:meth:`hold` without blocking the event loop (its requests in a worker thread)."""
+        return await aio.run_blocking(self.hold, group, **options)
+
+    async def release_async(self, group: str, **options: Any) -> HoldReport:
+        """:meth:`release` without blocking the event loop (its requests in a worker thread)."""
+        return await aio.run_blocking(self.release, group, **options)
