@@ -164,7 +164,8 @@ def test_the_client_cancels_a_job_before_it_runs_and_a_held_groups_kept_jobs(
         "notifications/cancelled",
         "mcp",
     )
-    assert [outcomes[j].result for j in ("c-1", "c-3")] == [{"passed": True, "n": 1}, {"passed": True, "n": 3}]
+    ran = [outcomes[job_id].result for job_id in ("c-1", "c-3")]
+    assert ran == [{"passed": True, "n": 1}, {"passed": True, "n": 3}]
 
     # WHEN another session is held, its calls kept, then its kept calls cancelled and the group released
     assert queue.hold("s#2", reason="client gone").outcome is HoldOutcome.HELD
