@@ -114,7 +114,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
         transition ``apply(job, state) -> state`` of its group's state (group table, no claim table). Limits:
         ``CLAIM`` or ``STATE``. Default: ``CLAIM``.
     batch_size : int
-        Records per invocation (the FIFO event source's limit). Limits: 1–10. Default: ``10``.
+        Records per invocation, or per container worker's receive. Limits: 1–10. Default: ``10``.
     max_attempts : int
         Runs of one job (a crash inside it included) before the runtime declares it dead. Limits: 1–100.
         Default: ``5``.

@@ -54,6 +54,7 @@ __all__ = [
     "ENV_GAP_TIMEOUT_SECONDS",
     "ENV_GROUP_TABLE",
     "ENV_HEARTBEAT_INTERVAL_SECONDS",
+    "ENV_BATCH_SIZE",
     "ENV_MAX_ATTEMPTS",
     "ENV_MAX_JOB_DURATION_SECONDS",
     "ENV_METRICS_NAMESPACE",
@@ -124,6 +125,7 @@ ENV_GAP_POLICY: Final = SETTINGS["gap_policy"].variable()
 ENV_OUTCOME_LINES: Final = SETTINGS["outcome_lines"].variable()
 ENV_MAX_JOB_DURATION_SECONDS: Final = SETTINGS["max_job_duration"].variable()
 ENV_SLOTS: Final = SETTINGS["slots"].variable()
+ENV_BATCH_SIZE: Final = SETTINGS["batch_size"].variable()
 ENV_HEARTBEAT_INTERVAL_SECONDS: Final = SETTINGS["heartbeat_interval"].variable()
 
 DEFAULT_BACKOFF_BASE_SECONDS: Final = SETTINGS["backoff_base"].default_as(int)

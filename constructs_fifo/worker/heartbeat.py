@@ -165,6 +165,16 @@ class WorkerHeartbeat:
         self._stop_at: float | None = None
 
     @property
+    def visibility_timeout_seconds(self) -> int:
+        """How far from now a renewal moves the records' visibility."""
+        return self._visibility_s
+
+    @property
+    def interval_seconds(self) -> float:
+        """Time between renewals."""
+        return self._interval_s
+
+    @property
     def lease_ms(self) -> int:
         """The lease a claim is taken with and renewed to: the visibility a renewal gives the records."""
         return self._visibility_s * 1000

@@ -1,11 +1,13 @@
-"""The worker's loop: ``slots`` threads, each receiving a batch, running it, deleting what succeeded.
+"""The worker's loop: ``slots`` threads, each running one group's batch at a time, deleting what succeeded.
 
 Each slot, until the worker stops:
 
-1. **Receive** (ReceiveMessage: ``WaitTimeSeconds`` 20, ``MaxNumberOfMessages`` ``batch_size``, all
-   system and message attributes). A slot receives only when it is free, so no record waits in the
-   worker unrenewed; FIFO gives each slot other groups (a group with a record in flight gives nothing
-   behind it).
+1. **Take or receive.** A free slot first takes a group held for it (:mod:`constructs_fifo.worker.fanout`);
+   when none is held, one free slot at a time receives (ReceiveMessage: ``WaitTimeSeconds`` 20,
+   ``MaxNumberOfMessages`` ``batch_size``, all system and message attributes), the other free slots
+   waiting for its records. A receive is split by group: the receiving slot runs the first group, the
+   other groups are held (renewed) for the next free slots. So a slot's batch holds one group's records,
+   no slot holds another group's records while it runs a job, and no record waits unrenewed.
 2. **Run** the batch, in Lambda's record shape, through the configured mode's processor
    (:meth:`~constructs_fifo.runtime.batch_processor.BaseBatchProcessor.process_batch`), its heartbeat
    renewing the records and the claim meanwhile (:mod:`constructs_fifo.worker.heartbeat`), the task
@@ -14,12 +16,14 @@ Each slot, until the worker stops:
    response's ``batchItemFailures``; the listed ones already have their visibility (the processor
    applied the backoff, or visibility 0 for what it did not reach).
 
-**Stop** (:meth:`Worker.stop`, on SIGTERM): no slot receives again; a batch received while stopping is
-made visible at once (ChangeMessageVisibility 0, not started); a running batch may finish its running
-job within ``grace_seconds`` but starts no next one (what it did not reach comes back at once); a job
-still running at the end of the grace period is interrupted: its lease released (the next claim counts
-the run as an attempt), its records visible at once. Then every slot's heartbeat ticker is stopped
-and joined (no thread of the worker's is left renewing anything) and :meth:`Worker.run` returns 0.
+**Stop** (:meth:`Worker.stop`, on SIGTERM): no slot receives or takes a held group again; every record
+that did not start goes back at once, whatever its group: the held groups and a receive that lands
+while stopping (ChangeMessageVisibility 0). A running batch may finish its running job within
+``grace_seconds`` but starts no next one (the records behind it, of its own group, come back at once
+when it ends); a job still running at the end of the grace period is interrupted: its lease given
+back (not an attempt: :meth:`~constructs_fifo.runtime.claim.store.ClaimStore.give_back`), its records
+visible at once. Then every slot's heartbeat ticker is stopped and joined (no thread of the worker's is
+left renewing anything) and :meth:`Worker.run` returns 0.
 
 Each slot's heartbeat ticker is started once, before the slot's first receive, and serves every batch
 the slot runs (:mod:`constructs_fifo.worker.heartbeat`).
@@ -38,6 +42,7 @@ from constructs_fifo.runtime.clock import Clock, system_clock
 from constructs_fifo.runtime.constants import METRIC_RUNNING_SLOTS
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.sqs_records import build_record
+from constructs_fifo.worker.fanout import HeldGroups, split_by_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
@@ -59,6 +64,8 @@ LONG_POLL_SECONDS: Final = 20
 DEFAULT_GRACE_SECONDS: Final = 110
 #: Pause after a failed receive before the next one.
 _RECEIVE_RETRY_SECONDS: Final = 1.0
+#: How often a free slot waiting for another slot's receive looks again (a stop, a held group).
+_TURN_WAIT_SECONDS: Final = 0.5
 
 
 @dataclass
@@ -124,6 +131,18 @@ class Worker:
         self._clock = clock
         self._stopping = threading.Event()
         self._queue_name = queue.arn.rsplit(":", 1)[-1]
+        first = self._slots[0]
+        self._held = HeldGroups(
+            first.sqs,
+            queue.url,
+            visibility_timeout_seconds=first.heartbeat.visibility_timeout_seconds,
+            interval_seconds=first.heartbeat.interval_seconds,
+            on_event=logger.event,
+            clock=clock,
+        )
+        #: One free slot receives at a time; the others wait on it for a held group.
+        self._turn = threading.Condition()
+        self._receiving = False
 
     @property
     def stopping(self) -> bool:
@@ -154,6 +173,10 @@ class Worker:
                 thread.start()
             while not self._stopping.wait(1.0):
                 self._protection.refresh()
+                self._held.renew()
+            released = self._held.release_all()
+            if released:
+                self._event("held_released", records=released)
             deadline = time.monotonic() + self._grace_s
             for thread in threads:
                 thread.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -174,23 +197,53 @@ class Worker:
 
     def _slot_loop(self, slot: Slot) -> None:
         while not self._stopping.is_set():
-            try:
-                messages = self._receive(slot.sqs)
-            except Exception as exc:  # the next receive tries again
-                self._event("receive_failed", error=describe(exc))
-                self._stopping.wait(_RECEIVE_RETRY_SECONDS)
-                continue
-            if not messages:
-                continue
-            if self._stopping.is_set():  # received while stopping: not started, back at once
-                self._release(slot.sqs, messages)
-                return
-            records = [build_record(m, queue_arn=self.queue.arn, region=self.queue.region) for m in messages]
-            self.run_batch(slot, cast("list[SQSRecord]", records))
+            batch = self._next_batch(slot)
+            if batch is not None:
+                records, received_at = batch
+                self.run_batch(slot, records, received_at=received_at)
 
-    def run_batch(self, slot: Slot, records: list[SQSRecord]) -> BatchResponse:
-        """Run one received batch in ``slot`` and settle it (delete what succeeded)."""
-        context = slot.heartbeat.begin(self._clock())
+    def _next_batch(self, slot: Slot) -> tuple[list[SQSRecord], float] | None:
+        """A held group, or one group of this slot's own receive (the others held); ``None``: none."""
+        with self._turn:
+            while True:
+                if self._stopping.is_set():
+                    return None
+                held = self._held.take()
+                if held is not None:
+                    return held.records, held.received_at
+                if not self._receiving:
+                    self._receiving = True
+                    break
+                self._turn.wait(_TURN_WAIT_SECONDS)
+        try:
+            messages = self._receive(slot.sqs)
+        except Exception as exc:  # the next receive tries again
+            self._event("receive_failed", error=describe(exc))
+            self._end_turn()
+            self._stopping.wait(_RECEIVE_RETRY_SECONDS)
+            return None
+        received_at = self._clock()
+        if messages and self._stopping.is_set():  # received while stopping: not started, back at once
+            self._release(slot.sqs, messages)
+            messages = []
+        records = [build_record(m, queue_arn=self.queue.arn, region=self.queue.region) for m in messages]
+        first, *others = split_by_group(cast("list[SQSRecord]", records)) or [[]]
+        if others and not self._held.put(others, received_at=received_at):  # stopping meanwhile
+            self._release(slot.sqs, [{"ReceiptHandle": r["receiptHandle"]} for g in others for r in g])
+        self._end_turn()
+        return (first, received_at) if first else None
+
+    def _end_turn(self) -> None:
+        with self._turn:
+            self._receiving = False
+            self._turn.notify_all()
+
+    def run_batch(
+        self, slot: Slot, records: list[SQSRecord], *, received_at: float | None = None
+    ) -> BatchResponse:
+        """Run one group's batch in ``slot`` and settle it (delete what succeeded); ``received_at``: epoch
+        seconds of its receive (default now)."""
+        context = slot.heartbeat.begin(self._clock() if received_at is None else received_at)
         self._running(self._protection.acquire())
         try:
             response = slot.process_batch(records, context)

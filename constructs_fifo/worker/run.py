@@ -2,7 +2,7 @@
 
 :func:`worker_options` reads what the worker adds to
 :class:`~constructs_fifo.runtime.settings.config.RuntimeConfig` (``slots``,
-``heartbeat_interval_seconds``, from the settings spec when it has those rows; a flag wins) and checks
+``heartbeat_interval_seconds``, ``batch_size``, from the settings spec's rows; a flag wins) and checks
 them together; :func:`build_worker` gives each slot its own clients, logger, heartbeat and processor
 (:func:`~constructs_fifo.runtime.entrypoint.build_processor`, the Lambda path's, with the heartbeat and,
 in claim mode, a :class:`~constructs_fifo.worker.heartbeat.HeartbeatClaims` store); :func:`serve`
@@ -80,7 +80,7 @@ def worker_options(
         slots=chosen_slots,
         heartbeat_interval_seconds=interval,
         grace_seconds=DEFAULT_GRACE_SECONDS if grace_seconds is None else grace_seconds,
-        batch_size=batch_size if batch_size is not None else SQS_MAX_RECEIVE_MESSAGES,
+        batch_size=batch_size if batch_size is not None else config.batch_size,
         wait_time_seconds=wait_time_seconds,
     )
     problems = []

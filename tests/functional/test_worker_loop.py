@@ -285,3 +285,83 @@ def test_a_stop_at_any_point_loses_nothing_and_keeps_each_groups_order(
         # AND with a grace period long enough, nothing ran twice
         if grace_seconds:
             assert sorted(effects) == sorted(sent)
+
+
+def test_each_slot_runs_one_groups_records_and_a_free_slot_takes_a_held_group(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN a worker of 2 slots whose first receive brings 3 groups, the first group's job long
+    long_running, finish = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def handle(job: Job, context: Any) -> None:
+        ran.append(job.id)
+        if job.id == "a1":
+            long_running.set()
+            finish.wait(_PATIENCE_S)
+
+    clock = FakeClock()
+    harnesses = [SlotHarness(dynamodb, sqs, queue_url, handle, clock=clock) for _ in range(2)]
+    batches: list[list[str]] = []
+    for harness in harnesses:
+        process = harness.slot.process_batch
+
+        def recording(records: list[Any], context: Any, process: Any = process) -> Any:
+            batches.append([r["attributes"]["MessageGroupId"] for r in records])
+            return process(records, context)
+
+        harness.slot.process_batch = recording
+    for job_id, group in [("a1", "ga"), ("b1", "gb"), ("c1", "gc"), ("a2", "ga")]:
+        _send(sqs, queue_url, job_id, group)
+    worker, _ = _worker(harnesses, queue_url)
+    # WHEN it runs while a1 runs long
+    thread, codes = _start(worker)
+    long_running.wait(_PATIENCE_S)
+    _wait_for(lambda: {"b1", "c1"} <= set(ran))
+    others_done_first = set(ran) >= {"b1", "c1"} and "a2" not in ran
+    finish.set()
+    _wait_for(lambda: _messages_left(sqs, queue_url) == 0)
+    worker.stop()
+    thread.join(_PATIENCE_S)
+    # THEN every batch a slot ran held one group's records, the other groups ran on the free slot while
+    # a1 ran, and a2 ran after a1
+    assert all(len(set(groups)) == 1 for groups in batches), batches
+    assert others_done_first
+    assert ran.index("a2") > ran.index("a1")
+    assert codes == [0]
+
+
+def test_a_stop_gives_back_another_groups_records_of_the_same_receive_at_once(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN one slot running j1 (group g1) of a receive that also brought j2 and j3 (group g2)
+    running, finish = threading.Event(), threading.Event()
+
+    def handle(job: Job, context: Any) -> None:
+        running.set()
+        finish.wait(_PATIENCE_S)
+
+    harness = SlotHarness(dynamodb, sqs, queue_url, handle)
+    for job_id, group in [("j1", "g1"), ("j2", "g2"), ("j3", "g2")]:
+        _send(sqs, queue_url, job_id, group)
+    worker, stream = _worker([harness], queue_url, grace_seconds=_PATIENCE_S)
+    thread, codes = _start(worker)
+    running.wait(_PATIENCE_S)
+    # WHEN the worker is stopped (SIGTERM) while j1 still runs
+    worker.stop()
+    back: list[str] = []
+
+    def received() -> bool:
+        messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+        back.extend(json.loads(m["Body"])["jobId"] for m in messages)
+        return bool(back)
+
+    _wait_for(received)
+    still_running = thread.is_alive()
+    finish.set()
+    thread.join(_PATIENCE_S)
+    # THEN g2's records came back at once, in order, while j1 was still running; the worker exited 0
+    assert back == ["j2", "j3"]
+    assert still_running
+    assert codes == [0]
+    assert '"event":"held_released"' in stream.getvalue()

@@ -41,6 +41,7 @@ def test_every_bounded_variable_is_one_of_the_known_settings() -> None:
     # GIVEN / THEN the rows RuntimeConfig checks by limits (so a new row is not left out silently)
     assert sorted(row.name for row in BOUNDED_VARIABLES) == [
         "backoff_base",
+        "batch_size",
         "claim_ttl",
         "gap_timeout",
         "heartbeat_interval",

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_fifo.runtime.constants import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_SLOTS
+from constructs_fifo.runtime.constants import (
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    DEFAULT_SLOTS,
+    ENV_BATCH_SIZE,
+)
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.worker.errors import WorkerConfigError
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS
@@ -27,6 +31,23 @@ def test_the_defaults_are_the_settings_rows() -> None:
         DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     )
     assert (options.grace_seconds, options.batch_size) == (DEFAULT_GRACE_SECONDS, 10)
+
+
+def test_the_batch_size_comes_from_the_environment_row() -> None:
+    # GIVEN a container's environment with the construct's batch_size (1)
+    config = RuntimeConfig.from_env(
+        {
+            "CONSTRUCTS_FIFO_CLAIM_TABLE": "claims",
+            "CONSTRUCTS_FIFO_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q.fifo",
+            "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo",
+            "CONSTRUCTS_FIFO_GROUP_TABLE": "groups",
+            ENV_BATCH_SIZE: "1",
+        }
+    )
+    # WHEN the options are read without a flag, and with one
+    # THEN the environment's value is taken, and a flag beats it
+    assert worker_options(config).batch_size == 1
+    assert worker_options(config, batch_size=3).batch_size == 3
 
 
 def test_a_flag_beats_the_default() -> None:

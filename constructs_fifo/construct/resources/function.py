@@ -117,7 +117,8 @@ def runtime_environment(
     """The user's variables, then the runtime's (already checked not to collide): every row with a
     variable, from its prop (``None``: the row's default; no default: not written) or from the resource
     it names. A state-mode row is written only in state mode, a claim-mode row only with a claim table,
-    a container workers' row only for the ``container`` consumer (the function's and the container's
+    a container workers' row (or a row only the workers read, ``batch_size``) only for the
+    ``container`` consumer (the function's and the container's
     environment are this one writer's)."""
     resources: dict[str, object] = {
         "queue_url": queue.queue_url,
@@ -129,7 +130,9 @@ def runtime_environment(
     for row in SETTINGS.values():
         if row.env is None or (row.state_only and mode is not JobMode.STATE):
             continue
-        if (row.claim_only and claim_table is None) or (row.container_only and not container):
+        if row.claim_only and claim_table is None:
+            continue
+        if (row.container_only or row.container_env) and not container:
             continue
         if row.prop is None:
             value = resources[row.name]

@@ -87,6 +87,8 @@ class RuntimeConfig:
         The container worker: batches one task runs at once.
     heartbeat_interval_seconds : int
         The container worker: how often a running job's visibility and claim are renewed.
+    batch_size : int
+        The container worker: records per receive (the Lambda function's batch is its mapping's).
 
     Examples
     --------
@@ -118,6 +120,7 @@ class RuntimeConfig:
     max_job_duration_seconds: int | None = None
     slots: int = _default("slots", int)
     heartbeat_interval_seconds: int = _default("heartbeat_interval_seconds", int)
+    batch_size: int = _default("batch_size", int)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **explicit: object) -> RuntimeConfig:

@@ -70,6 +70,9 @@ class Setting:
     container_only : bool
         A setting of the container consumer's workers: refused with the Lambda consumer, written only
         for the container.
+    container_env : bool
+        A setting of both consumers whose variable only the container's workers read (the Lambda
+        function's event source mapping carries it): written for the container only.
     """
 
     name: str
@@ -93,6 +96,7 @@ class Setting:
     not_above_why: str = ""
     lambda_only: bool = False
     container_only: bool = False
+    container_env: bool = False
 
     def variable(self) -> str:
         """The environment variable, for a row that must have one.

@@ -12,10 +12,9 @@ Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one
 - the props tables of README.md and docs/construct.md are generated from the rows
   (``python -m constructs_fifo.construct.settings.props_table``; a test fails when a doc drifts).
 
-A row with a ``prop`` and no ``env`` is the construct's alone (``batch_size``, ``encryption_key``); a
-row with an ``env`` and no ``prop`` is written by the construct from a resource it built (the queue's
-URL); a row with neither is the runtime's own (``first_seq``). Limits are in the row's ``unit`` (a
-duration in whole seconds). Limits that join props (``visibility_timeout >= timeout``) are rules in
+A row with a ``prop`` and no ``env`` is the construct's alone (``encryption_key``); with an ``env`` and no
+``prop``, written from a resource the construct built (the queue's URL); with neither, the runtime's own
+(``first_seq``). Limits are in the row's ``unit`` (a duration in whole seconds). Limits that join props (``visibility_timeout >= timeout``) are rules in
 the validation code; the row's ``rule`` says them for the docs.
 
 ``runtime.constants`` names their variables and defaults (``ENV_*``, ``DEFAULT_*``). The consumer's
@@ -40,13 +39,7 @@ from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, J
 from constructs_fifo.runtime.settings.consumer_rows import CONSUMER_ROWS
 from constructs_fifo.runtime.settings.row import SECONDS, Setting, human_seconds
 
-__all__ = [
-    "MAX_VISIBILITY_TIMEOUT_SECONDS",
-    "SECONDS",
-    "SETTINGS",
-    "Setting",
-    "human_seconds",
-]
+__all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "SECONDS", "SETTINGS", "Setting", "human_seconds"]
 
 #: The cap of every retry delay: SQS's upper bound of a visibility timeout (the name config re-exports).
 MAX_VISIBILITY_TIMEOUT_SECONDS: Final = aws_limits.SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
@@ -86,15 +79,18 @@ _ROWS: Final = (
     ),
     Setting(
         "batch_size",
-        "records per invocation (the FIFO event source's limit)",
+        "records per invocation, or per container worker's receive",
         "int",
         default=aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE,
         default_doc=f"`{aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE}`",
         prop="batch_size",
+        env="CONSTRUCTS_FIFO_BATCH_SIZE",
+        field="batch_size",
         low=1,
         high=aws_limits.LAMBDA_SQS_FIFO_MAX_BATCH_SIZE,
         unit="records",
-        why="an SQS FIFO event source takes at most 10 records per batch, so",
+        why="an SQS FIFO event source (and ReceiveMessage) takes at most 10 records per batch, so",
+        container_env=True,
     ),
     Setting(
         "max_attempts",
