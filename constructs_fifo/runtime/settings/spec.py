@@ -14,8 +14,9 @@ Every setting of an :class:`~constructs_fifo.construct.OrderedAgentQueue` is one
 
 A row with a ``prop`` and no ``env`` is the construct's alone (``encryption_key``); with an ``env`` and no
 ``prop``, written from a resource the construct built (the queue's URL); with neither, the runtime's own
-(``first_seq``). Limits are in the row's ``unit`` (a duration in whole seconds). Limits that join props (``visibility_timeout >= timeout``) are rules in
-the validation code; the row's ``rule`` says them for the docs.
+(``first_seq``). Limits are in the row's ``unit`` (a duration in whole seconds). Limits that join props
+(``visibility_timeout >= timeout``) are rules in the validation code; the row's ``rule`` says them for
+the docs.
 
 ``runtime.constants`` names their variables and defaults (``ENV_*``, ``DEFAULT_*``). The consumer's
 rows (``consumer``, the workers' own) live in ``consumer_rows`` and take their place after ``outputs``.
