@@ -110,15 +110,24 @@ class Heartbeat(Protocol):
         """Whether a renewal failed: another worker may hold the records, so nothing more may start."""
         ...
 
+    def admit(self, *, alone: bool) -> AbstractContextManager[object]:
+        """Hold the caller's gate while a unit's user code may run: ``alone``, nothing else runs in the
+        process meanwhile, so a crash is this unit's (a worker's slots; docs/architecture.md)."""
+        ...
+
 
 class _NoHeartbeat:
-    """Lambda's heartbeat: an invocation ends inside the visibility timeout, so nothing is renewed."""
+    """Lambda's heartbeat: an invocation ends inside the visibility timeout, so nothing is renewed; it
+    runs one unit at a time, so every run is alone."""
 
     def running(self, records: Sequence[SQSRecord]) -> AbstractContextManager[object]:
         return nullcontext()
 
     def stale(self) -> bool:
         return False
+
+    def admit(self, *, alone: bool) -> AbstractContextManager[object]:
+        return nullcontext()
 
 
 #: The heartbeat of a processor that is given none (Lambda's).

@@ -31,6 +31,7 @@ __all__ = [
     "ATTR_PERMANENT",
     "ATTR_RESULT",
     "ATTR_RESULT_NOT_STORED",
+    "ATTR_SHARED",
     "ATTR_STATUS",
     "ATTR_TYPE",
     "ATTR_UPDATED_AT",
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_SLOTS",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
+    "ENV_BATCH_SIZE",
     "ENV_CLAIM_TABLE",
     "ENV_CLAIM_TTL_SECONDS",
     "ENV_DEAD_LETTER_QUEUE_URL",
@@ -54,7 +56,6 @@ __all__ = [
     "ENV_GAP_TIMEOUT_SECONDS",
     "ENV_GROUP_TABLE",
     "ENV_HEARTBEAT_INTERVAL_SECONDS",
-    "ENV_BATCH_SIZE",
     "ENV_MAX_ATTEMPTS",
     "ENV_MAX_JOB_DURATION_SECONDS",
     "ENV_METRICS_NAMESPACE",
@@ -204,6 +205,9 @@ ATTR_ERROR: Final = "error"
 ATTR_ERROR_TYPE: Final = "error_type"
 ATTR_PERMANENT: Final = "permanent"
 ATTR_MESSAGE_ID: Final = "message_id"
+#: On an IN_FLIGHT claim: true when the run shares its process with other jobs' runs (a worker's slots),
+#: so a lease that runs out is not counted against it (the crash may be another job's); absent: alone.
+ATTR_SHARED: Final = "shared"
 #: On a SUCCEEDED claim: the job function's return value as compact JSON (a string), absent when it
 #: returned ``None``, or a value that is not JSON or is larger than ``MAX_RESULT_BYTES``.
 ATTR_RESULT: Final = "result"

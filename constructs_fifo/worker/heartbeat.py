@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.types import SQSRecord
+    from constructs_fifo.worker.isolation import RunGate
 
 __all__ = ["HeartbeatClaims", "JobContext", "WorkerHeartbeat"]
 
@@ -123,6 +124,9 @@ class WorkerHeartbeat:
     ticker : bool
         Renew from a thread of its own (one for the slot's life) while a batch runs; ``False``: the
         caller calls :meth:`tick`.
+    gate : RunGate or None
+        The worker's gate, shared by its slots (several slots: :mod:`constructs_fifo.worker.isolation`);
+        ``None``: the slot is alone in its process.
     """
 
     def __init__(
@@ -137,8 +141,10 @@ class WorkerHeartbeat:
         max_job_duration_seconds: int | None = None,
         clock: Clock = system_clock,
         ticker: bool = True,
+        gate: RunGate | None = None,
     ) -> None:
-        self.claims: ClaimStore | None = None
+        self.claims: HeartbeatClaims | None = None
+        self.gate = gate
         self._sqs = sqs
         self._queue_url = queue_url
         self._visibility_s = visibility_timeout_seconds
@@ -214,6 +220,8 @@ class WorkerHeartbeat:
             with self._lock:
                 self._records = []
                 self._job = None
+            if self.claims is not None:  # a run that never wrote its claim (a job's BaseException)
+                self.claims.gate_leave()
 
     # --- the ticker --------------------------------------------------------------------------------
 
@@ -249,6 +257,18 @@ class WorkerHeartbeat:
     def stale(self) -> bool:
         """Whether a renewal failed or the run was stopped: nothing more may start."""
         return self._stale
+
+    @contextmanager
+    def admit(self, *, alone: bool) -> Iterator[object]:
+        """The skeleton's hook (state mode's group run): hold the worker's gate while the block runs."""
+        if self.gate is None:
+            yield self
+            return
+        self.gate.enter(alone=alone)
+        try:
+            yield self
+        finally:
+            self.gate.leave(alone=alone)
 
     def drain(self, stop_at: float) -> None:
         """The worker is stopping: the running job may go on until ``stop_at``, no other one starts."""
@@ -473,21 +493,47 @@ class HeartbeatClaims(ClaimStore):
     """The claim store of a worker's slot: lends each claim it takes to the slot's heartbeat.
 
     A claim is taken with the heartbeat's lease (not the run's whole bound), so a worker that dies
-    leaves a lease that runs out within one visibility timeout and the crash is counted as an
-    attempt by the next claim, as in Lambda. The writes of a stale or stopped run are refused here
-    (``False``: the runner reports the record ``FENCED`` and retries it).
+    leaves a lease that runs out within one visibility timeout, and the next claim sees it. The writes
+    of a stale or stopped run are refused here (``False``: the runner reports the record ``FENCED``
+    and retries it).
+
+    With the heartbeat's ``gate`` (a worker of several slots, :mod:`constructs_fifo.worker.isolation`)
+    its claims are ``shared`` (a lease that runs out is not counted: the crash may be a slot-mate's),
+    each run enters the gate before the job's function is called and leaves it when its claim is
+    written, and a job whose last run's lease ran out runs alone, its claim no longer ``shared`` (its
+    next crash is its own).
     """
 
     def __init__(self, *args: Any, heartbeat: WorkerHeartbeat, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, shared_runs=heartbeat.gate is not None, **kwargs)
         self.heartbeat = heartbeat
         heartbeat.claims = self
+        self._gate = heartbeat.gate
+        self._entered: bool | None = None  # in the gate: alone (True) or shared (False)
 
     def claim(self, job: Job, *, lease_ms: int) -> Claim:
         claim = super().claim(job, lease_ms=min(lease_ms, self.heartbeat.lease_ms))
-        if claim.outcome is ClaimOutcome.ACQUIRED and claim.owner is not None:
-            self.heartbeat.job_started(job.id, claim.owner)
+        if claim.outcome is not ClaimOutcome.ACQUIRED or claim.owner is None:
+            return claim
+        self.heartbeat.job_started(job.id, claim.owner)
+        if self._gate is None:
+            return claim
+        alone = claim.after_crash
+        self._gate.enter(alone=alone)  # may wait for the other slots' runs: the heartbeat renews the lease
+        self._entered = alone
+        self.heartbeat.job_started(job.id, claim.owner)  # the run's own time starts now
+        if self.heartbeat.stale() or (alone and not self.isolate(job.id, claim.owner)):
+            # the lease was lost while waiting (or the worker stopped): not run here, retried
+            self.gate_leave()
+            self.heartbeat.job_ended(job.id)
+            return Claim(ClaimOutcome.CONFLICT, job.id, attempt=claim.attempt)
         return claim
+
+    def gate_leave(self) -> None:
+        """The slot's run is over (its claim written, or its batch ended): let the gate admit others."""
+        entered, self._entered = self._entered, None
+        if self._gate is not None and entered is not None:
+            self._gate.leave(alone=entered)
 
     def complete(
         self,
@@ -498,21 +544,30 @@ class HeartbeatClaims(ClaimStore):
         result_not_stored: str | None = None,
         result_pointer: str | None = None,
     ) -> bool:
-        with self.heartbeat.job_ending(job_id, owner) as allowed:
-            return allowed and super().complete(
-                job_id,
-                owner,
-                result_json=result_json,
-                result_not_stored=result_not_stored,
-                result_pointer=result_pointer,
-            )
+        try:
+            with self.heartbeat.job_ending(job_id, owner) as allowed:
+                return allowed and super().complete(
+                    job_id,
+                    owner,
+                    result_json=result_json,
+                    result_not_stored=result_not_stored,
+                    result_pointer=result_pointer,
+                )
+        finally:
+            self.gate_leave()
 
     def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
-        with self.heartbeat.job_ending(job_id, owner) as allowed:
-            return allowed and super().fail(job_id, owner, error=error, error_type=error_type)
+        try:
+            with self.heartbeat.job_ending(job_id, owner) as allowed:
+                return allowed and super().fail(job_id, owner, error=error, error_type=error_type)
+        finally:
+            self.gate_leave()
 
     def mark_dead(self, job_id: str, owner: str, *, reason: DeadReason, error: str, error_type: str) -> bool:
-        with self.heartbeat.job_ending(job_id, owner) as allowed:
-            return allowed and super().mark_dead(
-                job_id, owner, reason=reason, error=error, error_type=error_type
-            )
+        try:
+            with self.heartbeat.job_ending(job_id, owner) as allowed:
+                return allowed and super().mark_dead(
+                    job_id, owner, reason=reason, error=error, error_type=error_type
+                )
+        finally:
+            self.gate_leave()

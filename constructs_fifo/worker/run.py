@@ -25,6 +25,7 @@ from constructs_fifo.runtime.entrypoint import build_processor, load_user_handle
 from constructs_fifo.runtime.observability import JobLogger, LineStream
 from constructs_fifo.worker.errors import WorkerConfigError
 from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat
+from constructs_fifo.worker.isolation import RunGate
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS, LONG_POLL_SECONDS, QueueTarget, Slot, Worker
 from constructs_fifo.worker.protection import DEFAULT_PROTECTION_MINUTES, ENV_ECS_AGENT_URI, ScaleInProtection
 
@@ -146,8 +147,10 @@ def build_worker(
                 "run a long effect as a claim-mode job that sends the transition as a job of this queue",
             }
         )
+    # Several slots share one process: a crash is counted only against a job that ran alone.
+    gate = RunGate() if options.slots > 1 else None
     slots = [
-        _slot(config, options, queue, client_factory, handler, log_stream=log_stream)
+        _slot(config, options, queue, client_factory, handler, log_stream=log_stream, gate=gate)
         for _ in range(options.slots)
     ]
     minutes = (
@@ -175,6 +178,7 @@ def _slot(
     handler: JobHandler,
     *,
     log_stream: LineStream | None,
+    gate: RunGate | None,
 ) -> Slot:
     sqs, dynamodb = client_factory("sqs"), client_factory("dynamodb")
     log = JobLogger(config.metrics_namespace, stream=log_stream, outcome_lines=config.outcome_lines)
@@ -186,6 +190,7 @@ def _slot(
         logger=log,
         queue_name=queue.arn.rsplit(":", 1)[-1],
         max_job_duration_seconds=config.max_job_duration_seconds,
+        gate=gate,
     )
     claims = (
         None

@@ -47,6 +47,9 @@ class RecordingHeartbeat:
     def stale(self) -> bool:
         return self.went_stale
 
+    def admit(self, *, alone: bool) -> contextlib.AbstractContextManager[object]:
+        return contextlib.nullcontext()
+
 
 @pytest.fixture
 def claim(harness: Harness) -> Harness:

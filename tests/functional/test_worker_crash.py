@@ -29,14 +29,16 @@ _PATIENCE_S = 60
 VISIBILITY_S = 2
 
 _JOB_CODE = """
-import os, signal, pathlib
+import os, signal, pathlib, time
 
 def handle(job, context):
     root = pathlib.Path(os.environ["CRASH_TEST_DIR"])
     runs = root / f"{job.id}.runs"
     n = int(runs.read_text()) if runs.exists() else 0
     runs.write_text(str(n + 1))
-    if job.payload.get("crash") == "always" or n == 0:
+    time.sleep(float(job.payload.get("sleep", 0)))
+    crash = job.payload.get("crash", "first")
+    if crash == "always" or (crash == "first" and n == 0):
         os.kill(os.getpid(), signal.SIGKILL)
     with open(root / f"{job.id}.effects", "a") as effects:
         effects.write("effect\\n")
@@ -46,7 +48,10 @@ def apply(job, state):
     root = pathlib.Path(os.environ["CRASH_TEST_DIR"])
     runs = root / f"{job.id}.runs"
     runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))
-    os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(float(job.payload.get("sleep", 0)))
+    if job.payload.get("crash", "always") == "always":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"applied": job.id}
 """
 
 
@@ -112,15 +117,15 @@ class _World:
             self.env["CONSTRUCTS_FIFO_HANDLER"] = "crashy.apply"
         self.started = 0
 
-    def send(self, job_id: str, **payload: Any) -> None:
+    def send(self, job_id: str, group: str = "ws#1", **payload: Any) -> None:
         self.sqs.send_message(
             QueueUrl=self.queue_url,
             MessageBody=body(job_id, **payload),
-            MessageGroupId="ws#1",
+            MessageGroupId=group,
             MessageDeduplicationId=job_id,
         )
 
-    def worker(self) -> subprocess.Popen[bytes]:
+    def worker(self, slots: int = 1) -> subprocess.Popen[bytes]:
         self.started += 1
         log = (self.dir / f"worker-{self.started}.log").open("wb")
         return subprocess.Popen(
@@ -130,7 +135,7 @@ class _World:
                 "constructs_fifo.cli",
                 "worker",
                 "--slots",
-                "1",
+                str(slots),
                 "--heartbeat-interval",
                 "0.5",
                 "--wait-time-seconds",
@@ -208,6 +213,42 @@ def test_a_job_that_kills_its_worker_on_every_attempt_dies_without_running_again
     assert [json.loads(m["Body"])["jobId"] for m in letters] == ["j1"]
 
 
+def test_a_job_beside_one_that_kills_its_worker_every_time_loses_no_attempt_and_is_never_dead(
+    endpoint: str, tmp_path: Path
+) -> None:
+    # GIVEN two-slot workers, 2 attempts, a poison job (it kills its worker on every run, after 0.5 s) and
+    # a healthy job of another group that runs 2 s: both in the first worker's one receive
+    world = _World(endpoint, tmp_path)
+    world.send("poison", group="ws#p", crash="always", sleep=0.5)
+    world.send("healthy", group="ws#h", crash="never", sleep=2)
+    # WHEN two-slot workers are started one after the other until both jobs are finished
+    done = {STATUS_DEAD, STATUS_SUCCEEDED}
+    for _ in range(6):
+        process = world.worker(slots=2)
+        _wait_for(
+            lambda process=process: (  # type: ignore[misc]
+                process.poll() is not None
+                or {world.claim(j).get("status") for j in ("poison", "healthy")} <= done
+            )
+        )
+        if process.poll() is None:
+            assert _stop(process) == 0
+            break
+    # THEN the healthy job succeeded on its first counted attempt: its run beside the crash cost nothing
+    healthy, poison = world.claim("healthy"), world.claim("poison")
+    assert (healthy["status"], healthy["attempts"]) == (STATUS_SUCCEEDED, "1")
+    assert (world.runs("healthy"), world.effects("healthy")) == (2, 1)
+    # AND the poison job died of its own crashes: one run shared (not counted), then 2 alone, counted
+    assert (poison["status"], poison["attempts"], poison["dead_reason"]) == (
+        STATUS_DEAD,
+        "2",
+        "ATTEMPTS_EXHAUSTED",
+    )
+    assert world.runs("poison") == 3
+    letters = world.sqs.receive_message(QueueUrl=world.dlq_url, MaxNumberOfMessages=10).get("Messages", [])
+    assert [json.loads(m["Body"])["jobId"] for m in letters] == ["poison"]
+
+
 def test_a_transition_that_kills_its_worker_every_time_dies_worker_crashed(
     endpoint: str, tmp_path: Path
 ) -> None:
@@ -237,3 +278,41 @@ def test_a_transition_that_kills_its_worker_every_time_dies_worker_crashed(
     # rules 1 and 2), then each run is marked: 2 + max_attempts runs
     assert world.runs("s1") == 4
     assert [m["MessageAttributes"]["errorType"]["StringValue"] for m in letters()] == ["WorkerCrashedError"]
+
+
+def test_a_transition_beside_one_that_kills_its_worker_every_time_is_applied_never_dead(
+    endpoint: str, tmp_path: Path
+) -> None:
+    # GIVEN a state-mode queue on two-slot workers, 2 attempts, a transition that kills its worker on
+    # every run (after 0.5 s) and a healthy one of another group that runs 2 s
+    world = _World(endpoint, tmp_path, mode="STATE")
+    world.send("poison", group="ws#p", sleep=0.5)
+    world.send("healthy", group="ws#h", crash="never", sleep=2)
+
+    def letters() -> list[Any]:
+        return list(
+            world.sqs.receive_message(
+                QueueUrl=world.dlq_url,
+                MaxNumberOfMessages=10,
+                MessageAttributeNames=["All"],
+                VisibilityTimeout=0,
+            ).get("Messages", [])
+        )
+
+    def applied() -> bool:
+        key = {"group": {"S": "ws#h"}, "sk": {"S": "state"}}
+        return "Item" in world.dynamodb.get_item(TableName="groups", Key=key, ConsistentRead=True)
+
+    # WHEN two-slot workers are started one after the other until the poison is dead-lettered
+    for _ in range(8):
+        process = world.worker(slots=2)
+        _wait_for(lambda process=process: process.poll() is not None or (bool(letters()) and applied()))  # type: ignore[misc]
+        if process.poll() is None:
+            assert _stop(process) == 0
+            break
+    # THEN the healthy transition was applied and only the poison died, of its own crashes
+    assert applied()
+    dead = letters()
+    assert [json.loads(m["Body"])["jobId"] for m in dead] == ["poison"]
+    assert [m["MessageAttributes"]["errorType"]["StringValue"] for m in dead] == ["WorkerCrashedError"]
+    assert world.runs("poison") == 4

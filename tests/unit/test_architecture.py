@@ -317,10 +317,10 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         "after it: one protocol on the same letters and sends) and its outcome lines and metrics",
     ),
     "constructs_fifo/runtime/claim/store.py": (
-        575,
+        650,
         "the claim table: every conditional write on one item (claim, renew, complete, fail, release) "
         "fenced on the same owner token, its rules stated once in the module docstring (complete also "
-        "writes a large result's pointer, large_payloads)",
+        "writes a large result's pointer, large_payloads; a claim says whether its run shares its process)",
     ),
 }
 

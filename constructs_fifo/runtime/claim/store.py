@@ -2,9 +2,10 @@
 
 Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED | DEAD), ``group``,
 ``type``, ``owner`` (a uuid4 per attempt), ``lease_expires_at`` (epoch ms), ``attempts`` (runs
-started: the runtime's own count, see below), ``earlier_attempts`` (runs before an operator's reset,
+counted: the runtime's own count, see below), ``earlier_attempts`` (runs before an operator's reset,
 rule 5), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the TTL attribute; a DEAD item has none),
-``message_id`` and, on FAILED and DEAD, ``error``,
+``message_id``, ``shared`` (true on the claim of a run that shares its process with other jobs' runs,
+rule 7) and, on FAILED and DEAD, ``error``,
 ``error_type`` and (DEAD) ``dead_reason``; on SUCCEEDED, ``result``: the job function's return value
 (:mod:`constructs_fifo.runtime.claim.result`), written by the same fenced UpdateItem: no extra call.
 
@@ -18,8 +19,9 @@ Rules, one condition each:
    under an expired lease (the worker crashed), is taken again by rule 3 unless the job has used all
    its attempts: then it is ``EXHAUSTED`` and the caller declares it dead without running it (a crash
    on the last attempt counts as that attempt).
-3. **Retake.** A second ``PutItem`` with ``attempts`` = the old count + 1, on condition that the
-   owner and status are still those read in rule 2: of two workers retaking the same item, one wins.
+3. **Retake.** A second ``PutItem`` with ``attempts`` = the old count + 1 (or the old count, rule 7),
+   on condition that the owner and status are still those read in rule 2: of two workers retaking the
+   same item, one wins.
 4. **Fenced writes.** ``SUCCEEDED``, ``FAILED`` and ``DEAD`` are written on condition that ``owner``
    is still this attempt's token, and that the claim is still ``IN_FLIGHT`` or ``FAILED``: a worker
    whose lease expired cannot overwrite the worker that took over, and a SUCCEEDED or DEAD claim is
@@ -34,13 +36,23 @@ Rules, one condition each:
    :mod:`~constructs_fifo.runtime.claim.cancel`, with an owner token of its own) refuses rule 1 and
    rule 3 (``CANCELLED``: the record is deleted, not run) and every fenced write of the attempt it
    replaced (rule 4 and ``renew``): the cancel costs the runtime nothing it did not already call.
+7. **A crash is counted against the job that caused it only.** A lease that ran out (the worker
+   crashed, or stopped answering) is counted as an attempt only when its run was **alone** in its
+   process: Lambda's invocation runs one job at a time, and so does a worker's isolated run. A worker
+   that runs several jobs at once (slots) claims with ``shared`` (``shared_runs``): such a run's lease
+   that ran out is not counted (the crash may be a slot-mate's) and is not ``EXHAUSTED``; the retake
+   keeps the attempt number. Every retake after a lease ran out says so (:attr:`Claim.after_crash`),
+   and the worker then runs the job alone before it starts (:meth:`ClaimStore.isolate` removes
+   ``shared``, fenced on the owner), so the job's next crash is its own and counted: a job that crashes
+   its worker on every run still dies after ``max_attempts`` counted runs (one uncounted run more).
 
 Why the runtime counts attempts instead of reading ``ApproximateReceiveCount``: SQS raises the
 receive count of every record it returns, including the records behind a failing job that were
 reported without running. Counting runs started in the claim means only a job's own runs count.
 
 Call budget: a new job that succeeds costs two DynamoDB calls (rule 1 and the fenced ``SUCCEEDED``);
-a duplicate one (rule 1's ALL_OLD); a retry of a failed job one more than a new job (rule 3).
+a duplicate one (rule 1's ALL_OLD); a retry of a failed job one more than a new job (rule 3); on a
+worker of several slots, a retake after a crash one more again (rule 7's isolation).
 """
 
 from __future__ import annotations
@@ -70,6 +82,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_PERMANENT,
     ATTR_RESULT,
     ATTR_RESULT_NOT_STORED,
+    ATTR_SHARED,
     ATTR_STATUS,
     ATTR_TYPE,
     ATTR_UPDATED_AT,
@@ -111,6 +124,7 @@ _NAMES = {
     "#permanent": ATTR_PERMANENT,
     "#not_stored": ATTR_RESULT_NOT_STORED,
     "#result_pointer": ATTR_RESULT_POINTER,
+    "#shared": ATTR_SHARED,
 }
 _NEW_CONDITION = "attribute_not_exists(#id) OR #expiration < :now_s"
 _RETAKE_CONDITION = "#owner = :old_owner AND #status = :old_status"
@@ -160,6 +174,9 @@ class Claim:
         The lease end: ours when ``ACQUIRED``, the other worker's when ``CONFLICT``.
     existing : dict or None
         The item found when the claim was refused, decoded to plain Python values.
+    after_crash : bool
+        ``ACQUIRED`` by retaking a claim whose lease ran out: the job's last run ended without a word
+        (a crash, or a worker that stopped answering). A worker runs it alone (rule 7).
     """
 
     outcome: ClaimOutcome
@@ -168,6 +185,7 @@ class Claim:
     owner: str | None = None
     lease_expires_at_ms: int | None = None
     existing: dict[str, Any] | None = None
+    after_crash: bool = False
 
 
 class ClaimStore:
@@ -190,6 +208,9 @@ class ClaimStore:
         Epoch seconds (default :func:`time.time`); injectable for lease tests.
     owner_factory : Callable[[], str]
         Makes the owner token of each attempt (default a uuid4).
+    shared_runs : bool
+        The runs claimed share their process with other jobs' runs (a worker of several slots): their
+        claims carry ``shared`` (rule 7). Default ``False``: a run alone, as in a Lambda invocation.
 
     Examples
     --------
@@ -211,6 +232,7 @@ class ClaimStore:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         clock: Clock = system_clock,
         owner_factory: Callable[[], str] = lambda: str(uuid.uuid4()),
+        shared_runs: bool = False,
     ) -> None:
         if client is None:
             import boto3  # noqa: PLC0415 - only when no client was injected
@@ -224,6 +246,7 @@ class ClaimStore:
         #: The client, lifetime and clock, for what writes this table beside the store (a canceller).
         self.client, self.ttl_seconds, self.clock = client, ttl_seconds, clock
         self._owner_factory = owner_factory
+        self.shared_runs = shared_runs
 
     def now_ms(self) -> int:
         """Return the store's clock in epoch milliseconds."""
@@ -263,14 +286,18 @@ class ClaimStore:
             ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
             ATTR_MESSAGE_ID: {"S": job.message_id},
         }
+        if self.shared_runs:
+            item[ATTR_SHARED] = {"BOOL": True}
         existing = self._put(item, _NEW_CONDITION, {":now_s": {"N": str(now_ms // 1000)}})
         if existing is None:
             return Claim(ClaimOutcome.ACQUIRED, job_id, attempt=1, owner=owner, lease_expires_at_ms=lease)
         refused = self._classify(job_id, existing, now_ms)
         if refused is not None:
             return refused
-        # Rule 3: FAILED, or IN_FLIGHT under an expired lease, with attempts left.
-        attempt = _attempts(existing) + 1
+        # Rule 3: FAILED, or IN_FLIGHT under an expired lease, with attempts left (rule 7: a shared run's
+        # lease that ran out is not counted).
+        after_crash = existing.get(ATTR_STATUS) == STATUS_IN_FLIGHT
+        attempt = _attempts(existing) + (0 if after_crash and existing.get(ATTR_SHARED) is True else 1)
         item[ATTR_ATTEMPTS] = {"N": str(attempt)}
         earlier = existing.get(ATTR_EARLIER_ATTEMPTS)
         if isinstance(earlier, int | float) and earlier:  # the runs before a reset (rule 5) stay counted
@@ -285,7 +312,12 @@ class ClaimStore:
         )
         if found is None:
             return Claim(
-                ClaimOutcome.ACQUIRED, job_id, attempt=attempt, owner=owner, lease_expires_at_ms=lease
+                ClaimOutcome.ACQUIRED,
+                job_id,
+                attempt=attempt,
+                owner=owner,
+                lease_expires_at_ms=lease,
+                after_crash=after_crash,
             )
         # Another worker retook it between our two calls: whatever it holds now is a live claim.
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
@@ -392,6 +424,27 @@ class ClaimStore:
             return False
         return True
 
+    def isolate(self, job_id: str, owner: str) -> bool:
+        """Mark ``owner``'s live run alone in its process (rule 7: its lease running out is then counted);
+        ``False``: another worker holds the claim, or the lease ran out."""
+        now_ms = self.now_ms()
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={ATTR_ID: {"S": job_id}},
+                UpdateExpression="SET #updated_at = :now REMOVE #shared",
+                ConditionExpression=_RENEW_CONDITION,
+                ExpressionAttributeNames=_names_in(f"#updated_at #shared {_RENEW_CONDITION}"),
+                ExpressionAttributeValues={
+                    ":me": {"S": owner},
+                    ":in_flight": {"S": STATUS_IN_FLIGHT},
+                    ":now": {"N": str(now_ms)},
+                },
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     def mark_malformed_dead(self, job_id: str, *, group: str, message_id: str, error: str) -> Claim:
         """Record a malformed body that carries a usable ``jobId`` as a DEAD claim (one PutItem).
 
@@ -487,6 +540,8 @@ class ClaimStore:
         lease_ms = int(lease) if isinstance(lease, int | float) else None
         if status == STATUS_IN_FLIGHT and lease_ms is not None and lease_ms >= now_ms:
             return _conflict(job_id, existing)
+        if status == STATUS_IN_FLIGHT and existing.get(ATTR_SHARED) is True:
+            return None  # rule 7: a shared run's crash is not counted, so it used no attempt
         if attempts >= self.max_attempts:
             return Claim(ClaimOutcome.EXHAUSTED, job_id, attempt=attempts, owner=owner, existing=existing)
         return None

@@ -43,9 +43,11 @@ marker, as the page's header update (``retry_at_ms``) is what brings a stopped r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT
 from constructs_fifo.runtime.state.core.apply import RecordingTransition, run_group
 from constructs_fifo.runtime.state.core.records import BatchResult
 from constructs_fifo.runtime.state.crash_watch import CrashWatch, plan_run
@@ -121,6 +123,10 @@ class GroupCommit:
     keep_marker : bool
         Whether the commit keeps a group marker after an isolated run that stopped (a live group:
         ``True``; a replay page: ``False``, see the module docstring).
+    admit : Callable[..., AbstractContextManager]
+        The caller's gate (:meth:`~constructs_fifo.runtime.batch_processor.Heartbeat.admit`), held from
+        the run's first marker to its commit: alone for an isolated run, so that a job marker names a
+        crash of its own (a worker's slots share one process); Lambda's admits everything at once.
     """
 
     def __init__(
@@ -132,7 +138,9 @@ class GroupCommit:
         outcomes: StateOutcomes,
         owed: OwedLetters,
         keep_marker: bool,
+        admit: Callable[..., AbstractContextManager[object]] = NO_HEARTBEAT.admit,
     ) -> None:
+        self._admit = admit
         self._transition = transition
         self._settings = settings
         self._states = states
@@ -166,19 +174,20 @@ class GroupCommit:
         begin = read if start is None else start
         paid = self._owed.pay(read, like)
         plan = plan_run(begin, found.marker, redelivered=redelivered, max_attempts=settings.max_attempts)
-        watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts, found)
-        recorder = RecordingTransition(watch)
-        run = run_group(plan.start, records, recorder, settings, now_ms=now_ms)
-        clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
-        header, items = items_of(run)
-        settled = plan.settle(run.group_state, frozenset(watch.called))
-        carried = plan.carried(clean=clean) if self._keep_marker else None
-        # a buffered job that died has no record: committed dead and owed, sent after the commit
-        final = owing(settled, run.dead_buffered)
-        if carried is not None:  # the commit keeps a new marker
-            changed = True
-            committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)
-        else:
-            changed = run.changed or watch.opened or begin != read or bool(read.book.owed)
-            committed = self._outcomes.write(group, final, watch.version, changed=changed, items=items)
+        with self._admit(alone=plan.isolate):
+            watch = CrashWatch(self._transition, plan, self._states, group, settings.max_attempts, found)
+            recorder = RecordingTransition(watch)
+            run = run_group(plan.start, records, recorder, settings, now_ms=now_ms)
+            clean = run.stalled_on is None and not any(result.stops_group for result in run.results)
+            header, items = items_of(run)
+            settled = plan.settle(run.group_state, frozenset(watch.called))
+            carried = plan.carried(clean=clean) if self._keep_marker else None
+            # a buffered job that died has no record: committed dead and owed, sent after the commit
+            final = owing(settled, run.dead_buffered)
+            if carried is not None:  # the commit keeps a new marker
+                changed = True
+                committed = self._states.commit(group, final, watch.version, with_items=items, run=carried)
+            else:
+                changed = run.changed or watch.opened or begin != read or bool(read.book.owed)
+                committed = self._outcomes.write(group, final, watch.version, changed=changed, items=items)
         return Committed(committed, run, recorder, final, watch.version, changed, paid, carried, header)

@@ -25,7 +25,9 @@ Rules, per live group and batch (:func:`plan_run` decides, :class:`CrashWatch` w
    past its visibility (a stale worker: claim mode counts that as an attempt too). The group is then
    **isolated**: its run marks each transition before calling it (``{"job": id, "attempt": n}``, the
    first with the marker write of rule 2, the next ones replacing it), so the next read names the one
-   transition that did not return.
+   transition that did not return. A caller whose units share a process (a worker's slots) runs an
+   isolated group alone, from its first marker to its commit (the commit's ``admit``, the heartbeat's
+   gate): a job marker then names a crash of its own, never a slot-mate's.
    **Every marker write is fenced** by the run item's token: it is conditioned on the token the
    worker read (or wrote last), and writes a new one; a worker that did not read the run item (a
    first delivery whose state carries a marker, rule 5) writes only where no run item over its

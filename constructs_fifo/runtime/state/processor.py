@@ -215,6 +215,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
             outcomes=self._outcomes,
             owed=self._owed,
             keep_marker=True,
+            admit=heartbeat.admit,
         )
         self._replay = StateReplay(
             transition=transition,
@@ -223,6 +224,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
             outcomes=self._outcomes,
             markers=states,
             clock_ms=states.now_ms,
+            admit=heartbeat.admit,
             out_of_time=self._out_of_time,
         )
 

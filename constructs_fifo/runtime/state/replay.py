@@ -41,9 +41,11 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT
 from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import describe
@@ -104,6 +106,7 @@ class StateReplay:
         markers: StateStore,
         clock_ms: Callable[[], int],
         out_of_time: Callable[[Any], bool],
+        admit: Callable[..., AbstractContextManager[object]] = NO_HEARTBEAT.admit,
     ) -> None:
         self._markers = markers
         self._transition = transition
@@ -121,6 +124,7 @@ class StateReplay:
             outcomes=outcomes,
             owed=self._owed,
             keep_marker=False,
+            admit=admit,
         )
         self._died: frozenset[str] = frozenset()  # kept jobs that died in the page before (rule 2)
 
