@@ -5,44 +5,34 @@ is of its ``BatchProcessor``: what every batch does lives here once, and a varia
 steps. One batch, whatever the mode:
 
 1. **Open.** The batch's wake-up messages are set aside by group (``report.wake_ups``); then the
-   variant's one read (:meth:`BaseBatchProcessor._read`: claim mode's park headers, state mode's
-   states, park headers and run items). When it fails nothing may run (which groups are parked is not
-   known): every record is reported (``ERROR``, the first backoff).
-2. **Refresh** each resuming group's worn wake-up message before anything runs
-   (:func:`~constructs_fifo.runtime.batch_report.refresh_worn_wake_ups`).
-3. **Run** (:meth:`BaseBatchProcessor._run`, the variant's): its units (a record in claim mode, a
-   group in state mode) in batch order. A unit starts only while :meth:`~BaseBatchProcessor._out_of_time`
-   is false; once it is true, every unit not started is reported (:meth:`~BaseBatchProcessor._not_reached`:
-   ``DEADLINE``, visibility 0, its group blocked), so the rest of the batch comes back at once and in
-   order. A dependency that fails on a unit reports its records (:meth:`~BaseBatchProcessor._error`:
-   ``ERROR`` with the group's delay, the group blocked): no record is lost.
-4. **Settle** each resuming group's wake-up message for its retry time
-   (:func:`~constructs_fifo.runtime.batch_report.settle_wake_ups`).
+   variant's one read (:meth:`BaseBatchProcessor._read`: claim mode's park headers, state mode's states,
+   park headers and run items). When it fails nothing may run: every record is reported (``ERROR``).
+2. **Refresh** each resuming group's worn wake-up message before anything runs (``batch_report``).
+3. **Run** (:meth:`BaseBatchProcessor._run`, the variant's): its units (a record in claim mode, a group
+   in state mode) in batch order, each only while :meth:`~BaseBatchProcessor._out_of_time` is false;
+   then every unit not started is reported (:meth:`~BaseBatchProcessor._not_reached`: ``DEADLINE``,
+   visibility 0, its group blocked): the rest comes back at once, in order. A dependency that fails on
+   a unit reports its records (:meth:`~BaseBatchProcessor._error`: ``ERROR``, the group blocked).
+4. **Settle** each resuming group's wake-up message for its retry time (``batch_report``).
 5. **Report.** Every visibility change of the batch in one applier call, the batch's line, and the
    partial-batch response (returned, never raised, when every record failed).
 
 **The seam for a caller other than Lambda** (a container worker that receives its own records).
 Lambda calls :meth:`~BaseBatchProcessor.process` with its event and context. Any other caller calls
-:meth:`~BaseBatchProcessor.process_batch` with:
+:meth:`~BaseBatchProcessor.process_batch` with the **records** it received, in Lambda's record shape
+(:class:`~constructs_fifo.runtime.types.SQSRecord`), in the order received; a **context** (what the job
+function sees), whose ``get_remaining_time_in_millis()`` says how long this batch may still start work,
+on the caller's own clock (its run bound; the skeleton assumes Lambda's 15 minutes without it; stores
+and senders take the same clock); and a **heartbeat** (:class:`Heartbeat`, given to the processor): the
+skeleton holds ``heartbeat.running(records)`` open while the batch runs (the caller renews what it
+holds), asks ``heartbeat.stale()`` before each unit starts (a stale batch starts nothing more: another
+worker may hold its records; what did not start is reported as not reached; a unit already running
+cannot make its writes stand: claim writes are fenced on the owner token, state commits on the group
+item's version), and holds ``heartbeat.admit(alone=...)`` while a unit's user code may run (a worker's
+slots share a process: a crash counts only for a unit that ran alone, docs/architecture.md).
 
-- the **records** it received, in Lambda's record shape (:class:`~constructs_fifo.runtime.types.SQSRecord`:
-  ``messageId``, ``receiptHandle``, ``body``, ``attributes`` with ``MessageGroupId`` and
-  ``ApproximateReceiveCount``, ``messageAttributes``), in the order received;
-- a **context**: whatever the job function should see as ``context``, whose
-  ``get_remaining_time_in_millis()`` says how long this batch may still start work, read from the
-  caller's own clock (its run bound, say ``max_job_duration``); without it the skeleton assumes
-  Lambda's 15 minutes. The stores and senders take the same clock (``clock=``);
-- a **heartbeat** (:class:`Heartbeat`, given to the processor): the skeleton holds
-  ``heartbeat.running(records)`` open while the batch runs (the caller keeps the records in flight
-  and renews what it holds meanwhile), and asks ``heartbeat.stale()`` before each unit starts. A stale
-  batch (a renewal failed: another worker may hold its records now) starts nothing more: what did
-  not start is reported as not reached. A unit already running when its batch goes stale cannot
-  make its writes stand: every write is fenced (claim mode on the claim's owner token, state mode on
-  the group item's version).
-
-The caller then does with the response what the event source mapping does: deletes every record not
-listed; the listed ones already have their visibility (the applier it passed, on its own client).
-Lambda needs no heartbeat (an invocation ends inside the visibility timeout): :data:`NO_HEARTBEAT`.
+The caller then deletes every record the response does not list, as the event source mapping does
+(the listed ones already have their visibility). Lambda's heartbeat is :data:`NO_HEARTBEAT`.
 """
 
 from __future__ import annotations
@@ -111,14 +101,12 @@ class Heartbeat(Protocol):
         ...
 
     def admit(self, *, alone: bool) -> AbstractContextManager[object]:
-        """Hold the caller's gate while a unit's user code may run: ``alone``, nothing else runs in the
-        process meanwhile, so a crash is this unit's (a worker's slots; docs/architecture.md)."""
+        """Hold the caller's gate while a unit's user code may run (``alone``: nothing else runs)."""
         ...
 
 
 class _NoHeartbeat:
-    """Lambda's heartbeat: an invocation ends inside the visibility timeout, so nothing is renewed; it
-    runs one unit at a time, so every run is alone."""
+    """Lambda's: an invocation ends inside the visibility timeout and runs one unit at a time."""
 
     def running(self, records: Sequence[SQSRecord]) -> AbstractContextManager[object]:
         return nullcontext()

@@ -48,7 +48,6 @@ __all__ = [
     "DEFAULT_SLOTS",
     "ENTRYPOINT",
     "ENV_BACKOFF_BASE_SECONDS",
-    "ENV_BATCH_SIZE",
     "ENV_CLAIM_TABLE",
     "ENV_CLAIM_TTL_SECONDS",
     "ENV_DEAD_LETTER_QUEUE_URL",
@@ -126,7 +125,6 @@ ENV_GAP_POLICY: Final = SETTINGS["gap_policy"].variable()
 ENV_OUTCOME_LINES: Final = SETTINGS["outcome_lines"].variable()
 ENV_MAX_JOB_DURATION_SECONDS: Final = SETTINGS["max_job_duration"].variable()
 ENV_SLOTS: Final = SETTINGS["slots"].variable()
-ENV_BATCH_SIZE: Final = SETTINGS["batch_size"].variable()
 ENV_HEARTBEAT_INTERVAL_SECONDS: Final = SETTINGS["heartbeat_interval"].variable()
 
 DEFAULT_BACKOFF_BASE_SECONDS: Final = SETTINGS["backoff_base"].default_as(int)
@@ -205,8 +203,7 @@ ATTR_ERROR: Final = "error"
 ATTR_ERROR_TYPE: Final = "error_type"
 ATTR_PERMANENT: Final = "permanent"
 ATTR_MESSAGE_ID: Final = "message_id"
-#: On an IN_FLIGHT claim: true when the run shares its process with other jobs' runs (a worker's slots),
-#: so a lease that runs out is not counted against it (the crash may be another job's); absent: alone.
+#: On an IN_FLIGHT claim: the run shares its process (a worker's slots): its crash is not counted.
 ATTR_SHARED: Final = "shared"
 #: On a SUCCEEDED claim: the job function's return value as compact JSON (a string), absent when it
 #: returned ``None``, or a value that is not JSON or is larger than ``MAX_RESULT_BYTES``.

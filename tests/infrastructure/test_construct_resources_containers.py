@@ -89,7 +89,7 @@ def test_the_container_environment_is_the_settings_spec_with_the_workers_rows(
     assert environment[constants.ENV_SLOTS] == "4"
     assert environment[constants.ENV_HEARTBEAT_INTERVAL_SECONDS] == "30"
     # AND the receive's batch size reaches the workers (the function's reaches its event source instead)
-    assert environment[constants.ENV_BATCH_SIZE] == "10"
+    assert environment[SETTINGS["batch_size"].variable()] == "10"
     # AND a run is bounded by an hour, the queue's visibility timeout is 5 minutes (heartbeats extend it)
     assert environment[constants.ENV_MAX_JOB_DURATION_SECONDS] == "3600"
     assert environment[constants.ENV_VISIBILITY_TIMEOUT_SECONDS] == "300"

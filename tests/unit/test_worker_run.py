@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from constructs_fifo.runtime.constants import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_SLOTS,
-    ENV_BATCH_SIZE,
-)
+from constructs_fifo.runtime.constants import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, DEFAULT_SLOTS
 from constructs_fifo.runtime.settings.config import RuntimeConfig
+from constructs_fifo.runtime.settings.spec import SETTINGS
 from constructs_fifo.worker.errors import WorkerConfigError
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS
 from constructs_fifo.worker.run import worker_options
@@ -41,7 +38,7 @@ def test_the_batch_size_comes_from_the_environment_row() -> None:
             "CONSTRUCTS_FIFO_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/q.fifo",
             "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/1/dlq.fifo",
             "CONSTRUCTS_FIFO_GROUP_TABLE": "groups",
-            ENV_BATCH_SIZE: "1",
+            SETTINGS["batch_size"].variable(): "1",
         }
     )
     # WHEN the options are read without a flag, and with one
