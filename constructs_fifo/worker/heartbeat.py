@@ -80,8 +80,10 @@ class JobContext:
     ----------
     cancelled : threading.Event
         Set when the run is stale (another worker may hold its job) or stopped (``max_job_duration``,
-        the 12-hour cap, the end of a stop's grace period). A long job polls it (or waits on it) and
-        returns: whatever it writes after is refused.
+        the 12-hour cap, the end of a stop's grace period). A long job polls it (or waits on it) between
+        steps and returns soon after, stopping what it started: whatever it writes after is refused;
+        after a stop's grace it has a few seconds (``CLEANUP_SECONDS``) before the worker stops its
+        child processes and exits.
     aws_request_id : str
         A fresh id per batch (Lambda's field of that name).
     function_name : str
@@ -367,13 +369,17 @@ class WorkerHeartbeat:
             self._go_stale("nothing was renewed for a whole visibility timeout")
 
     def interrupt(self, reason: str) -> None:
-        """Stop the run and make the batch's records visible at once (the end of a stop's grace)."""
+        """Stop the run and make the batch's records visible at once (the end of a stop's grace): its
+        claim is given back, not counted (a stop is not the job's failure)."""
         with self._lock:
             records = list(self._records)
-            self._round = HeartbeatRound(self._job[0] if self._job else None, len(records))
+            job = self._job
+            self._round = HeartbeatRound(job[0] if job else None, len(records))
             try:
                 if not self._stale:
-                    self._stop(reason, exceeded=False)
+                    if job is not None and self.claims is not None:
+                        self._give_back(job)
+                    self._mark_stale("run_stopped", reason, counted=False)
                 if records:
                     self._extend(records, 0)
             finally:
@@ -448,6 +454,13 @@ class WorkerHeartbeat:
             )
         return renewed
 
+    def _give_back(self, job: tuple[str, str, float]) -> None:
+        assert self.claims is not None
+        try:
+            self.claims.give_back(job[0], job[1])
+        except Exception as exc:  # its lease runs out instead: the next claim counts it
+            self._failure("claim_renewal_failed", exc, released=True)
+
     def _stop(self, reason: str, *, exceeded: bool) -> None:
         """Stop the run: release its lease (the next claim counts it), cancel it, go stale."""
         job = self._job
@@ -458,16 +471,19 @@ class WorkerHeartbeat:
     def _go_stale(self, reason: str) -> None:
         self._mark_stale("heartbeat_stale", reason, failure=True)
 
-    def _mark_stale(self, event: str, reason: str, *, failure: bool = False, exceeded: bool = False) -> None:
+    def _mark_stale(
+        self, event: str, reason: str, *, failure: bool = False, exceeded: bool = False, counted: bool = True
+    ) -> None:
         self._stale = True
         self._context.cancelled.set()
+        counts = "counts as an attempt" if counted else "is the same attempt (a stop is not a failure)"
         self._note(
             event,
             failure=failure,
             exceeded=exceeded,
             reason=reason,
             action="the job is told (context.cancelled); its writes are refused; its records come "
-            "back to the queue and its next run counts as an attempt",
+            f"back to the queue and its next run {counts}",
         )
 
     def _failure(self, event: str, exc: BaseException, *, released: bool = False) -> None:

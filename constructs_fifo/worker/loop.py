@@ -42,6 +42,7 @@ from constructs_fifo.runtime.clock import Clock, system_clock
 from constructs_fifo.runtime.constants import METRIC_RUNNING_SLOTS
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.sqs_records import build_record
+from constructs_fifo.worker.children import stop_children
 from constructs_fifo.worker.fanout import HeldGroups, split_by_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.worker.heartbeat import WorkerHeartbeat
     from constructs_fifo.worker.protection import ScaleInProtection
 
-__all__ = ["DEFAULT_GRACE_SECONDS", "LONG_POLL_SECONDS", "QueueTarget", "Slot", "Worker"]
+__all__ = ["CLEANUP_SECONDS", "DEFAULT_GRACE_SECONDS", "LONG_POLL_SECONDS", "QueueTarget", "Slot", "Worker"]
 
 #: ReceiveMessage's longest wait: the fewest empty receives.
 LONG_POLL_SECONDS: Final = 20
@@ -66,6 +67,10 @@ DEFAULT_GRACE_SECONDS: Final = 110
 _RECEIVE_RETRY_SECONDS: Final = 1.0
 #: How often a free slot waiting for another slot's receive looks again (a stop, a held group).
 _TURN_WAIT_SECONDS: Final = 0.5
+#: After the grace period, how long an interrupted job (told: ``context.cancelled``) may clean up before
+#: the worker stops its child processes and exits: grace + this + the children's stop stay under
+#: Fargate's 120 s ``stopTimeout``.
+CLEANUP_SECONDS: Final = 5.0
 
 
 @dataclass
@@ -107,6 +112,11 @@ class Worker:
         ReceiveMessage's ``WaitTimeSeconds`` (20; tests shorten it).
     clock : Clock
         Epoch seconds (the receive stamps the heartbeat counts the 12-hour cap from).
+    cleanup_seconds : float
+        After the grace period, how long interrupted jobs may clean up.
+    stop_children : bool
+        Stop the process's child processes before :meth:`run` returns (the worker's own process:
+        :mod:`constructs_fifo.worker.children`); ``False`` where the worker runs inside another program.
     """
 
     def __init__(
@@ -120,8 +130,12 @@ class Worker:
         grace_seconds: float = DEFAULT_GRACE_SECONDS,
         wait_time_seconds: int = LONG_POLL_SECONDS,
         clock: Clock = system_clock,
+        cleanup_seconds: float = CLEANUP_SECONDS,
+        stop_children: bool = False,
     ) -> None:
         self.queue = queue
+        self._cleanup_s = cleanup_seconds
+        self._stop_children = stop_children
         self._slots = list(slots)
         self._batch_size = batch_size
         self._log = logger
@@ -187,10 +201,15 @@ class Worker:
                         "the worker stopped: the grace period ended with the job running"
                     )
                     interrupted += 1
+            if interrupted:  # the cleanup moment: the jobs were told (context.cancelled)
+                deadline = time.monotonic() + self._cleanup_s
+                for thread in threads:
+                    thread.join(timeout=max(0.0, deadline - time.monotonic()))
         finally:
             for slot in self._slots:
                 slot.heartbeat.close()
-        self._event("worker_stopped", interrupted=interrupted)
+        stopped = stop_children() if self._stop_children else 0
+        self._event("worker_stopped", interrupted=interrupted, childrenStopped=stopped)
         return 0
 
     # --- one slot ----------------------------------------------------------------------------------

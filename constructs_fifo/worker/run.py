@@ -167,6 +167,7 @@ def build_worker(
         protection=protection,
         grace_seconds=options.grace_seconds,
         wait_time_seconds=options.wait_time_seconds,
+        stop_children=True,
     )
 
 

@@ -29,10 +29,14 @@ _PATIENCE_S = 60
 VISIBILITY_S = 2
 
 _JOB_CODE = """
-import os, signal, pathlib, time
+import os, signal, pathlib, subprocess, time
 
 def handle(job, context):
     root = pathlib.Path(os.environ["CRASH_TEST_DIR"])
+    if job.payload.get("child"):  # starts a child, then ignores context.cancelled
+        child = subprocess.Popen(["sleep", "300"])
+        (root / f"{job.id}.child").write_text(str(child.pid))
+        time.sleep(300)
     runs = root / f"{job.id}.runs"
     n = int(runs.read_text()) if runs.exists() else 0
     runs.write_text(str(n + 1))
@@ -125,7 +129,7 @@ class _World:
             MessageDeduplicationId=job_id,
         )
 
-    def worker(self, slots: int = 1) -> subprocess.Popen[bytes]:
+    def worker(self, slots: int = 1, *extra: str) -> subprocess.Popen[bytes]:
         self.started += 1
         log = (self.dir / f"worker-{self.started}.log").open("wb")
         return subprocess.Popen(
@@ -140,6 +144,7 @@ class _World:
                 "0.5",
                 "--wait-time-seconds",
                 "1",
+                *extra,
             ],
             env=self.env,
             stdout=log,
@@ -316,3 +321,27 @@ def test_a_transition_beside_one_that_kills_its_worker_every_time_is_applied_nev
     assert [json.loads(m["Body"])["jobId"] for m in dead] == ["poison"]
     assert [m["MessageAttributes"]["errorType"]["StringValue"] for m in dead] == ["WorkerCrashedError"]
     assert world.runs("poison") == 4
+
+
+def test_a_stop_at_the_end_of_the_grace_stops_the_jobs_child_and_costs_no_attempt(
+    endpoint: str, tmp_path: Path
+) -> None:
+    # GIVEN a worker (0.5 s of grace) running a job that started a child process and ignores cancellation
+    world = _World(endpoint, tmp_path)
+    world.send("j1", child=True)
+    process = world.worker(1, "--grace-seconds", "0.5")
+    child_file = tmp_path / "j1.child"
+    assert _wait_for(child_file.exists)
+    time.sleep(0.2)
+    child = int(child_file.read_text())
+    # WHEN the worker is stopped (SIGTERM) and the grace period ends with the job running
+    code = _stop(process)
+    # THEN it exited 0 with the job's child stopped (no orphan beside the retry)
+    assert code == 0
+    assert (
+        not Path(f"/proc/{child}").exists()
+        or "Z" in Path(f"/proc/{child}/stat").read_text().split(")")[-1][:3]
+    )
+    # AND the run was given back without costing an attempt: the next claim is attempt 1 again
+    claim = world.claim("j1")
+    assert (claim["status"], claim["attempts"], claim["error_type"]) == ("FAILED", "0", "WorkerStopped")

@@ -424,6 +424,34 @@ class ClaimStore:
             return False
         return True
 
+    def give_back(self, job_id: str, owner: str) -> bool:
+        """Give ``owner``'s live run back without counting it (its worker is stopping: a deploy, a
+        scale-in, a Spot interruption): FAILED with one attempt fewer, so the retake (rule 3) runs it
+        again as the same attempt; ``False``: another worker holds the claim, or it is no longer IN_FLIGHT."""
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={ATTR_ID: {"S": job_id}},
+                UpdateExpression="SET #status = :failed, #attempts = #attempts - :one, #updated_at = :now,"
+                " #error = :error, #error_type = :error_type REMOVE #lease",
+                ConditionExpression="#owner = :me AND #status = :in_flight",
+                ExpressionAttributeNames=_names_in(
+                    "#status #attempts #updated_at #error #error_type #lease #owner"
+                ),
+                ExpressionAttributeValues={
+                    ":me": {"S": owner},
+                    ":in_flight": {"S": STATUS_IN_FLIGHT},
+                    ":failed": {"S": STATUS_FAILED},
+                    ":one": {"N": "1"},
+                    ":now": {"N": str(self.now_ms())},
+                    ":error": {"S": "its worker stopped before the run ended (not counted as an attempt)"},
+                    ":error_type": {"S": "WorkerStopped"},
+                },
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     def isolate(self, job_id: str, owner: str) -> bool:
         """Mark ``owner``'s live run alone in its process (rule 7: its lease running out is then counted);
         ``False``: another worker holds the claim, or the lease ran out."""
