@@ -339,7 +339,7 @@ def test_a_crash_on_the_last_attempt_makes_the_job_dead_without_running_it_again
     assert response == {"batchItemFailures": []}
     (message,) = harness.dead_letters()
     assert dlq_attributes(message)["reason"] == "ATTEMPTS_EXHAUSTED"
-    assert dlq_attributes(message)["errorType"] == "AttemptsExhausted"
+    assert dlq_attributes(message)["errorType"] == "WorkerCrashedError"
 
 
 def test_a_copy_of_a_dead_job_follows_it_to_the_dlq_without_running(harness: Harness) -> None:

@@ -206,12 +206,14 @@ def test_a_job_that_kills_its_worker_on_every_attempt_dies_without_running_again
         if world.claim("j1").get("status") == STATUS_DEAD:
             assert _stop(process) == 0
             break
-    # THEN the job ran twice (both crashes counted), is dead of exhausted attempts, and went to the DLQ
+    # THEN the job ran twice (both crashes counted), is dead of exhausted attempts, WorkerCrashedError
+    # (the name state mode gives it too, and the runbook's), and went to the DLQ
     claim = world.claim("j1")
-    assert (claim["status"], claim["attempts"], claim["dead_reason"]) == (
+    assert (claim["status"], claim["attempts"], claim["dead_reason"], claim["error_type"]) == (
         STATUS_DEAD,
         "2",
         "ATTEMPTS_EXHAUSTED",
+        "WorkerCrashedError",
     )
     assert world.runs("j1") == 2
     letters = world.sqs.receive_message(QueueUrl=world.dlq_url, MaxNumberOfMessages=10).get("Messages", [])

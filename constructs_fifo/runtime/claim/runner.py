@@ -24,12 +24,13 @@ from constructs_fifo.runtime.constants import (
     ATTR_MESSAGE_ID,
     ATTR_STATUS,
     ATTR_UPDATED_AT,
+    STATUS_IN_FLIGHT,
     DeadReason,
 )
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
 from constructs_fifo.runtime.dead_jobs.record import DeadJob, stored_reason
 from constructs_fifo.runtime.error_text import describe, error_text
-from constructs_fifo.runtime.exceptions import PermanentJobError
+from constructs_fifo.runtime.exceptions import PermanentJobError, WorkerCrashedError
 from constructs_fifo.runtime.job import Job, JobHandler
 from constructs_fifo.runtime.observability import (
     RETRY_ACTION,
@@ -181,15 +182,19 @@ class JobRunner:
             )
             return Step(StepKind.RETRY, delay_seconds=delay)
         if claim.outcome is ClaimOutcome.EXHAUSTED:
+            crashed = (claim.existing or {}).get(ATTR_STATUS) == STATUS_IN_FLIGHT
             error = (
                 f"attempt {claim.attempt} of {self.claims.max_attempts} never finished (the worker crashed "
-                "or timed out after claiming the job); no attempts are left"
+                "or timed out after claiming the job); no attempts are left; make the job fit its "
+                "worker's memory and time, then resume its group (PARK) or redrive it (CONTINUE)"
             )
+            # The name both modes give a job that stopped its worker on every attempt (the runbook's).
+            error_type = WorkerCrashedError.__name__ if crashed else "AttemptsExhausted"
             return self._declare_dead(
                 job,
                 record,
                 claim.owner or "",
-                (DeadReason.ATTEMPTS_EXHAUSTED, "AttemptsExhausted", error),
+                (DeadReason.ATTEMPTS_EXHAUSTED, error_type, error),
                 fields,
                 ran=False,
             )
