@@ -23,6 +23,7 @@ __all__ = [
     "ATTR_ERROR",
     "ATTR_ERROR_TYPE",
     "ATTR_EXPIRATION",
+    "ATTR_FENCE",
     "ATTR_GROUP",
     "ATTR_ID",
     "ATTR_LEASE_EXPIRES_AT",
@@ -100,13 +101,11 @@ __all__ = [
 ]
 
 # --- the function's handler -------------------------------------------------------------------
-#: The Lambda handler the construct configures: the runtime's entry point, which calls the user's job
-#: function named in ``ENV_USER_HANDLER``.
+#: The Lambda handler the construct configures: the runtime's entry point (it calls ``ENV_USER_HANDLER``'s).
 ENTRYPOINT: Final = "constructs_fifo.runtime.entrypoint.handler"
 
 # --- the settings' variables and defaults: their rows' (``runtime/settings/spec.py``) ---------------
-# Named here too, for the modules that read one variable or one default; a row that loses its
-# variable or default fails the import.
+# Named here too, for the modules that read one variable or one default (a row without one fails).
 ENV_USER_HANDLER: Final = SETTINGS["handler"].variable()
 ENV_CLAIM_TABLE: Final = SETTINGS["claim_table"].variable()
 ENV_QUEUE_URL: Final = SETTINGS["queue_url"].variable()
@@ -203,8 +202,9 @@ ATTR_ERROR: Final = "error"
 ATTR_ERROR_TYPE: Final = "error_type"
 ATTR_PERMANENT: Final = "permanent"
 ATTR_MESSAGE_ID: Final = "message_id"
-#: On an IN_FLIGHT claim: the run shares its process (a worker's slots): its crash is not counted.
+#: A run's claim: ``shared`` (its process runs other jobs: its crash is not counted), ``fence`` (its token).
 ATTR_SHARED: Final = "shared"
+ATTR_FENCE: Final = "fence"
 #: On a SUCCEEDED claim: the job function's return value as compact JSON (a string), absent when it
 #: returned ``None``, or a value that is not JSON or is larger than ``MAX_RESULT_BYTES``.
 ATTR_RESULT: Final = "result"

@@ -86,6 +86,10 @@ class JobContext:
         child processes and exits.
     aws_request_id : str
         A fresh id per batch (Lambda's field of that name).
+    fence : int or None
+        The running job's fencing token (claim mode): grows with every claim of the job, so a stale
+        run's is below the run that took over; a downstream store that keeps the highest token it saw
+        refuses a stale run's late write (:mod:`constructs_fifo.worker.fence`). ``None`` before a claim.
     function_name : str
         ``"constructs-fifo-worker"``.
     """
@@ -95,6 +99,7 @@ class JobContext:
     def __init__(self, heartbeat: WorkerHeartbeat) -> None:
         self.cancelled = threading.Event()
         self.aws_request_id = str(uuid.uuid4())
+        self.fence: int | None = None
         self._heartbeat = heartbeat
 
     def get_remaining_time_in_millis(self) -> int:
@@ -296,10 +301,13 @@ class WorkerHeartbeat:
 
     # --- the claim (from HeartbeatClaims) ----------------------------------------------------------
 
-    def job_started(self, job_id: str, owner: str) -> None:
-        """The slot's processor took a job's claim: renew it from now on, and time the run."""
+    def job_started(self, job_id: str, owner: str, *, fence: int | None = None) -> None:
+        """The slot's processor took a job's claim: renew it from now on, and time the run; ``fence``:
+        its token, told to the job (``context.fence``)."""
         with self._lock:
             self._job = (job_id, owner, self._clock())
+            if fence is not None:
+                self._context.fence = fence
 
     def job_ended(self, job_id: str) -> None:
         """The job's claim was written (or refused): nothing more to renew for it."""
@@ -531,7 +539,7 @@ class HeartbeatClaims(ClaimStore):
         claim = super().claim(job, lease_ms=min(lease_ms, self.heartbeat.lease_ms))
         if claim.outcome is not ClaimOutcome.ACQUIRED or claim.owner is None:
             return claim
-        self.heartbeat.job_started(job.id, claim.owner)
+        self.heartbeat.job_started(job.id, claim.owner, fence=claim.fence)
         if self._gate is None:
             return claim
         alone = claim.after_crash

@@ -5,7 +5,8 @@ Item attributes: ``id`` (jobId), ``status`` (IN_FLIGHT | SUCCEEDED | FAILED | DE
 counted: the runtime's own count, see below), ``earlier_attempts`` (runs before an operator's reset,
 rule 5), ``updated_at`` (epoch ms), ``expiration`` (epoch s, the TTL attribute; a DEAD item has none),
 ``message_id``, ``shared`` (true on the claim of a run that shares its process with other jobs' runs,
-rule 7) and, on FAILED and DEAD, ``error``,
+rule 7), ``fence`` (the run's fencing token: epoch ms of a new claim, above the last one's on a retake,
+so a stale run's token is always below) and, on FAILED and DEAD, ``error``,
 ``error_type`` and (DEAD) ``dead_reason``; on SUCCEEDED, ``result``: the job function's return value
 (:mod:`constructs_fifo.runtime.claim.result`), written by the same fenced UpdateItem: no extra call.
 
@@ -74,6 +75,7 @@ from constructs_fifo.runtime.constants import (
     ATTR_ERROR,
     ATTR_ERROR_TYPE,
     ATTR_EXPIRATION,
+    ATTR_FENCE,
     ATTR_GROUP,
     ATTR_ID,
     ATTR_LEASE_EXPIRES_AT,
@@ -177,6 +179,8 @@ class Claim:
     after_crash : bool
         ``ACQUIRED`` by retaking a claim whose lease ran out: the job's last run ended without a word
         (a crash, or a worker that stopped answering). A worker runs it alone (rule 7).
+    fence : int
+        ``ACQUIRED``: this run's fencing token, above every earlier run's of the job.
     """
 
     outcome: ClaimOutcome
@@ -186,6 +190,7 @@ class Claim:
     lease_expires_at_ms: int | None = None
     existing: dict[str, Any] | None = None
     after_crash: bool = False
+    fence: int = 0
 
 
 class ClaimStore:
@@ -285,12 +290,15 @@ class ClaimStore:
             ATTR_UPDATED_AT: {"N": str(now_ms)},
             ATTR_EXPIRATION: {"N": str(now_ms // 1000 + self._ttl_seconds)},
             ATTR_MESSAGE_ID: {"S": job.message_id},
+            ATTR_FENCE: {"N": str(now_ms)},
         }
         if self.shared_runs:
             item[ATTR_SHARED] = {"BOOL": True}
         existing = self._put(item, _NEW_CONDITION, {":now_s": {"N": str(now_ms // 1000)}})
         if existing is None:
-            return Claim(ClaimOutcome.ACQUIRED, job_id, attempt=1, owner=owner, lease_expires_at_ms=lease)
+            return Claim(
+                ClaimOutcome.ACQUIRED, job_id, attempt=1, owner=owner, lease_expires_at_ms=lease, fence=now_ms
+            )
         refused = self._classify(job_id, existing, now_ms)
         if refused is not None:
             return refused
@@ -299,6 +307,9 @@ class ClaimStore:
         after_crash = existing.get(ATTR_STATUS) == STATUS_IN_FLIGHT
         attempt = _attempts(existing) + (0 if after_crash and existing.get(ATTR_SHARED) is True else 1)
         item[ATTR_ATTEMPTS] = {"N": str(attempt)}
+        old_fence = existing.get(ATTR_FENCE)
+        fence = max(now_ms, int(old_fence) + 1 if isinstance(old_fence, int | float) else 0)
+        item[ATTR_FENCE] = {"N": str(fence)}
         earlier = existing.get(ATTR_EARLIER_ATTEMPTS)
         if isinstance(earlier, int | float) and earlier:  # the runs before a reset (rule 5) stay counted
             item[ATTR_EARLIER_ATTEMPTS] = {"N": str(int(earlier))}
@@ -318,6 +329,7 @@ class ClaimStore:
                 owner=owner,
                 lease_expires_at_ms=lease,
                 after_crash=after_crash,
+                fence=fence,
             )
         # Another worker retook it between our two calls: whatever it holds now is a live claim.
         return self._classify(job_id, found, now_ms) or _conflict(job_id, found)
