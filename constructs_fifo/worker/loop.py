@@ -115,8 +115,9 @@ class Worker:
     cleanup_seconds : float
         After the grace period, how long interrupted jobs may clean up.
     stop_children : bool
-        Stop the process's child processes before :meth:`run` returns (the worker's own process:
-        :mod:`constructs_fifo.worker.children`); ``False`` where the worker runs inside another program.
+        Stop the process's child processes before :meth:`run` returns
+        (:mod:`constructs_fifo.worker.children`): only where the worker owns its process (:func:`~constructs_fifo.worker.run.serve` sets it); never
+        inside another program, whose own children it would stop.
     """
 
     def __init__(
@@ -135,7 +136,7 @@ class Worker:
     ) -> None:
         self.queue = queue
         self._cleanup_s = cleanup_seconds
-        self._stop_children = stop_children
+        self.stop_children = stop_children
         self._slots = list(slots)
         self._batch_size = batch_size
         self._log = logger
@@ -208,7 +209,7 @@ class Worker:
         finally:
             for slot in self._slots:
                 slot.heartbeat.close()
-        stopped = stop_children() if self._stop_children else 0
+        stopped = stop_children() if self.stop_children else 0
         self._event("worker_stopped", interrupted=interrupted, childrenStopped=stopped)
         return 0
 

@@ -167,7 +167,6 @@ def build_worker(
         protection=protection,
         grace_seconds=options.grace_seconds,
         wait_time_seconds=options.wait_time_seconds,
-        stop_children=True,
     )
 
 
@@ -217,7 +216,11 @@ def _slot(
 
 
 def serve(worker: Worker) -> int:
-    """Run ``worker`` with SIGTERM (and Ctrl-C) stopping it gracefully; return its exit code."""
+    """Run ``worker`` with SIGTERM (and Ctrl-C) stopping it gracefully; return its exit code.
+
+    The worker owns the process here: its stop also stops the process's children (a job's).
+    """
+    worker.stop_children = True
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: worker.stop())
     return worker.run()
