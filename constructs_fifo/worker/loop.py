@@ -116,8 +116,9 @@ class Worker:
         After the grace period, how long interrupted jobs may clean up.
     stop_children : bool
         Stop the process's child processes before :meth:`run` returns
-        (:mod:`constructs_fifo.worker.children`): only where the worker owns its process (:func:`~constructs_fifo.worker.run.serve` sets it); never
-        inside another program, whose own children it would stop.
+        (:mod:`constructs_fifo.worker.children`): only where the worker owns its process
+        (:func:`~constructs_fifo.worker.run.serve` sets it); never inside another program, whose own
+        children it would stop.
     """
 
     def __init__(
