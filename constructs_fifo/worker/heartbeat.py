@@ -52,6 +52,7 @@ from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VI
 from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.clock import Clock, system_clock
 from constructs_fifo.runtime.error_text import describe
+from constructs_fifo.worker.claims import give_back, isolate
 from constructs_fifo.worker.rounds import HeartbeatRound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -465,7 +466,7 @@ class WorkerHeartbeat:
     def _give_back(self, job: tuple[str, str, float]) -> None:
         assert self.claims is not None
         try:
-            self.claims.give_back(job[0], job[1])
+            give_back(self.claims, job[0], job[1])
         except Exception as exc:  # its lease runs out instead: the next claim counts it
             self._failure("claim_renewal_failed", exc, released=True)
 
@@ -546,7 +547,7 @@ class HeartbeatClaims(ClaimStore):
         self._gate.enter(alone=alone)  # may wait for the other slots' runs: the heartbeat renews the lease
         self._entered = alone
         self.heartbeat.job_started(job.id, claim.owner)  # the run's own time starts now
-        if self.heartbeat.stale() or (alone and not self.isolate(job.id, claim.owner)):
+        if self.heartbeat.stale() or (alone and not isolate(self, job.id, claim.owner)):
             # the lease was lost while waiting (or the worker stopped): not run here, retried
             self.gate_leave()
             self.heartbeat.job_ended(job.id)

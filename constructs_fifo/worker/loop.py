@@ -21,7 +21,7 @@ that did not start goes back at once, whatever its group: the held groups and a 
 while stopping (ChangeMessageVisibility 0). A running batch may finish its running job within
 ``grace_seconds`` but starts no next one (the records behind it, of its own group, come back at once
 when it ends); a job still running at the end of the grace period is interrupted: its lease given
-back (not an attempt: :meth:`~constructs_fifo.runtime.claim.store.ClaimStore.give_back`), its records
+back (not an attempt: :func:`~constructs_fifo.worker.claims.give_back`), its records
 visible at once. Then every slot's heartbeat ticker is stopped and joined (no thread of the worker's is
 left renewing anything) and :meth:`Worker.run` returns 0.
 

@@ -88,36 +88,6 @@ def test_a_shared_runs_crash_is_not_counted_and_its_retake_says_it_crashed(dynam
     assert (retake.outcome, retake.attempt, retake.after_crash) == (ClaimOutcome.ACQUIRED, 1, True)
 
 
-def test_an_isolated_runs_crash_is_counted_and_exhausts_the_job(dynamodb: DynamoDBClient) -> None:
-    # GIVEN a shared run retaken after a crash and isolated (run alone) by its worker, max_attempts 2
-    clock = _Clock()
-    store = ClaimStore(TABLE_NAME, dynamodb, clock=clock, max_attempts=2, shared_runs=True)
-    store.claim(_job("j1"), lease_ms=1000)
-    clock.now += 2
-    alone = store.claim(_job("j1"), lease_ms=1000)
-    assert store.isolate("j1", alone.owner or "")
-    # WHEN it crashes too (its lease runs out), then again after another isolated run
-    clock.now += 2
-    second = store.claim(_job("j1"), lease_ms=1000)
-    assert store.isolate("j1", second.owner or "")
-    clock.now += 2
-    third = store.claim(_job("j1"), lease_ms=1000)
-    # THEN each crash alone was counted: attempt 2, then no attempts left
-    assert (alone.attempt, second.attempt) == (1, 2)
-    assert third.outcome is ClaimOutcome.EXHAUSTED
-
-
-def test_isolate_is_refused_to_a_run_that_lost_its_claim(dynamodb: DynamoDBClient) -> None:
-    # GIVEN a run whose lease ran out and another worker retook the claim
-    clock = _Clock()
-    store = ClaimStore(TABLE_NAME, dynamodb, clock=clock, shared_runs=True)
-    stale = store.claim(_job("j1"), lease_ms=1000)
-    clock.now += 2
-    store.claim(_job("j1"), lease_ms=1000)
-    # WHEN the stale run asks to be isolated / THEN it is refused
-    assert store.isolate("j1", stale.owner or "") is False
-
-
 def test_a_lambda_claim_carries_no_shared_mark_and_its_crash_counts(dynamodb: DynamoDBClient) -> None:
     # GIVEN the function's store (runs alone) and a run that lost its lease
     clock = _Clock()

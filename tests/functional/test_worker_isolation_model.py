@@ -33,6 +33,7 @@ from moto import mock_aws
 from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED, DeadReason
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.worker.claims import isolate
 from constructs_fifo.worker.isolation import RunGate
 
 from .runtime_harness import REGION, TABLE_NAME, FakeClock, create_tables
@@ -118,7 +119,7 @@ class World:
                 others = [r.job_id for r in process.runs if r.running]
                 if others:
                     self.violations.append(f"{run.job_id} ran alone beside {others}")
-                if not self.store.isolate(run.job_id, run.owner):
+                if not isolate(self.store, run.job_id, run.owner):
                     self.violations.append(f"{run.job_id}: isolate refused to a live run")
             run.running = True
 

@@ -43,9 +43,8 @@ Rules, one condition each:
    that runs several jobs at once (slots) claims with ``shared`` (``shared_runs``): such a run's lease
    that ran out is not counted (the crash may be a slot-mate's) and is not ``EXHAUSTED``; the retake
    keeps the attempt number. Every retake after a lease ran out says so (:attr:`Claim.after_crash`),
-   and the worker then runs the job alone before it starts (:meth:`ClaimStore.isolate` removes
-   ``shared``, fenced on the owner), so the job's next crash is its own and counted: a job that crashes
-   its worker on every run still dies after ``max_attempts`` counted runs (one uncounted run more).
+   and the worker runs the job alone (:mod:`constructs_fifo.worker.claims`: ``shared`` removed), so
+   its next crash is its own and counted.
 
 Why the runtime counts attempts instead of reading ``ApproximateReceiveCount``: SQS raises the
 receive count of every record it returns, including the records behind a failing job that were
@@ -431,55 +430,6 @@ class ClaimStore:
                 ConditionExpression=_RENEW_CONDITION,
                 ExpressionAttributeNames=_names_in(f"#updated_at {_RENEW_CONDITION}"),
                 ExpressionAttributeValues={**values, ":lease": {"N": str(now_ms + max(0, lease_ms))}},
-            )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
-
-    def give_back(self, job_id: str, owner: str) -> bool:
-        """Give ``owner``'s live run back without counting it (its worker is stopping: a deploy, a
-        scale-in, a Spot interruption): FAILED with one attempt fewer, so the retake (rule 3) runs it
-        again as the same attempt; ``False``: another worker holds the claim, or it is no longer IN_FLIGHT."""
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={ATTR_ID: {"S": job_id}},
-                UpdateExpression="SET #status = :failed, #attempts = #attempts - :one, #updated_at = :now,"
-                " #error = :error, #error_type = :error_type REMOVE #lease",
-                ConditionExpression="#owner = :me AND #status = :in_flight",
-                ExpressionAttributeNames=_names_in(
-                    "#status #attempts #updated_at #error #error_type #lease #owner"
-                ),
-                ExpressionAttributeValues={
-                    ":me": {"S": owner},
-                    ":in_flight": {"S": STATUS_IN_FLIGHT},
-                    ":failed": {"S": STATUS_FAILED},
-                    ":one": {"N": "1"},
-                    ":now": {"N": str(self.now_ms())},
-                    ":error": {"S": "its worker stopped before the run ended (not counted as an attempt)"},
-                    ":error_type": {"S": "WorkerStopped"},
-                },
-            )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
-
-    def isolate(self, job_id: str, owner: str) -> bool:
-        """Mark ``owner``'s live run alone in its process (rule 7: its lease running out is then counted);
-        ``False``: another worker holds the claim, or the lease ran out."""
-        now_ms = self.now_ms()
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={ATTR_ID: {"S": job_id}},
-                UpdateExpression="SET #updated_at = :now REMOVE #shared",
-                ConditionExpression=_RENEW_CONDITION,
-                ExpressionAttributeNames=_names_in(f"#updated_at #shared {_RENEW_CONDITION}"),
-                ExpressionAttributeValues={
-                    ":me": {"S": owner},
-                    ":in_flight": {"S": STATUS_IN_FLIGHT},
-                    ":now": {"N": str(now_ms)},
-                },
             )
         except self._client.exceptions.ConditionalCheckFailedException:
             return False
