@@ -7,13 +7,13 @@ keep its records hidden and its claim held. Worker processes run the way the tas
 (``constructs-fifo worker --stack AgentJobs --queue Builds --code-dir lambda``): three at first,
 started one after the other until each runs jobs; then, in the middle of their jobs, the first is
 killed with SIGKILL (its jobs come back after the visibility timeout and run again on another worker,
-counted as an attempt) and the second is stopped with SIGTERM (its running jobs finish within the grace
+alone, as the same attempt: a crash of a four-slot worker names no culprit, so it costs none of them
+an attempt) and the second is stopped with SIGTERM (its running jobs finish within the grace
 period, it exits 0); two replacements start, as the service would replace the tasks.
 
 Then every job has succeeded, its result stored once, naming it; the workers' logs hold one
 ``SUCCEEDED`` run per job, none run by two workers; the second job of each workspace started after the
-first finished; the killed worker's jobs show their second attempt; the stopped worker's jobs finished
-on their first.
+first finished; no job spent an attempt on the kill or the stop.
 
 Each run uses its own workspace ids (the session's queue is shared with the other e2e tests).
 """
@@ -204,10 +204,10 @@ def test_workers_keep_long_jobs_once_and_in_order_through_a_kill_and_a_stop(
         first_done = outcomes[first.job_id].updated_at_ms
         assert first_done is not None
         assert outcomes[second.job_id].result[BUILD_STARTED] >= first_done
-    # AND the killed worker's jobs ran again, counted as an attempt; the stopped worker's finished on
-    # their first
+    # AND the killed worker's jobs ran again without losing an attempt (their runs shared the process:
+    # the crash is counted against none of them); the stopped worker's finished on their first
     assert killed.succeeded() == []
-    assert any(o.attempt is not None and o.attempt >= 2 for o in outcomes.values())
+    assert {o.attempt for o in outcomes.values()} == {1}
     stopped_jobs = [job_id for job_id in stopped.succeeded() if job_id in outcomes]
     assert stopped_jobs
     assert all(outcomes[job_id].attempt == 1 for job_id in stopped_jobs)
