@@ -160,7 +160,10 @@ def test_workspace_pipelines_survive_a_killed_worker_and_commit_once(
         assert head.parent == outcomes[patch_1.job_id].result["commit"]
         tested = outcomes[tests_job.job_id]
         assert tested.result["commit"] == head.commit and tested.result["passed"] is True
-        assert tested.attempt is not None and tested.attempt >= 2  # the killed run was the first
+        # the killed run was the first; a crash of a worker of several slots costs none of its jobs an
+        # attempt (docs/architecture.md), so the retry is still attempt 1, on the second worker
+        assert tested.attempt == 1
+        assert tests_job.job_id in set(second.succeeded())
         assert outcomes[pr.job_id].result == {
             "commit": head.commit,
             "title": f"calc for {workspace}",

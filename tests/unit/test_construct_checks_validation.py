@@ -38,13 +38,13 @@ def _problems(code: lambda_.Code, **props: Any) -> list[str]:
 RULES: dict[str, tuple[dict[str, Any], str]] = {
     "batch_size_above_10": (
         {"batch_size": 11},
-        "batch_size=11 is out of range: an SQS FIFO event source takes at most 10 records per batch, so "
-        "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
+        "batch_size=11 is out of range: an SQS FIFO event source (and ReceiveMessage) takes at most 10 "
+        "records per batch, so it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
     ),
     "batch_size_below_1": (
         {"batch_size": 0},
-        "batch_size=0 is out of range: an SQS FIFO event source takes at most 10 records per batch, so "
-        "it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
+        "batch_size=0 is out of range: an SQS FIFO event source (and ReceiveMessage) takes at most 10 "
+        "records per batch, so it must be between 1 and 10 inclusive; pass batch_size from 1 to 10.",
     ),
     "max_receive_count_below_the_safety_net": (
         {"max_receive_count": 95},

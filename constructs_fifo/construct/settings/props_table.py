@@ -122,7 +122,7 @@ def render_parameters() -> str:
 
     >>> entry = render_parameters().split("    batch_size : ")[1].splitlines()
     >>> entry[0], entry[1].strip()
-    ('int', "Records per invocation (the FIFO event source's limit). Limits: 1–10. Default: ``10``.")
+    ('int', "Records per invocation, or per container worker's receive. Limits: 1–10. Default: ``10``.")
     """
     entries = ["    scope, id\n        The parent construct and this construct's id."]
     for row in SETTINGS.values():

@@ -204,6 +204,11 @@ def run_builds(
             workers.append(stopped)
             _wait_running(reader, jobs, 2 * _FIRST_SLOTS, cancel)
             say(f"{BUILD_QUEUE}: SIGKILL to one worker and SIGTERM to another, in the middle of their jobs")
+            running_at_kill = {
+                job.job_id
+                for job in jobs
+                if reader.get(job.job_id, job.group, sent=True).status is JobStatus.RUNNING
+            }
             killed.process.send_signal(signal.SIGKILL)
             stopped.process.send_signal(signal.SIGTERM)
             workers.append(
@@ -235,10 +240,10 @@ def run_builds(
                 runs[job_id] = runs.get(job_id, 0) + 1
         stopped_jobs = [job_id for job_id in stopped.succeeded() if job_id in outcomes]
     result.seconds = round(time.monotonic() - started, 3)
-    _verify(result, jobs, outcomes, runs, stopped_jobs)
+    _verify(result, jobs, outcomes, runs, stopped_jobs, running_at_kill=running_at_kill)
     say(
         f"{BUILD_QUEUE}: {result.succeeded}/{len(jobs)} long jobs succeeded once; "
-        f"{result.retried_after_kill} ran again after the SIGKILL (a second attempt), "
+        f"{result.retried_after_kill} ran again after the SIGKILL (no attempt lost to it), "
         f"{result.finished_by_stopped_worker} finished on the SIGTERM-stopped worker, which exited "
         f"{result.exits.get('stopped')}"
     )
@@ -251,6 +256,8 @@ def _verify(
     outcomes: dict[str, JobOutcome],
     runs: dict[str, int],
     stopped_jobs: list[str],
+    *,
+    running_at_kill: set[str],
 ) -> None:
     violations = result.violations
     for job in jobs:
@@ -278,14 +285,17 @@ def _verify(
                     actual=runs.get(job.job_id, 0),
                 )
             )
-        if (outcome.attempt or 0) >= 2:  # the run after the killed one
+        if job.job_id in running_at_kill and job.job_id not in stopped_jobs:
+            # running when the workers were signalled, and not finished by the stopped one: it was the
+            # killed worker's, and its one successful run came after the kill (a crash of a worker of
+            # several slots costs none of its jobs an attempt: docs/architecture.md)
             result.retried_after_kill += 1
     result.finished_by_stopped_worker = len(stopped_jobs)
     if result.retried_after_kill == 0:
         violations.append(
             Violation(
                 "build_not_retried",
-                "no job of the SIGKILLed worker ran again as a second attempt",
+                "no job of the SIGKILLed worker ran again after the kill",
                 expected=">= 1",
                 actual=0,
             )
