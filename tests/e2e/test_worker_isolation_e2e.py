@@ -102,8 +102,8 @@ class World:
 
     deployment: Deployment
     queue: DeployedQueue
-    root: Path
     fence_table: str
+    root: Path
     run: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     workers: list[Worker] = field(default_factory=list)
 
@@ -196,22 +196,30 @@ def stop(world: World, worker: Worker) -> int:
         raise AssertionError(f"{worker.name} did not exit after SIGTERM\n{world.logs()}") from None
 
 
-@pytest.fixture
-def world(deployment: Deployment, tmp_path: Path) -> Iterator[World]:
-    """The build queue (empty: no earlier test left messages), a fence table of the test's own; at the
-    end every worker still running is resumed and stopped (SIGTERM, then SIGKILL)."""
+@pytest.fixture(scope="module")
+def build_queue(deployment: Deployment) -> Iterator[tuple[DeployedQueue, str]]:
+    """The build queue, and a fence table of this file's own (the fenced job's sink)."""
     queue = resolve_queue(STACK_NAME, target=deployment.target, queue=BUILD_QUEUE)
     assert queue.is_container
     fence_table = f"iso-fence-{uuid.uuid4().hex[:8]}"
-    built = World(deployment, queue, tmp_path, fence_table)
-    assert built.queue_depth() == 0, (
-        "the build queue holds messages before the test: an earlier test left them"
-    )
-    built.dynamodb.create_table(
+    dynamodb = deployment.target.client("dynamodb")
+    dynamodb.create_table(
         TableName=fence_table,
         KeySchema=[{"AttributeName": FENCE_KEY, "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": FENCE_KEY, "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
+    )
+    yield queue, fence_table
+    dynamodb.delete_table(TableName=fence_table)
+
+
+@pytest.fixture
+def world(deployment: Deployment, build_queue: tuple[DeployedQueue, str], tmp_path: Path) -> Iterator[World]:
+    """The build queue (empty: no earlier test left messages); at the end every worker still running is
+    resumed and stopped (SIGTERM, then SIGKILL)."""
+    built = World(deployment, *build_queue, root=tmp_path)
+    assert built.queue_depth() == 0, (
+        "the build queue holds messages before the test: an earlier test left them"
     )
     try:
         yield built
@@ -226,7 +234,6 @@ def world(deployment: Deployment, tmp_path: Path) -> Iterator[World]:
             except subprocess.TimeoutExpired:
                 worker.process.kill()
                 worker.process.wait(timeout=10)
-        built.dynamodb.delete_table(TableName=fence_table)
 
 
 def test_a_poison_job_killing_its_two_slot_worker_dies_alone_and_costs_its_slot_mates_nothing(
