@@ -41,6 +41,7 @@ State mode's transitions are short and pure: a state-mode heartbeat extends visi
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -177,6 +178,8 @@ class WorkerHeartbeat:
         self._stale = False
         self._job: tuple[str, str, float] | None = None  # job id, owner, started at
         self._stop_at: float | None = None
+        #: An interrupted run held until :meth:`release_interrupted`: its job and records.
+        self._held_back: tuple[tuple[str, str, float] | None, list[SQSRecord]] | None = None
 
     @property
     def visibility_timeout_seconds(self) -> int:
@@ -377,22 +380,43 @@ class WorkerHeartbeat:
         elif not self._stale and now - self._renewed_at >= self._visibility_s:
             self._go_stale("nothing was renewed for a whole visibility timeout")
 
-    def interrupt(self, reason: str) -> None:
-        """Stop the run and make the batch's records visible at once (the end of a stop's grace): its
-        claim is given back, not counted (a stop is not the job's failure)."""
+    def interrupt(self, reason: str, *, hold_seconds: float = 0) -> None:
+        """Stop the run (the end of a stop's grace): the job is told, its writes refused; its claim is
+        given back, not counted (a stop is not the job's failure), and its records made visible.
+
+        With ``hold_seconds`` both wait for :meth:`release_interrupted`: the claim's lease and the records'
+        visibility are set that far ahead instead, so that no retry starts while the job cleans up and
+        its child processes are stopped (a retake meanwhile finds a live lease)."""
         with self._lock:
             records = list(self._records)
             job = self._job
             self._round = HeartbeatRound(job[0] if job else None, len(records))
             try:
+                held = False
                 if not self._stale:
-                    if job is not None and self.claims is not None:
+                    held = job is not None and hold_seconds > 0 and self._renew(job, int(hold_seconds * 1000))
+                    if job is not None and self.claims is not None and not held:
                         self._give_back(job)
-                    self._mark_stale("run_stopped", reason, counted=False)
+                    if not self._stale:  # a refused hold went stale already
+                        self._mark_stale("run_stopped", reason, counted=False)
+                self._held_back = (job if held else None, records) if hold_seconds > 0 else None
                 if records:
-                    self._extend(records, 0)
+                    self._extend(records, math.ceil(hold_seconds))
             finally:
                 self._write_round()
+
+    def release_interrupted(self) -> None:
+        """Give back what :meth:`interrupt` held (its cleanup over, its children stopped): the claim, not
+        counted, and the records, visible at once."""
+        with self._lock:
+            held, self._held_back = self._held_back, None
+            if held is None:
+                return
+            job, records = held
+            if job is not None and self.claims is not None:
+                self._give_back(job)
+            if records:
+                self._extend(records, 0)
 
     def _tick_loop(self) -> None:
         """The slot's ticker: idle while nothing is in flight, a round at each due time while a batch runs."""

@@ -20,10 +20,13 @@ Each slot, until the worker stops:
 that did not start goes back at once, whatever its group: the held groups and a receive that lands
 while stopping (ChangeMessageVisibility 0). A running batch may finish its running job within
 ``grace_seconds`` but starts no next one (the records behind it, of its own group, come back at once
-when it ends); a job still running at the end of the grace period is interrupted: its lease given
-back (not an attempt: :func:`~constructs_fifo.worker.claims.give_back`), its records
-visible at once. Then every slot's heartbeat ticker is stopped and joined (no thread of the worker's is
-left renewing anything) and :meth:`Worker.run` returns 0.
+when it ends); a job still running at the end of the grace period is interrupted: told
+(``context.cancelled``), it has the cleanup moment (``cleanup_seconds``), then the worker's child
+processes are stopped (:mod:`constructs_fifo.worker.children`), and only then is its lease given back
+(not an attempt: :func:`~constructs_fifo.worker.claims.give_back`) and its records made visible: until
+then both are held (a retake finds a live lease), so no retry runs beside its cleanup or its children.
+Then every slot's heartbeat ticker is stopped and joined (no thread of the worker's is left renewing
+anything) and :meth:`Worker.run` returns 0.
 
 Each slot's heartbeat ticker is started once, before the slot's first receive, and serves every batch
 the slot runs (:mod:`constructs_fifo.worker.heartbeat`).
@@ -42,7 +45,7 @@ from constructs_fifo.runtime.clock import Clock, system_clock
 from constructs_fifo.runtime.constants import METRIC_RUNNING_SLOTS
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.sqs_records import build_record
-from constructs_fifo.worker.children import stop_children
+from constructs_fifo.worker.children import CHILD_STOP_SECONDS, stop_children
 from constructs_fifo.worker.fanout import HeldGroups, split_by_group
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -71,6 +74,9 @@ _TURN_WAIT_SECONDS: Final = 0.5
 #: the worker stops its child processes and exits: grace + this + the children's stop stay under
 #: Fargate's 120 s ``stopTimeout``.
 CLEANUP_SECONDS: Final = 5.0
+#: Beyond the cleanup moment and the children's stop, how long an interrupted run's claim and records
+#: stay held: time for their release, after which they come back on their own (the worker was killed).
+_HOLD_MARGIN_SECONDS: Final = 1.0
 
 
 @dataclass
@@ -196,22 +202,29 @@ class Worker:
             deadline = time.monotonic() + self._grace_s
             for thread in threads:
                 thread.join(timeout=max(0.0, deadline - time.monotonic()))
-            interrupted = 0
-            for thread, slot in zip(threads, self._slots, strict=True):
-                if thread.is_alive() and slot.heartbeat.busy:  # not a slot still in its receive
-                    slot.heartbeat.interrupt(
-                        "the worker stopped: the grace period ended with the job running"
-                    )
-                    interrupted += 1
+            # Not a slot still in its receive: a slot running a job past the grace period.
+            interrupted = [
+                s for t, s in zip(threads, self._slots, strict=True) if t.is_alive() and s.heartbeat.busy
+            ]
+            # Its claim and records are held until its children are stopped: no retry runs beside them.
+            hold_s = (
+                self._cleanup_s + (CHILD_STOP_SECONDS if self.stop_children else 0) + _HOLD_MARGIN_SECONDS
+            )
+            for slot in interrupted:
+                slot.heartbeat.interrupt(
+                    "the worker stopped: the grace period ended with the job running", hold_seconds=hold_s
+                )
             if interrupted:  # the cleanup moment: the jobs were told (context.cancelled)
                 deadline = time.monotonic() + self._cleanup_s
                 for thread in threads:
                     thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            stopped = stop_children() if self.stop_children else 0
+            for slot in interrupted:
+                slot.heartbeat.release_interrupted()
         finally:
             for slot in self._slots:
                 slot.heartbeat.close()
-        stopped = stop_children() if self.stop_children else 0
-        self._event("worker_stopped", interrupted=interrupted, childrenStopped=stopped)
+        self._event("worker_stopped", interrupted=len(interrupted), childrenStopped=stopped)
         return 0
 
     # --- one slot ----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.constants import STATUS_SUCCEEDED
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
-from constructs_fifo.worker.loop import QueueTarget, Worker
+from constructs_fifo.worker.loop import CLEANUP_SECONDS, QueueTarget, Worker
 from constructs_fifo.worker.protection import ScaleInProtection
 
 from .runtime_harness import QUEUE_ARN, REGION, TABLE_NAME, FakeClock, body, create_tables
@@ -41,7 +41,12 @@ def _send(sqs: SQSClient, queue_url: str, job_id: str, group: str) -> None:
 
 
 def _worker(
-    harnesses: list[SlotHarness], queue_url: str, *, grace_seconds: float = 5, batch_size: int = 10
+    harnesses: list[SlotHarness],
+    queue_url: str,
+    *,
+    grace_seconds: float = 5,
+    batch_size: int = 10,
+    cleanup_seconds: float = CLEANUP_SECONDS,
 ) -> tuple[Worker, io.StringIO]:
     stream = io.StringIO()
     log = JobLogger("Test", stream=stream)
@@ -54,6 +59,7 @@ def _worker(
         grace_seconds=grace_seconds,
         wait_time_seconds=1,
         clock=harnesses[0].clock,
+        cleanup_seconds=cleanup_seconds,
     )
     return worker, stream
 
@@ -176,6 +182,40 @@ def test_a_job_outliving_the_grace_period_is_interrupted_and_given_back_without_
     _wait_for(lambda: bool(told))
     assert told == [True]
     assert '"interrupted":1' in stream.getvalue()
+
+
+def test_an_interrupted_run_keeps_its_claim_and_records_until_its_cleanup_moment_ended(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN one slot running a job that outlives the grace period and, once told, cleans up until the
+    # test lets it end (within the worker's cleanup moment)
+    told, finish = threading.Event(), threading.Event()
+
+    def handle(job: Job, context: Any) -> None:
+        context.cancelled.wait(_PATIENCE_S)
+        told.set()
+        finish.wait(_PATIENCE_S)
+
+    harness = SlotHarness(dynamodb, sqs, queue_url, handle)
+    _send(sqs, queue_url, "j1", "g1")
+    worker, _ = _worker([harness], queue_url, grace_seconds=0.2, cleanup_seconds=_PATIENCE_S)
+    thread, codes = _start(worker)
+    # WHEN the worker is stopped and the grace period ends with the job running: it is told
+    _wait_for(lambda: _messages_left(sqs, queue_url) == 1 and harness.slot.heartbeat.busy)
+    worker.stop()
+    _wait_for(told.is_set)
+    # THEN while it cleans up no retry may start: its record is not received, its claim not retaken
+    job = Job(id="j1", type="apply_patch", payload={}, group="g1", message_id="m", attempt=1, body={})
+    other = ClaimStore(TABLE_NAME, dynamodb, clock=harness.clock)
+    assert sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=0).get("Messages", []) == []
+    assert other.claim(job, lease_ms=1000).outcome is ClaimOutcome.CONFLICT
+    # AND once it ended (the worker stopped its children then), both are given back: attempt 1 again
+    finish.set()
+    thread.join(_PATIENCE_S)
+    assert codes == [0]
+    assert len(sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=0).get("Messages", [])) == 1
+    retry = other.claim(job, lease_ms=1000)
+    assert (retry.outcome, retry.attempt) == (ClaimOutcome.ACQUIRED, 1)
 
 
 def test_the_worker_starts_each_slots_ticker_once_and_its_stop_stops_them(
