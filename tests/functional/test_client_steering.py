@@ -600,3 +600,119 @@ def test_claim_a_newer_job_of_the_same_key_supersedes_the_older_ones_not_started
     assert (outcome.status, outcome.superseded_by) == (JobStatus.SUPERSEDED, "t3")
     assert [line["jobId"] for line in metric_lines(harness, "JobsSuperseded")] == ["t1", "t2"]
     assert harness.dead_letters() == []
+
+
+def test_claim_cancel_running_stops_the_older_job_running_on_a_worker_at_its_heartbeat(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN t1 (key run_tests) running on a worker slot when t2 of the same key is sent with
+    # cancel_running, then the slot's heartbeat ticks
+    told: dict[str, object] = {}
+    producer = JobProducer(queue_url, sqs_client=sqs)
+
+    def handle(job: Job, context: Any) -> str:
+        steering = JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock)
+        newer = JobMessage("t2", "run_tests", {}, group="ws#1", supersede="run_tests")
+        steering.send_superseding(producer, newer, cancel_running=True)
+        slot.heartbeat.tick()
+        told["cancelled"] = context.cancelled.is_set()
+        return "done anyway"
+
+    slot = SlotHarness(dynamodb, sqs, queue_url, handle)
+    JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).send_superseding(
+        producer, JobMessage("t1", "run_tests", {}, group="ws#1", supersede="run_tests")
+    )
+    records = receive_records(sqs, queue_url)
+
+    # WHEN the batch runs
+    slot.slot.process_batch(records, slot.heartbeat.begin(slot.clock()))
+
+    # THEN t1 was told at the tick, its result was refused, and its outcome reads superseded while running
+    assert told["cancelled"] is True
+    assert slot.statuses() == [("t1", "CANCELLED")]
+    outcome = JobOutcomes(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).get("t1")
+    assert (outcome.status, outcome.superseded_by, outcome.cancelled_while_running, outcome.result) == (
+        JobStatus.SUPERSEDED,
+        "t2",
+        True,
+        None,
+    )
+
+
+def test_claim_cancel_running_on_the_function_refuses_the_older_result_and_leaves_finished_ones(
+    harness: Harness,
+) -> None:
+    # GIVEN t0 finished, t1 running on the function when t2 (same key) is sent with cancel_running
+    steering = steering_of(harness)
+    producer = JobProducer(harness.queue_url, sqs_client=harness.sqs)
+    _superseding(harness, "t0", "run_tests")
+    _drain(harness)
+    _superseding(harness, "t1", "run_tests")
+    newer = JobMessage("t2", "run_tests", {}, group="ws#1", supersede="run_tests")
+    harness.behaviour["t1"] = lambda job: steering.send_superseding(producer, newer, cancel_running=True)
+
+    # WHEN the queue is drained
+    _drain(harness)
+
+    # THEN t1 ran to its end but its result was refused (superseded while running); t2 ran; t0 stays
+    assert harness.ran == ["t0", "t1", "t2"]
+    assert ("t1", "CANCELLED") in harness.outcomes()
+    assert outcomes_of(harness).get("t1").status is JobStatus.SUPERSEDED
+    assert outcomes_of(harness).get("t0").status is JobStatus.SUCCEEDED
+
+
+def _state_superseding(state: StateHarness, job_id: str, key: str | None, seq: int | None = None) -> None:
+    producer = JobProducer(state.queue_url, sqs_client=state.sqs)
+    message = JobMessage(job_id, "run_tests", {}, group="ws#1", supersede=key, seq=seq)
+    if key is None:
+        producer.send_batch([message])
+    else:
+        state_steering(state).send_superseding(producer, message)
+
+
+def test_state_a_newer_job_of_the_same_key_supersedes_the_older_ones_not_applied(state: StateHarness) -> None:
+    # GIVEN three run_tests of one session and an open_pr between, none applied yet
+    _state_superseding(state, "t1", "run_tests")
+    _state_superseding(state, "t2", "run_tests")
+    _state_superseding(state, "pr", None)
+    _state_superseding(state, "t3", "run_tests")
+
+    # WHEN the queue is drained
+    _drain(state)
+
+    # THEN only the newest run_tests was applied, after the open_pr; the others were superseded by it
+    assert state.log() == ["pr", "t3"]
+    assert [(j, s) for j, s in state.outcomes() if s == "SUPERSEDED"] == [
+        ("t1", "SUPERSEDED"),
+        ("t2", "SUPERSEDED"),
+    ]
+    outcomes = JobOutcomes(group_table=GROUP_TABLE_NAME, dynamodb=state.dynamodb)
+    outcome = outcomes.get("t1", "ws#1")
+    assert (outcome.status, outcome.superseded_by) == (JobStatus.SUPERSEDED, "t3")
+    assert [line["jobId"] for line in metric_lines(state, "JobsSuperseded")] == ["t1", "t2"]
+    # AND the marker is gone once the newest was applied (the state item keeps pending keys only)
+    assert state.group_state().newest == {}
+    assert state.dead_letters() == []
+
+
+def test_state_a_superseded_seq_closes_its_place_and_a_mark_fences_the_transition_in_flight(
+    state: StateHarness,
+) -> None:
+    # GIVEN s0 (seq 0) whose transition is in flight when s1 (seq 1, same key) is marked and sent
+    state.behaviour["s0"] = lambda job: _state_superseding(state, "s1", "run_tests", seq=1)
+    _state_superseding(state, "s0", "run_tests", seq=0)
+    state.sqs.send_message(
+        QueueUrl=state.queue_url,
+        MessageBody=json.dumps({"jobId": "s2", "type": "t", "payload": {}, "seq": 2}),
+        MessageGroupId="ws#1",
+        MessageDeduplicationId="s2",
+    )
+
+    # WHEN the queue is drained
+    _drain(state)
+
+    # THEN s0's commit was refused by the mark, and when it came back it was superseded: its seq closed,
+    # so s1 and s2 were applied after it, in order, and nothing waits in the buffer
+    assert state.log() == ["s1", "s2"]
+    assert ("s0", "SUPERSEDED") in state.outcomes()
+    assert state.group_state().book.buffer == ()

@@ -63,6 +63,7 @@ from constructs_fifo.runtime.dead_jobs.parking import (
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.state.storage.cancels import SeqRequiredError, StateCanceller
+from constructs_fifo.runtime.state.storage.supersede import StateSupersession
 from constructs_fifo.runtime.steering.names import (
     MAX_CANCEL_REASON_LENGTH,
 )
@@ -208,6 +209,8 @@ class JobSteering:
         )
         self._sqs = sqs
         self._queue_url = queue_url
+        self._dynamodb = dynamodb
+        self._clock = clock
 
     @property
     def mode(self) -> str:
@@ -320,29 +323,57 @@ class JobSteering:
             raise _write_error(exc, parking.table_name, f"group {group!r}") from exc
         return GroupCancelReport(group, header.status, tuple(reports), tuple(malformed), dry_run)
 
-    def send_superseding(self, producer: JobProducer, job: JobMessage) -> SendResult:
+    def send_superseding(
+        self, producer: JobProducer, job: JobMessage, *, cancel_running: bool = False
+    ) -> SendResult:
         """Send ``job`` (its ``supersede`` key set) so that it supersedes the older jobs of its group and
-        key not started yet: its marker is written first, then it is sent
-        (:mod:`constructs_fifo.runtime.claim.supersede`). Claim mode. Send a key's jobs from one
-        producer: two sending to one (group, key) at once may mark and send in different orders.
+        key not started (claim mode) or not applied (state mode) yet: its marker is written first, then
+        it is sent. Send a key's jobs from one producer: two sending to one (group, key) at once may
+        mark and send in different orders.
+
+        * Claim mode (:mod:`constructs_fifo.runtime.claim.supersede`): the marker is an item of the
+          claim table. ``cancel_running``: the older jobs of the key that have started (the key's last
+          ``MAX_SUPERSEDE_RECENT`` marked) are cancelled too: on a container worker the run is told
+          (``context.cancelled``) within one heartbeat interval; on the function it runs to its end;
+          either way its result is refused and its outcome reads ``superseded`` (while running).
+        * State mode (:mod:`constructs_fifo.runtime.state.storage.supersede`): the marker is kept in
+          the group's state item and the mark moves its version, so a transition in flight is never
+          committed: an older job not applied when the newer was marked is never applied
+          (``cancel_running`` changes nothing: it is always so).
 
         Raises
         ------
         SteeringQueryError
-            State mode, or ``job`` has no ``supersede`` key.
+            ``job`` has no ``supersede`` key.
         SteeringWriteError
             The marker could not be written (nothing was sent).
         """
-        if self._supersession is None or not job.supersede:
+        if not job.supersede:
             raise SteeringQueryError(
-                f"job {job.job_id!r}: send_superseding needs claim mode (claim_table=) and the job's "
-                "supersede key (JobMessage(..., supersede='run_tests'))."
+                f"job {job.job_id!r}: send_superseding needs the job's supersede key "
+                "(JobMessage(..., supersede='run_tests'))."
             )
+        table = self.claim_table or self.group_table or ""
+        older: tuple[str, ...] = ()
         try:
-            self._supersession.mark(job.group, job.supersede, job.job_id)
+            if self._supersession is not None:
+                older = self._supersession.mark(job.group, job.supersede, job.job_id)
+            else:
+                assert self.group_table is not None  # one of the tables is given
+                StateSupersession(self.group_table, self._dynamodb, clock=self._clock).mark(
+                    job.group, job.supersede, job.job_id
+                )
         except ClientError as exc:
-            raise _write_error(exc, self._supersession.table_name, f"job {job.job_id!r}") from exc
-        return producer.send_batch([job])[0]
+            raise _write_error(exc, table, f"job {job.job_id!r}") from exc
+        except RuntimeError as exc:
+            raise SteeringWriteError(str(exc)) from exc
+        sent = producer.send_batch([job])[0]
+        if cancel_running and self._supersession is not None and older:
+            try:
+                self._supersession.stop_running(older, group=job.group, newer=job.job_id)
+            except ClientError as exc:
+                raise _write_error(exc, table, f"the jobs older than {job.job_id!r}") from exc
+        return sent
 
     # --- hold and release a group -----------------------------------------------------------------
 

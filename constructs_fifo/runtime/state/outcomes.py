@@ -56,6 +56,7 @@ from constructs_fifo.runtime.job import record_attempt, record_group, record_mes
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
 from constructs_fifo.runtime.state.core.records import Outcome, RetryReason
 from constructs_fifo.runtime.steering.metrics import write_steered
+from constructs_fifo.runtime.steering.names import SUPERSEDED_BY, SUPERSEDED_REASON_PREFIX
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
@@ -315,6 +316,20 @@ class StateOutcomes:
     ) -> None:
         """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
         entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
+        if entry.by == SUPERSEDED_BY:  # cancelled by the runtime: a newer job of its key was marked
+            newer = entry.reason.removeprefix(SUPERSEDED_REASON_PREFIX)
+            write_steered(
+                self.out,
+                OutcomeStatus.SUPERSEDED,
+                record,
+                action=f"not applied: job {newer!r} of the same group and key was sent after it; its "
+                "place in the group closed; deleted",
+                supersededBy=newer,
+                cancelledAt=entry.at_ms,
+                **ids,
+                **fields,
+            )
+            return
         write_steered(
             self.out,
             OutcomeStatus.CANCELLED,

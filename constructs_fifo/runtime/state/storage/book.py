@@ -12,7 +12,7 @@ not in the JSON since format 3: they are 8-byte keys in the item's binary ``ids`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from constructs_fifo.runtime.constants import JOB_KEY_BYTES, STATE_BOOK_FORMAT
@@ -26,7 +26,16 @@ from constructs_fifo.runtime.state.core.records import (
 )
 from constructs_fifo.runtime.state.core.values import compact_json
 
-__all__ = ["decode_book", "decode_cancelled", "decode_ids", "encode_book", "encode_cancelled", "encode_ids"]
+__all__ = [
+    "decode_book",
+    "decode_cancelled",
+    "decode_ids",
+    "decode_newest",
+    "encode_book",
+    "encode_cancelled",
+    "encode_ids",
+    "encode_newest",
+]
 
 #: The bookkeeping formats this runtime reads: 1 (positional dead entries, before the dead-job codec),
 #: 2 (plain job ids in ``ids``) and the one it writes.
@@ -161,3 +170,15 @@ def decode_cancelled(text: str | None) -> tuple[CancelEntry, ...]:
     if not text:
         return ()
     return tuple(CancelEntry(str(row[0]), int(row[1]), str(row[2]), str(row[3])) for row in json.loads(text))
+
+
+def encode_newest(newest: Mapping[str, str]) -> str:
+    """The ``supersede`` attribute's JSON: ``{key: newest job id}``, oldest marked first."""
+    return json.dumps(dict(newest), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_newest(text: str | None) -> dict[str, str]:
+    """:func:`encode_newest`'s markers back (none for ``None``)."""
+    if not text:
+        return {}
+    return {str(key): str(job_id) for key, job_id in json.loads(text).items()}

@@ -15,6 +15,7 @@ attribute      type  meaning
 ``updated_at`` N     epoch ms of the write
 ``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
 ``cancelled``  S     the cancelled jobs (:mod:`~constructs_fifo.runtime.state.storage.cancels`); absent: none
+``supersede``  S     supersede markers (:mod:`~constructs_fifo.runtime.state.storage.supersede`); absent: none
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -86,9 +87,11 @@ from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.storage.book import (
     decode_book,
     decode_cancelled,
+    decode_newest,
     encode_book,
     encode_cancelled,
     encode_ids,
+    encode_newest,
 )
 from constructs_fifo.runtime.state.storage.runs import (
     FoundRun,
@@ -99,6 +102,7 @@ from constructs_fifo.runtime.state.storage.runs import (
 )
 from constructs_fifo.runtime.steering.names import (
     STATE_ATTR_CANCELLED,
+    STATE_ATTR_SUPERSEDE,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -415,6 +419,8 @@ def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[s
         item[STATE_ATTR_STATE] = {"S": text}
     if group_state.cancelled:
         item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
+    if group_state.newest:
+        item[STATE_ATTR_SUPERSEDE] = {"S": encode_newest(group_state.newest)}
     return item
 
 
@@ -435,6 +441,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         )
         version = int(item[STATE_ATTR_VERSION]["N"])
         cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
+        newest = decode_newest(item.get(STATE_ATTR_SUPERSEDE, {}).get("S"))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
@@ -443,7 +450,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         ) from exc
     if state is not None and not isinstance(state, dict):
         raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
-    return GroupState(group, state, version, book, cancelled)
+    return GroupState(group, state, version, book, cancelled, newest)
 
 
 def decode_marker(item: dict[str, Any]) -> RunMarker | None:
