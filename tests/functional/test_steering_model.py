@@ -371,3 +371,100 @@ def test_supersede_never_skips_the_newest_nor_runs_an_older_after_a_newer(
         assert not any(newer_sent_before_run.values())
         order = [j for j, _ in sent]
         assert ran == sorted(ran, key=order.index)
+
+
+def _deliver_recording(harness: StateHarness, timeline: list[tuple[str, Any]]) -> None:
+    """Deliver what the queue holds until it is empty, noting after each batch what is committed."""
+    for _ in range(_ROUNDS):
+        records = receive_records(harness.sqs, harness.queue_url)
+        if not records:
+            return
+        failed = set(failed_ids(harness.run(*records)))
+        timeline.append(("committed", tuple(harness.log())))
+        for record in records:
+            handle = record["receiptHandle"]
+            if record["messageId"] in failed:
+                harness.sqs.change_message_visibility(
+                    QueueUrl=harness.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
+                )
+            else:
+                harness.sqs.delete_message(QueueUrl=harness.queue_url, ReceiptHandle=handle)
+        harness.clock.advance(3600)
+    raise AssertionError("the queue did not drain")
+
+
+@st.composite
+def state_supersede_schedules(draw: st.DrawFn) -> list[tuple[str, str | None]]:
+    """Steps: ("send", key), ("send_in_run", key): sent while the next transition runs (its batch read
+    the group before the mark), or ("deliver", None)."""
+    steps: list[tuple[str, str | None]] = []
+    for _ in range(draw(st.integers(1, 7))):
+        kind = draw(st.sampled_from(["send", "send_in_run", "deliver"]))
+        key = draw(st.sampled_from(["run_tests", "lint", None])) if kind != "deliver" else None
+        steps.append((kind, key))
+    return steps
+
+
+@_EXAMPLES
+@given(state_supersede_schedules())
+def test_state_supersede_never_skips_the_newest_nor_applies_an_older_after_a_newer_was_sent(
+    steps: list[tuple[str, str | None]],
+) -> None:
+    with mock_aws():
+        # GIVEN a state-mode session's jobs, some with a supersede key, sent between deliveries or while a
+        # transition runs (its batch read the group before the mark)
+        dynamodb, sqs, queue_url, dlq_url = _clients()
+        clock = FakeClock()
+        harness = StateHarness(dynamodb, sqs, queue_url, dlq_url, clock=clock)
+        steering = JobSteering(group_table=GROUP_TABLE_NAME, dynamodb=dynamodb, clock=clock)
+        producer = JobProducer(queue_url, sqs_client=sqs)
+        sent: list[tuple[str, str | None]] = []
+        timeline: list[tuple[str, Any]] = []  # ("sent", job id) | ("committed", applied ids)
+        in_run: list[str | None] = []
+
+        def send(key: str | None) -> None:
+            job_id = f"j{len(sent)}"
+            sent.append((job_id, key))
+            timeline.append(("sent", job_id))
+            harness.behaviour[job_id] = during
+            message = JobMessage(job_id, "t", {}, group="ws#1", supersede=key)
+            if key is None:
+                producer.send_batch([message])
+            else:
+                steering.send_superseding(producer, message)
+
+        def during(job: Job) -> None:
+            while in_run:
+                send(in_run.pop(0))
+
+        # WHEN each step runs
+        for step, key in [*steps, ("deliver", None)]:
+            if step == "send":
+                send(key)
+            elif step == "send_in_run":
+                in_run.append(key)
+            else:
+                _deliver_recording(harness, timeline)
+        while in_run:  # marks left for a transition that never came: sent now, then delivered
+            send(in_run.pop(0))
+            _deliver_recording(harness, timeline)
+
+        # THEN every job was applied or superseded, once; the newest of each key was applied
+        applied = harness.log()
+        superseded = [j or "" for j, status in harness.outcomes() if status == "SUPERSEDED"]
+        assert sorted(applied + superseded) == sorted(j for j, _ in sent)
+        assert len(set(applied)) == len(applied)
+        for key in {k for _, k in sent if k}:
+            assert [j for j, k in sent if k == key][-1] in applied
+        # AND no job was applied once a newer job of its key had been sent (marked) before its commit
+        order = [j for j, _ in sent]
+        for job_id in applied:
+            key = dict(sent)[job_id]
+            commit = next(
+                n for n, (kind, value) in enumerate(timeline) if kind == "committed" and job_id in value
+            )
+            newer = {j for j, k in sent[order.index(job_id) + 1 :] if k == key and key}
+            assert not newer & {value for kind, value in timeline[:commit] if kind == "sent"}
+        # AND the applied jobs kept the send order; nothing was dead-lettered
+        assert applied == sorted(applied, key=order.index)
+        assert harness.dead_letters() == []
