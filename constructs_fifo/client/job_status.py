@@ -30,7 +30,7 @@ from constructs_fifo.runtime.constants import (
     STATUS_SUCCEEDED,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_jobs.parking import HELD, RESUMING
+from constructs_fifo.runtime.dead_jobs.parking import CANCELLING, HELD, RESUMING
 from constructs_fifo.runtime.payloads.pointer import ATTR_RESULT_POINTER
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
@@ -379,6 +379,14 @@ def _parked(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
     if header.status == RESUMING:
         return JobOutcome(
             job_id, JobStatus.PENDING, group=group, detail="its group is resuming: kept jobs replay in order"
+        )
+    if header.status == CANCELLING:
+        return JobOutcome(
+            job_id,
+            JobStatus.PENDING,
+            group=group,
+            detail="its group's queued jobs are being cancelled: a job sent before the cancel will read "
+            "cancelled when it arrives, one sent after runs",
         )
     return JobOutcome(
         job_id,
