@@ -897,3 +897,43 @@ def test_state_a_superseded_seq_closes_its_place_and_a_mark_fences_the_transitio
     assert state.log() == ["s1", "s2"]
     assert ("s0", "SUPERSEDED") in state.outcomes()
     assert state.group_state().book.buffer == ()
+
+
+def test_cancel_group_running_tells_the_worker_run_at_its_next_heartbeat(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN j1 running on a worker slot when its group is cancelled with running=True, then a tick
+    told: dict[str, Any] = {}
+
+    def handle(job: Job, context: Any) -> str:
+        steering = JobSteering(
+            claim_table=TABLE_NAME,
+            group_table=GROUP_TABLE_NAME,
+            dynamodb=dynamodb,
+            clock=slot.clock,
+            sqs=sqs,
+            queue_url=queue_url,
+        )
+        told["report"] = steering.cancel_group("ws#1", running=True, reason="user stopped the agent")
+        slot.heartbeat.tick()
+        told["cancelled"] = context.cancelled.is_set()
+        return "done anyway"
+
+    slot = SlotHarness(dynamodb, sqs, queue_url, handle)
+    sqs.send_message(
+        QueueUrl=queue_url, MessageBody=body("j1"), MessageGroupId="ws#1", MessageDeduplicationId="j1"
+    )
+    records = receive_records(sqs, queue_url)
+
+    # WHEN the batch runs
+    slot.slot.process_batch(records, slot.heartbeat.begin(slot.clock()))
+
+    # THEN the run was told at the tick, its result refused; its outcome is cancelled while running
+    assert told["cancelled"] is True
+    assert [(r.job_id, r.running) for r in told["report"].jobs] == [("j1", True)]
+    outcome = JobOutcomes(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).get("j1")
+    assert (outcome.status, outcome.cancel_reason, outcome.cancelled_while_running) == (
+        JobStatus.CANCELLED,
+        "user stopped the agent",
+        True,
+    )
