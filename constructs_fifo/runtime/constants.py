@@ -163,8 +163,6 @@ class DeadReason(enum.StrEnum):
     COPY_OF_DEAD_JOB = "COPY_OF_DEAD_JOB"
     #: Not a death: a held group's park header records its hold (who, why, when) with it (docs/steering.md).
     HELD = "HELD"
-    #: Not a death: a cancelling group's park header records the group cancel (who, why, when, its marker).
-    CANCELLING = "CANCELLING"
 
 
 # --- metrics ------------------------------------------------------------------------------------------

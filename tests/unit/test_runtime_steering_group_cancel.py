@@ -19,7 +19,7 @@ _AT_MS = 1_700_000_000_000
 
 
 def _header(marker: str = "m-2") -> ParkHeader:
-    cancel = DeadJob("", "", "oncall", "stop", 0, marker, _AT_MS, None, DeadReason.CANCELLING)
+    cancel = DeadJob("", "", "oncall", "stop", 0, marker, _AT_MS, None, DeadReason.HELD)
     return ParkHeader("ws#1", CANCELLING, 1, 0, cancel)
 
 

@@ -95,7 +95,7 @@ def cancel_live_group(
             message_id=marker_id,
             at_ms=parking.now_ms(),
             seq=up_to_seq,
-            reason=DeadReason.CANCELLING,
+            reason=DeadReason.HELD,  # not a death: an operator's stop, as a hold's (the status says which)
         )
         if header is None:
             updated, items = parking.cancelling_items(group, cancel=cancel)

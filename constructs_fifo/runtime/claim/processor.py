@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
 from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
-from constructs_fifo.runtime.claim.cancel import ClaimCanceller
+from constructs_fifo.runtime.claim.group_cancel import ClaimGroupCancel
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
 from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
@@ -69,9 +69,8 @@ from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
 from constructs_fifo.runtime.payloads.store import PayloadStore
-from constructs_fifo.runtime.steering.group_cancel import CANCELLED_ACTION, is_cancelling, split_at_marker
+from constructs_fifo.runtime.steering.group_cancel import is_cancelling
 from constructs_fifo.runtime.steering.metrics import write_steered
-from constructs_fifo.runtime.steering.report import CancelOutcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -183,6 +182,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         self._dead_letters = dead_letters
         self._policy = policy
         self._parking = parking
+        self._cancelling = ClaimGroupCancel(claims, parking, self._out)
 
     # --- the skeleton's steps -----------------------------------------------------------------------
 
@@ -206,79 +206,9 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
             headers = {group: header for group, header in headers.items() if group not in cancelling}
             for group, header in cancelling.items():
                 of_group = [record for record in opened.records if record_group(record) == group]
-                latest[group] = self._cancel_through(header, of_group, batch)
+                latest[group] = self._cancelling.run(header, of_group, batch, on_error=self._error)
         self._process_records(records, context, headers, batch)
         return {**self._keep_and_replay(headers, context, batch), **latest}
-
-    def _cancel_through(
-        self, header: ParkHeader, records: list[SQSRecord], batch: ClaimBatchReport
-    ) -> ParkHeader | None:
-        """A cancelling group's records: cancel those before its marker, then end the cancel there
-        (:mod:`~constructs_fifo.runtime.steering.group_cancel`'s rules); return the group's header."""
-        split = split_at_marker(header, records)
-        canceller = ClaimCanceller(
-            self._claims.table_name,
-            self._claims.client,
-            ttl_seconds=self._claims.ttl_seconds,
-            clock=self._claims.clock,
-        )
-        for index, record in enumerate(split.before):
-            try:
-                self._cancel_record(record, header, canceller)
-            except Exception as exc:  # this record and the group's next ones come back, in order
-                for rest in [*split.before[index:], *([split.marker] if split.marker else []), *split.after]:
-                    self._error(rest, exc, batch, note="the group cancel could not cancel it")
-                return header
-        if not split.ended:
-            return header
-        parking = self._parking
-        assert parking is not None  # a header was read: the group table is there
-        try:
-            parking.finish(header)
-        except Exception as exc:  # met again: the marker and what follows come back
-            for rest in [*([split.marker] if split.marker else []), *split.after]:
-                self._error(rest, exc, batch, note="the group cancel's header could not be deleted")
-            return header
-        self._out.logger.event({"level": "INFO", "event": "group_cancel_done", "group": header.group})
-        for record in split.after:
-            self._out.write(
-                OutcomeStatus.DEADLINE,
-                record,
-                job_id=job_id_of(record),
-                action="not run yet: sent after its group's cancel, it comes back to the live group; "
-                f"{RETRY_ACTION}",
-                visibilityTimeout=0,
-            )
-            batch.report(record, 0)
-            batch.blocked.setdefault(header.group, 0)
-        return None
-
-    def _cancel_record(self, record: SQSRecord, header: ParkHeader, canceller: ClaimCanceller) -> None:
-        """Rule 1 for one record: its claim cancelled by the one-job rules, its line written."""
-        job_id = job_id_of(record)
-        reason, by = header.dead.error, header.dead.error_type
-        if job_id is None:  # no job id: nothing to claim; it never runs and is never dead-lettered
-            write_steered(self._out, OutcomeStatus.CANCELLED, record, action=CANCELLED_ACTION)
-            return
-        report = canceller.cancel(job_id, group=header.group, reason=reason, by=by)
-        if report.outcome is CancelOutcome.SUCCEEDED or report.outcome is CancelOutcome.DEAD:
-            self._out.write(
-                OutcomeStatus.DUPLICATE,
-                record,
-                job_id=job_id,
-                action=f"not run: already {report.outcome.value} (the group cancel found it so); deleted",
-            )
-            return
-        write_steered(
-            self._out,
-            OutcomeStatus.CANCELLED,
-            record,
-            job_id=job_id,
-            action=CANCELLED_ACTION,
-            cancelReason=reason or None,
-            cancelledBy=by or None,
-            whileRunning=report.running,
-        )
 
     def _now_ms(self) -> int:
         return self._parking.now_ms() if self._parking is not None else 0

@@ -21,20 +21,24 @@ from constructs_fifo.runtime.state.core.records import (
     Bookkeeping,
     BufferedJob,
     CancelEntry,
+    GroupState,
     SkippedRange,
     job_key,
 )
 from constructs_fifo.runtime.state.core.values import compact_json
+from constructs_fifo.runtime.steering.names import STATE_ATTR_CANCELLED, STATE_ATTR_SUPERSEDE
 
 __all__ = [
     "decode_book",
     "decode_cancelled",
     "decode_ids",
     "decode_newest",
+    "decode_steering",
     "encode_book",
     "encode_cancelled",
     "encode_ids",
     "encode_newest",
+    "encode_steering",
 ]
 
 #: The bookkeeping formats this runtime reads: 1 (positional dead entries, before the dead-job codec),
@@ -182,3 +186,20 @@ def decode_newest(text: str | None) -> dict[str, str]:
     if not text:
         return {}
     return {str(key): str(job_id) for key, job_id in json.loads(text).items()}
+
+
+def encode_steering(group_state: GroupState) -> dict[str, Any]:
+    """The state item's steering attributes (``cancelled``, ``supersede``): only those in use, so a
+    group that is never steered carries none."""
+    item: dict[str, Any] = {}
+    if group_state.cancelled:
+        item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
+    if group_state.newest:
+        item[STATE_ATTR_SUPERSEDE] = {"S": encode_newest(group_state.newest)}
+    return item
+
+
+def decode_steering(item: Mapping[str, Any]) -> tuple[tuple[CancelEntry, ...], dict[str, str]]:
+    """:func:`encode_steering`'s attributes back: the cancelled jobs and the supersede markers."""
+    cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
+    return cancelled, decode_newest(item.get(STATE_ATTR_SUPERSEDE, {}).get("S"))

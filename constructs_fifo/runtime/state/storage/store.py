@@ -86,12 +86,10 @@ from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, State
 from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.storage.book import (
     decode_book,
-    decode_cancelled,
-    decode_newest,
+    decode_steering,
     encode_book,
-    encode_cancelled,
     encode_ids,
-    encode_newest,
+    encode_steering,
 )
 from constructs_fifo.runtime.state.storage.runs import (
     FoundRun,
@@ -99,10 +97,6 @@ from constructs_fifo.runtime.state.storage.runs import (
     RunMarker,
     decode_run_item,
     run_item_put,
-)
-from constructs_fifo.runtime.steering.names import (
-    STATE_ATTR_CANCELLED,
-    STATE_ATTR_SUPERSEDE,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -417,10 +411,7 @@ def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[s
     if group_state.state is not None:
         text = json.dumps(group_state.state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         item[STATE_ATTR_STATE] = {"S": text}
-    if group_state.cancelled:
-        item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
-    if group_state.newest:
-        item[STATE_ATTR_SUPERSEDE] = {"S": encode_newest(group_state.newest)}
+    item.update(encode_steering(group_state))
     return item
 
 
@@ -440,8 +431,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
             item.get(STATE_ATTR_BOOK, {}).get("S", "{}"), ids=_binary(item.get(STATE_ATTR_IDS, {}).get("B"))
         )
         version = int(item[STATE_ATTR_VERSION]["N"])
-        cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
-        newest = decode_newest(item.get(STATE_ATTR_SUPERSEDE, {}).get("S"))
+        cancelled, newest = decode_steering(item)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
