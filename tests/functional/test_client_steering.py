@@ -631,9 +631,9 @@ def test_a_live_cancel_whose_marker_cannot_be_sent_puts_the_header_back(
         claim_table=TABLE_NAME,
         group_table=GROUP_TABLE_NAME,
         dynamodb=dynamodb,
-        sqs=Refusing(),
+        sqs=Refusing(),  # type: ignore[arg-type]
         queue_url=queue_url,
-    )  # type: ignore[arg-type]
+    )
 
     # WHEN the group is cancelled / THEN the call fails saying nothing stands, and the group is live
     with pytest.raises(SteeringWriteError, match="its header is as it was"):
@@ -686,7 +686,11 @@ def test_state_cancel_up_to_seq_leaves_the_later_seqs_and_refuses_a_batch_in_fli
         _send_seq(state, f"s{n}", n)
 
     # WHEN the queue is drained
-    state.behaviour["s0"] = lambda job: (state.behaviour.clear(), steering.cancel_group("ws#1", up_to_seq=1))
+    def cancel_under_it(job: Job) -> None:
+        state.behaviour.clear()
+        steering.cancel_group("ws#1", up_to_seq=1)
+
+    state.behaviour["s0"] = cancel_under_it
     _drain(state)
 
     # THEN s0's commit was refused and it was cancelled when it came back, as s1; s2 was applied
@@ -830,7 +834,11 @@ def test_claim_cancel_running_on_the_function_refuses_the_older_result_and_leave
     _drain(harness)
     _superseding(harness, "t1", "run_tests")
     newer = JobMessage("t2", "run_tests", {}, group="ws#1", supersede="run_tests")
-    harness.behaviour["t1"] = lambda job: steering.send_superseding(producer, newer, cancel_running=True)
+
+    def supersede_under_it(job: Job) -> None:
+        steering.send_superseding(producer, newer, cancel_running=True)
+
+    harness.behaviour["t1"] = supersede_under_it
 
     # WHEN the queue is drained
     _drain(harness)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from constructs_fifo.runtime.constants import CONTROL_ATTRIBUTE, CONTROL_RESUME, DeadReason
 from constructs_fifo.runtime.dead_jobs.park_records import (
@@ -14,6 +13,7 @@ from constructs_fifo.runtime.dead_jobs.park_records import (
 )
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.steering.group_cancel import MARKER_WINDOW_SECONDS, split_at_marker
+from constructs_fifo.runtime.types import SQSRecord
 
 _AT_MS = 1_700_000_000_000
 
@@ -23,7 +23,7 @@ def _header(marker: str = "m-2") -> ParkHeader:
     return ParkHeader("ws#1", CANCELLING, 1, 0, cancel)
 
 
-def _job(job_id: str, sent_ms: int = _AT_MS - 1000) -> dict[str, Any]:
+def _job(job_id: str, sent_ms: int = _AT_MS - 1000) -> SQSRecord:
     return {
         "messageId": f"msg-{job_id}",
         "body": json.dumps({"jobId": job_id, "type": "t", "payload": {}}),
@@ -32,7 +32,7 @@ def _job(job_id: str, sent_ms: int = _AT_MS - 1000) -> dict[str, Any]:
     }
 
 
-def _marker(marker: str) -> dict[str, Any]:
+def _marker(marker: str) -> SQSRecord:
     sent = cancel_marker_message("https://queue", "ws#1", marker)
     return {
         "messageId": f"msg-{marker}",
