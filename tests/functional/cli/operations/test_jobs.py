@@ -250,7 +250,12 @@ def test_groups_cancel_of_a_live_group_cancels_what_was_queued_and_runs_what_is_
 def test_groups_cancel_up_to_seq_is_state_modes_and_refused_in_claim_mode_with_the_fix(
     ops: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # GIVEN a held group keeping s0..s2 with seqs
+    # GIVEN claim mode: refused as a usage error, naming the fix, before anything is read
+    if ops.claim_mode:
+        assert ops.cli("groups", "cancel", "ws#1", "--up-to-seq", "1", "--yes")[0] == EXIT_USAGE
+        assert "claim mode has no seqs" in capsys.readouterr().err
+        return
+    # GIVEN (state mode) a held group keeping s0..s2 with seqs
     ops.cli("groups", "hold", "ws#1", "--yes")
     for n in range(3):
         ops.sqs.send_message(
@@ -262,15 +267,11 @@ def test_groups_cancel_up_to_seq_is_state_modes_and_refused_in_claim_mode_with_t
     ops.drain()
     # WHEN it is cancelled up to seq 1
     code, out = ops.cli("groups", "cancel", "ws#1", "--up-to-seq", "1", "--yes", "--json")
-    # THEN state mode cancels s0 and s1 only; claim mode refuses as a usage error, naming the fix
-    if ops.claim_mode:
-        assert code == EXIT_USAGE
-        assert "claim mode has no seqs" in capsys.readouterr().err
-    else:
-        assert code == 0 and json.loads(out)["cancelled"] == ["s0", "s1"]
-        ops.cli("groups", "release", "ws#1", "--yes")
-        ops.drain()
-        assert ops.harness.log("ws#1") == ["s2"]
+    # THEN s0 and s1 only are cancelled: s2 alone is applied after the release
+    assert code == 0 and json.loads(out)["cancelled"] == ["s0", "s1"]
+    ops.cli("groups", "release", "ws#1", "--yes")
+    ops.drain()
+    assert ops.harness.log("ws#1") == ["s2"]
 
 
 def test_groups_run_first_puts_a_fix_ahead_of_a_held_groups_kept_jobs(ops: World, tmp_path: Any) -> None:
