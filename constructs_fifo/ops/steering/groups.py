@@ -39,7 +39,7 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
     OperationError
         The queue cannot hold (claim mode under CONTINUE: no group table).
     OperationRefusedError
-        The group is parked at a dead job (nothing of it runs already).
+        The group is parked at a dead job (nothing of it runs already), or being cancelled.
     """
     steering = steering_of(ops)
     try:
@@ -51,6 +51,12 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
             f"group {group!r} of {ops.label} is parked at a dead job: nothing of it runs already; "
             "nothing was changed",
             f"see it with {command('groups', 'show', group)}",
+        )
+    if preview.outcome is HoldOutcome.CANCELLING:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} is live, its queued jobs being cancelled (groups cancel); "
+            "nothing was changed",
+            f"hold it once its cancel ended: {command('groups', 'show', group)} says so",
         )
     plan = Plan("groups hold", argv=["groups", "hold", group], details={"group": group})
     if preview.outcome is HoldOutcome.ALREADY_HELD:
