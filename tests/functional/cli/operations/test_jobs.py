@@ -236,17 +236,19 @@ def test_groups_cancel_of_a_live_group_cancels_what_was_queued_and_runs_what_is_
     # WHEN the group is cancelled, a3 sent after, the queue drained
     code, out = ops.cli("groups", "cancel", "ws#1", "--reason", "session closed", "--yes", "--json")
     hold_code, _ = ops.cli("groups", "hold", "ws#1", "--yes")  # refused while the group is cancelling
+    shown = ops.cli_json("groups", "show", "ws#1")
     ops.send("ws#1", "a3")
     ops.drain()
     # THEN the dry run said what it would do and changed nothing; a1, a2 read cancelled, a3 succeeded
     assert dry_code == 0 and "marker" in dry_out
     assert code == 0 and json.loads(out)["markerId"]
     assert hold_code == 1
-    shown = {
+    assert shown["status"] == "CANCELLING" and "until its marker" in shown["notes"][0]
+    statuses = {
         job: json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])["status"]
         for job in ("a1", "a2", "a3")
     }
-    assert shown == {"a1": "cancelled", "a2": "cancelled", "a3": "succeeded"}
+    assert statuses == {"a1": "cancelled", "a2": "cancelled", "a3": "succeeded"}
 
 
 def test_groups_cancel_up_to_seq_is_state_modes_and_refused_in_claim_mode_with_the_fix(
