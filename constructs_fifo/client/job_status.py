@@ -30,7 +30,7 @@ from constructs_fifo.runtime.constants import (
     STATUS_SUCCEEDED,
     DeadReason,
 )
-from constructs_fifo.runtime.dead_jobs.parking import HELD, RESUMING
+from constructs_fifo.runtime.dead_jobs.parking import CANCELLING, HELD, RESUMING
 from constructs_fifo.runtime.payloads.pointer import ATTR_RESULT_POINTER
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
@@ -38,6 +38,7 @@ from constructs_fifo.runtime.steering.names import (
     ATTR_CANCELLED_RUNNING,
     STATUS_CANCELLED,
     SUPERSEDED_BY,
+    SUPERSEDED_REASON_PREFIX,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -214,7 +215,7 @@ def claim_outcome(
         )
     if status == STATUS_CANCELLED and item.get(ATTR_CANCELLED_BY) == SUPERSEDED_BY:
         reason = str(item.get(ATTR_CANCEL_REASON) or "")
-        newer = reason.removeprefix("superseded by ") or None
+        newer = reason.removeprefix(SUPERSEDED_REASON_PREFIX) or None
         return replace(
             found,
             status=JobStatus.SUPERSEDED,
@@ -304,6 +305,18 @@ def is_dead_claim(item: Mapping[str, Any]) -> bool:
 def state_outcome(seen: JobSighting, *, sent: bool) -> JobOutcome:
     """The outcome a state-mode sighting (:meth:`GroupStateReader.find_job`) means."""
     found = JobOutcome(seen.job_id, JobStatus.UNKNOWN, group=seen.group)
+    if seen.cancelled_at_ms is not None and seen.cancelled_by == SUPERSEDED_BY:
+        newer = (seen.cancel_reason or "").removeprefix(SUPERSEDED_REASON_PREFIX) or None
+        return replace(
+            found,
+            status=JobStatus.SUPERSEDED,
+            updated_at_ms=seen.cancelled_at_ms,
+            superseded_by=newer,
+            cancel_reason=seen.cancel_reason,
+            cancelled_by=SUPERSEDED_BY,
+            cancelled_while_running=False,
+            detail=f"superseded: job {newer!r} of its group and key was sent after it; it is never applied",
+        )
     if seen.cancelled_at_ms is not None:
         return replace(
             found,
@@ -366,6 +379,14 @@ def _parked(job_id: str, group: str, header: ParkHeader) -> JobOutcome:
     if header.status == RESUMING:
         return JobOutcome(
             job_id, JobStatus.PENDING, group=group, detail="its group is resuming: kept jobs replay in order"
+        )
+    if header.status == CANCELLING:
+        return JobOutcome(
+            job_id,
+            JobStatus.PENDING,
+            group=group,
+            detail="its group's queued jobs are being cancelled: a job sent before the cancel will read "
+            "cancelled when it arrives, one sent after runs",
         )
     return JobOutcome(
         job_id,

@@ -22,7 +22,7 @@ from constructs_fifo.ops.plan import Plan, command
 from constructs_fifo.ops.state_edits import skip_gap, skip_gap_range
 from constructs_fifo.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, DeadReason
-from constructs_fifo.runtime.dead_jobs.parking import PARKED, ParkHeader
+from constructs_fifo.runtime.dead_jobs.parking import CANCELLING, PARKED, ParkHeader
 from constructs_fifo.runtime.dead_jobs.record import encode_dead_job
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -173,6 +173,11 @@ def show_group(ops: OpsQueue, group: str) -> GroupDetail:
             f"group {group!r} of {ops.label} is not parked (no park header in the group table; claim "
             f"mode keeps nothing about a live group, so a mistyped id reads the same){close}",
             f"list the parked groups: {command('groups', 'list', '--parked')}",
+        )
+    if header is not None and header.status == CANCELLING:
+        detail.notes.append(
+            f"its jobs sent before `groups cancel` are cancelled as they arrive, until its marker "
+            f"{header.dead.message_id}; then it is live (jobs sent after the cancel run)"
         )
     if header is None and (detail.state is None or not detail.state["bufferedSeqs"]):
         detail.notes.append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,6 +18,7 @@ from constructs_fifo.client import (
     JobSteering,
     ParkedGroups,
     SteeringQueryError,
+    SteeringWriteError,
 )
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.exceptions import PermanentJobError
@@ -25,6 +27,7 @@ from constructs_fifo.runtime.job import Job
 from .runtime_harness import (
     GROUP_TABLE_NAME,
     TABLE_NAME,
+    FakeClock,
     Harness,
     body,
     failed_ids,
@@ -505,13 +508,195 @@ def test_state_cancel_group_closes_the_cancelled_seqs_so_the_next_one_applies(st
     assert state.group_state().book.buffer == ()
 
 
-def test_cancel_group_of_a_live_group_is_refused_with_the_fix(
+def _live_harness(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str) -> Harness:
+    """A PARK harness whose clock starts at SQS's (moto's SentTimestamp is the real time): a live group's
+    cancel compares the header's time with the records' (docs/steering.md, a lost marker)."""
+    return Harness(
+        dynamodb=dynamodb,
+        sqs=sqs,
+        queue_url=queue_url,
+        dlq_url=dlq_url,
+        policy=DeadJobPolicy.PARK,
+        clock=FakeClock(time.time()),
+    )
+
+
+@pytest.fixture
+def live_state(dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str) -> StateHarness:
+    return StateHarness(dynamodb, sqs, queue_url, dlq_url, clock=FakeClock(time.time()))
+
+
+def _live_steering(harness: Harness | StateHarness, *, claim: bool) -> JobSteering:
+    return _group_steering(harness, claim=claim)
+
+
+def _send_seq(state: StateHarness, job_id: str, seq: int) -> None:
+    state.sqs.send_message(
+        QueueUrl=state.queue_url,
+        MessageBody=json.dumps({"jobId": job_id, "type": "t", "payload": {}, "seq": seq}),
+        MessageGroupId="ws#1",
+        MessageDeduplicationId=job_id,
+    )
+
+
+def test_claim_cancel_of_a_live_group_cancels_what_was_queued_and_never_a_job_sent_after(
     dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
 ) -> None:
-    # GIVEN a live group / WHEN it is cancelled / THEN refused: hold it first
+    # GIVEN a live group with a1, a2 queued (PARK policy: the header is read per batch)
+    harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
+    _send(harness, "a1", "a2")
+
+    # WHEN the group is cancelled, a3 is sent after, and the queue drained
+    report = _live_steering(harness, claim=True).cancel_group("ws#1", reason="session closed", by="mcp")
+    _send(harness, "a3")
+    _drain(harness)
+
+    # THEN a1 and a2 never ran and read cancelled; a3 ran; the group is live again; nothing dead-lettered
+    assert (report.status, report.marker_id is not None) == ("LIVE", True)
+    assert harness.ran == ["a3"]
+    assert [j for j, status in harness.outcomes() if status == "CANCELLED"] == ["a1", "a2"]
+    outcome = outcomes_of(harness).get("a2")
+    assert (outcome.status, outcome.cancel_reason, outcome.cancelled_by) == (
+        JobStatus.CANCELLED,
+        "session closed",
+        "mcp",
+    )
+    assert harness.parking.header("ws#1") is None
+    assert harness.dead_letters() == []
+
+
+def test_claim_two_cancels_of_a_live_group_cancel_up_to_the_later_marker(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN a1 queued, a cancel, a2 sent, a second cancel (its marker replaces the first), a3 sent
+    harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
+    steering = _live_steering(harness, claim=True)
+    _send(harness, "a1")
+    first = steering.cancel_group("ws#1")
+    _send(harness, "a2")
+    second = steering.cancel_group("ws#1")
+    _send(harness, "a3")
+
+    # WHEN the queue is drained
+    _drain(harness)
+
+    # THEN a1 and a2 (sent before the second call) never ran, a3 did; the first marker was a wake-up
+    assert (first.status, second.status) == ("LIVE", "CANCELLING")
+    assert harness.ran == ["a3"]
+    assert harness.parking.header("ws#1") is None
+
+
+def test_claim_cancel_group_running_refuses_the_result_of_the_job_running_and_a_hold_is_refused(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN j1 running on the function when its group is cancelled with running=True
+    harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
+    steering = _live_steering(harness, claim=True)
+    reports: list[Any] = []
+
+    def cancel_under_it(job: Job) -> None:
+        reports.append(steering.cancel_group("ws#1", running=True))
+        reports.append(steering.hold("ws#1"))
+
+    harness.behaviour["j1"] = cancel_under_it
+    _send(harness, "j1")
+
+    # WHEN the queue is drained, then j2 sent after and drained
+    _drain(harness)
+    _send(harness, "j2")
+    _drain(harness)
+
+    # THEN j1 ran to its end but its result was refused (cancelled while running); the hold during the
+    # cancel was refused; j2 ran
+    assert [(r.job_id, r.outcome, r.running) for r in reports[0].jobs] == [
+        ("j1", CancelOutcome.STOPPED, True)
+    ]
+    assert reports[1].outcome is HoldOutcome.CANCELLING
+    assert outcomes_of(harness).get("j1").cancelled_while_running is True
+    assert harness.ran == ["j1", "j2"]
+    assert harness.parking.header("ws#1") is None
+
+
+def test_a_live_cancel_whose_marker_cannot_be_sent_puts_the_header_back(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN a queue that refuses the marker message
     harness = _parking_harness(dynamodb, sqs, queue_url, dlq_url)
-    with pytest.raises(SteeringQueryError, match="hold it first"):
-        _group_steering(harness, claim=True).cancel_group("ws#1")
+
+    class Refusing:
+        def send_message(self, **_: Any) -> dict[str, Any]:
+            raise RuntimeError("throttled")
+
+    steering = JobSteering(
+        claim_table=TABLE_NAME,
+        group_table=GROUP_TABLE_NAME,
+        dynamodb=dynamodb,
+        sqs=Refusing(),  # type: ignore[arg-type]
+        queue_url=queue_url,
+    )
+
+    # WHEN the group is cancelled / THEN the call fails saying nothing stands, and the group is live
+    with pytest.raises(SteeringWriteError, match="its header is as it was"):
+        steering.cancel_group("ws#1")
+    assert harness.parking.header("ws#1") is None
+
+
+def test_cancel_group_without_a_group_table_or_with_up_to_seq_in_claim_mode_names_the_fix(
+    harness: Harness,
+) -> None:
+    # GIVEN a CONTINUE claim-mode queue (no group table) / WHEN a group is cancelled / THEN the fix
+    with pytest.raises(SteeringQueryError, match="PARK policy"):
+        steering_of(harness).cancel_group("ws#1")
+    with pytest.raises(SteeringQueryError, match="claim mode has no seqs"):
+        JobSteering(
+            claim_table=TABLE_NAME, group_table=GROUP_TABLE_NAME, dynamodb=harness.dynamodb
+        ).cancel_group("ws#1", up_to_seq=3)
+
+
+def test_state_cancel_of_a_live_group_cancels_the_queued_and_the_buffered_jobs_and_closes_their_seqs(
+    live_state: StateHarness,
+) -> None:
+    state = live_state
+    # GIVEN s1 (seq 1) waiting in the reorder buffer for s0, and s0 queued
+    _send_seq(state, "s1", 1)
+    _drain(state)
+    _send_seq(state, "s0", 0)
+
+    # WHEN the group is cancelled, s2 (seq 2) sent after, and the queue drained
+    report = _live_steering(state, claim=False).cancel_group("ws#1", reason="stop")
+    _send_seq(state, "s2", 2)
+    _drain(state)
+
+    # THEN neither s0 nor s1 was applied, s2 was (their seqs closed), nothing waits, the group is live
+    assert [(r.job_id, r.outcome) for r in report.jobs] == [("s1", CancelOutcome.NOT_STARTED)]
+    assert state.log() == ["s2"]
+    assert state.group_state().book.buffer == ()
+    assert ("s0", "CANCELLED") in state.outcomes()
+    assert state.header() is None
+
+
+def test_state_cancel_up_to_seq_leaves_the_later_seqs_and_refuses_a_batch_in_flight(
+    live_state: StateHarness,
+) -> None:
+    state = live_state
+    # GIVEN s0..s2 queued; the group cancelled up to seq 1 while s0's transition runs (its batch read
+    # the group before the cancel)
+    steering = _live_steering(state, claim=False)
+    for n in range(3):
+        _send_seq(state, f"s{n}", n)
+
+    # WHEN the queue is drained
+    def cancel_under_it(job: Job) -> None:
+        state.behaviour.clear()
+        steering.cancel_group("ws#1", up_to_seq=1)
+
+    state.behaviour["s0"] = cancel_under_it
+    _drain(state)
+
+    # THEN s0's commit was refused and it was cancelled when it came back, as s1; s2 was applied
+    assert state.log() == ["s2"]
+    assert [j for j, status in state.outcomes() if status == "CANCELLED"] == ["s0", "s1"]
+    assert state.header() is None
 
 
 # --- a fix ahead of the line ---------------------------------------------------------------------
@@ -600,3 +785,163 @@ def test_claim_a_newer_job_of_the_same_key_supersedes_the_older_ones_not_started
     assert (outcome.status, outcome.superseded_by) == (JobStatus.SUPERSEDED, "t3")
     assert [line["jobId"] for line in metric_lines(harness, "JobsSuperseded")] == ["t1", "t2"]
     assert harness.dead_letters() == []
+
+
+def test_claim_cancel_running_stops_the_older_job_running_on_a_worker_at_its_heartbeat(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN t1 (key run_tests) running on a worker slot when t2 of the same key is sent with
+    # cancel_running, then the slot's heartbeat ticks
+    told: dict[str, object] = {}
+    producer = JobProducer(queue_url, sqs_client=sqs)
+
+    def handle(job: Job, context: Any) -> str:
+        steering = JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock)
+        newer = JobMessage("t2", "run_tests", {}, group="ws#1", supersede="run_tests")
+        steering.send_superseding(producer, newer, cancel_running=True)
+        slot.heartbeat.tick()
+        told["cancelled"] = context.cancelled.is_set()
+        return "done anyway"
+
+    slot = SlotHarness(dynamodb, sqs, queue_url, handle)
+    JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).send_superseding(
+        producer, JobMessage("t1", "run_tests", {}, group="ws#1", supersede="run_tests")
+    )
+    records = receive_records(sqs, queue_url)
+
+    # WHEN the batch runs
+    slot.slot.process_batch(records, slot.heartbeat.begin(slot.clock()))
+
+    # THEN t1 was told at the tick, its result was refused, and its outcome reads superseded while running
+    assert told["cancelled"] is True
+    assert slot.statuses() == [("t1", "CANCELLED")]
+    outcome = JobOutcomes(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).get("t1")
+    assert (outcome.status, outcome.superseded_by, outcome.cancelled_while_running, outcome.result) == (
+        JobStatus.SUPERSEDED,
+        "t2",
+        True,
+        None,
+    )
+
+
+def test_claim_cancel_running_on_the_function_refuses_the_older_result_and_leaves_finished_ones(
+    harness: Harness,
+) -> None:
+    # GIVEN t0 finished, t1 running on the function when t2 (same key) is sent with cancel_running
+    steering = steering_of(harness)
+    producer = JobProducer(harness.queue_url, sqs_client=harness.sqs)
+    _superseding(harness, "t0", "run_tests")
+    _drain(harness)
+    _superseding(harness, "t1", "run_tests")
+    newer = JobMessage("t2", "run_tests", {}, group="ws#1", supersede="run_tests")
+
+    def supersede_under_it(job: Job) -> None:
+        steering.send_superseding(producer, newer, cancel_running=True)
+
+    harness.behaviour["t1"] = supersede_under_it
+
+    # WHEN the queue is drained
+    _drain(harness)
+
+    # THEN t1 ran to its end but its result was refused (superseded while running); t2 ran; t0 stays
+    assert harness.ran == ["t0", "t1", "t2"]
+    assert ("t1", "CANCELLED") in harness.outcomes()
+    assert outcomes_of(harness).get("t1").status is JobStatus.SUPERSEDED
+    assert outcomes_of(harness).get("t0").status is JobStatus.SUCCEEDED
+
+
+def _state_superseding(state: StateHarness, job_id: str, key: str | None, seq: int | None = None) -> None:
+    producer = JobProducer(state.queue_url, sqs_client=state.sqs)
+    message = JobMessage(job_id, "run_tests", {}, group="ws#1", supersede=key, seq=seq)
+    if key is None:
+        producer.send_batch([message])
+    else:
+        state_steering(state).send_superseding(producer, message)
+
+
+def test_state_a_newer_job_of_the_same_key_supersedes_the_older_ones_not_applied(state: StateHarness) -> None:
+    # GIVEN three run_tests of one session and an open_pr between, none applied yet
+    _state_superseding(state, "t1", "run_tests")
+    _state_superseding(state, "t2", "run_tests")
+    _state_superseding(state, "pr", None)
+    _state_superseding(state, "t3", "run_tests")
+
+    # WHEN the queue is drained
+    _drain(state)
+
+    # THEN only the newest run_tests was applied, after the open_pr; the others were superseded by it
+    assert state.log() == ["pr", "t3"]
+    assert [(j, s) for j, s in state.outcomes() if s == "SUPERSEDED"] == [
+        ("t1", "SUPERSEDED"),
+        ("t2", "SUPERSEDED"),
+    ]
+    outcomes = JobOutcomes(group_table=GROUP_TABLE_NAME, dynamodb=state.dynamodb)
+    outcome = outcomes.get("t1", "ws#1")
+    assert (outcome.status, outcome.superseded_by) == (JobStatus.SUPERSEDED, "t3")
+    assert [line["jobId"] for line in metric_lines(state, "JobsSuperseded")] == ["t1", "t2"]
+    # AND the marker is gone once the newest was applied (the state item keeps pending keys only)
+    assert state.group_state().newest == {}
+    assert state.dead_letters() == []
+
+
+def test_state_a_superseded_seq_closes_its_place_and_a_mark_fences_the_transition_in_flight(
+    state: StateHarness,
+) -> None:
+    # GIVEN s0 (seq 0) whose transition is in flight when s1 (seq 1, same key) is marked and sent
+    state.behaviour["s0"] = lambda job: _state_superseding(state, "s1", "run_tests", seq=1)
+    _state_superseding(state, "s0", "run_tests", seq=0)
+    state.sqs.send_message(
+        QueueUrl=state.queue_url,
+        MessageBody=json.dumps({"jobId": "s2", "type": "t", "payload": {}, "seq": 2}),
+        MessageGroupId="ws#1",
+        MessageDeduplicationId="s2",
+    )
+
+    # WHEN the queue is drained
+    _drain(state)
+
+    # THEN s0's commit was refused by the mark, and when it came back it was superseded: its seq closed,
+    # so s1 and s2 were applied after it, in order, and nothing waits in the buffer
+    assert state.log() == ["s1", "s2"]
+    assert ("s0", "SUPERSEDED") in state.outcomes()
+    assert state.group_state().book.buffer == ()
+
+
+def test_cancel_group_running_tells_the_worker_run_at_its_next_heartbeat(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str
+) -> None:
+    # GIVEN j1 running on a worker slot when its group is cancelled with running=True, then a tick
+    told: dict[str, Any] = {}
+
+    def handle(job: Job, context: Any) -> str:
+        steering = JobSteering(
+            claim_table=TABLE_NAME,
+            group_table=GROUP_TABLE_NAME,
+            dynamodb=dynamodb,
+            clock=slot.clock,
+            sqs=sqs,
+            queue_url=queue_url,
+        )
+        told["report"] = steering.cancel_group("ws#1", running=True, reason="user stopped the agent")
+        slot.heartbeat.tick()
+        told["cancelled"] = context.cancelled.is_set()
+        return "done anyway"
+
+    slot = SlotHarness(dynamodb, sqs, queue_url, handle)
+    sqs.send_message(
+        QueueUrl=queue_url, MessageBody=body("j1"), MessageGroupId="ws#1", MessageDeduplicationId="j1"
+    )
+    records = receive_records(sqs, queue_url)
+
+    # WHEN the batch runs
+    slot.slot.process_batch(records, slot.heartbeat.begin(slot.clock()))
+
+    # THEN the run was told at the tick, its result refused; its outcome is cancelled while running
+    assert told["cancelled"] is True
+    assert [(r.job_id, r.running) for r in told["report"].jobs] == [("j1", True)]
+    outcome = JobOutcomes(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=slot.clock).get("j1")
+    assert (outcome.status, outcome.cancel_reason, outcome.cancelled_while_running) == (
+        JobStatus.CANCELLED,
+        "user stopped the agent",
+        True,
+    )

@@ -15,6 +15,8 @@ Properties, in both modes:
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -371,3 +373,231 @@ def test_supersede_never_skips_the_newest_nor_runs_an_older_after_a_newer(
         assert not any(newer_sent_before_run.values())
         order = [j for j, _ in sent]
         assert ran == sorted(ran, key=order.index)
+
+
+def _deliver_recording(harness: StateHarness, timeline: list[tuple[str, Any]]) -> None:
+    """Deliver what the queue holds until it is empty, noting after each batch what is committed."""
+    for _ in range(_ROUNDS):
+        records = receive_records(harness.sqs, harness.queue_url)
+        if not records:
+            return
+        failed = set(failed_ids(harness.run(*records)))
+        timeline.append(("committed", tuple(harness.log())))
+        for record in records:
+            handle = record["receiptHandle"]
+            if record["messageId"] in failed:
+                harness.sqs.change_message_visibility(
+                    QueueUrl=harness.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
+                )
+            else:
+                harness.sqs.delete_message(QueueUrl=harness.queue_url, ReceiptHandle=handle)
+        harness.clock.advance(3600)
+    raise AssertionError("the queue did not drain")
+
+
+@st.composite
+def state_supersede_schedules(draw: st.DrawFn) -> list[tuple[str, str | None]]:
+    """Steps: ("send", key), ("send_in_run", key): sent while the next transition runs (its batch read
+    the group before the mark), or ("deliver", None)."""
+    steps: list[tuple[str, str | None]] = []
+    for _ in range(draw(st.integers(1, 7))):
+        kind = draw(st.sampled_from(["send", "send_in_run", "deliver"]))
+        key = draw(st.sampled_from(["run_tests", "lint", None])) if kind != "deliver" else None
+        steps.append((kind, key))
+    return steps
+
+
+@_EXAMPLES
+@given(state_supersede_schedules())
+def test_state_supersede_never_skips_the_newest_nor_applies_an_older_after_a_newer_was_sent(
+    steps: list[tuple[str, str | None]],
+) -> None:
+    with mock_aws():
+        # GIVEN a state-mode session's jobs, some with a supersede key, sent between deliveries or while a
+        # transition runs (its batch read the group before the mark)
+        dynamodb, sqs, queue_url, dlq_url = _clients()
+        clock = FakeClock()
+        harness = StateHarness(dynamodb, sqs, queue_url, dlq_url, clock=clock)
+        steering = JobSteering(group_table=GROUP_TABLE_NAME, dynamodb=dynamodb, clock=clock)
+        producer = JobProducer(queue_url, sqs_client=sqs)
+        sent: list[tuple[str, str | None]] = []
+        timeline: list[tuple[str, Any]] = []  # ("sent", job id) | ("committed", applied ids)
+        in_run: list[str | None] = []
+
+        def send(key: str | None) -> None:
+            job_id = f"j{len(sent)}"
+            sent.append((job_id, key))
+            timeline.append(("sent", job_id))
+            harness.behaviour[job_id] = during
+            message = JobMessage(job_id, "t", {}, group="ws#1", supersede=key)
+            if key is None:
+                producer.send_batch([message])
+            else:
+                steering.send_superseding(producer, message)
+
+        def during(job: Job) -> None:
+            while in_run:
+                send(in_run.pop(0))
+
+        # WHEN each step runs
+        for step, key in [*steps, ("deliver", None)]:
+            if step == "send":
+                send(key)
+            elif step == "send_in_run":
+                in_run.append(key)
+            else:
+                _deliver_recording(harness, timeline)
+        while in_run:  # marks left for a transition that never came: sent now, then delivered
+            send(in_run.pop(0))
+            _deliver_recording(harness, timeline)
+
+        # THEN every job was applied or superseded, once; the newest of each key was applied
+        applied = harness.log()
+        superseded = [j or "" for j, status in harness.outcomes() if status == "SUPERSEDED"]
+        assert sorted(applied + superseded) == sorted(j for j, _ in sent)
+        assert len(set(applied)) == len(applied)
+        for key in {k for _, k in sent if k}:
+            assert [j for j, k in sent if k == key][-1] in applied
+        # AND no job was applied once a newer job of its key had been sent (marked) before its commit
+        order = [j for j, _ in sent]
+        for job_id in applied:
+            key = dict(sent)[job_id]
+            commit = next(
+                n for n, (kind, value) in enumerate(timeline) if kind == "committed" and job_id in value
+            )
+            newer = {j for j, k in sent[order.index(job_id) + 1 :] if k == key and key}
+            assert not newer & {value for kind, value in timeline[:commit] if kind == "sent"}
+        # AND the applied jobs kept the send order; nothing was dead-lettered
+        assert applied == sorted(applied, key=order.index)
+        assert harness.dead_letters() == []
+
+
+# --- cancel a live group -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupCancelSchedule:
+    steps: tuple[str, ...]  # "send", "deliver", "cancel" (between batches), "cancel_in_run"
+    state_mode: bool
+
+
+@st.composite
+def group_cancel_schedules(draw: st.DrawFn) -> GroupCancelSchedule:
+    kinds = st.sampled_from(["send", "send", "deliver", "cancel", "cancel_in_run"])
+    return GroupCancelSchedule(tuple(draw(st.lists(kinds, min_size=1, max_size=8))), draw(st.booleans()))
+
+
+@_EXAMPLES
+@given(group_cancel_schedules())
+def test_a_live_group_cancel_never_skips_a_job_sent_after_it_and_stops_what_was_queued(
+    schedule: GroupCancelSchedule,
+) -> None:
+    with mock_aws():
+        # GIVEN a live group's jobs sent between deliveries, and group cancels placed between batches or
+        # while a job runs (its batch read the group before the cancel); the clock starts at SQS's
+        dynamodb, sqs, queue_url, dlq_url = _clients()
+        clock = FakeClock(time.time())
+        harness: Harness | StateHarness
+        if schedule.state_mode:
+            harness = StateHarness(dynamodb, sqs, queue_url, dlq_url, clock=clock)
+        else:
+            harness = Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url, clock=clock)
+            harness.policy = DeadJobPolicy.PARK
+        steering = JobSteering(
+            claim_table=None if schedule.state_mode else TABLE_NAME,
+            group_table=GROUP_TABLE_NAME,
+            dynamodb=dynamodb,
+            clock=clock,
+            sqs=sqs,
+            queue_url=queue_url,
+        )
+        sent: list[str] = []
+        cancels: list[Cut] = []
+        in_run: list[bool] = []
+        started_in: dict[str, int] = {}  # job id -> the delivery (batch) its first run started in
+        delivery = [0]
+
+        def cancel(*, during: bool) -> None:
+            # what had run (claim mode: started; state mode: committed) when the cancel was written
+            ran = harness.log() if isinstance(harness, StateHarness) else list(started_in)
+            cancels.append(Cut(len(sent), during, frozenset(ran), delivery[0]))
+            steering.cancel_group("ws#1")
+
+        def started(job: Job) -> None:
+            started_in.setdefault(job.id, delivery[0])
+            if in_run:
+                in_run.pop()
+                cancel(during=True)
+
+        # WHEN each step runs, then the queue is drained
+        for step in [*schedule.steps, "deliver"]:
+            if step == "send":
+                job_id = f"j{len(sent)}"
+                sent.append(job_id)
+                harness.behaviour[job_id] = started
+                _send_one(harness, job_id, state_mode=schedule.state_mode)
+            elif step == "cancel":
+                cancel(during=False)
+            elif step == "cancel_in_run":
+                in_run.append(True)
+            else:
+                _deliver_counting(harness, delivery, clock)
+
+        # THEN a job sent after every cancel ran (was applied), once
+        done = harness.log() if isinstance(harness, StateHarness) else _succeeded(harness)
+        last = max((cut.sent for cut in cancels), default=0)
+        assert [j for j in done if sent.index(j) >= last] == sent[last:]
+        # AND a job sent before a cancel, not run when it was written, never ran (claim mode, a cancel
+        # during a run: the rest of that batch may still run, at most a batch)
+        cancelled = {j or "" for j, status in harness.outcomes() if status == "CANCELLED"}
+        for cut in cancels:
+            for job_id in sent[: cut.sent]:
+                if job_id in cut.ran:
+                    continue
+                if cut.during and not schedule.state_mode and started_in.get(job_id) == cut.delivery:
+                    continue
+                assert job_id not in done
+                assert job_id in cancelled
+        # AND every job ran once or was cancelled, the runs in send order; nothing dead-lettered; live
+        assert len(done) == len(set(done))
+        assert set(done) | cancelled >= set(sent)
+        assert done == sorted(done, key=sent.index)
+        assert harness.dead_letters() == []
+        assert harness.parking.header("ws#1") is None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One group cancel: jobs sent before it, whether it landed during a run, what had run, the batch."""
+
+    sent: int
+    during: bool
+    ran: frozenset[str]
+    delivery: int
+
+
+def _deliver_counting(harness: Harness | StateHarness, delivery: list[int], clock: FakeClock) -> None:
+    """Deliver what the queue holds until it is empty, counting the batches in ``delivery``."""
+    for _ in range(_ROUNDS):
+        records = receive_records(harness.sqs, harness.queue_url)
+        if not records:
+            return
+        delivery[0] += 1
+        failed = set(failed_ids(harness.run(*records)))
+        for record in records:
+            handle = record["receiptHandle"]
+            if record["messageId"] in failed:
+                harness.sqs.change_message_visibility(
+                    QueueUrl=harness.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
+                )
+            else:
+                harness.sqs.delete_message(QueueUrl=harness.queue_url, ReceiptHandle=handle)
+        clock.advance(60)
+    raise AssertionError("the queue did not drain")
+
+
+def _send_one(harness: Harness | StateHarness, job_id: str, *, state_mode: bool) -> None:
+    envelope = body(job_id) if not state_mode else json.dumps({"jobId": job_id, "type": "t", "payload": {}})
+    harness.sqs.send_message(
+        QueueUrl=harness.queue_url, MessageBody=envelope, MessageGroupId="ws#1", MessageDeduplicationId=job_id
+    )

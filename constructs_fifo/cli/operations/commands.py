@@ -380,7 +380,14 @@ def _plan_hold(ops: OpsQueue, args: argparse.Namespace) -> Plan:
 
 
 def _plan_cancel_group(ops: OpsQueue, args: argparse.Namespace) -> Plan:
-    return holds.plan_cancel_group(ops, args.group, reason=args.reason, by=args.by or default_by())
+    return holds.plan_cancel_group(
+        ops,
+        args.group,
+        reason=args.reason,
+        by=args.by or default_by(),
+        running=args.running,
+        up_to_seq=args.up_to_seq,
+    )
 
 
 #: The steering subcommands of ``groups`` (docs/steering.md): each builds its plan from the arguments.

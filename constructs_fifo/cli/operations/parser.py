@@ -117,12 +117,20 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "--job", required=True, metavar="FILE", help='the job as JSON: {"jobId", "type", "payload"}'
     )
     group_cancel = group_commands.add_parser(
-        "cancel", help="cancel every job a held or parked group keeps: none of them runs"
+        "cancel", help="cancel every job of a group sent before the command: none of them runs"
     )
     _common(group_cancel, add_aws, add_stack, mutates=True)
     group_cancel.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
     group_cancel.add_argument("--reason", default="", help="why: jobs show says it (256 characters)")
     group_cancel.add_argument("--by", default="", help="who: jobs show says it (default: user@host)")
+    group_cancel.add_argument(
+        "--running",
+        action="store_true",
+        help="claim mode: cancel the group's running job too (a worker is told at its next heartbeat)",
+    )
+    group_cancel.add_argument(
+        "--up-to-seq", type=int, metavar="N", help="state mode: cancel only the jobs whose seq is at most N"
+    )
     skip = group_commands.add_parser(
         "skip-gap", help="state mode: give up a group's missing seqs, as SKIP_GAP"
     )
@@ -212,9 +220,12 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         + untouched,
         run_first: "Put a job at the head of a held or parked group (an agent's corrected patch): when "
         "the group is released or resumed it runs first, before the jobs the group keeps." + untouched,
-        group_cancel: "Cancel every job a held (groups hold) or parked group keeps now: none of them runs "
-        "(state mode: is applied; their seqs close). Jobs kept later and jobs sent later run. A parked "
-        "group's dead job is left to groups resume." + untouched,
+        group_cancel: "Cancel every job of a group sent before the command: none of them runs (state mode: "
+        "is applied; their seqs close). A live group's queued jobs are cancelled as they arrive, up to a "
+        "marker message the command sends through the group; a held or parked group's kept jobs at once "
+        "(its dead job is left to groups resume). Jobs sent later run. --running also cancels the job "
+        "running now (claim mode); --up-to-seq N only the jobs with a seq at most N (state mode)."
+        + untouched,
         skip: "State mode: give up the seqs a group waits on, as GapPolicy.SKIP_GAP would (recorded in its "
         "bookkeeping), and wake it so its buffered jobs apply." + untouched,
         dlq_list: "The DLQ's jobs: id, group, type, reason, error, attempts, dead at, and what the claim "

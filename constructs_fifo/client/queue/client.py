@@ -328,8 +328,9 @@ class QueueClient:
         return self.steering.cancel(job_id, **options)
 
     def cancel_group(self, group: str, **options: Any) -> GroupCancelReport:
-        """:meth:`JobSteering.cancel_group` (``options``: ``reason``, ``by``, ``dry_run``): every job a
-        held or parked ``group`` keeps now is cancelled; a live group is refused (hold it first)."""
+        """:meth:`JobSteering.cancel_group` (``options``: ``reason``, ``by``, ``dry_run``, ``running``,
+        ``up_to_seq``): every job of ``group`` sent before the call is cancelled (a live group's as they
+        arrive, up to a marker sent through the group; a held or parked group's kept jobs at once)."""
         return self.steering.cancel_group(group, **options)
 
     def hold(self, group: str, **options: Any) -> HoldReport:

@@ -41,6 +41,7 @@ from botocore.exceptions import ClientError
 from constructs_fifo.client.errors import SteeringQueryError, SteeringWriteError
 from constructs_fifo.client.producer import JobMessage, JobProducer, build_body, message_attributes
 from constructs_fifo.client.results import SendResult
+from constructs_fifo.client.steering.group_cancel import cancel_live_group
 from constructs_fifo.runtime.claim.cancel import ClaimCanceller
 from constructs_fifo.runtime.claim.supersede import Supersession
 from constructs_fifo.runtime.constants import (
@@ -53,16 +54,19 @@ from constructs_fifo.runtime.constants import (
 )
 from constructs_fifo.runtime.dead_jobs.park_records import encode_kept
 from constructs_fifo.runtime.dead_jobs.parking import (
+    CANCELLING,
     HELD,
     PARKED,
     RESUMING,
     KeptRecord,
+    ParkHeader,
     ParkStore,
     wake_up_message,
 )
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.exceptions import ParkConflictError
 from constructs_fifo.runtime.state.storage.cancels import SeqRequiredError, StateCanceller
+from constructs_fifo.runtime.state.storage.supersede import StateSupersession
 from constructs_fifo.runtime.steering.names import (
     MAX_CANCEL_REASON_LENGTH,
 )
@@ -74,6 +78,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = ["CancelOutcome", "CancelReport", "GroupCancelReport", "HoldOutcome", "HoldReport", "JobSteering"]
 
+#: A live group's status in a :class:`GroupCancelReport` (it has no header).
+LIVE: Final = "LIVE"
 #: Lost races a hold or release retries before it says so.
 _MAX_ROUNDS: Final = 8
 
@@ -93,6 +99,8 @@ class HoldOutcome(enum.Enum):
     NOT_HELD = "NOT_HELD"
     #: :meth:`JobSteering.run_first`: the job is kept at the head of the group, ahead of its kept jobs.
     FIRST = "FIRST"
+    #: Refused: the group's queued jobs are being cancelled (a live group's cancel, until its marker).
+    CANCELLING = "CANCELLING"
 
 
 @dataclass(frozen=True)
@@ -122,14 +130,18 @@ class GroupCancelReport:
     group:
         The group.
     status:
-        Its park header's status: ``HELD``, ``PARKED`` or ``RESUMING``.
+        Its park header's status at the call: ``HELD``, ``PARKED`` or ``RESUMING``; ``LIVE`` or
+        ``CANCELLING`` for a live group (its jobs are cancelled as they arrive, until ``marker_id``).
     jobs:
-        One report per kept job with a job id, in order (a dead job's is refused: ``DEAD``).
+        One report per kept job with a job id, in order (a dead job's is refused: ``DEAD``); with
+        ``running``, the running job's first; for a live group in state mode, the buffered jobs.
     malformed:
         Message ids of kept records without a usable job id (not cancelled: skip them with
         ``groups resume --skip-dead`` when one is the dead job).
     dry_run:
         Nothing was written: each report says what the cancel would do.
+    marker_id:
+        A live group's cancel: the marker message's id; the runtime cancels the group's records until it.
     """
 
     group: str
@@ -137,6 +149,7 @@ class GroupCancelReport:
     jobs: tuple[CancelReport, ...] = ()
     malformed: tuple[str, ...] = ()
     dry_run: bool = False
+    marker_id: str | None = None
 
     @property
     def cancelled(self) -> int:
@@ -208,6 +221,8 @@ class JobSteering:
         )
         self._sqs = sqs
         self._queue_url = queue_url
+        self._dynamodb = dynamodb
+        self._clock = clock
 
     @property
     def mode(self) -> str:
@@ -271,36 +286,71 @@ class JobSteering:
             raise _write_error(exc, table, f"job {job_id!r}") from exc
 
     def cancel_group(
-        self, group: str, *, reason: str = "", by: str = "", dry_run: bool = False
+        self,
+        group: str,
+        *,
+        reason: str = "",
+        by: str = "",
+        dry_run: bool = False,
+        running: bool = False,
+        up_to_seq: int | None = None,
     ) -> GroupCancelReport:
-        """Cancel every job a held or parked ``group`` keeps now: none of them runs (claim mode) or is
-        applied (state mode); the jobs kept after this call's read, and everything sent later, run.
+        """Cancel every job of ``group`` sent before this call: none of them runs (claim mode) or is
+        applied (state mode); every job sent after the call runs.
 
-        A group's jobs are kept once it is held (:meth:`hold`) or parked and its messages arrive, so to
-        cancel a group's backlog: hold it, let its queued jobs be kept (``status`` shows the queue
-        empty of them, ``groups show`` their count), cancel the group, release it. A live group is
-        refused: its jobs are in the queue, where nothing can pick one group's messages out. Each job
-        is cancelled by :meth:`cancel`, with its rules and its races (a kept job is not running: claim
-        mode reports ``NOT_STARTED`` or, after failed attempts, ``STOPPED``); a parked group's dead job
-        is refused (``DEAD``): skip it with ``groups resume --skip-dead``, or retry it.
+        * **A live group** (:mod:`.group_cancel`): its header is set ``CANCELLING`` with a new marker
+          id, then the marker message is sent in the group: the runtime cancels each record of the
+          group until it meets the marker (FIFO puts it after every job sent before the call and
+          before every job sent after), then the group is live again. The jobs are cancelled as they
+          arrive, so the report lists none (``marker_id`` names the marker); state mode also cancels
+          the jobs waiting in the reorder buffer (listed). Needs ``sqs``/``queue_url``.
+        * **A held or parked group**: every job it keeps now is cancelled by :meth:`cancel`'s rules (a
+          kept job is not running: claim mode reports ``NOT_STARTED`` or, after failed attempts,
+          ``STOPPED``); a parked group's dead job is refused (``DEAD``): skip it with ``groups resume
+          --skip-dead``, or retry it.
+
+        Parameters
+        ----------
+        running:
+            Claim mode: also cancel the group's job running now (its claim ``IN_FLIGHT``, found by one
+            consistent ``Scan`` of the claim table): a container worker's run is told
+            (``context.cancelled``) within one heartbeat interval, a function's result is refused.
+            State mode: nothing runs apart from a batch in flight, whose commit the cancel already
+            refuses (live group) or the hold refused (held group).
+        up_to_seq:
+            State mode: cancel only the jobs whose ``seq`` is at or below it (a job without one is
+            not cancelled).
 
         Raises
         ------
         SteeringQueryError
-            No group table, or the group is neither held nor parked.
+            No group table (claim mode under CONTINUE); ``up_to_seq`` in claim mode; a live group
+            without ``sqs``/``queue_url``.
         SteeringWriteError
-            A table could not be read or written (the jobs before it are cancelled; call it again).
+            A table or the queue could not be written (see the message for what stands; call it
+            again: it is safe).
         """
         parking = self._group_parking("cancel_group", group)
+        if up_to_seq is not None and self._states is None:
+            raise SteeringQueryError(
+                f"up_to_seq={up_to_seq!r}: claim mode has no seqs (a job's place is its order in the queue). "
+                "Fix: leave up_to_seq out, or cancel single jobs (jobs cancel JOB)."
+            )
         try:
             header = parking.header(group)
-            if header is None:
-                raise SteeringQueryError(
-                    f"group {group!r} is live: its jobs are in the queue, not kept, and nothing can pick one "
-                    "group's messages out of a FIFO queue. Fix: hold it first (groups hold GROUP), let its "
-                    "queued jobs be kept, then cancel the group."
+            running_reports = tuple(self._cancel_running(group, reason, by, dry_run) if running else ())
+            if header is None or header.status == CANCELLING:
+                return self._cancel_live(
+                    parking,
+                    group,
+                    header,
+                    reason=reason,
+                    by=by,
+                    dry_run=dry_run,
+                    up_to_seq=up_to_seq,
+                    running=running_reports,
                 )
-            reports: list[CancelReport] = []
+            reports: list[CancelReport] = list(running_reports)
             malformed: list[str] = []
             from_seq = 0
             while True:
@@ -313,6 +363,8 @@ class JobSteering:
                     if job_id is None:
                         malformed.append(str(kept.record.get("messageId", "")))
                         continue
+                    if up_to_seq is not None and (seq is None or seq > up_to_seq):
+                        continue
                     reports.append(
                         self.cancel(job_id, group=group, seq=seq, reason=reason, by=by, dry_run=dry_run)
                     )
@@ -320,29 +372,109 @@ class JobSteering:
             raise _write_error(exc, parking.table_name, f"group {group!r}") from exc
         return GroupCancelReport(group, header.status, tuple(reports), tuple(malformed), dry_run)
 
-    def send_superseding(self, producer: JobProducer, job: JobMessage) -> SendResult:
+    def _cancel_live(
+        self,
+        parking: ParkStore,
+        group: str,
+        header: ParkHeader | None,
+        *,
+        reason: str,
+        by: str,
+        dry_run: bool,
+        up_to_seq: int | None,
+        running: tuple[CancelReport, ...],
+    ) -> GroupCancelReport:
+        """:meth:`cancel_group` of a live (or already cancelling) group: :mod:`.group_cancel`."""
+        if self._sqs is None or not self._queue_url:
+            raise SteeringQueryError(
+                f"group {group!r} is live: its queued jobs are cancelled by a marker message sent through "
+                "the group. Fix: pass sqs= and queue_url= (the construct's queue URL) to JobSteering."
+            )
+        status = header.status if header is not None else LIVE
+        if dry_run:
+            return GroupCancelReport(group, status, running, dry_run=True)
+        try:
+            done = cancel_live_group(
+                parking,
+                self._dynamodb,
+                self._sqs,
+                self._queue_url,
+                group,
+                state_mode=self._states is not None,
+                reason=reason,
+                by=by,
+                up_to_seq=up_to_seq,
+            )
+        except (ParkConflictError, RuntimeError) as exc:
+            raise SteeringWriteError(str(exc)) from exc
+        buffered = tuple(
+            CancelReport(
+                job_id, CancelOutcome.NOT_STARTED, group=group, detail="waiting in the reorder buffer"
+            )
+            for job_id in done.buffered
+        )
+        return GroupCancelReport(group, status, (*running, *buffered), marker_id=done.marker_id)
+
+    def _cancel_running(self, group: str, reason: str, by: str, dry_run: bool) -> list[CancelReport]:
+        """``running=True`` in claim mode: cancel the group's ``IN_FLIGHT`` jobs (state mode: none)."""
+        if self._claims is None:
+            return []
+        found = self._claims.in_flight(group)
+        if dry_run:
+            return [self._claims.preview(job_id) for job_id in found]
+        return [self._claims.cancel(job_id, group=group, reason=reason, by=by) for job_id in found]
+
+    def send_superseding(
+        self, producer: JobProducer, job: JobMessage, *, cancel_running: bool = False
+    ) -> SendResult:
         """Send ``job`` (its ``supersede`` key set) so that it supersedes the older jobs of its group and
-        key not started yet: its marker is written first, then it is sent
-        (:mod:`constructs_fifo.runtime.claim.supersede`). Claim mode. Send a key's jobs from one
-        producer: two sending to one (group, key) at once may mark and send in different orders.
+        key not started (claim mode) or not applied (state mode) yet: its marker is written first, then
+        it is sent. Send a key's jobs from one producer: two sending to one (group, key) at once may
+        mark and send in different orders.
+
+        * Claim mode (:mod:`constructs_fifo.runtime.claim.supersede`): the marker is an item of the
+          claim table. ``cancel_running``: the older jobs of the key that have started (the key's last
+          ``MAX_SUPERSEDE_RECENT`` marked) are cancelled too: on a container worker the run is told
+          (``context.cancelled``) within one heartbeat interval; on the function it runs to its end;
+          either way its result is refused and its outcome reads ``superseded`` (while running).
+        * State mode (:mod:`constructs_fifo.runtime.state.storage.supersede`): the marker is kept in
+          the group's state item and the mark moves its version, so a transition in flight is never
+          committed: an older job not applied when the newer was marked is never applied
+          (``cancel_running`` changes nothing: it is always so).
 
         Raises
         ------
         SteeringQueryError
-            State mode, or ``job`` has no ``supersede`` key.
+            ``job`` has no ``supersede`` key.
         SteeringWriteError
             The marker could not be written (nothing was sent).
         """
-        if self._supersession is None or not job.supersede:
+        if not job.supersede:
             raise SteeringQueryError(
-                f"job {job.job_id!r}: send_superseding needs claim mode (claim_table=) and the job's "
-                "supersede key (JobMessage(..., supersede='run_tests'))."
+                f"job {job.job_id!r}: send_superseding needs the job's supersede key "
+                "(JobMessage(..., supersede='run_tests'))."
             )
+        table = self.claim_table or self.group_table or ""
+        older: tuple[str, ...] = ()
         try:
-            self._supersession.mark(job.group, job.supersede, job.job_id)
+            if self._supersession is not None:
+                older = self._supersession.mark(job.group, job.supersede, job.job_id)
+            else:
+                assert self.group_table is not None  # one of the tables is given
+                StateSupersession(self.group_table, self._dynamodb, clock=self._clock).mark(
+                    job.group, job.supersede, job.job_id
+                )
         except ClientError as exc:
-            raise _write_error(exc, self._supersession.table_name, f"job {job.job_id!r}") from exc
-        return producer.send_batch([job])[0]
+            raise _write_error(exc, table, f"job {job.job_id!r}") from exc
+        except RuntimeError as exc:
+            raise SteeringWriteError(str(exc)) from exc
+        sent = producer.send_batch([job])[0]
+        if cancel_running and self._supersession is not None and older:
+            try:
+                self._supersession.stop_running(older, group=job.group, newer=job.job_id)
+            except ClientError as exc:
+                raise _write_error(exc, table, f"the jobs older than {job.job_id!r}") from exc
+        return sent
 
     # --- hold and release a group -----------------------------------------------------------------
 
@@ -368,6 +500,14 @@ class JobSteering:
                 header = parking.header(group)
                 if header is not None and header.status == HELD:
                     return HoldReport(group, HoldOutcome.ALREADY_HELD, "held already", dry_run)
+                if header is not None and header.status == CANCELLING:
+                    return HoldReport(
+                        group,
+                        HoldOutcome.CANCELLING,
+                        "refused: the group's queued jobs are being cancelled (groups cancel); hold it once "
+                        "its cancel ended (groups show says LIVE)",
+                        dry_run,
+                    )
                 if header is not None and header.status == PARKED:
                     return HoldReport(
                         group,
@@ -428,8 +568,14 @@ class JobSteering:
         try:
             for _ in range(_MAX_ROUNDS):
                 header = parking.header(group)
-                if header is None or header.status == PARKED:
-                    detail = "not held" if header is None else "parked at a dead job: use groups resume"
+                if header is None or header.status in (PARKED, CANCELLING):
+                    detail = (
+                        "not held"
+                        if header is None
+                        else "parked at a dead job: use groups resume"
+                        if header.status == PARKED
+                        else "its queued jobs are being cancelled: it goes on by itself at the marker"
+                    )
                     return HoldReport(group, HoldOutcome.NOT_HELD, detail, dry_run)
                 if dry_run:
                     return HoldReport(group, HoldOutcome.RELEASED, "would release the group", True)
@@ -483,6 +629,11 @@ class JobSteering:
                     raise SteeringQueryError(
                         f"group {job.group!r} is live: nothing is kept to run ahead of. Fix: send the job "
                         "normally, or hold the group first (groups hold GROUP)."
+                    )
+                if header.status == CANCELLING:
+                    raise SteeringQueryError(
+                        f"group {job.group!r} is live, its queued jobs being cancelled: nothing is kept to "
+                        "run ahead of. Fix: send the job normally (it runs after the cancel)."
                     )
                 head = parking.kept(job.group, limit=1)
                 if head and head[0].seq < 0:

@@ -162,17 +162,20 @@ ENQUEUE_ACTIONS = ("sqs:SendMessage",)
 #: ... and on the encryption key, when there is one.
 ENQUEUE_KEY_ACTIONS = ("kms:GenerateDataKey", "kms:Decrypt")
 #: What :func:`grant_steer` grants on the claim table (``JobSteering.cancel`` in claim mode: a consistent
-#: read, then a conditional put or update of one item; never a delete or a scan).
+#: read, then a conditional put or update of one item, never a delete; ``cancel_group(running=True)``'s
+#: scan for the group's running job).
 #: On a key it grants :data:`CLAIM_TABLE_KEY_ACTIONS`: it writes the tables as the function does.
-STEER_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+STEER_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Scan")
 #: ... and on the group table (state mode's cancel; hold and release: the park header read with
-#: BatchGetItem and written in a transaction of puts and updates; a group cancel's Query of kept jobs).
+#: BatchGetItem and written in a transaction of puts and updates; a group cancel's Query of kept jobs,
+#: and a live group's cancel whose marker could not be sent deleting its header again).
 GROUP_STEER_ACTIONS = (
     "dynamodb:BatchGetItem",
     "dynamodb:GetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
 )
 
 

@@ -6,10 +6,12 @@ in the group table (as a parked group's, without a dead job). ``groups release G
 replay first, in order, then it is live again. Each plan reads what the control would do now (a dry
 run) and refuses what cannot be done before anything changes; its one step is the control itself,
 which decides again on what it finds (a group that moved meanwhile is reported as it was found).
-``groups cancel GROUP``: every job a held or parked group keeps now never runs (its dead job, if
-parked, is left to ``groups resume``). ``groups run-first GROUP --job FILE``: the job runs first when the
-held or parked group goes on (release or resume). All but ``run-first`` are safe to run again
-(``run-first`` refuses a second job while one waits).
+``groups cancel GROUP``: every job of the group sent before the command never runs: a held or parked
+group's kept jobs at once (its dead job, if parked, is left to ``groups resume``), a live group's queued
+jobs as they arrive, up to a marker message sent through the group (``--running``: the running job too,
+claim mode; ``--up-to-seq N``: only seqs up to N, state mode). ``groups run-first GROUP --job FILE``:
+the job runs first when the held or parked group goes on (release or resume). All but ``run-first``
+are safe to run again (``run-first`` refuses a second job while one waits).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import json
 from constructs_fifo.client.errors import SteeringQueryError
 from constructs_fifo.client.producer import JobMessage
 from constructs_fifo.client.steering import CancelOutcome, HoldOutcome
+from constructs_fifo.client.steering.controls import LIVE
 from constructs_fifo.ops.errors import OperationError, OperationRefusedError
 from constructs_fifo.ops.plan import Plan, PlanStep, command
 from constructs_fifo.ops.steering.jobs import steering_of
 from constructs_fifo.ops.target import OpsQueue
+from constructs_fifo.runtime.dead_jobs.parking import CANCELLING
 
 __all__ = ["plan_cancel_group", "plan_hold", "plan_release", "plan_run_first"]
 
@@ -35,7 +39,7 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
     OperationError
         The queue cannot hold (claim mode under CONTINUE: no group table).
     OperationRefusedError
-        The group is parked at a dead job (nothing of it runs already).
+        The group is parked at a dead job (nothing of it runs already), or being cancelled.
     """
     steering = steering_of(ops)
     try:
@@ -47,6 +51,12 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
             f"group {group!r} of {ops.label} is parked at a dead job: nothing of it runs already; "
             "nothing was changed",
             f"see it with {command('groups', 'show', group)}",
+        )
+    if preview.outcome is HoldOutcome.CANCELLING:
+        raise OperationRefusedError(
+            f"group {group!r} of {ops.label} is live, its queued jobs being cancelled (groups cancel); "
+            "nothing was changed",
+            f"hold it once its cancel ended: {command('groups', 'show', group)} says so",
         )
     plan = Plan("groups hold", argv=["groups", "hold", group], details={"group": group})
     if preview.outcome is HoldOutcome.ALREADY_HELD:
@@ -100,51 +110,82 @@ def plan_release(ops: OpsQueue, group: str) -> Plan:
     return plan
 
 
-def plan_cancel_group(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
-    """The plan of ``groups cancel GROUP``.
+def plan_cancel_group(
+    ops: OpsQueue, group: str, *, reason: str, by: str, running: bool = False, up_to_seq: int | None = None
+) -> Plan:
+    """The plan of ``groups cancel GROUP [--running] [--up-to-seq N]``.
 
     Raises
     ------
     OperationError
-        The group is live (hold it first) or the queue has no group table.
+        The queue has no group table (claim mode under CONTINUE), or ``--up-to-seq`` in claim mode.
     """
     steering = steering_of(ops)
     try:
-        preview = steering.cancel_group(group, dry_run=True)
+        preview = steering.cancel_group(group, dry_run=True, running=running, up_to_seq=up_to_seq)
     except SteeringQueryError as exc:
-        fix = f"hold it first: {command('groups', 'hold', group)}, then cancel the group"
-        if ops.deployed.group_table:  # the table says the group is live: a refusal, not a usage error
-            raise OperationRefusedError(str(exc), fix) from exc
+        fix = (
+            "leave --up-to-seq out in claim mode"
+            if up_to_seq is not None and ops.deployed.group_table
+            else "cancel a group of a queue under the PARK policy (the default), or cancel single jobs "
+            f"({command('jobs', 'cancel', 'JOB')})"
+        )
         raise OperationError(str(exc), fix) from exc
+    argv = [
+        "groups",
+        "cancel",
+        group,
+        *(["--running"] if running else []),
+        *(["--up-to-seq", str(up_to_seq)] if up_to_seq is not None else []),
+    ]
+    live = preview.status in (LIVE, CANCELLING)
     cancellable = [
         r.job_id for r in preview.jobs if r.outcome in (CancelOutcome.NOT_STARTED, CancelOutcome.STOPPED)
     ]
     plan = Plan(
         "groups cancel",
-        argv=["groups", "cancel", group],
-        details={"group": group, "status": preview.status, "jobs": cancellable},
+        argv=argv,
+        details={"group": group, "status": preview.status, "jobs": cancellable, "upToSeq": up_to_seq},
     )
     refused = [f"{r.job_id} ({r.outcome.value})" for r in preview.jobs if not r.outcome.cancelled]
     if refused:
         plan.notes.append(f"not cancelled (refused): {', '.join(refused)}")
     if preview.malformed:
         plan.notes.append(f"kept records without a job id, left as they are: {', '.join(preview.malformed)}")
-    if not cancellable:
+    running_now = [r.job_id for r in preview.jobs if r.running]
+    if running_now:
+        plan.notes.append(
+            f"running now: {', '.join(running_now)}: a worker's run is told within one heartbeat interval; "
+            "a function runs to its end; its result will not be recorded and its effect may happen"
+        )
+    if live:
+        plan.notes.append(
+            f"group {group} is live: its jobs sent before this command are cancelled as they arrive, up to "
+            "a marker message sent through the group; jobs sent after it run. Claim mode: a batch of the "
+            "group already running may still start its jobs (at most a batch)"
+        )
+    elif not cancellable:
         plan.notes.append(f"group {group} keeps no job to cancel")
         return plan
 
     def cancel() -> str:
-        report = steering.cancel_group(group, reason=reason, by=by)
+        report = steering.cancel_group(group, reason=reason, by=by, running=running, up_to_seq=up_to_seq)
         plan.details["cancelled"] = [r.job_id for r in report.jobs if r.outcome.cancelled]
+        if report.marker_id is not None:
+            plan.details["markerId"] = report.marker_id
+            return (
+                f"group {group}: its queued jobs are cancelled as they arrive, up to marker "
+                f"{report.marker_id}; {report.cancelled} more cancelled now"
+            )
         return f"group {group}: {report.cancelled} kept job(s) cancelled; they never run"
 
-    plan.steps.append(
-        PlanStep(
-            f"cancel the {len(cancellable)} job(s) group {group} keeps ({', '.join(cancellable[:5])}"
-            f"{' ...' if len(cancellable) > 5 else ''}); jobs sent later run",
-            cancel,
-        )
+    what = (
+        f"cancel the jobs of live group {group} sent before now (a marker through the group)"
+        if live
+        else f"cancel the {len(cancellable)} job(s) group {group} keeps ({', '.join(cancellable[:5])}"
+        f"{' ...' if len(cancellable) > 5 else ''})"
     )
+    plan.steps.append(PlanStep(f"{what}; jobs sent later run", cancel))
     return plan
 
 

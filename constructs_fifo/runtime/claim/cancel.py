@@ -139,6 +139,26 @@ class ClaimCanceller:
         report = decide_cancel(job_id, self._claims.get(job_id), now_ms=self._claims.now_ms())
         return replace(report, dry_run=True)
 
+    def in_flight(self, group: str) -> list[str]:
+        """The jobs of ``group`` whose claim is ``IN_FLIGHT`` now: one consistent ``Scan`` of the claim
+        table filtered on the group (its cost is the table's size: for an operator's ``groups cancel
+        --running``, never the runtime's path)."""
+        found: list[str] = []
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "#group = :group AND #status = :in_flight",
+            "ExpressionAttributeNames": {"#group": ATTR_GROUP, "#status": ATTR_STATUS, "#id": ATTR_ID},
+            "ExpressionAttributeValues": {":group": {"S": group}, ":in_flight": {"S": STATUS_IN_FLIGHT}},
+            "ProjectionExpression": "#id",
+            "ConsistentRead": True,
+        }
+        while True:
+            response = self._client.scan(**params)
+            found += [str(item[ATTR_ID]["S"]) for item in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return found
+            params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
     def cancel(self, job_id: str, *, group: str | None, reason: str, by: str) -> CancelReport:
         """Cancel ``job_id`` (rules 1 to 4); ``group`` is stored on a new item (the outcome names it).
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
 from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
+from constructs_fifo.runtime.claim.group_cancel import ClaimGroupCancel
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
 from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
@@ -68,6 +69,7 @@ from constructs_fifo.runtime.exceptions import MalformedJobError
 from constructs_fifo.runtime.job import JobHandler, parse_record, record_group, record_message_id
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
 from constructs_fifo.runtime.payloads.store import PayloadStore
+from constructs_fifo.runtime.steering.group_cancel import is_cancelling
 from constructs_fifo.runtime.steering.metrics import write_steered
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -180,6 +182,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         self._dead_letters = dead_letters
         self._policy = policy
         self._parking = parking
+        self._cancelling = ClaimGroupCancel(claims, parking, self._out)
 
     # --- the skeleton's steps -----------------------------------------------------------------------
 
@@ -193,9 +196,19 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         return self._parking.headers([record_group(record) for record in records]), None
 
     def _run(self, opened: OpenedBatch[None], context: Any, batch: ClaimBatchReport) -> LatestHeaders:
-        """Rules 2 to 6 for the records of live groups, then rule 1's keeping and replays."""
-        self._process_records(opened.records, context, opened.headers, batch)
-        return self._keep_and_replay(opened.headers, context, batch)
+        """Rules 2 to 6 for the records of live groups, then rule 1's keeping and replays; a cancelling
+        group's records first (:mod:`~constructs_fifo.runtime.steering.group_cancel`)."""
+        records, headers = opened.records, opened.headers
+        cancelling = {group: header for group, header in headers.items() if is_cancelling(header)}
+        latest: dict[str, ParkHeader | None] = {}
+        if cancelling:
+            records = [record for record in records if record_group(record) not in cancelling]
+            headers = {group: header for group, header in headers.items() if group not in cancelling}
+            for group, header in cancelling.items():
+                of_group = [record for record in opened.records if record_group(record) == group]
+                latest[group] = self._cancelling.run(header, of_group, batch, on_error=self._error)
+        self._process_records(records, context, headers, batch)
+        return {**self._keep_and_replay(headers, context, batch), **latest}
 
     def _now_ms(self) -> int:
         return self._parking.now_ms() if self._parking is not None else 0

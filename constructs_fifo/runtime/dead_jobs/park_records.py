@@ -29,11 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
+    "CANCELLING",
     "HELD",
     "PARKED",
     "RESUMING",
     "KeptRecord",
     "ParkHeader",
+    "cancel_marker_message",
+    "cancel_marker_of",
     "decode_header",
     "decode_kept",
     "encode_header",
@@ -50,6 +53,12 @@ RESUMING = "RESUMING"
 #: Held by an operator (``JobSteering.hold``): kept like a parked group's records, without a dead job;
 #: ``dead`` records the hold (reason ``HELD``). Released, it resumes as a parked group does.
 HELD = "HELD"
+#: A live group's queued jobs are being cancelled (``JobSteering.cancel_group``): every record of the
+#: group is cancelled, not run, until its marker message arrives (``dead.message_id`` names the marker,
+#: ``dead.seq`` the ``up_to_seq`` when one was given); then the header is deleted and the group is live.
+CANCELLING = "CANCELLING"
+#: The body field of a group cancel's marker message (a wake-up message that names its marker).
+_MARKER_FIELD = "cancelMarker"
 #: DynamoDB's item limit is 400 KB; a kept record above this many bytes is stored compressed.
 _COMPRESS_ABOVE_BYTES = 100_000
 #: A kept record that is still larger than this compressed cannot be kept (key and header room left).
@@ -182,6 +191,31 @@ def wake_up_message(queue_url: str, group: str) -> dict[str, Any]:
         "MessageDeduplicationId": f"{CONTROL_RESUME}-{uuid.uuid4()}",
         "MessageAttributes": {CONTROL_ATTRIBUTE: {"DataType": "String", "StringValue": CONTROL_RESUME}},
     }
+
+
+def cancel_marker_message(queue_url: str, group: str, marker_id: str) -> dict[str, Any]:
+    """The SendMessage parameters of a group cancel's marker message: a wake-up message (every reader
+    that does not wait for it treats it as one: deleted, harmless) whose body names ``marker_id``; its
+    deduplication id is the marker's, so sending it again within SQS's 5 minutes sends it once."""
+    return {
+        **wake_up_message(queue_url, group),
+        "MessageBody": json.dumps(
+            {"constructsFifo": CONTROL_RESUME, "group": group, _MARKER_FIELD: marker_id}
+        ),
+        "MessageDeduplicationId": f"{CONTROL_RESUME}-{marker_id}",
+    }
+
+
+def cancel_marker_of(record: SQSRecord) -> str | None:
+    """The marker id a group cancel's marker message names (``None``: not a marker message)."""
+    if not is_wake_up(record):
+        return None
+    try:
+        body = json.loads(str(record.get("body", "")))
+    except ValueError:
+        return None
+    marker = body.get(_MARKER_FIELD) if isinstance(body, dict) else None
+    return marker if isinstance(marker, str) and marker else None
 
 
 def encode_kept(kept: KeptRecord, *, kept_at_ms: int) -> dict[str, Any]:

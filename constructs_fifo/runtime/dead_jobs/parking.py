@@ -46,6 +46,12 @@ The rules
    is kept as a parked one is (rule 3), without a dead job; releasing it sets ``RESUMING`` and sends
    a wake-up message (rule 4). It reuses the one read of rule 1, so holding costs a queue nothing
    until it is used (claim mode needs the PARK policy for that read; state mode always reads).
+6. **Cancel a live group's queued jobs.** An operator puts a ``CANCELLING`` header naming a marker id
+   (on condition that none exists), then sends the marker message in the group: FIFO puts it after
+   every job sent before and before every job sent after. A runtime meeting the header cancels each
+   record of the group (it never runs; state mode: never applied, its place closed) until it meets
+   the marker, then deletes the header (on condition of its version); records after the marker come
+   back at once (visibility 0) and find the group live (:mod:`constructs_fifo.runtime.steering.group_cancel`).
 """
 
 from __future__ import annotations
@@ -58,11 +64,14 @@ from constructs_fifo.runtime.aws_limits import DYNAMODB_MAX_BATCH_GET_KEYS
 from constructs_fifo.runtime.clock import Clock, epoch_ms, system_clock
 from constructs_fifo.runtime.constants import GROUP_ATTR_GROUP, GROUP_ATTR_SK, SK_KEPT_PREFIX, SK_PARK
 from constructs_fifo.runtime.dead_jobs.park_records import (
+    CANCELLING,
     HELD,
     PARKED,
     RESUMING,
     KeptRecord,
     ParkHeader,
+    cancel_marker_message,
+    cancel_marker_of,
     decode_header,
     decode_kept,
     encode_header,
@@ -83,6 +92,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 # The park items' types and codecs live in park_records; they are re-exported here, where the rules are.
 __all__ = [
+    "CANCELLING",
     "HELD",
     "KEPT_PAGE_SIZE",
     "PARKED",
@@ -90,6 +100,8 @@ __all__ = [
     "KeptRecord",
     "ParkHeader",
     "ParkStore",
+    "cancel_marker_message",
+    "cancel_marker_of",
     "decode_header",
     "is_wake_up",
     "kept_action",
@@ -221,6 +233,12 @@ class ParkStore:
     def hold_items(self, group: str, *, hold: DeadJob) -> tuple[ParkHeader, list[dict[str, Any]]]:
         """Rule 5's header: ``HELD``, recording ``hold``, on condition that the group has none."""
         header = ParkHeader(group=group, status=HELD, version=1, next_seq=0, dead=hold)
+        return header, [self._put_header(header, expected_version=None)]
+
+    def cancelling_items(self, group: str, *, cancel: DeadJob) -> tuple[ParkHeader, list[dict[str, Any]]]:
+        """Rule 6's header: ``CANCELLING``, recording ``cancel`` (its marker id as ``message_id``), on
+        condition that the group has none."""
+        header = ParkHeader(group=group, status=CANCELLING, version=1, next_seq=0, dead=cancel)
         return header, [self._put_header(header, expected_version=None)]
 
     def keep(self, header: ParkHeader, records: Sequence[SQSRecord]) -> ParkHeader:

@@ -56,6 +56,7 @@ from constructs_fifo.runtime.job import record_attempt, record_group, record_mes
 from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus, queue_name_from_arn
 from constructs_fifo.runtime.state.core.records import Outcome, RetryReason
 from constructs_fifo.runtime.steering.metrics import write_steered
+from constructs_fifo.runtime.steering.names import SUPERSEDED_BY, SUPERSEDED_REASON_PREFIX
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
@@ -315,17 +316,20 @@ class StateOutcomes:
     ) -> None:
         """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
         entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
+        newer = entry.reason.removeprefix(SUPERSEDED_REASON_PREFIX) if entry.by == SUPERSEDED_BY else None
+        steered: dict[str, Any] = {"supersededBy": newer}  # superseded: a newer job of its key was marked
+        what = f"job {newer!r} of its group and key was sent after it"
+        if newer is None:
+            steered = {
+                "cancelReason": entry.reason or None,
+                "cancelledBy": entry.by or None,
+                "whileRunning": False,
+            }
+            what = "the job was cancelled"
+        status = OutcomeStatus.CANCELLED if newer is None else OutcomeStatus.SUPERSEDED
+        action = f"not applied: {what}; its place in the group closed; deleted"
         write_steered(
-            self.out,
-            OutcomeStatus.CANCELLED,
-            record,
-            action="not applied: the job was cancelled; its place in the group closed; deleted",
-            cancelReason=entry.reason or None,
-            cancelledBy=entry.by or None,
-            cancelledAt=entry.at_ms,
-            whileRunning=False,
-            **ids,
-            **fields,
+            self.out, status, record, action=action, cancelledAt=entry.at_ms, **steered, **ids, **fields
         )
 
     def _effect_line(

@@ -69,10 +69,11 @@ its records and a ``Query`` and a transaction per page of kept records replayed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
-from constructs_fifo.runtime.batch_report import BatchReport
+from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import (
@@ -83,13 +84,17 @@ from constructs_fifo.runtime.dead_jobs.parking import (
 )
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.job import record_attempt, record_group
+from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
+from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.engine import stalled_on
-from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState, Outcome
+from constructs_fifo.runtime.state.core.records import BatchSettings, CancelEntry, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import OwedLetters, StateOutcomes
 from constructs_fifo.runtime.state.replay import StateReplay
+from constructs_fifo.runtime.steering.group_cancel import CANCELLED_ACTION, is_cancelling, split_at_marker
+from constructs_fifo.runtime.steering.metrics import write_steered
+from constructs_fifo.runtime.steering.names import MAX_CANCELLED_IDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -255,6 +260,9 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
             if out_of_time:  # a live group's wake-up too: it may be its only way back
                 live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
                 self._not_reached([*group_records, *live_wake_ups], report)
+            elif is_cancelling(headers.get(group)):
+                of_group = [record for record in records if record_group(record) == group]
+                latest[group] = self._cancelling_group(headers[group], of_group, read, found, report)
             elif group in headers:
                 latest[group] = self._parked_group(
                     headers[group], group_records, read.states[group], context, report, found=found
@@ -390,6 +398,67 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
             raise ConstructsFifoRuntimeError(f"group {group!r} keeps records but is not parked")
         return self._parking.park_items(group, kept, dead=parker)
 
+    # --- a cancelling group (docs/steering.md) -------------------------------------------------------
+
+    def _cancelling_group(
+        self,
+        header: ParkHeader,
+        records: list[SQSRecord],
+        read: _GroupsRead,
+        found: FoundRun,
+        report: BatchReport,
+    ) -> ParkHeader | None:
+        """:mod:`~constructs_fifo.runtime.steering.group_cancel`'s rules in state mode: the records before
+        the marker are committed as cancelled (their places closed by the core, with the state), then
+        the header is deleted; return the group's header."""
+        group = header.group
+        split = split_at_marker(header, records)
+        up_to_seq = header.dead.seq
+        entries = [
+            CancelEntry(job_id, header.dead.at_ms, header.dead.error, header.dead.error_type)
+            for job_id, seq in (_id_and_seq(record) for record in split.before)
+            if job_id is not None and (up_to_seq is None or (seq is not None and seq <= up_to_seq))
+        ]
+        state = read.states[group]
+        known = state.cancelled_ids
+        cancelled = (*state.cancelled, *(e for e in entries if e.job_id not in known))[-MAX_CANCELLED_IDS:]
+        jobs = [record for record in split.before if _id_and_seq(record)[0] is not None]
+        for record in split.before:
+            if _id_and_seq(record)[0] is None:  # no job id: it never runs, and never parks the group
+                write_steered(self._out, OutcomeStatus.CANCELLED, record, action=CANCELLED_ACTION)
+        if split.marker is not None:  # the marker is this rule's, not a tick of the group
+            report.wake_ups[group] = [w for w in report.wake_ups.get(group, []) if w is not split.marker]
+        if jobs or report.wake_ups.get(group):
+            self._live_group(group, jobs, replace(state, cancelled=cancelled), found, report)
+        come_back = [*([split.marker] if split.marker is not None else []), *split.after]
+        delay = report.blocked.get(group)
+        if delay is not None or any(
+            record_message_id(record) in report.failures for record in jobs
+        ):  # not (all) committed
+            for record in come_back:
+                report.report(record, delay or 0)
+            return header
+        if not split.ended:
+            return header
+        try:
+            self._parking.finish(header)
+        except Exception as exc:  # met again: the marker and what follows come back
+            for record in come_back:
+                self._error(record, exc, report, note="the group cancel's header could not be deleted")
+            return header
+        self._out.logger.event({"level": "INFO", "event": "group_cancel_done", "group": group})
+        for record in split.after:
+            self._out.write(
+                OutcomeStatus.DEADLINE,
+                record,
+                job_id=job_id_of(record),
+                action=f"not applied yet: sent after its group's cancel, it comes back to the live group; "
+                f"{RETRY_ACTION}",
+                visibilityTimeout=0,
+            )
+            report.report(record, 0)
+        return None
+
     # --- rule 4: parked groups -----------------------------------------------------------------------
 
     def _parked_group(
@@ -415,3 +484,13 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
             return self._replay.replay(header, read, context, report, found)
         return header
+
+
+def _id_and_seq(record: SQSRecord) -> tuple[str | None, int | None]:
+    """A record's job id and ``seq`` (``None`` for what its body does not give)."""
+    try:
+        job = parse_record(record)
+    except Exception:  # a malformed body: no job id to cancel by
+        return None, None
+    seq = job.body.get("seq") if isinstance(job.body, dict) else None
+    return job.id, seq if isinstance(seq, int) and not isinstance(seq, bool) else None

@@ -13,12 +13,16 @@ __all__ = [
     "ENVELOPE_SUPERSEDE",
     "MAX_CANCELLED_IDS",
     "MAX_CANCEL_REASON_LENGTH",
+    "MAX_SUPERSEDE_KEYS",
+    "MAX_SUPERSEDE_RECENT",
     "METRIC_JOBS_CANCELLED",
     "METRIC_JOBS_SUPERSEDED",
     "STATE_ATTR_CANCELLED",
+    "STATE_ATTR_SUPERSEDE",
     "STATUS_CANCELLED",
     "STEERING_METRICS",
     "SUPERSEDED_BY",
+    "SUPERSEDED_REASON_PREFIX",
     "SUPERSEDE_KEY_PREFIX",
 ]
 
@@ -37,17 +41,28 @@ MAX_CANCEL_REASON_LENGTH: Final = 256
 STATE_ATTR_CANCELLED: Final = "cancelled"
 #: State mode: cancelled job ids remembered per group (the oldest are forgotten first).
 MAX_CANCELLED_IDS: Final = 100
+#: State mode: the state item's supersede markers (JSON ``{key: newest job id}``), one per key whose
+#: newest job is not applied yet (:mod:`constructs_fifo.runtime.state.storage.supersede`).
+STATE_ATTR_SUPERSEDE: Final = "supersede"
+#: State mode: supersede markers a group keeps at most (the oldest are forgotten first: an older job of
+#: a forgotten key is applied, never skipped wrongly).
+MAX_SUPERSEDE_KEYS: Final = 100
+#: Claim mode: the job ids a supersede marker remembers (the key's last ones marked), so that
+#: ``send_superseding(..., cancel_running=True)`` can stop the older one that is running.
+MAX_SUPERSEDE_RECENT: Final = 8
 #: One per job not run (or whose run's result was refused) because it was cancelled.
 METRIC_JOBS_CANCELLED: Final = "JobsCancelled"
 #: One per job skipped because a newer job of its group and supersede key was sent.
 METRIC_JOBS_SUPERSEDED: Final = "JobsSuperseded"
 #: The body's field naming a job's supersede key (``JobMessage.supersede``): within its group the newest
-#: job of a key runs, older ones not started are skipped (claim mode; docs/steering.md).
+#: job of a key runs, older ones not started are skipped (both modes; docs/steering.md).
 ENVELOPE_SUPERSEDE: Final = "supersede"
 #: The claim table's item naming the newest job of (group, key): ``id`` = this prefix + group + "#" + key.
 SUPERSEDE_KEY_PREFIX: Final = "supersede#"
 #: ``cancelled_by`` of a job the runtime cancelled because a newer one of its key was sent.
 SUPERSEDED_BY: Final = "supersede"
+#: The ``cancel_reason`` of such a job: this prefix and the newer job's id.
+SUPERSEDED_REASON_PREFIX: Final = "superseded by "
 #: The metric of each steering outcome line's status, on a metrics line of its own written with it
 #: (:func:`count`): every other outcome line stays as long as it was.
 STEERING_METRICS: Final = {"CANCELLED": METRIC_JOBS_CANCELLED, "SUPERSEDED": METRIC_JOBS_SUPERSEDED}

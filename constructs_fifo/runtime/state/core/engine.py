@@ -27,6 +27,7 @@ from constructs_fifo.runtime.state.core.records import (
     BatchSettings,
     Bookkeeping,
     BufferedJob,
+    CancelEntry,
     GapPolicy,
     GroupState,
     JobResult,
@@ -37,6 +38,13 @@ from constructs_fifo.runtime.state.core.records import (
     remember_dead_entry,
 )
 from constructs_fifo.runtime.state.core.values import encode_state, job_seq
+from constructs_fifo.runtime.steering.names import (
+    ENVELOPE_SUPERSEDE,
+    MAX_CANCEL_REASON_LENGTH,
+    MAX_CANCELLED_IDS,
+    SUPERSEDED_BY,
+    SUPERSEDED_REASON_PREFIX,
+)
 
 __all__ = [
     "MAX_ATTEMPT_ENTRIES",
@@ -81,7 +89,9 @@ class GroupBatch:
         self.dead_entries = book.dead_entries
         self.parked = book.parked
         self.skipped = list(book.skipped)
-        self.cancelled_ids = start.cancelled_ids
+        self.cancelled = list(start.cancelled)
+        self.cancelled_ids = set(start.cancelled_ids)
+        self.newest = dict(start.newest)
         self.results: list[JobResult | None] = [None] * len(jobs)
         self.pending: dict[int, int] = {}  # seq -> index: jobs of this batch now in the buffer
         self.overflow: dict[int, int] = {}  # seq -> index: jobs of this batch the buffer cannot take
@@ -180,11 +190,14 @@ class GroupBatch:
     # --- steps --------------------------------------------------------------------------------
 
     def _run(self, job: Job, *, index: int | None, seq: int | None, entry: BufferedJob | None = None) -> bool:
-        """Run one transition; ``True`` when it was applied (a cancelled job: its place closed)."""
+        """Run one transition; ``True`` when it was applied (a cancelled or superseded job: its place
+        closed)."""
+        self._supersede_if_older(job)
         if job.id in self.cancelled_ids:
             self._close_cancelled(job, seq=seq, entry=entry)
         elif not self._transition(job, index=index, seq=seq, entry=entry):
             return False
+        self._forget_marker(job)
         self.applied.append(job.id)
         if entry is not None:
             self.pending.pop(entry.seq, None)
@@ -193,6 +206,26 @@ class GroupBatch:
         elif entry is not None:
             self.from_buffer.append(entry)
         return True
+
+    def _supersede_if_older(self, job: Job) -> None:
+        """A job whose supersede key's marker names another job (a newer one, marked before it was sent)
+        is cancelled by the runtime itself (``cancelled_by = "supersede"``): never applied, its place
+        closes as a cancelled job's (:mod:`~constructs_fifo.runtime.state.storage.supersede`)."""
+        key = _supersede_key(job)
+        newer = self.newest.get(key) if key is not None else None
+        if newer is None or newer == job.id or job.id in self.cancelled_ids:
+            return
+        reason = f"{SUPERSEDED_REASON_PREFIX}{newer}"[:MAX_CANCEL_REASON_LENGTH]
+        self.cancelled = [*self.cancelled, CancelEntry(job.id, self.now_ms, reason, SUPERSEDED_BY)]
+        del self.cancelled[:-MAX_CANCELLED_IDS]
+        self.cancelled_ids = {entry.job_id for entry in self.cancelled}
+
+    def _forget_marker(self, job: Job) -> None:
+        """The newest job of its key has had its turn: its marker is no longer needed (no older job of
+        the key can come after it), so the state item keeps markers of pending keys only."""
+        key = _supersede_key(job)
+        if key is not None and self.newest.get(key) == job.id:
+            del self.newest[key]
 
     def _close_cancelled(self, job: Job, *, seq: int | None, entry: BufferedJob | None) -> None:
         """A cancelled job's turn: its transition is not called, the state stays; its place closes as an
@@ -312,6 +345,7 @@ class GroupBatch:
         kind, reason = type(exc).__name__, _reason(exc)
         info = DeadJob(job.id, job.type, kind, text, attempts, job.message_id, self.now_ms, seq, reason)
         self.dead = [*self.dead, job.id][-MAX_DEAD_IDS:]
+        self._forget_marker(job)
         self.dead_entries = remember_dead_entry(self.dead_entries, info, dead_ids=tuple(self.dead))
         self.attempts.pop(job.id, None)
         if self.settings.park_on_dead:
@@ -381,7 +415,9 @@ class GroupBatch:
             skipped=tuple(self.skipped),
             gap_since_ms=gap_since(self.buffer, self._next_seq()),
         )
-        return GroupState(self.start.group, self.state, self.start.version, book, self.start.cancelled)
+        return GroupState(
+            self.start.group, self.state, self.start.version, book, tuple(self.cancelled), dict(self.newest)
+        )
 
     def _size(self) -> int | None:
         size_of = self.settings.size_of
@@ -438,6 +474,12 @@ def _job_of(entry: BufferedJob, group: str) -> Job:
     body = entry.body
     payload = body.get("payload", {})
     return Job(entry.job_id, group, entry.job_type, payload, 1, entry.message_id, body, entry.text)
+
+
+def _supersede_key(job: Job) -> str | None:
+    """The job's supersede key (``JobMessage.supersede``), ``None`` when it has none."""
+    key = job.body.get(ENVELOPE_SUPERSEDE) if isinstance(job.body, dict) else None
+    return key if isinstance(key, str) and key else None
 
 
 def _reason(exc: BaseException) -> DeadReason:

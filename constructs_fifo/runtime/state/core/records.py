@@ -293,6 +293,10 @@ class GroupState:
     #: a cancelled job is never applied; when it arrives it closes its place (its ``seq``, or its id)
     #: with the state unchanged, and its line says ``CANCELLED``.
     cancelled: tuple[CancelEntry, ...] = ()
+    #: The group's supersede markers (:mod:`~constructs_fifo.runtime.state.storage.supersede`): per key,
+    #: the newest job marked and not applied yet; an older job of the key arriving is not applied
+    #: (``SUPERSEDED``: cancelled by the runtime, its place closed as a cancelled job's).
+    newest: dict[str, str] = field(default_factory=dict)
 
     @property
     def cancelled_ids(self) -> frozenset[str]:

@@ -12,7 +12,7 @@ not in the JSON since format 3: they are 8-byte keys in the item's binary ``ids`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from constructs_fifo.runtime.constants import JOB_KEY_BYTES, STATE_BOOK_FORMAT
@@ -21,12 +21,25 @@ from constructs_fifo.runtime.state.core.records import (
     Bookkeeping,
     BufferedJob,
     CancelEntry,
+    GroupState,
     SkippedRange,
     job_key,
 )
 from constructs_fifo.runtime.state.core.values import compact_json
+from constructs_fifo.runtime.steering.names import STATE_ATTR_CANCELLED, STATE_ATTR_SUPERSEDE
 
-__all__ = ["decode_book", "decode_cancelled", "decode_ids", "encode_book", "encode_cancelled", "encode_ids"]
+__all__ = [
+    "decode_book",
+    "decode_cancelled",
+    "decode_ids",
+    "decode_newest",
+    "decode_steering",
+    "encode_book",
+    "encode_cancelled",
+    "encode_ids",
+    "encode_newest",
+    "encode_steering",
+]
 
 #: The bookkeeping formats this runtime reads: 1 (positional dead entries, before the dead-job codec),
 #: 2 (plain job ids in ``ids``) and the one it writes.
@@ -161,3 +174,32 @@ def decode_cancelled(text: str | None) -> tuple[CancelEntry, ...]:
     if not text:
         return ()
     return tuple(CancelEntry(str(row[0]), int(row[1]), str(row[2]), str(row[3])) for row in json.loads(text))
+
+
+def encode_newest(newest: Mapping[str, str]) -> str:
+    """The ``supersede`` attribute's JSON: ``{key: newest job id}``, oldest marked first."""
+    return json.dumps(dict(newest), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_newest(text: str | None) -> dict[str, str]:
+    """:func:`encode_newest`'s markers back (none for ``None``)."""
+    if not text:
+        return {}
+    return {str(key): str(job_id) for key, job_id in json.loads(text).items()}
+
+
+def encode_steering(group_state: GroupState) -> dict[str, Any]:
+    """The state item's steering attributes (``cancelled``, ``supersede``): only those in use, so a
+    group that is never steered carries none."""
+    item: dict[str, Any] = {}
+    if group_state.cancelled:
+        item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
+    if group_state.newest:
+        item[STATE_ATTR_SUPERSEDE] = {"S": encode_newest(group_state.newest)}
+    return item
+
+
+def decode_steering(item: Mapping[str, Any]) -> tuple[tuple[CancelEntry, ...], dict[str, str]]:
+    """:func:`encode_steering`'s attributes back: the cancelled jobs and the supersede markers."""
+    cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
+    return cancelled, decode_newest(item.get(STATE_ATTR_SUPERSEDE, {}).get("S"))

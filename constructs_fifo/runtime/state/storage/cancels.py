@@ -56,7 +56,7 @@ from constructs_fifo.runtime.steering.report import CancelOutcome, CancelReport
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-__all__ = ["SeqRequiredError", "StateCanceller", "decide_state_cancel"]
+__all__ = ["SeqRequiredError", "StateCanceller", "decide_state_cancel", "read_group", "write_at_version"]
 
 _MAX_ROUNDS = 8
 _ALREADY = "cancelled already"
@@ -151,42 +151,68 @@ class StateCanceller:
         )
 
     def _read(self, group: str) -> GroupState:
-        response = self._client.get_item(
-            TableName=self.table_name,
-            Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": STATE_SK}},
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return decode_item(dict(item)) if item else GroupState(group)
+        return read_group(self._client, self.table_name, group)
 
     def _write(self, group: str, entries: tuple[CancelEntry, ...], version: int) -> bool:
         """Rule 1: ``cancelled`` and ``version + 1`` on condition of ``version``; ``False``: lost."""
-        values: dict[str, Any] = {
-            ":cancelled": {"S": encode_cancelled(entries)},
-            ":next": {"N": str(version + 1)},
-            ":now": {"N": str(epoch_ms(self._clock))},
-        }
-        if version == 0:
-            condition = "attribute_not_exists(#group)"
-            names = {"#group": GROUP_ATTR_GROUP}
-        else:
-            condition = "#version = :expected"
-            names = {}
-            values[":expected"] = {"N": str(version)}
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": STATE_SK}},
-                UpdateExpression="SET #cancelled = :cancelled, #version = :next, #updated_at = :now",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={
-                    **names,
-                    "#cancelled": STATE_ATTR_CANCELLED,
-                    "#version": STATE_ATTR_VERSION,
-                    "#updated_at": STATE_ATTR_UPDATED_AT,
-                },
-                ExpressionAttributeValues=values,
-            )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return write_at_version(
+            self._client,
+            self.table_name,
+            group,
+            STATE_ATTR_CANCELLED,
+            encode_cancelled(entries),
+            version=version,
+            now_ms=epoch_ms(self._clock),
+        )
+
+
+def write_at_version(
+    client: DynamoDBClient, table_name: str, group: str, name: str, text: str, *, version: int, now_ms: int
+) -> bool:
+    """Set the state item's attribute ``name`` to ``text`` and its version to ``version + 1``, on
+    condition that it is still at ``version`` (0: that there is no item); ``False``: the race was lost.
+
+    A steering write of the state item (a cancel, a supersede marker) moves the version, so a batch
+    that read the group before it cannot commit over it: the runtime's commit is a whole-item
+    ``PutItem`` on the version it read.
+    """
+    values: dict[str, Any] = {
+        ":text": {"S": text},
+        ":next": {"N": str(version + 1)},
+        ":now": {"N": str(now_ms)},
+    }
+    if version == 0:
+        condition = "attribute_not_exists(#group)"
+        names = {"#group": GROUP_ATTR_GROUP}
+    else:
+        condition = "#version = :expected"
+        names = {}
+        values[":expected"] = {"N": str(version)}
+    try:
+        client.update_item(
+            TableName=table_name,
+            Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": STATE_SK}},
+            UpdateExpression="SET #attr = :text, #version = :next, #updated_at = :now",
+            ConditionExpression=condition,
+            ExpressionAttributeNames={
+                **names,
+                "#attr": name,
+                "#version": STATE_ATTR_VERSION,
+                "#updated_at": STATE_ATTR_UPDATED_AT,
+            },
+            ExpressionAttributeValues=values,
+        )
+    except client.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+def read_group(client: DynamoDBClient, table_name: str, group: str) -> GroupState:
+    """The group's state item as it is now (one consistent ``GetItem``; no item: version 0)."""
+    response = client.get_item(
+        TableName=table_name,
+        Key={GROUP_ATTR_GROUP: {"S": group}, GROUP_ATTR_SK: {"S": STATE_SK}},
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    return decode_item(dict(item)) if item else GroupState(group)

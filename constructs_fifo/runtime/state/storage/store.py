@@ -15,6 +15,7 @@ attribute      type  meaning
 ``updated_at`` N     epoch ms of the write
 ``run``        S     a run marker (:mod:`~constructs_fifo.runtime.state.crash_watch`); absent after a commit
 ``cancelled``  S     the cancelled jobs (:mod:`~constructs_fifo.runtime.state.storage.cancels`); absent: none
+``supersede``  S     supersede markers (:mod:`~constructs_fifo.runtime.state.storage.supersede`); absent: none
 =============  ====  =============================================================================
 
 Why JSON strings and not DynamoDB maps: a map gives every number back as a ``Decimal`` (an int too)
@@ -85,10 +86,10 @@ from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError, State
 from constructs_fifo.runtime.state.core.records import GroupState
 from constructs_fifo.runtime.state.storage.book import (
     decode_book,
-    decode_cancelled,
+    decode_steering,
     encode_book,
-    encode_cancelled,
     encode_ids,
+    encode_steering,
 )
 from constructs_fifo.runtime.state.storage.runs import (
     FoundRun,
@@ -96,9 +97,6 @@ from constructs_fifo.runtime.state.storage.runs import (
     RunMarker,
     decode_run_item,
     run_item_put,
-)
-from constructs_fifo.runtime.steering.names import (
-    STATE_ATTR_CANCELLED,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -413,8 +411,7 @@ def encode_item(group_state: GroupState, *, version: int, now_ms: int) -> dict[s
     if group_state.state is not None:
         text = json.dumps(group_state.state, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         item[STATE_ATTR_STATE] = {"S": text}
-    if group_state.cancelled:
-        item[STATE_ATTR_CANCELLED] = {"S": encode_cancelled(group_state.cancelled)}
+    item.update(encode_steering(group_state))
     return item
 
 
@@ -434,7 +431,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
             item.get(STATE_ATTR_BOOK, {}).get("S", "{}"), ids=_binary(item.get(STATE_ATTR_IDS, {}).get("B"))
         )
         version = int(item[STATE_ATTR_VERSION]["N"])
-        cancelled = decode_cancelled(item.get(STATE_ATTR_CANCELLED, {}).get("S"))
+        cancelled, newest = decode_steering(item)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         shown = item.get(GROUP_ATTR_GROUP, {}).get("S", "?")
         raise ConstructsFifoRuntimeError(
@@ -443,7 +440,7 @@ def decode_item(item: dict[str, Any]) -> GroupState:
         ) from exc
     if state is not None and not isinstance(state, dict):
         raise ConstructsFifoRuntimeError(f"the state of group {group!r} is a JSON {type(state).__name__}")
-    return GroupState(group, state, version, book, cancelled)
+    return GroupState(group, state, version, book, cancelled, newest)
 
 
 def decode_marker(item: dict[str, Any]) -> RunMarker | None:

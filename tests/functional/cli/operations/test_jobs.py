@@ -210,14 +210,12 @@ def test_groups_hold_keeps_the_group_shows_it_held_and_release_runs_it_in_order(
     assert ops.cli("groups", "release", "ws#1", "--yes")[0] == 1
 
 
-def test_groups_cancel_of_a_live_group_names_hold_and_of_a_held_one_cancels_what_it_keeps(ops: World) -> None:
-    # GIVEN ws#1 live: cancelling it is refused, naming groups hold
-    code, _ = ops.cli("groups", "cancel", "ws#1", "--yes")
-    assert code != 0
-    # WHEN it is held, its jobs kept, the group cancelled, then released
+def test_groups_cancel_of_a_held_group_cancels_what_it_keeps(ops: World) -> None:
+    # GIVEN ws#1 held, its jobs kept
     ops.cli("groups", "hold", "ws#1", "--yes")
     ops.send("ws#1", "a1", "a2")
     ops.drain()
+    # WHEN the group is cancelled, then released
     code, out = ops.cli("groups", "cancel", "ws#1", "--yes", "--json")
     ops.cli("groups", "release", "ws#1", "--yes")
     ops.drain()
@@ -227,6 +225,57 @@ def test_groups_cancel_of_a_live_group_names_hold_and_of_a_held_one_cancels_what
         assert (
             json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])["status"] == "cancelled"
         )
+
+
+def test_groups_cancel_of_a_live_group_cancels_what_was_queued_and_runs_what_is_sent_after(
+    ops: World,
+) -> None:
+    # GIVEN ws#1 live with a1, a2 queued; a dry run first
+    ops.send("ws#1", "a1", "a2")
+    dry_code, dry_out = ops.cli("groups", "cancel", "ws#1", "--dry-run")
+    # WHEN the group is cancelled, a3 sent after, the queue drained
+    code, out = ops.cli("groups", "cancel", "ws#1", "--reason", "session closed", "--yes", "--json")
+    hold_code, _ = ops.cli("groups", "hold", "ws#1", "--yes")  # refused while the group is cancelling
+    shown = ops.cli_json("groups", "show", "ws#1")
+    ops.send("ws#1", "a3")
+    ops.drain()
+    # THEN the dry run said what it would do and changed nothing; a1, a2 read cancelled, a3 succeeded
+    assert dry_code == 0 and "marker" in dry_out
+    assert code == 0 and json.loads(out)["markerId"]
+    assert hold_code == 1
+    assert shown["status"] == "CANCELLING" and "until its marker" in shown["notes"][0]
+    statuses = {
+        job: json.loads(ops.cli("jobs", "show", job, "--group", "ws#1", "--json")[1])["status"]
+        for job in ("a1", "a2", "a3")
+    }
+    assert statuses == {"a1": "cancelled", "a2": "cancelled", "a3": "succeeded"}
+
+
+def test_groups_cancel_up_to_seq_is_state_modes_and_refused_in_claim_mode_with_the_fix(
+    ops: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN claim mode: refused as a usage error, naming the fix, before anything is read
+    if ops.claim_mode:
+        assert ops.cli("groups", "cancel", "ws#1", "--up-to-seq", "1", "--yes")[0] == EXIT_USAGE
+        assert "claim mode has no seqs" in capsys.readouterr().err
+        return
+    # GIVEN (state mode) a held group keeping s0..s2 with seqs
+    ops.cli("groups", "hold", "ws#1", "--yes")
+    for n in range(3):
+        ops.sqs.send_message(
+            QueueUrl=ops.harness.queue_url,
+            MessageBody=json.dumps({"jobId": f"s{n}", "type": "t", "payload": {}, "seq": n}),
+            MessageGroupId="ws#1",
+            MessageDeduplicationId=f"s{n}",
+        )
+    ops.drain()
+    # WHEN it is cancelled up to seq 1
+    code, out = ops.cli("groups", "cancel", "ws#1", "--up-to-seq", "1", "--yes", "--json")
+    # THEN s0 and s1 only are cancelled: s2 alone is applied after the release
+    assert code == 0 and json.loads(out)["cancelled"] == ["s0", "s1"]
+    ops.cli("groups", "release", "ws#1", "--yes")
+    ops.drain()
+    assert ops.harness.log("ws#1") == ["s2"]
 
 
 def test_groups_run_first_puts_a_fix_ahead_of_a_held_groups_kept_jobs(ops: World, tmp_path: Any) -> None:
