@@ -56,6 +56,11 @@ its deadline, its error path and its report are the skeleton's). Rules, per batc
    it is dead (``WorkerCrashedError``) without running. A marker write that loses its race commits
    nothing (``FENCED``, as a lost commit); one that fails is ``ERROR``.
 
+6. **Paced** (a ``pace`` limit only; :mod:`constructs_fifo.runtime.state.pacing`): before a live group
+   runs, its records take their keys' tokens, up to a run of one key's records in one ``UpdateItem``;
+   the records from the first without a token on are reported (``PACED``, then ``SKIPPED``) with the
+   wait until the token is due, no attempt counted; the ones before it run as above.
+
 Every record gets one outcome line; a buffered job gets its ``SUCCEEDED`` line when it is applied.
 Per group and batch, a metric line gives the open sequence gap (``SequenceGapOpenSeconds``) and the
 ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
@@ -89,7 +94,9 @@ from constructs_fifo.runtime.state.core.engine import stalled_on
 from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import OwedLetters, StateOutcomes
+from constructs_fifo.runtime.state.pacing import paced_prefix
 from constructs_fifo.runtime.state.replay import StateReplay
+from constructs_fifo.runtime.steering.pace_store import group_table_key, open_pace
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -106,6 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.core.records import BatchResult
     from constructs_fifo.runtime.state.storage.runs import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
+    from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateBatchProcessor"]
@@ -144,6 +152,9 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         Sends dead jobs to the dead-letter queue.
     sqs : SQSClient
         Sends wake-up messages (to ``settings.queue_url``): a resuming group's fresh one, a stalled group's.
+    pace_store : PaceStore or None
+        The queue's pace limit on the group table (rule 6); ``None``: the one ``settings.pace`` names,
+        if any (none: not paced, nothing read or written).
 
     Raises
     ------
@@ -177,6 +188,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         sqs: SQSClient,
         heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
+        pace_store: PaceStore | None = None,
     ) -> None:
         if states.table_name != parking.table_name:
             raise ValueError(
@@ -196,6 +208,8 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         )
         self._states = states
         self._parking = parking
+        self._pace = pace_store or open_pace(settings.pace, states.table_name, states.client, group_table_key)
+        self._settings_cap = settings.visibility_timeout_seconds
         self._wake_up_sqs = sqs
         self._outcomes = StateOutcomes(
             out=self._out,
@@ -282,6 +296,10 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         :meth:`_tick_due`. A redelivered group's run is watched for crashes (rule 5).
         """
         wake_ups = report.wake_ups.get(group, [])
+        if self._pace is not None and records:
+            records = paced_prefix(self._pace, records, report, self._outcomes.out, self._settings_cap)
+            if not records:
+                return None
         owes = bool(read.book.owed and wake_ups)  # a wake-up reported for what is owed: run to pay it
         if not records and not owes and not self._tick_due(read, wake_ups, report):
             return None
