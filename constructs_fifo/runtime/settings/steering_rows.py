@@ -20,11 +20,10 @@ STEERING_ROWS: Final = (
         "spans groups (`body:payload.tenant`, `attribute:<name>`); over it a job waits in its place, no "
         'attempt counted (see "Pace a key" in docs/steering.md)',
         "Pace | None",
-        default_doc="none: not paced, nothing read or written",
+        default_doc="none: not paced",
         prop="pace",
         env="CONSTRUCTS_FIFO_PACE",
         field="pace",
-        rule="`Pace(jobs=1..100000, per=1 s..1 day, burst=1..100000, key=...)`; with it `max_receive_count` "
-        "defaults to 1000 (each paced return is a receive)",
+        rule="`jobs` and `burst` 1–100000, `per` 1 s – 1 day; with it `max_receive_count` defaults to 1000",
     ),
 )
