@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.runtime.entrypoint import build_processor
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.steering.pace import PaceLimit
 from constructs_fifo.runtime.steering.pace_store import PaceStore, claim_table_key, group_table_key
@@ -187,3 +188,34 @@ def test_the_runtime_reads_its_pace_from_the_setting() -> None:
     )
     # THEN the configuration carries it, and reads it back as the limit
     assert config.pace is not None and PaceLimit.from_env(config.pace) == limit
+
+
+@pytest.mark.parametrize("mode", ["CLAIM", "STATE"])
+def test_the_entry_points_processor_paces_from_the_variable_the_construct_writes(aws: Any, mode: str) -> None:
+    # GIVEN the processor the Lambda entry point and the container worker build, from the environment
+    dynamodb, sqs, queue_url, dlq_url = aws
+    ran: list[str] = []
+    limit = PaceLimit(jobs=1, period_seconds=60, burst=1)
+    config = RuntimeConfig.from_env(
+        {
+            "CONSTRUCTS_FIFO_MODE": mode,
+            "CONSTRUCTS_FIFO_CLAIM_TABLE": TABLE_NAME,
+            "CONSTRUCTS_FIFO_GROUP_TABLE": GROUP_TABLE_NAME,
+            "CONSTRUCTS_FIFO_QUEUE_URL": queue_url,
+            "CONSTRUCTS_FIFO_DEAD_LETTER_QUEUE_URL": dlq_url,
+            "CONSTRUCTS_FIFO_ON_DEAD_JOB": "CONTINUE",
+            "CONSTRUCTS_FIFO_PACE": limit.to_env(),
+        }
+    )
+
+    def handle(job: Any, context_or_state: Any) -> Any:
+        ran.append(job.id)
+        return {}
+
+    processor = build_processor(config, dynamodb_client=dynamodb, sqs_client=sqs, job_handler=handle)
+    # WHEN two jobs of one group come in one batch
+    records = [make_record(state_body(f"e{n}")) for n in range(2)]
+    response = processor.process({"Records": records}, None)
+    # THEN the first ran and the second waits for its token
+    assert ran == ["e0"]
+    assert failed_ids(response) == [records[1]["messageId"]]
