@@ -297,7 +297,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         """
         wake_ups = report.wake_ups.get(group, [])
         if self._pace is not None and records:
-            records = paced_prefix(self._pace, records, report, self._outcomes.out, self._settings_cap)
+            records = self._paced(group, records, report)
             if not records:
                 return None
         owes = bool(read.book.owed and wake_ups)  # a wake-up reported for what is owed: run to pay it
@@ -344,6 +344,16 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
         return done.header
+
+    def _paced(self, group: str, records: list[SQSRecord], report: BatchReport) -> list[SQSRecord]:
+        """Rule 6: the records holding a pace token now (the rest reported, or all when it failed)."""
+        assert self._pace is not None
+        try:
+            return paced_prefix(self._pace, records, report, self._outcomes.out, self._settings_cap)
+        except Exception as exc:  # the bucket could not be written: nothing ran, all come back
+            for record in records:
+                self._error(record, exc, report, note=f"group {group!r}'s pace could not be taken")
+            return []
 
     def _lost_race(self, group: str, answerable: list[SQSRecord], report: BatchReport) -> None:
         """Another worker committed the group first: nothing of this run stands; its records come back."""
