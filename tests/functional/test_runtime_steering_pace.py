@@ -11,6 +11,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from constructs_fifo.client import JobSteering
+from constructs_fifo.client.errors import SteeringQueryError
 from constructs_fifo.runtime.entrypoint import build_processor
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.steering.pace import PaceLimit
@@ -99,7 +101,7 @@ def test_claim_mode_a_key_of_the_body_paces_a_tenant_across_its_groups(aws: Any)
     assert harness.ran == ["a0", "a1", "b0"]
     assert failed_ids(response) == [records[2]["messageId"]]
     # AND each tenant's bucket is one item of the claim table
-    item = dynamodb.get_item(TableName=TABLE_NAME, Key=claim_table_key("acme"))["Item"]
+    item = dynamodb.get_item(TableName=TABLE_NAME, Key=claim_table_key("pace#acme"))["Item"]
     assert int(item["tat"]["N"]) == int(harness.clock() * 1000) + 60_000
 
 
@@ -118,9 +120,10 @@ def test_claim_mode_a_queue_without_pace_reads_and_writes_nothing_for_it(aws: An
     paced = Counter(counter.calls)
     counter.close()
 
-    # THEN the unpaced job made its claim's two calls; the paced one one UpdateItem more (its token)
+    # THEN the unpaced job made its claim's two calls; the paced one one UpdateItem more (its token),
+    # and, as the new process's first take, the read of the limit's override (once a minute per process)
     assert plain == {"PutItem": 1, "UpdateItem": 1}
-    assert paced == {"PutItem": 1, "UpdateItem": 2}
+    assert paced == {"PutItem": 1, "UpdateItem": 2, "GetItem": 1}
 
 
 def test_claim_mode_a_process_that_saw_the_bucket_empty_paces_without_a_call(aws: Any) -> None:
@@ -159,8 +162,9 @@ def test_state_mode_a_batch_takes_its_tokens_in_one_write_and_the_rest_wait_in_o
     assert failed_ids(response) == [records[2]["messageId"], records[3]["messageId"]]
     statuses = dict(harness.outcomes())
     assert statuses == {"s0": "SUCCEEDED", "s1": "SUCCEEDED", "s2": "PACED", "s3": "SKIPPED"}
-    # AND the batch's tokens cost one UpdateItem beside its read and its commit
-    assert calls == {"BatchGetItem": 1, "UpdateItem": 1, "PutItem": 1}
+    # AND the batch's tokens cost one UpdateItem beside its read and its commit (and the process's
+    # first read of the override)
+    assert calls == {"BatchGetItem": 1, "UpdateItem": 1, "PutItem": 1, "GetItem": 1}
 
     # WHEN the rest come back as their tokens come due
     clock.advance(60)
@@ -219,3 +223,43 @@ def test_the_entry_points_processor_paces_from_the_variable_the_construct_writes
     # THEN the first ran and the second waits for its token
     assert ran == ["e0"]
     assert failed_ids(response) == [records[1]["messageId"]]
+
+
+def test_a_pace_set_without_a_deploy_applies_within_a_minute_and_clears(aws: Any) -> None:
+    # GIVEN a claim-mode queue paced at 1 a minute, a warm process, and an operator's steering
+    dynamodb, sqs, queue_url, dlq_url = aws
+    harness = Harness(dynamodb=dynamodb, sqs=sqs, queue_url=queue_url, dlq_url=dlq_url)
+    pace = _claim_pace(harness, PaceLimit(jobs=1, period_seconds=60, burst=1))
+    steering = JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb, clock=harness.clock)
+    assert pace.take("k").granted == 1 and pace.take("k").granted == 0
+
+    # WHEN the operator raises the limit to 60 a minute, bursts of 5
+    steering.set_pace(jobs=60, per_seconds=60, burst=5, by="ops")
+    # THEN the process goes on with the construct's limit until its minute is up, then takes the new one
+    assert pace.take("k").granted == 0
+    harness.clock.advance(60)
+    assert pace.take("k", 10).granted == 5
+    assert steering.pace() == {
+        "jobs": 60,
+        "period_seconds": 60,
+        "burst": 5,
+        "updated_at": int((harness.clock() - 60) * 1000),
+        "updated_by": "ops",
+    }
+
+    # WHEN the override is cleared, THEN the construct's limit applies again after the minute
+    steering.clear_pace()
+    harness.clock.advance(61)
+    assert steering.pace() is None
+    assert pace.take("k", 10).granted == 1
+
+
+def test_a_pace_out_of_range_is_refused_with_every_problem(aws: Any) -> None:
+    # GIVEN a steering of a queue / WHEN an operator sets a pace out of range
+    dynamodb = aws[0]
+    steering = JobSteering(claim_table=TABLE_NAME, dynamodb=dynamodb)
+    with pytest.raises(SteeringQueryError) as refused:
+        steering.set_pace(jobs=0, per_seconds=0)
+    # THEN every problem is named, and nothing was written
+    assert "jobs=0" in str(refused.value) and "period=0" in str(refused.value)
+    assert steering.pace() is None

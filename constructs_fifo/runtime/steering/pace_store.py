@@ -11,12 +11,16 @@ mode: the group table, ``group = pace#<key>``, ``sk = pace``) holding ``tat`` (e
    ``tat > :now AND tat <= :now + tau - (k - 1)×I``. Either condition makes the take conform to the
    limit whatever the guess. A wrong guess fails its condition, whose ``ALL_OLD`` returns the stored
    ``tat`` at no extra cost; the store plans again from it (a second write; at most three).
-2. **Paced without a call.** When the lower bound already says no token is free, no call is made:
-   the real bucket has fewer. A process that never saw the key writes once to learn it.
+2. **Paced without a write.** When the lower bound already says no token is free, the bucket is not
+   written: the real one has fewer. A process that never saw the key writes once to learn it.
 3. **A take is spent.** A token taken for a run that then crashes, or for a copy that turns out to be
    a duplicate, is not given back: conservative (the key runs slower, never faster).
 4. **Items expire** (claim table's TTL) an hour after their ``tat``, when an absent bucket and a full
    one are the same; the group table has no TTL: one small item per key value stays.
+5. **Changed without a deploy.** The queue's override item (``id`` / ``group`` = ``pace-limit``), written by
+   :func:`write_override` (``JobSteering.set_pace``), replaces the construct's ``jobs``, ``period`` and
+   ``burst`` (never its key). A process reads it at most once a minute (one eventually consistent
+   ``GetItem``), so a change takes effect within a minute and a second; the buckets' ``tat`` carry over.
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 __all__ = [
     "ATTR_TAT",
+    "OVERRIDE_REFRESH_MS",
     "PACE_BUCKET_PREFIX",
+    "PACE_OVERRIDE_ID",
     "PACE_SK",
     "PaceStore",
     "claim_table_key",
     "group_table_key",
     "open_pace",
+    "read_override",
+    "write_override",
 ]
 
 #: The bucket's id (claim table) or group (group table): this prefix + the key's value.
@@ -61,14 +69,57 @@ _BUSY_CONDITION: Final = "#tat > :now AND #tat <= :last"
 _BUSY_UPDATE: Final = "SET #tat = #tat + :step, #exp = :exp"
 
 
-def claim_table_key(key: str) -> dict[str, Any]:
-    """The bucket's key in the claim table."""
-    return {ATTR_ID: {"S": f"{PACE_BUCKET_PREFIX}{key}"}}
+#: The queue's override item's id (claim table) or group (group table): no bucket's (those have a ``#``).
+PACE_OVERRIDE_ID: Final = "pace-limit"
+#: How often a process reads the override item, at most.
+OVERRIDE_REFRESH_MS: Final = 60_000
+_OVERRIDE_NUMBERS: Final = ("jobs", "period_seconds", "burst")
 
 
-def group_table_key(key: str) -> dict[str, Any]:
-    """The bucket's key in the group table."""
-    return {GROUP_ATTR_GROUP: {"S": f"{PACE_BUCKET_PREFIX}{key}"}, GROUP_ATTR_SK: {"S": PACE_SK}}
+def claim_table_key(item_id: str) -> dict[str, Any]:
+    """A pace item's key in the claim table (``item_id``: ``pace#<value>`` or :data:`PACE_OVERRIDE_ID`)."""
+    return {ATTR_ID: {"S": item_id}}
+
+
+def group_table_key(item_id: str) -> dict[str, Any]:
+    """A pace item's key in the group table."""
+    return {GROUP_ATTR_GROUP: {"S": item_id}, GROUP_ATTR_SK: {"S": PACE_SK}}
+
+
+def write_override(
+    client: DynamoDBClient,
+    table_name: str,
+    item_key: Callable[[str], dict[str, Any]],
+    limit: PaceLimit | None,
+    *,
+    by: str,
+    now_ms: int,
+) -> None:
+    """Rule 5: write the queue's override (``None``: clear it; the construct's limit applies again)."""
+    numbers = {} if limit is None else {name: getattr(limit, name) for name in _OVERRIDE_NUMBERS}
+    item = {
+        **item_key(PACE_OVERRIDE_ID),
+        **{name: {"N": str(value)} for name, value in numbers.items()},
+        "updated_at": {"N": str(now_ms)},
+        "updated_by": {"S": by or "-"},
+    }
+    client.put_item(TableName=table_name, Item=item)
+
+
+def read_override(
+    client: DynamoDBClient, table_name: str, item_key: Callable[[str], dict[str, Any]], *, consistent: bool
+) -> dict[str, Any] | None:
+    """Rule 5: the override's numbers, ``updated_at`` and ``updated_by`` (``None``: no override)."""
+    response = client.get_item(
+        TableName=table_name, Key=item_key(PACE_OVERRIDE_ID), ConsistentRead=consistent
+    )
+    item = cast("dict[str, Any]", response.get("Item") or {})
+    if not all(name in item for name in _OVERRIDE_NUMBERS):
+        return None
+    found: dict[str, Any] = {name: int(item[name]["N"]) for name in _OVERRIDE_NUMBERS}
+    found["updated_at"] = int(item["updated_at"]["N"]) if "updated_at" in item else None
+    found["updated_by"] = item.get("updated_by", {}).get("S")
+    return found
 
 
 class PaceStore:
@@ -98,7 +149,9 @@ class PaceStore:
         clock: Clock = system_clock,
     ) -> None:
         self.table_name = table_name
+        self.base = limit
         self.limit = limit
+        self._read_at_ms: int | None = None
         self._client = client
         self._item_key = item_key
         self._clock = clock
@@ -111,6 +164,7 @@ class PaceStore:
     def take(self, key: str, want: int = 1) -> PaceGrant:
         """Take up to ``want`` tokens of ``key`` now: the grant says how many, and when the next is due."""
         now = self.now_ms()
+        self._refresh(now)
         tat = self._seen.get(key)
         for _ in range(_MAX_WRITES):
             plan = grant(self.limit, tat, now, want)
@@ -145,7 +199,7 @@ class PaceStore:
         try:
             response = self._client.update_item(
                 TableName=self.table_name,
-                Key=self._item_key(key),
+                Key=self._item_key(f"{PACE_BUCKET_PREFIX}{key}"),
                 UpdateExpression=update,
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#tat": ATTR_TAT, "#exp": ATTR_EXPIRATION},
@@ -158,6 +212,18 @@ class PaceStore:
             return None, int(item[ATTR_TAT]["N"]) if ATTR_TAT in item else None
         attributes = cast("dict[str, Any]", response.get("Attributes") or {})
         return int(attributes[ATTR_TAT]["N"]), None
+
+    def _refresh(self, now: int) -> None:
+        """Rule 5: the limit, the override's numbers over the construct's, read at most once a minute."""
+        if self._read_at_ms is not None and now - self._read_at_ms < OVERRIDE_REFRESH_MS:
+            return
+        found = read_override(self._client, self.table_name, self._item_key, consistent=False)
+        self._read_at_ms = now
+        override = None
+        if found is not None:
+            numbers = {name: found[name] for name in _OVERRIDE_NUMBERS}
+            override = PaceLimit(**numbers, key=self.base.key)
+        self.limit = override if override is not None and not override.problems() else self.base
 
     def _remember(self, key: str, tat: int) -> None:
         self._seen[key] = max(tat, self._seen.get(key, tat))
