@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings.spec import SETTINGS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.types import SQSRecord
@@ -117,7 +118,7 @@ class PaceLimit:
         )
 
     @classmethod
-    def from_env(cls, text: str, *, variable: str = "CONSTRUCTS_FIFO_PACE") -> PaceLimit:
+    def from_env(cls, text: str) -> PaceLimit:
         """Read a limit written by :meth:`to_env`.
 
         Raises
@@ -125,6 +126,7 @@ class PaceLimit:
         ConfigurationError
             Not such JSON, or a value out of its range (the message names the variable and the fix).
         """
+        variable = SETTINGS["pace"].variable()
         try:
             raw: Any = json.loads(text)
             limit = cls(
