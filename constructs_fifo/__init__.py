@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
         EventBusIngress,
         FargateCapacity,
         OrderedAgentQueue,
+        Pace,
         ProvisionedPollers,
         SharedStorage,
         SnsFifoIngress,
@@ -44,6 +45,7 @@ __all__ = [
     "JobMode",
     "OrderedAgentQueue",
     "OutcomeLines",
+    "Pace",
     "ProvisionedPollers",
     "SharedStorage",
     "SnsFifoIngress",
@@ -62,6 +64,7 @@ _CONSTRUCTS = frozenset(
         "CustomBusIngress",
         "SnsFifoIngress",
         "ProvisionedPollers",
+        "Pace",
         "FargateCapacity",
         "SharedStorage",
     }

@@ -3,7 +3,7 @@ operate a deployed queue.
 
 The parser and the dispatch; what is shown is :mod:`~constructs_fifo.cli.render`, what is done is
 the rooms below (:mod:`constructs_fifo.stacks`, :mod:`constructs_fifo.deploy`, :mod:`constructs_fifo.local`,
-:mod:`constructs_fifo.demo`). The operations commands (``status``, ``groups``, ``dlq``, ``claims``,
+:mod:`constructs_fifo.demo`). The operations commands (``status``, ``groups``, ``dlq``, ``claims``, ``pace``,
 ``state``) are registered by :mod:`~constructs_fifo.cli.operations.commands` and done by
 :mod:`constructs_fifo.ops`.
 ``describe`` is :mod:`~constructs_fifo.cli.describe`, ``doctor`` :mod:`~constructs_fifo.cli.doctor`, ``jobs``
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="constructs-fifo",
         description=(
             "Ordered, exactly-once-effect job queues on SQS FIFO: emulator, doctor, deploy, drain, demo, "
-            "and operations (status, groups, dlq, claims, state; see docs/runbook.md)."
+            "and operations (status, groups, dlq, claims, state, pace; see docs/runbook.md)."
         ),
         epilog="Exit codes: 0 ok; 1 violations (demo), problems (doctor) or a refused operation; 2 bad "
         "arguments; 3 environment error; 130 interrupted.",

@@ -27,6 +27,7 @@ from constructs_fifo.construct.resources.containers import ContainerConsumer, Fa
 from constructs_fifo.construct.resources.lambda_consumer import ProvisionedPollers
 from constructs_fifo.construct.resources.permissions import WARNING_LOG_KEY_POLICY
 from constructs_fifo.construct.resources.shared_storage import SharedStorage
+from constructs_fifo.construct.settings.pace import Pace
 
 __all__ = [
     "WARNING_INGRESS_KEY_POLICY",
@@ -43,6 +44,7 @@ __all__ = [
     "InvalidIngressPropsError",
     "InvalidPropsError",
     "OrderedAgentQueue",
+    "Pace",
     "ProvisionedPollers",
     "SharedStorage",
     "SnsFifoIngress",

@@ -64,6 +64,7 @@ from constructs_fifo.construct.resources.permissions import (
 from constructs_fifo.construct.resources.queues import build_queues
 from constructs_fifo.construct.resources.tables import build_tables
 from constructs_fifo.construct.settings import defaults
+from constructs_fifo.construct.settings.pace import Pace
 from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
@@ -241,6 +242,11 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
         Bodies over SQS's 1 MiB and results over 64 KiB go to an S3 bucket the construct creates (the queue's
         key, TLS only, objects expiring after ``claim_ttl``), the message or claim carrying a pointer in the
         SQS Extended Client Library's format (docs/limits.md). Default: ``False``.
+    pace : Pace | None
+        At most ``jobs`` runs per ``per`` (with a ``burst``) for each value of ``key``: ``group``, or a key
+        that spans groups (``body:payload.tenant``, ``attribute:<name>``); over it a job waits in its place,
+        no attempt counted (see "Pace a key" in docs/steering.md). Limits: ``jobs`` and ``burst`` 1–100000,
+        ``per`` 1 s – 1 day; with it ``max_receive_count`` defaults to 1000. Default: none: not paced.
 
     Raises
     ------
@@ -331,6 +337,7 @@ class OrderedAgentQueue(Construct, QueueMetrics, LambdaConsumerAccess, client_ac
         slots: int | None = None,
         heartbeat_interval: Duration | None = None,
         large_payloads: bool = False,
+        pace: Pace | None = None,
     ) -> None:
         given = locals()  # the keywords, before any other local: one per prop row
         props = {name: given[name] for name in _PROPS}

@@ -8,8 +8,7 @@ metrics from the ``_aws`` block.
 
 Every outcome line declares the same eight counters (JobsSucceeded, JobsFailed, DuplicatesSkipped,
 ClaimConflicts, JobsDeadLettered, GroupsParked, JobsKept, JobsBuffered; 0 or 1) so that sums over any
-period are exact, and JobDuration when the job ran. Other metrics (state mode's sequence gaps) go in
-lines of their own (:meth:`JobLogger.metrics`).
+period are exact, plus JobDuration when the job ran; other metrics: lines of their own (``metrics``).
 
 Every batch ends with one line of its own (:meth:`JobLogger.batch`): the batch's record count and the
 DynamoDB capacity units it consumed, as the ``CapacityUnitsConsumed`` metric (summed by the logger's
@@ -103,6 +102,7 @@ class OutcomeStatus(enum.Enum):
     BUFFER_FULL = "BUFFER_FULL"
     CANCELLED = "CANCELLED"  # cancelled, or superseded by a newer job of its key: not run; deleted
     SUPERSEDED = "SUPERSEDED"
+    PACED = "PACED"  # its pace key had no token: not run, no attempt counted, retried when one is due
 
 
 # ERROR counts as a failed attempt too: a claim write throttled by DynamoDB must show on JobsFailed,

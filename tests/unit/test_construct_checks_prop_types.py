@@ -126,6 +126,7 @@ def test_the_props_whose_type_is_not_checked_here_are_known() -> None:
         "encryption_key",
         "environment",
         "layers",
+        "pace",
         "provisioned_pollers",
         "security_groups",
         "tracing",

@@ -36,6 +36,7 @@ from constructs_fifo.ops.plan import command
 from constructs_fifo.ops.status import AGE_FROM_EMPTY_QUEUE, AGE_UNKNOWN, QueueStatus, queue_status
 from constructs_fifo.ops.steering import groups as holds
 from constructs_fifo.ops.steering.jobs import default_by, plan_cancel
+from constructs_fifo.ops.steering.pace import plan_set_pace, show_pace
 from constructs_fifo.stacks.aws import AwsTarget
 from constructs_fifo.stacks.deployed import DeployedQueue, find_queues, select_queue
 from constructs_fifo.stacks.errors import CommandError
@@ -568,6 +569,31 @@ def _show_state(args: argparse.Namespace, ops: OpsQueue) -> Any:
     return None
 
 
+def _pace(args: argparse.Namespace) -> int:
+    if args.ops_command == "show":
+        return _read_each(args, _show_pace)
+    ops = _queue(args)
+    by = args.by or default_by()
+    return _run_plan(
+        args,
+        lambda: plan_set_pace(
+            ops, jobs=args.jobs, per_seconds=args.per, burst=args.burst, clear=args.clear, by=by
+        ),
+    )
+
+
+def _show_pace(args: argparse.Namespace, ops: OpsQueue) -> Any:
+    shown = show_pace(ops)
+    if args.json:
+        return shown
+    override = shown["override"]
+    rows = [("override", "none: the construct's pace applies" if override is None else "")]
+    if override is not None:
+        rows = [(name.replace("_", " "), override[name]) for name in override]
+    Output().pairs(f"pace of {ops.label}", [*rows, ("note", shown["note"])])
+    return None
+
+
 def _same_target(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
     """Run ``run``; every command its error suggests gets this invocation's target options
     (:func:`~constructs_fifo.cli.operations.fix.complete_commands`), so it can be pasted as it is."""
@@ -587,5 +613,6 @@ OPS_COMMANDS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
         "dlq": _dlq,
         "claims": _claims,
         "state": _state,
+        "pace": _pace,
     }.items()
 }

@@ -201,6 +201,18 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     _common(state_show, add_aws, add_stack, mutates=False)
     state_show.add_argument("group", metavar="GROUP", help=_GROUP_HELP)
 
+    pace = commands.add_parser("pace", help="the queue's pace limit: show it, change it without a deploy")
+    pace_commands = pace.add_subparsers(dest="ops_command", required=True, metavar="COMMAND")
+    pace_show = pace_commands.add_parser("show", help="the pace override in force, if any")
+    _common(pace_show, add_aws, add_stack, mutates=False)
+    pace_set = pace_commands.add_parser("set", help="override the construct's pace (or --clear it)")
+    _common(pace_set, add_aws, add_stack, mutates=True)
+    pace_set.add_argument("--jobs", type=int, help="runs per period, for each value of the key")
+    pace_set.add_argument("--per", type=int, metavar="SECONDS", help="the period, in seconds")
+    pace_set.add_argument("--burst", type=int, help="runs at once on an idle key (default: --jobs)")
+    pace_set.add_argument("--clear", action="store_true", help="drop the override: the construct's pace")
+    pace_set.add_argument("--by", default="", help="who: pace show says it (default: user@host)")
+
     untouched = " The DLQ is not touched."
     read_only = " Read-only: nothing is received from the queue or the DLQ."
     descriptions = {
@@ -247,6 +259,10 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         "(redrive the job or resume its group)." + untouched,
         state_show: "State mode: the group's state, version, last seq, buffered seqs, dead jobs and skipped "
         "ranges (GroupStateReader)." + read_only,
+        pace_show: "The queue's pace override (docs/steering.md, Pace a key); none: the construct's pace "
+        "applies." + read_only,
+        pace_set: "Override the construct's pace (jobs, period, burst; never its key) without a deploy: the "
+        "consumers read it within a minute. --clear drops it." + untouched,
     }
     for parser, description in descriptions.items():
         parser.description = description

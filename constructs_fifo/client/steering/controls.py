@@ -70,6 +70,13 @@ from constructs_fifo.runtime.state.storage.supersede import StateSupersession
 from constructs_fifo.runtime.steering.names import (
     MAX_CANCEL_REASON_LENGTH,
 )
+from constructs_fifo.runtime.steering.pace import PaceLimit
+from constructs_fifo.runtime.steering.pace_store import (
+    claim_table_key,
+    group_table_key,
+    read_override,
+    write_override,
+)
 from constructs_fifo.runtime.steering.report import CancelOutcome, CancelReport
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -677,6 +684,47 @@ class JobSteering:
         except ClientError as exc:
             raise _write_error(exc, parking.table_name, f"group {job.group!r}") from exc
         raise SteeringWriteError(f"group {job.group!r}: its header changed {_MAX_ROUNDS} times; call again")
+
+    def set_pace(self, *, jobs: int, per_seconds: int, burst: int | None = None, by: str = "") -> None:
+        """Change the queue's pace limit without a deploy: at most ``jobs`` runs per ``per_seconds`` for each
+        value of the construct's key, ``burst`` (default ``jobs``) at once. The consumers read it within a
+        minute (docs/steering.md, "Pace a key"); the construct's ``pace`` must be set (its key stays).
+
+        Raises
+        ------
+        SteeringQueryError
+            A number out of its range (every problem named).
+        SteeringWriteError
+            The table could not be written (call it again).
+        """
+        limit = PaceLimit(jobs=jobs, period_seconds=per_seconds, burst=burst if burst is not None else jobs)
+        if problems := limit.problems():
+            raise SteeringQueryError(f"set_pace: {'; '.join(problems)}. Fix: pass numbers in those ranges.")
+        self._write_pace(limit, by)
+
+    def clear_pace(self, *, by: str = "") -> None:
+        """Drop the override: the construct's ``pace`` applies again (within a minute)."""
+        self._write_pace(None, by)
+
+    def pace(self) -> dict[str, Any] | None:
+        """The override in force (``jobs``, ``period_seconds``, ``burst``, ``updated_at``, ``updated_by``);
+        ``None``: the construct's ``pace`` applies."""
+        table, item_key = self._pace_table()
+        return read_override(self._dynamodb, table, item_key, consistent=True)
+
+    def _write_pace(self, limit: PaceLimit | None, by: str) -> None:
+        table, item_key = self._pace_table()
+        try:
+            write_override(self._dynamodb, table, item_key, limit, by=by, now_ms=int(self._clock() * 1000))
+        except ClientError as exc:
+            raise _write_error(exc, table, "the pace limit") from exc
+
+    def _pace_table(self) -> tuple[str, Callable[[str], dict[str, Any]]]:
+        """The table the runtime reads the pace from: the claim table in claim mode, else the group table."""
+        if self.claim_table:
+            return self.claim_table, claim_table_key
+        assert self.group_table is not None  # one of the two is required
+        return self.group_table, group_table_key
 
     def _group_parking(self, control: str, group: str) -> ParkStore:
         if not isinstance(group, str) or not group:

@@ -26,6 +26,7 @@ from constructs_fifo.construct.checks.function_props import (
     check_function_props,
 )
 from constructs_fifo.construct.checks.handler import check_handler_found
+from constructs_fifo.construct.checks.pace import check_pace
 from constructs_fifo.construct.checks.pollers import check_provisioned_pollers
 from constructs_fifo.construct.checks.prop_types import check_choice, check_type
 from constructs_fifo.construct.checks.validation import (
@@ -39,6 +40,7 @@ from constructs_fifo.construct.checks.validation import (
 from constructs_fifo.construct.resources.containers import ContainerConsumer
 from constructs_fifo.construct.resources.function import RUNTIME_ENVIRONMENT
 from constructs_fifo.construct.settings import defaults, tokens
+from constructs_fifo.runtime.aws_limits import SQS_MAX_RECEIVE_COUNT
 from constructs_fifo.runtime.settings.choices import JobMode
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
@@ -84,6 +86,8 @@ def _default_visibility_timeout(timeout: Duration, problems: list[str]) -> Durat
 
 
 def _default_max_receive_count(values: Mapping[str, object], mode: JobMode) -> int:
+    if values.get("pace") is not None:  # each paced return is a receive: SQS's most
+        return SQS_MAX_RECEIVE_COUNT
     batch_size, max_attempts = number(values, "batch_size"), number(values, "max_attempts")
     if batch_size is None or max_attempts is None:
         return defaults.MAX_RECEIVE_COUNT_MAX  # of another type: its problem is raised
@@ -135,6 +139,7 @@ def check_all(scope: IConstruct, given: Mapping[str, Any]) -> CheckedProps:
     problems += check_environment(given["environment"], RUNTIME_ENVIRONMENT)
     problems += check_function_props(**{name: given[name] for name in _FUNCTION_PROPS})
     problems += check_bundling(given["bundling"])
+    problems += check_pace(given["pace"])
     if container is None:  # with containers it is refused as every Lambda-only prop is
         problems += check_provisioned_pollers(given["provisioned_pollers"], given["max_concurrency"])
     if code_path is not None:  # an image's code cannot be read at synth

@@ -30,6 +30,7 @@ from constructs import Construct
 from constructs_fifo.construct.code.bundling import CodeBundling, bundle_dependencies
 from constructs_fifo.construct.code.packaging import build_function_code
 from constructs_fifo.construct.settings import defaults, tokens
+from constructs_fifo.construct.settings.pace import Pace
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.choices import JobMode
 from constructs_fifo.runtime.settings.spec import SETTINGS
@@ -94,6 +95,8 @@ def _whole_seconds(value: Duration) -> str:
 def _encode(value: object) -> str:
     """A setting's value as its environment string: a ``Duration`` in whole seconds, a whole number, an
     enum's value (a row's default is already in those terms: seconds, an enum member)."""
+    if isinstance(value, Pace):
+        return value.limit().to_env()
     if isinstance(value, Duration):
         return _whole_seconds(value)
     if isinstance(value, enum.Enum):

@@ -41,6 +41,7 @@ OUTCOMES: Final[Mapping[str, str]] = {
     OutcomeStatus.DEADLINE.value: "retried",
     OutcomeStatus.ERROR.value: "retried",
     OutcomeStatus.BUFFER_FULL.value: "retried",
+    OutcomeStatus.PACED.value: "retried",  # its pace key had no token: it comes back when one is due
 }
 #: The outcomes, in the order a drain shows them.
 OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "kept", "buffered")

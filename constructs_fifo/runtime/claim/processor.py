@@ -17,11 +17,13 @@ and in batch order:
    (``DEADLINE``, visibility 0).
 4. **Parse.** A body that is not a job envelope is dead at once: parsing is deterministic. When it
    carries a usable ``jobId`` its claim is marked DEAD, so copies of it follow it.
-5. **Claim and run** (:mod:`constructs_fifo.runtime.claim.runner`). A duplicate of a SUCCEEDED job is
-   deleted; a conflict with another worker's live lease, a transient failure with attempts left and
-   a fenced write are retried with backoff and block the group; a job that raised
-   :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed on its last attempt, or
-   crashed on its last attempt is dead.
+5. **Claim and run** (:mod:`constructs_fifo.runtime.claim.runner`). With a ``pace`` limit the job
+   first takes its key's token (:mod:`constructs_fifo.runtime.steering.pace_store`); none now:
+   ``PACED``, retried when the token is due, blocking the group as a retry does, no attempt counted.
+   A duplicate of a SUCCEEDED job is deleted; a conflict with another worker's live lease, a
+   transient failure with attempts left and a fenced write are retried with backoff and block the
+   group; a job that raised :class:`~constructs_fifo.runtime.exceptions.PermanentJobError`, failed
+   on its last attempt, or crashed on its last attempt is dead.
    A job whose claim is ``CANCELLED`` (:mod:`constructs_fifo.runtime.claim.cancel`) is deleted without
    running, and a run whose claim was cancelled under it is deleted once it ends (its result is not
    recorded): ``CANCELLED``, never dead-lettered, the group goes on.
@@ -71,6 +73,7 @@ from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
 from constructs_fifo.runtime.payloads.store import PayloadStore
 from constructs_fifo.runtime.steering.group_cancel import is_cancelling
 from constructs_fifo.runtime.steering.metrics import write_steered
+from constructs_fifo.runtime.steering.pace_store import claim_table_key, open_pace
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -84,6 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkStore
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.settings.config import RuntimeConfig
+    from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["ClaimBatchReport", "OrderedBatchProcessor"]
@@ -132,6 +136,10 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
     payloads : PayloadStore or None
         The payload bucket's reader and writer (``large_payloads``): pointer bodies, results over 64 KiB.
         ``None``: the process's own, from ``CONSTRUCTS_FIFO_PAYLOAD_BUCKET``, its client made on first need.
+    pace_store : PaceStore or None
+        The queue's pace limit on the claim table: a job takes its key's token before its claim;
+        without one it waits in its place, no attempt counted (docs/steering.md). ``None``: the one
+        ``settings.pace`` names, if any.
 
     Examples
     --------
@@ -159,6 +167,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
         payloads: PayloadStore | None = None,
+        pace_store: PaceStore | None = None,
     ) -> None:
         policy = settings.on_dead_job
         if policy is DeadJobPolicy.PARK and (parking is None or sqs is None or not settings.queue_url):
@@ -176,6 +185,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
             backoff_base_seconds=settings.backoff_base_seconds,
             cap_seconds=settings.visibility_timeout_seconds,
             payloads=payloads,
+            pace=pace_store or open_pace(settings.pace, claims.table_name, claims.client, claim_table_key),
         )
         self._payloads = payloads  # None: the process's (large_payloads; made on the first pointer)
         self._claims = claims

@@ -38,7 +38,7 @@ from constructs_fifo.runtime.observability import (
     OutcomeWriter,
 )
 from constructs_fifo.runtime.payloads.store import PayloadStore, default_store
-from constructs_fifo.runtime.steering.metrics import write_steered
+from constructs_fifo.runtime.steering.metrics import write_paced, write_steered
 from constructs_fifo.runtime.steering.names import (
     ATTR_CANCEL_REASON,
     ATTR_CANCELLED_BY,
@@ -46,10 +46,12 @@ from constructs_fifo.runtime.steering.names import (
     ENVELOPE_SUPERSEDE,
     STATUS_CANCELLED,
 )
+from constructs_fifo.runtime.steering.pace import pace_key_of, wait_seconds
 from constructs_fifo.runtime.steering.report import CancelOutcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.claim.store import Claim, ClaimStore
+    from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = [
@@ -123,6 +125,8 @@ class JobRunner:
         Where outcome lines go.
     backoff_base_seconds, cap_seconds : int
         Retry delay ``base * 2**(attempt - 1)``, capped (the queue's visibility timeout).
+    pace : PaceStore or None
+        The queue's pace limit (``None``: not paced, nothing read or written for it).
     """
 
     def __init__(
@@ -134,8 +138,10 @@ class JobRunner:
         backoff_base_seconds: int,
         cap_seconds: int,
         payloads: PayloadStore | None = None,
+        pace: PaceStore | None = None,
     ) -> None:
         self.claims = claims
+        self._pace = pace
         self._supersession = Supersession.of(claims, ttl_seconds=claims.ttl_seconds)
         self._payloads = payloads  # None: the process's (made on the first result over 64 KiB)
         self._handler = handler
@@ -154,6 +160,10 @@ class JobRunner:
             superseded = self._superseded(job, record, key, fields)
             if superseded is not None:
                 return superseded
+        if self._pace is not None:
+            paced = self._paced(self._pace, job, record, fields)
+            if paced is not None:
+                return paced
         claim = self.claims.claim(job, lease_ms=remaining_ms(context))
         if job.attempt != claim.attempt:
             job = replace(job, attempt=claim.attempt)
@@ -371,6 +381,20 @@ class JobRunner:
             **fields,
         )
         return DONE
+
+    def _paced(self, pace: PaceStore, job: Job, record: SQSRecord, fields: dict[str, Any]) -> Step | None:
+        """Take the job's token before its claim (docs/steering.md, "Pace a key"): ``None``, run it (or
+        it has no key); a ``RETRY`` when the key has none now: not run, no attempt counted (the claim is
+        not touched), its group waits until the token is due."""
+        key = pace_key_of(pace.limit.key, record, job.body)
+        if key is None:
+            return None
+        taken = pace.take(key)
+        if taken.granted:
+            return None
+        delay = wait_seconds(taken.due_ms, pace.now_ms(), self._cap)
+        write_paced(self._out, record, key=key, delay_seconds=delay, job=job, **fields)
+        return Step(StepKind.RETRY, delay_seconds=delay)
 
     def _cancelled_while_running(
         self, job: Job, record: SQSRecord, fields: dict[str, Any], *, duration_ms: float | None

@@ -89,6 +89,9 @@ class RuntimeConfig:
         The container worker: how often a running job's visibility and claim are renewed.
     batch_size : int
         The container worker: records per receive (the Lambda function's batch is its mapping's).
+    pace : str or None
+        The pace limit as the construct wrote it (JSON, read by
+        :meth:`~constructs_fifo.runtime.steering.pace.PaceLimit.from_env`); ``None``: not paced.
 
     Examples
     --------
@@ -121,6 +124,7 @@ class RuntimeConfig:
     slots: int = _default("slots", int)
     heartbeat_interval_seconds: int = _default("heartbeat_interval_seconds", int)
     batch_size: int = _default("batch_size", int)
+    pace: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **explicit: object) -> RuntimeConfig:
@@ -177,13 +181,14 @@ for _field, _hint in typing.get_type_hints(RuntimeConfig).items():
 
 #: The fields whose row has no default, and when each must be set: the queues always, the claim table
 #: in claim mode, the group table under PARK or in state mode, the handler never (a processor built in
-#: code takes a callable).
+#: code takes a callable), the pace never (no pace: not paced).
 _NEEDED: dict[str, Callable[[JobMode, DeadJobPolicy], bool]] = {
     "claim_table": lambda mode, _policy: mode is JobMode.CLAIM,
     "queue_url": lambda _mode, _policy: True,
     "user_handler": lambda _mode, _policy: False,
     "dead_letter_queue_url": lambda _mode, _policy: True,
     "group_table": lambda mode, policy: policy is DeadJobPolicy.PARK or mode is JobMode.STATE,
+    "pace": lambda _mode, _policy: False,
 }
 assert set(_NEEDED) == {name for name, row in _ROWS.items() if row.default is None and _KINDS[name][0] is str}
 

@@ -19,7 +19,8 @@ A row with a ``prop`` and no ``env`` is the construct's alone (``encryption_key`
 the docs.
 
 ``runtime.constants`` names their variables and defaults (``ENV_*``, ``DEFAULT_*``). The consumer's
-rows (``consumer``, the workers' own) live in ``consumer_rows`` and take their place after ``outputs``.
+rows (``consumer``, the workers' own) live in ``consumer_rows`` and take their place after ``outputs``, the
+steering rows (``pace``) in ``steering_rows`` after them.
 Standard library only (with the row type, the public enums and ``aws_limits``): the runtime ships alone.
 
 Examples
@@ -39,6 +40,7 @@ from constructs_fifo.runtime import aws_limits
 from constructs_fifo.runtime.settings.choices import DeadJobPolicy, GapPolicy, JobMode, OutcomeLines
 from constructs_fifo.runtime.settings.consumer_rows import CONSUMER_ROWS
 from constructs_fifo.runtime.settings.row import SECONDS, Setting, human_seconds
+from constructs_fifo.runtime.settings.steering_rows import STEERING_ROWS
 
 __all__ = ["MAX_VISIBILITY_TIMEOUT_SECONDS", "SECONDS", "SETTINGS", "Setting", "human_seconds"]
 
@@ -451,6 +453,7 @@ _ROWS: Final = (
     ),
     Setting("outputs", "add its own CfnOutputs", "bool", default=True, default_doc="`True`", prop="outputs"),
     *CONSUMER_ROWS,
+    *STEERING_ROWS,
     # --- written by the construct from the resources it built -----------------------------------------
     Setting("queue_url", "the FIFO queue's URL", "str", env="CONSTRUCTS_FIFO_QUEUE_URL", field="queue_url"),
     Setting(

@@ -56,6 +56,11 @@ its deadline, its error path and its report are the skeleton's). Rules, per batc
    it is dead (``WorkerCrashedError``) without running. A marker write that loses its race commits
    nothing (``FENCED``, as a lost commit); one that fails is ``ERROR``.
 
+6. **Paced** (a ``pace`` limit only; :mod:`constructs_fifo.runtime.state.pacing`): before a live group
+   runs, its records take their keys' tokens, up to a run of one key's records in one ``UpdateItem``;
+   the records from the first without a token on are reported (``PACED``, then ``SKIPPED``) with the
+   wait until the token is due, no attempt counted; the ones before it run as above.
+
 Every record gets one outcome line; a buffered job gets its ``SUCCEEDED`` line when it is applied.
 Per group and batch, a metric line gives the open sequence gap (``SequenceGapOpenSeconds``) and the
 ranges ``SKIP_GAP`` gave up (``SequenceGapsSkipped``, ``SequenceJobsSkipped``).
@@ -69,11 +74,10 @@ its records and a ``Query`` and a transaction per page of kept records replayed.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, BaseBatchProcessor, Heartbeat, OpenedBatch
-from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
+from constructs_fifo.runtime.batch_report import BatchReport
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import (
@@ -84,17 +88,17 @@ from constructs_fifo.runtime.dead_jobs.parking import (
 )
 from constructs_fifo.runtime.error_text import describe
 from constructs_fifo.runtime.exceptions import ConstructsFifoRuntimeError
-from constructs_fifo.runtime.job import parse_record, record_attempt, record_group, record_message_id
-from constructs_fifo.runtime.observability import RETRY_ACTION, OutcomeStatus
+from constructs_fifo.runtime.job import record_attempt, record_group, record_message_id
 from constructs_fifo.runtime.state.commit import GroupCommit
 from constructs_fifo.runtime.state.core.engine import stalled_on
-from constructs_fifo.runtime.state.core.records import BatchSettings, CancelEntry, GroupState, Outcome
+from constructs_fifo.runtime.state.core.records import BatchSettings, GroupState, Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
+from constructs_fifo.runtime.state.group_cancel import cancel_before_marker, send_back_after_marker
 from constructs_fifo.runtime.state.outcomes import OwedLetters, StateOutcomes
+from constructs_fifo.runtime.state.pacing import paced_prefix
 from constructs_fifo.runtime.state.replay import StateReplay
-from constructs_fifo.runtime.steering.group_cancel import CANCELLED_ACTION, is_cancelling, split_at_marker
-from constructs_fifo.runtime.steering.metrics import write_steered
-from constructs_fifo.runtime.steering.names import MAX_CANCELLED_IDS
+from constructs_fifo.runtime.steering.group_cancel import is_cancelling, split_at_marker
+from constructs_fifo.runtime.steering.pace_store import group_table_key, open_pace
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from collections.abc import Mapping
@@ -111,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.core.records import BatchResult
     from constructs_fifo.runtime.state.storage.runs import FoundRun
     from constructs_fifo.runtime.state.storage.store import StateStore
+    from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateBatchProcessor"]
@@ -149,6 +154,9 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         Sends dead jobs to the dead-letter queue.
     sqs : SQSClient
         Sends wake-up messages (to ``settings.queue_url``): a resuming group's fresh one, a stalled group's.
+    pace_store : PaceStore or None
+        The queue's pace limit on the group table (rule 6); ``None``: the one ``settings.pace`` names,
+        if any (none: not paced, nothing read or written).
 
     Raises
     ------
@@ -182,6 +190,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         sqs: SQSClient,
         heartbeat: Heartbeat = NO_HEARTBEAT,
         safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS,
+        pace_store: PaceStore | None = None,
     ) -> None:
         if states.table_name != parking.table_name:
             raise ValueError(
@@ -201,6 +210,8 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         )
         self._states = states
         self._parking = parking
+        self._pace = pace_store or open_pace(settings.pace, states.table_name, states.client, group_table_key)
+        self._settings_cap = settings.visibility_timeout_seconds
         self._wake_up_sqs = sqs
         self._outcomes = StateOutcomes(
             out=self._out,
@@ -290,6 +301,10 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         :meth:`_tick_due`. A redelivered group's run is watched for crashes (rule 5).
         """
         wake_ups = report.wake_ups.get(group, [])
+        if self._pace is not None and records:
+            records = self._paced(group, records, report)
+            if not records:
+                return None
         owes = bool(read.book.owed and wake_ups)  # a wake-up reported for what is owed: run to pay it
         if not records and not owes and not self._tick_due(read, wake_ups, report):
             return None
@@ -334,6 +349,16 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         if run.stalled_on is not None and not any(r.outcome is Outcome.RETRY for r in run.results):
             self._bring_back(group, run.stalled_on, wake_ups, report)
         return done.header
+
+    def _paced(self, group: str, records: list[SQSRecord], report: BatchReport) -> list[SQSRecord]:
+        """Rule 6: the records holding a pace token now (the rest reported, or all when it failed)."""
+        assert self._pace is not None
+        try:
+            return paced_prefix(self._pace, records, report, self._outcomes.out, self._settings_cap)
+        except Exception as exc:  # the bucket could not be written: nothing ran, all come back
+            for record in records:
+                self._error(record, exc, report, note=f"group {group!r}'s pace could not be taken")
+            return []
 
     def _lost_race(self, group: str, answerable: list[SQSRecord], report: BatchReport) -> None:
         """Another worker committed the group first: nothing of this run stands; its records come back."""
@@ -413,23 +438,11 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         the header is deleted; return the group's header."""
         group = header.group
         split = split_at_marker(header, records)
-        up_to_seq = header.dead.seq
-        entries = [
-            CancelEntry(job_id, header.dead.at_ms, header.dead.error, header.dead.error_type)
-            for job_id, seq in (_id_and_seq(record) for record in split.before)
-            if job_id is not None and (up_to_seq is None or (seq is not None and seq <= up_to_seq))
-        ]
-        state = read.states[group]
-        known = state.cancelled_ids
-        cancelled = (*state.cancelled, *(e for e in entries if e.job_id not in known))[-MAX_CANCELLED_IDS:]
-        jobs = [record for record in split.before if _id_and_seq(record)[0] is not None]
-        for record in split.before:
-            if _id_and_seq(record)[0] is None:  # no job id: it never runs, and never parks the group
-                write_steered(self._out, OutcomeStatus.CANCELLED, record, action=CANCELLED_ACTION)
+        state, jobs = cancel_before_marker(header, split, read.states[group], self._out)
         if split.marker is not None:  # the marker is this rule's, not a tick of the group
             report.wake_ups[group] = [w for w in report.wake_ups.get(group, []) if w is not split.marker]
         if jobs or report.wake_ups.get(group):
-            self._live_group(group, jobs, replace(state, cancelled=cancelled), found, report)
+            self._live_group(group, jobs, state, found, report)
         come_back = [*([split.marker] if split.marker is not None else []), *split.after]
         delay = report.blocked.get(group)
         if delay is not None or any(
@@ -447,16 +460,7 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
                 self._error(record, exc, report, note="the group cancel's header could not be deleted")
             return header
         self._out.logger.event({"level": "INFO", "event": "group_cancel_done", "group": group})
-        for record in split.after:
-            self._out.write(
-                OutcomeStatus.DEADLINE,
-                record,
-                job_id=job_id_of(record),
-                action=f"not applied yet: sent after its group's cancel, it comes back to the live group; "
-                f"{RETRY_ACTION}",
-                visibilityTimeout=0,
-            )
-            report.report(record, 0)
+        send_back_after_marker(self._out, split.after, report)
         return None
 
     # --- rule 4: parked groups -----------------------------------------------------------------------
@@ -484,13 +488,3 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         if header.status == RESUMING and header.retry_at_ms <= self._states.now_ms():
             return self._replay.replay(header, read, context, report, found)
         return header
-
-
-def _id_and_seq(record: SQSRecord) -> tuple[str | None, int | None]:
-    """A record's job id and ``seq`` (``None`` for what its body does not give)."""
-    try:
-        job = parse_record(record)
-    except Exception:  # a malformed body: no job id to cancel by
-        return None, None
-    seq = job.body.get("seq") if isinstance(job.body, dict) else None
-    return job.id, seq if isinstance(seq, int) and not isinstance(seq, bool) else None

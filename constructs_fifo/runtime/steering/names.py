@@ -16,7 +16,9 @@ __all__ = [
     "MAX_SUPERSEDE_KEYS",
     "MAX_SUPERSEDE_RECENT",
     "METRIC_JOBS_CANCELLED",
+    "METRIC_JOBS_PACED",
     "METRIC_JOBS_SUPERSEDED",
+    "METRIC_PACE_DELAY_SECONDS",
     "STATE_ATTR_CANCELLED",
     "STATE_ATTR_SUPERSEDE",
     "STATUS_CANCELLED",
@@ -54,6 +56,10 @@ MAX_SUPERSEDE_RECENT: Final = 8
 METRIC_JOBS_CANCELLED: Final = "JobsCancelled"
 #: One per job skipped because a newer job of its group and supersede key was sent.
 METRIC_JOBS_SUPERSEDED: Final = "JobsSuperseded"
+#: One per record that waited for its pace key's next token (not run now, no attempt counted).
+METRIC_JOBS_PACED: Final = "JobsPaced"
+#: How long that record waits (seconds), one value per paced record.
+METRIC_PACE_DELAY_SECONDS: Final = "PaceDelaySeconds"
 #: The body's field naming a job's supersede key (``JobMessage.supersede``): within its group the newest
 #: job of a key runs, older ones not started are skipped (both modes; docs/steering.md).
 ENVELOPE_SUPERSEDE: Final = "supersede"

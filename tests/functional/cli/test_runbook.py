@@ -30,6 +30,7 @@ MUTATORS = {("groups", "resume"), ("groups", "skip-gap"), ("dlq", "redrive"), ("
     ("groups", "release"),
     ("groups", "cancel"),
     ("jobs", "cancel"),
+    ("pace", "set"),
 }
 
 

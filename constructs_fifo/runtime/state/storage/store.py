@@ -151,7 +151,7 @@ class StateStore:
         max_read_retries: int = 8,
     ) -> None:
         self.table_name = table_name
-        self._client = client
+        self.client = client
         self._clock = clock
         self._sleep = sleep
         self._max_read_retries = max_read_retries
@@ -267,7 +267,7 @@ class StateStore:
             request: dict[str, Any] = {self.table_name: {"Keys": chunk, "ConsistentRead": True}}
             retries = 0
             while request:
-                response = self._client.batch_get_item(RequestItems=request)
+                response = self.client.batch_get_item(RequestItems=request)
                 items += [
                     cast("dict[str, Any]", item)
                     for item in response.get("Responses", {}).get(self.table_name, [])
@@ -360,14 +360,14 @@ class StateStore:
         put = self.put_request(group, group_state, expected_version, run=run)
         if not with_items:
             try:
-                self._client.put_item(**put)
-            except self._client.exceptions.ConditionalCheckFailedException:
+                self.client.put_item(**put)
+            except self.client.exceptions.ConditionalCheckFailedException:
                 return False
             return True
         try:
             items = [{"Put": put}, *with_items]
-            self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-        except self._client.exceptions.TransactionCanceledException:
+            self.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        except self.client.exceptions.TransactionCanceledException:
             return False
         return True
 
@@ -391,8 +391,8 @@ class StateStore:
             self.table_name, group, of_version, marker, replaces=replaces, read=read, now_ms=self.now_ms()
         )
         try:
-            self._client.put_item(**put)
-        except self._client.exceptions.ConditionalCheckFailedException:
+            self.client.put_item(**put)
+        except self.client.exceptions.ConditionalCheckFailedException:
             return None
         return token
 

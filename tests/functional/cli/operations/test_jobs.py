@@ -300,3 +300,22 @@ def test_groups_run_first_puts_a_fix_ahead_of_a_held_groups_kept_jobs(ops: World
         assert shown["fix1"]["updatedAtEpochMs"] <= shown["a1"]["updatedAtEpochMs"]
     else:
         assert ops.harness.log("ws#1") == ["fix1", "a1", "a2"]
+
+
+def test_pace_set_show_and_clear_the_override_the_consumers_read(ops: World) -> None:
+    # GIVEN a queue without a pace override: pace show says the construct's applies
+    assert ops.cli_json("pace", "show")["override"] is None
+    assert "the construct's pace applies" in ops.cli("pace", "show")[1]
+    # WHEN an operator sets one (a dry run first), THEN show reads it back, with who set it
+    dry_code, dry_out = ops.cli("pace", "set", "--jobs", "60", "--per", "60", "--burst", "5", "--dry-run")
+    assert dry_code == 0 and "would set the pace to 60 jobs per 60 s, bursts of 5" in dry_out
+    assert ops.cli_json("pace", "show")["override"] is None
+    code, _ = ops.cli("pace", "set", "--jobs", "60", "--per", "60", "--burst", "5", "--by", "ops", "--yes")
+    override = ops.cli_json("pace", "show")["override"]
+    assert code == 0 and (override["jobs"], override["periodSeconds"], override["burst"]) == (60, 60, 5)
+    assert override["updatedBy"] == "ops"
+    # AND numbers out of range are refused, changing nothing; --clear drops the override
+    bad_code, _ = ops.cli("pace", "set", "--jobs", "0", "--per", "60", "--yes")
+    assert bad_code != 0 and ops.cli_json("pace", "show")["override"]["jobs"] == 60
+    assert ops.cli("pace", "set", "--clear", "--yes")[0] == 0
+    assert ops.cli_json("pace", "show")["override"] is None
