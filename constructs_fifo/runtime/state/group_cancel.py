@@ -21,14 +21,14 @@ from constructs_fifo.runtime.steering.names import MAX_CANCELLED_IDS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.parking import ParkHeader
-    from constructs_fifo.runtime.observability import JobLogger
+    from constructs_fifo.runtime.observability import OutcomeWriter
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["cancel_before_marker", "send_back_after_marker"]
 
 
 def cancel_before_marker(
-    header: ParkHeader, split: CancelThrough, state: GroupState, out: JobLogger
+    header: ParkHeader, split: CancelThrough, state: GroupState, out: OutcomeWriter
 ) -> tuple[GroupState, list[SQSRecord]]:
     """The group's state with the jobs before the marker (up to the header's ``seq``, if any) entered as
     cancelled, and the records among them the core closes; a record without a job id is written
@@ -48,7 +48,7 @@ def cancel_before_marker(
     return replace(state, cancelled=cancelled), jobs
 
 
-def send_back_after_marker(out: JobLogger, records: list[SQSRecord], report: BatchReport) -> None:
+def send_back_after_marker(out: OutcomeWriter, records: list[SQSRecord], report: BatchReport) -> None:
     """Records sent after the group's cancel, met in the batch that ended it: back to the live group now."""
     for record in records:
         out.write(
