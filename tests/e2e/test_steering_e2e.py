@@ -110,7 +110,10 @@ def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_mat
 
     # THEN session 0 succeeded; session 1's first three succeeded, its last three never ran
     def status(call: JobMessage) -> JobStatus:
-        return outcomes.wait(call.job_id, WAIT_SECONDS, group=call.group, sent=True).status
+        # a default wait goes on through `held` (the job may run after a release) until its timeout;
+        # stopping there reads a held job's status at once, and any other status as the wait gives it
+        seen = outcomes.wait(call.job_id, WAIT_SECONDS, group=call.group, sent=True, stop_at_parked=True)
+        return seen.status
 
     assert [r.outcome for r in cancelled] == [CancelOutcome.NOT_STARTED] * 3
     assert [status(c) for c in sessions[0]] == [JobStatus.SUCCEEDED] * CALLS
