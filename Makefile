@@ -57,8 +57,9 @@ typecheck: setup
 	$(BIN)/mypy
 
 # The suite on every core (pytest-xdist; `TEST_WORKERS=0` runs it in one process). Each test file is one
-# unit of work, and tests/e2e, tests/infrastructure and tests/conformance one each (tests/conftest.py says
-# why); units go out in collection order, so tests/e2e, the longest (~6 minutes), starts in the first minute.
+# unit of work, and tests/e2e, tests/examples, tests/infrastructure and tests/conformance one each
+# (tests/conftest.py says why); units go out in collection order, so tests/e2e, the longest (~6 minutes),
+# starts in the first minute.
 TEST_WORKERS ?= auto
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 

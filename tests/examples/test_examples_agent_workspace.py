@@ -13,7 +13,7 @@ workspace's ``open_pr`` is dead (no pull request) and its group parked; the jobs
 read what the first one wrote. Last, the first patch run again (a stale run of a job whose commit is
 recorded) changes nothing: the effect guard.
 
-Marked ``e2e``: one emulator and one deployment for the file.
+Marked ``e2e``: the examples' emulator (tests/examples/conftest.py), this example's stack deployed once.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import pytest
 from constructs_fifo.client import JobMessage, JobOutcomes, JobProducer, JobStatus
 from constructs_fifo.stacks.deployed import resolve_queue
 
-from .conftest import EXAMPLES, DeployedExample, deployed_example, load_job_module
+from .conftest import EXAMPLES, Deployment, Emulator, deployed_example, load_job_module
 
 pytestmark = pytest.mark.e2e
 
@@ -71,14 +71,13 @@ class Worker:
 
 
 @pytest.fixture(scope="module")
-def example() -> Iterator[DeployedExample]:
+def example(examples_emulator: Emulator) -> Deployment:
     image = {"AGENT_WORKSPACE_IMAGE": "public.ecr.aws/docker/library/python:3.12-slim"}
-    with deployed_example("agent_workspace", STACK, app_environment=image) as deployed:
-        yield deployed
+    return deployed_example(examples_emulator, "agent_workspace", STACK, app_environment=image)
 
 
 @pytest.fixture
-def workers(example: DeployedExample) -> Iterator[list[Worker]]:
+def workers(example: Deployment) -> Iterator[list[Worker]]:
     started: list[Worker] = []
     yield started
     for worker in started:
@@ -87,7 +86,7 @@ def workers(example: DeployedExample) -> Iterator[list[Worker]]:
             worker.process.wait(timeout=10)
 
 
-def _start(example: DeployedExample, tmp_path: Path, name: str) -> Worker:
+def _start(example: Deployment, tmp_path: Path, name: str) -> Worker:
     log = tmp_path / f"{name}.log"
     command = [
         sys.executable, "-m", "constructs_fifo.cli", "worker",
@@ -115,7 +114,7 @@ def _pipeline(run: str, workspace: str) -> list[JobMessage]:
 
 
 def test_workspace_pipelines_survive_a_killed_worker_and_commit_once(
-    example: DeployedExample, workers: list[Worker], tmp_path: Path
+    example: Deployment, workers: list[Worker], tmp_path: Path
 ) -> None:
     # GIVEN the deployed example and a pipeline for each of four workspaces (one whose patch fails tests)
     started = time.monotonic()
