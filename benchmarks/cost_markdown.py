@@ -187,13 +187,13 @@ def _control_lines(rows: list[Row]) -> list[str]:
         per, _, calls = first.note.partition("; ")
         values = []
         for measure, _unit, _pick in CONTROL_MEASURES:
-            row = cells.get(measure)
-            if row is None:
+            cell = cells.get(measure)
+            if cell is None:
                 values.append("")
                 continue
-            base = "" if row.baseline_value is None else f" ({row.number(row.baseline_value)})"
-            goal = "" if row.target is None else f", {row.target.text}: {row.shown_met}"
-            values.append(row.shown_value + base + goal)
+            base = "" if cell.baseline_value is None else f" ({cell.number(cell.baseline_value)})"
+            goal = "" if cell.target is None else f", {cell.target.text}: {cell.shown_met}"
+            values.append(cell.shown_value + base + goal)
         lines.append("| " + " | ".join([case, subject, per.split(",")[0], *values, calls]) + " |")
     return [*lines, "", CONTROLS]
 
