@@ -5,9 +5,9 @@ app is deployed with ``constructs-fifo deploy`` (the real CDK CLI). Every test t
 deployment with its own seed, so workspaces and job ids never collide.
 
 Several files run the sample's claim-mode ``Notifications`` queue (PARK, the notifier): its deployed
-queue, its client and its local event source mapping are fixtures here (one of each per module), and
-:func:`drain` / :func:`draining_in_background` drain it as ``constructs-fifo drain`` or a live mapping
-would.
+queue, its client and its local event source mapping are fixtures here (the mapping started once for the
+session), and :func:`drain` / :func:`draining_in_background` drain it as ``constructs-fifo drain`` or a
+live mapping would.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def deployment() -> Iterator[Deployment]:
         yield deploy(emulator)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def notifications(deployment: Deployment) -> DeployedQueue:
     """The sample's claim-mode ``Notifications`` queue, as deployed (claim mode, PARK)."""
     queue = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
@@ -74,9 +74,10 @@ def queue(deployment: Deployment) -> QueueClient:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runner(deployment: Deployment, notifications: DeployedQueue) -> Iterator[EventSourceRunner]:
-    """The ``Notifications`` queue's local event source mapping; its workers stay warm between drains."""
+    """The ``Notifications`` queue's local event source mapping, for every file that drains it: its
+    workers stay warm between drains (a drain clears a stop asked after the one before it)."""
     with EventSourceRunner.from_function(
         notifications.function_name, target=deployment.target, queue_arn=notifications.queue_arn
     ) as mapping:
