@@ -98,8 +98,9 @@ demo: setup
 	$(BIN)/constructs-fifo demo --scenario events --report reports/demo-events.json
 
 # One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
-# job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;
-# `BENCH_ARGS="--only 9"` runs figure 9 alone. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# job costs and what the steering controls cost, ~1 minute more): prints the table and writes
+# reports/bench/BENCHMARKS.md and its charts; `BENCH_ARGS="--only 9"` runs figure 9 alone (`--no-controls`
+# leaves its controls out). `make bench BENCH_ARGS="--out ."` refreshes the committed
 # BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)
