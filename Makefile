@@ -57,8 +57,9 @@ typecheck: setup
 	$(BIN)/mypy
 
 # The suite on every core (pytest-xdist; `TEST_WORKERS=0` runs it in one process). Each test file is one
-# unit of work, and tests/e2e, tests/infrastructure and tests/conformance one each (tests/conftest.py says
-# why); units go out in collection order, so tests/e2e, the longest (~6 minutes), starts in the first minute.
+# unit of work, and tests/e2e, tests/examples, tests/infrastructure and tests/conformance one each
+# (tests/conftest.py says why); units go out in collection order, so tests/e2e, the longest (~6 minutes),
+# starts in the first minute.
 TEST_WORKERS ?= auto
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
@@ -97,8 +98,9 @@ demo: setup
 	$(BIN)/constructs-fifo demo --scenario events --report reports/demo-events.json
 
 # One run of every figure (issue 8's eight, ~3-4 minutes on 2 cores, and issue 17's figure 9, what a
-# job costs, ~1 minute more): prints the table and writes reports/bench/BENCHMARKS.md and its charts;
-# `BENCH_ARGS="--only 9"` runs figure 9 alone. `make bench BENCH_ARGS="--out ."` refreshes the committed
+# job costs and what the steering controls cost, ~1 minute more): prints the table and writes
+# reports/bench/BENCHMARKS.md and its charts; `BENCH_ARGS="--only 9"` runs figure 9 alone (`--no-controls`
+# leaves its controls out). `make bench BENCH_ARGS="--out ."` refreshes the committed
 # BENCHMARKS.md and benchmarks.png; `--json` prints the figures for machines; `--help` lists the rest.
 bench: setup
 	$(PY) -m benchmarks $(BENCH_ARGS)

@@ -1,8 +1,10 @@
 """Figure 9 in BENCHMARKS.md: one line per case with every cost, the crossover, the goal, the prices used;
-then a second table of the units, requests and dollars of a redelivery and of duplicates, by case."""
+then a second table of the units, requests and dollars of a redelivery and of duplicates, by case; then
+what the controls cost (:mod:`benchmarks.control_rows`), one line per control and case."""
 
 from __future__ import annotations
 
+from benchmarks.control_rows import CONTROL_MEASURES
 from benchmarks.cost_per_job import (
     DELIVERIES,
     FILLS,
@@ -79,6 +81,11 @@ REDELIVERIES = """- **redelivered**: new jobs that never ran, every record recei
 """
 
 
+def _table_head(header: list[str]) -> list[str]:
+    """A markdown table's header and separator lines."""
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+
+
 def _by_case(rows: list[Row]) -> dict[tuple[str, str], dict[str, Row]]:
     table: dict[tuple[str, str], dict[str, Row]] = {}
     for row in rows:
@@ -112,8 +119,7 @@ def _redelivery_lines(rows: list[Row]) -> list[str]:
     lines = [
         "### Redeliveries and duplicates",
         "",
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
+        *_table_head(header),
     ]
     for (subject, fill), cells in by.items():
         values = [_slash(cells.get(prefix, {}), DELIVERIES) for prefix in wanted]
@@ -142,12 +148,62 @@ def _redelivery_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
+CONTROLS = """- Each case is one group of 10 jobs (one batch of 10) on a queue of its own, played end to end:
+  the producer's send, the control (`JobSteering`), and the runtime (`build_processor`) given the source
+  queue's records in Lambda's FIFO batches until the queue is empty; the hold's second case keeps 1 job,
+  where no batch read is shared. Values are per job the control touches (per kept job for a hold), beside
+  the same consumer's *uncontrolled* jobs (sent and run) measured the same way, which keep figure 1's
+  budget: a queue that never steers pays nothing for the controls.
+- *Calls* are counted by operation and must be moto's, call for call (the same play runs on moto in
+  process); *units* are the in-memory responder's, by DynamoDB's rules, as in the rows above. *SQS* counts
+  what the producer, the control and the runtime send (`send_superseding` sends each job alone; a release
+  sends the group's wake-up message); the mapping's receives and deletes are per batch and not counted.
+- **A cancel** (claim mode): before the job starts, the cancel's `PutItem` and the runtime's refused claim
+  are the job's two writes: it costs what a job that runs costs, and its function never runs. While it
+  runs, the cancel finds the claim (a refused `PutItem`, then its `UpdateItem`), and the runtime's
+  refused completion reads the claim once. State mode: a `GetItem` and an `UpdateItem` of the state item
+  per cancel, then its place closed in the group's commit.
+"""
+
+
+def _control_lines(rows: list[Row]) -> list[str]:
+    """What the controls cost: one line per control, case and consumer, every measure with its baseline."""
+    by: dict[tuple[str, str], dict[str, Row]] = {}
+    for row in rows:
+        for measure, _unit, _pick in CONTROL_MEASURES:
+            if row.measure == measure:
+                by.setdefault((row.case, row.subject), {})[measure] = row
+    if not by:
+        return []
+    units = ("calls/job", "RCU/job", "WCU/job", "SQS req/job")  # CONTROL_MEASURES' units, as shown
+    header = ["control", "consumer", "per", *[f"{unit} (uncontrolled)" for unit in units], "calls"]
+    lines = [
+        "### What the controls cost",
+        "",
+        *_table_head(header),
+    ]
+    for (case, subject), cells in by.items():
+        first = cells[CONTROL_MEASURES[0][0]]
+        per, _, calls = first.note.partition("; ")
+        values = []
+        for measure, _unit, _pick in CONTROL_MEASURES:
+            cell = cells.get(measure)
+            if cell is None:
+                values.append("")
+                continue
+            base = "" if cell.baseline_value is None else f" ({cell.number(cell.baseline_value)})"
+            goal = "" if cell.target is None else f", {cell.target.text}: {cell.shown_met}"
+            values.append(cell.shown_value + base + goal)
+        lines.append("| " + " | ".join([case, subject, per.split(",")[0], *values, calls]) + " |")
+    return [*lines, "", CONTROLS]
+
+
 def _runtime_sqs_line(rows: list[Row]) -> str:
     """What the runtime's own SQS calls were, counted, over every case."""
     called = [
         f"{row.subject} ({row.case}): {row.note.split('(counted: ', 1)[1].rstrip(')')}"
         for row in rows
-        if row.unit == "requests/job" and "(counted: " in row.note
+        if row.unit == "requests/job" and "(counted: " in row.note and not row.measure.startswith("control:")
     ]
     if not called:
         return (
@@ -175,8 +231,7 @@ def cost_section(results: Results, chart: str = CAPACITY_CHART_NAME) -> list[str
         "",
         f"![Figure 9: DynamoDB write units per job against state size]({chart})",
         "",
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
+        *_table_head(header),
     ]
     for fill in FILLS:
         for (subject, case), cells in _by_case(rows).items():
@@ -194,7 +249,7 @@ def cost_section(results: Results, chart: str = CAPACITY_CHART_NAME) -> list[str
         if row.subject == "state" and row.unit == "KB":
             value = "n/a" if row.value is None else f"{row.value:,.1f} KB"
             lines.append(f"- **{row.measure}** ({row.case}): {value} ({row.note}).")
-    lines += [_runtime_sqs_line(rows), "", *_redelivery_lines(rows)]
+    lines += [_runtime_sqs_line(rows), "", *_redelivery_lines(rows), *_control_lines(rows)]
     lines += [
         "Prices (on-demand, no free tier; `benchmarks/prices.py`):",
         "",

@@ -1,15 +1,17 @@
 """The small part of DynamoDB's expression language the in-memory responder evaluates.
 
-Condition expressions: ``attribute_exists(p)``, ``attribute_not_exists(p)``, comparisons ``= <> < <= >
->=`` between paths and ``:values``, ``AND``, ``OR``, ``NOT`` and parentheses (DynamoDB's precedence:
-comparisons, then NOT, AND, OR). Update expressions: ``SET p = operand`` where an operand is a value, a
-path, ``if_not_exists(p, operand)`` or ``a + b`` / ``a - b`` on numbers; ``REMOVE p``; ``ADD p :n`` on
-numbers. Key condition expressions of a Query: ``pk = :v``, optionally ``AND`` one sort-key comparison.
+Condition expressions: ``attribute_exists(p)``, ``attribute_not_exists(p)``, ``begins_with(p, :v)`` (on
+strings), comparisons ``= <> < <= > >=`` between paths and ``:values``, ``AND``, ``OR``, ``NOT`` and
+parentheses (DynamoDB's precedence: comparisons, then NOT, AND, OR). Update expressions: ``SET p =
+operand`` where an operand is a value, a path, ``if_not_exists(p, operand)`` or ``a + b`` / ``a - b`` on
+numbers; ``REMOVE p``; ``ADD p :n`` on numbers. Key condition expressions of a Query: ``pk = :v``,
+optionally ``AND`` one sort-key comparison (``begins_with`` included).
 
 Paths are top-level attributes only (``#name`` placeholders or plain names); a nested path, a list
 index or any other function raises :class:`UnsupportedExpressionError` naming it, so the benchmark stops
 instead of answering wrongly. That covers everything the claim runtime and Powertools' DynamoDB
-persistence layer send (checked against their requests), and a version-conditioned state write.
+persistence layer send (checked against their requests), a version-conditioned state write, and the
+steering controls' reads of a group's kept records.
 Parsed expressions are cached by their text.
 """
 
@@ -110,6 +112,14 @@ class _Parser:
             self.take(")")
             exists = token == "attribute_exists"
             return lambda i, n, v: (_name(path, n) in i) is exists
+        if token == "begins_with":
+            self.take()
+            self.take("(")
+            path = self.path()
+            self.take(",")
+            prefix = self.operand()
+            self.take(")")
+            return lambda i, n, v: _begins_with(i.get(_name(path, n)), prefix(i, n, v))
         left = self.operand()
         comparator = self.take()
         if comparator not in _COMPARATORS:
@@ -161,6 +171,14 @@ def _either(first: _Eval, second: _Eval) -> _Eval:
 
 def _both(first: _Eval, second: _Eval) -> _Eval:
     return lambda i, n, v: bool(first(i, n, v)) and bool(second(i, n, v))
+
+
+def _begins_with(value: dict[str, Any] | None, prefix: dict[str, Any] | None) -> bool:
+    if value is None or prefix is None:
+        return False
+    if "S" not in value or "S" not in prefix:
+        raise UnsupportedExpressionError(f"begins_with on {sorted(value)} values is not modelled")
+    return str(value["S"]).startswith(str(prefix["S"]))
 
 
 def _name(path: str, names: Names) -> str:

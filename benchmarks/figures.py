@@ -6,7 +6,8 @@ median of ``cpu_repeats`` runs, each interleaving the consumers batch by batch) 
 responder with a delay per DynamoDB call (figure 3).
 The call counts of the responder runs must equal moto's, a check of the responder's fidelity. Figures 5
 to 10 come from their own modules (figure 9, what a job costs: :mod:`benchmarks.cost_per_job`; figure
-10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`; figure 11, container workers:
+10, what waiting for an outcome costs: :mod:`benchmarks.outcome_reads`; figure 9's controls:
+:mod:`benchmarks.control_costs`; figure 11, container workers:
 :mod:`benchmarks.container_workers`). Progress
 goes to stderr, so ``--json`` output stays clean.
 """
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from benchmarks.cold_start import OURS_IMPORT, import_seconds
 from benchmarks.consumers import BASELINE, CONSUMERS, ConsumerSpec
+from benchmarks.control_rows import control_rows
 from benchmarks.cost_per_job import (
     DELIVERIES,
     FILLS,
@@ -66,6 +68,7 @@ class Settings:
     cost_jobs: int = 200  # measured new jobs per case of figure 9; 0 skips it
     cost_warmup: int = 110  # unmeasured jobs per group first (state mode remembers 100 job ids today)
     worker_jobs: int = 320  # jobs per slot count of figure 11; 0 skips its slot runs
+    controls: bool = True  # figure 9's controls (cancel, hold + release, supersede, run first)
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 
@@ -462,6 +465,9 @@ def run(settings: Settings, command: str) -> Results:
             results.rows += rows(settings)
     if 9 in wanted:
         results.rows += _cost_rows(settings, results.problems)
+        if settings.controls:
+            _progress("controls: cancel, hold + release, supersede, run first (figure 9)")
+            results.rows += control_rows(results.problems)
     if 11 in wanted:
         _progress("container workers: heartbeats, CPU against Lambda, slots, dollars (figure 11)")
         results.rows += worker_rows(

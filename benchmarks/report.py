@@ -95,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
         help="figure 9: unmeasured jobs per group before the measured ones (default %(default)s)",
     )
     add(
+        "--no-controls",
+        action="store_true",
+        help="figure 9: leave out what the controls cost (cancel, hold + release, supersede, run first)",
+    )
+    add(
         "--worker-jobs",
         type=int,
         default=defaults.worker_jobs,
@@ -171,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         cost_jobs=args.cost_jobs,
         cost_warmup=args.cost_warmup,
         worker_jobs=args.worker_jobs,
+        controls=not args.no_controls,
         only=tuple(args.only),
     )
     command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])

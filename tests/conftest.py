@@ -75,9 +75,10 @@ def ctrl_c_raises() -> Iterator[None]:
 
 #: The directories whose tests run on one worker, in collection order, under ``--dist loadfile``: their
 #: session fixtures are costly or shared. tests/e2e starts one emulator and one CDK deploy for all its files,
-#: and its deploys (the session's and the demo's) write the repository's cdk.out; tests/infrastructure
-#: synthesizes the sample's stacks once; tests/conformance starts one emulator.
-ONE_WORKER_DIRECTORIES = ("tests/e2e/", "tests/infrastructure/", "tests/conformance/")
+#: and its deploys (the session's and the demo's) write the repository's cdk.out; tests/examples starts one
+#: emulator for the examples it deploys; tests/infrastructure synthesizes the sample's stacks once;
+#: tests/conformance starts one emulator.
+ONE_WORKER_DIRECTORIES = ("tests/e2e/", "tests/examples/", "tests/infrastructure/", "tests/conformance/")
 
 
 @pytest.hookimpl(optionalhook=True)

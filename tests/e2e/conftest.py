@@ -3,26 +3,42 @@
 The emulator is started the way a user starts it, ``constructs-fifo local serve``, and the sample
 app is deployed with ``constructs-fifo deploy`` (the real CDK CLI). Every test then reuses that
 deployment with its own seed, so workspaces and job ids never collide.
+
+Several files run the sample's claim-mode ``Notifications`` queue (PARK, the notifier): its deployed
+queue, its client and its local event source mapping are fixtures here (the mapping started once for the
+session), and :func:`drain` / :func:`draining_in_background` drain it as ``constructs-fifo drain`` or a
+live mapping would.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from support.served import REGION, ROOT, Deployment, deploy, serve
 
-from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
-from constructs_fifo.stacks.aws import AwsTarget, free_port
+from constructs_fifo.client import QueueClient
+from constructs_fifo.demo.sample_app import NOTIFICATION_QUEUE, STACK_NAME
+from constructs_fifo.local.event_source.reports import DrainStats
+from constructs_fifo.local.event_source.runner import EventSourceRunner
+from constructs_fifo.stacks.deployed import DeployedQueue, resolve_queue
 
-ROOT = Path(__file__).resolve().parents[2]
-REGION = "us-east-1"
+__all__ = [
+    "REGION",
+    "ROOT",
+    "BackgroundDrain",
+    "Deployment",
+    "deployment",
+    "drain",
+    "draining_in_background",
+    "notifications",
+    "queue",
+    "runner",
+]
+
 #: What a deploy leaves behind (the CDK's assets hold copies of the package): never collected, or a second
 #: run of these tests fails at collection with --doctest-modules.
 collect_ignore_glob = ["*/cdk.out/*"]
@@ -31,74 +47,71 @@ collect_ignore_glob = ["*/cdk.out/*"]
 collect_ignore = ["naive_consumer.py"]
 
 
-@dataclass(frozen=True)
-class Deployment:
-    """The session's emulator and the sample stack's outputs."""
-
-    endpoint_url: str
-    outputs: dict[str, str]
-    serve_seconds: float
-    deploy_seconds: float
-
-    @property
-    def target(self) -> AwsTarget:
-        """The emulator, with fake credentials."""
-        return AwsTarget(self.endpoint_url, REGION, fake_credentials=True)
-
-
-def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        endpoint = endpoint_from_ready_line(line)
-        if endpoint is not None:
-            return endpoint
-    raise RuntimeError(f"`constructs-fifo local serve` did not report ready: {''.join(seen)[-2000:]}")
-
-
 @pytest.fixture(scope="session")
 def deployment() -> Iterator[Deployment]:
     """``constructs-fifo local serve`` + ``constructs-fifo deploy``, once per session."""
-    port = free_port()
-    env = AwsTarget(None, REGION, fake_credentials=True).child_environment()
-    started = time.perf_counter()
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        cwd=ROOT,
+    with serve() as emulator:
+        yield deploy(emulator)
+
+
+@pytest.fixture(scope="session")
+def notifications(deployment: Deployment) -> DeployedQueue:
+    """The sample's claim-mode ``Notifications`` queue, as deployed (claim mode, PARK)."""
+    queue = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
+    assert queue.claim_table is not None and queue.group_table is not None  # claim mode, PARK
+    return queue
+
+
+@pytest.fixture(scope="module")
+def queue(deployment: Deployment) -> QueueClient:
+    """The ``Notifications`` queue's client, found by the stack's and the queue's names (the outputs)."""
+    return QueueClient.from_stack(
+        STACK_NAME,
+        NOTIFICATION_QUEUE,
+        cloudformation=deployment.target.client("cloudformation"),
+        sqs=deployment.target.client("sqs"),
+        dynamodb=deployment.target.client("dynamodb"),
     )
+
+
+@pytest.fixture(scope="session")
+def runner(deployment: Deployment, notifications: DeployedQueue) -> Iterator[EventSourceRunner]:
+    """The ``Notifications`` queue's local event source mapping, for every file that drains it: its
+    workers stay warm between drains (a drain clears a stop asked after the one before it)."""
+    with EventSourceRunner.from_function(
+        notifications.function_name, target=deployment.target, queue_arn=notifications.queue_arn
+    ) as mapping:
+        yield mapping
+
+
+def drain(runner: EventSourceRunner, limit_seconds: float) -> DrainStats:
+    """Drain the queue until it is empty, as ``constructs-fifo drain`` does; it must end by itself."""
+    stats = runner.drain(until_empty=True, for_seconds=limit_seconds)
+    assert stats.stopped is None, stats.stopped
+    return stats
+
+
+@dataclass
+class BackgroundDrain:
+    """A mapping draining in a background thread, as a live event source mapping would."""
+
+    runner: EventSourceRunner
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        """Stop the drain and wait for its thread (safe to call again)."""
+        while self.thread.is_alive():  # a stop asked before the drain began is cleared by it: ask again
+            self.runner.stop()
+            self.thread.join(timeout=0.5)
+
+
+@contextmanager
+def draining_in_background(runner: EventSourceRunner, for_seconds: float) -> Iterator[BackgroundDrain]:
+    """``runner`` draining (waiting for work, not until empty) at most ``for_seconds``; stopped on exit."""
+    thread = threading.Thread(target=runner.drain, kwargs={"until_empty": False, "for_seconds": for_seconds})
+    thread.start()
+    background = BackgroundDrain(runner, thread)
     try:
-        endpoint = _wait_ready(serve, timeout=60)
-        serve_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        deployed = subprocess.run(
-            [sys.executable, "-m", "constructs_fifo.cli", "deploy", "--endpoint-url", endpoint],
-            capture_output=True,
-            text=True,
-            env={**env, "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{env.get('PATH', '')}"},
-            cwd=ROOT,
-            timeout=600,
-            check=False,
-        )
-        assert deployed.returncode == 0, deployed.stderr[-3000:]
-        yield Deployment(
-            endpoint_url=endpoint,
-            outputs=json.loads(deployed.stdout),
-            serve_seconds=serve_seconds,
-            deploy_seconds=time.perf_counter() - started,
-        )
+        yield background
     finally:
-        serve.terminate()
-        try:
-            serve.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait(timeout=10)
+        background.stop()

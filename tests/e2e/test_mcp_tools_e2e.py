@@ -15,10 +15,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,15 +26,12 @@ import pytest
 
 from constructs_fifo.client import CancelOutcome, JobStatus, QueueClient
 from constructs_fifo.demo.sample_app import (
-    NOTIFICATION_QUEUE,
     NOTIFICATION_TYPE,
-    STACK_NAME,
     notification_result,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.stacks.deployed import resolve_queue
 
-from .conftest import Deployment
+from .conftest import BackgroundDrain, draining_in_background
 
 pytestmark = pytest.mark.e2e
 
@@ -56,45 +51,10 @@ def _server_module() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def queue(deployment: Deployment) -> QueueClient:
-    return QueueClient.from_stack(
-        STACK_NAME,
-        NOTIFICATION_QUEUE,
-        cloudformation=deployment.target.client("cloudformation"),
-        sqs=deployment.target.client("sqs"),
-        dynamodb=deployment.target.client("dynamodb"),
-    )
-
-
-@dataclass
-class Draining:
-    """The queue's mapping, draining in a background thread."""
-
-    runner: EventSourceRunner
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        while self.thread.is_alive():  # a stop asked before the drain began is cleared by it: ask again
-            self.runner.stop()
-            self.thread.join(timeout=0.5)
-
-
-@pytest.fixture(scope="module")
-def draining(deployment: Deployment) -> Iterator[Draining]:
+def draining(runner: EventSourceRunner) -> Iterator[BackgroundDrain]:
     """The queue's mapping draining in a background thread for the module, as a live mapping would."""
-    deployed = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
-    with EventSourceRunner.from_function(
-        deployed.function_name, target=deployment.target, queue_arn=deployed.queue_arn
-    ) as runner:
-        thread = threading.Thread(
-            target=runner.drain, kwargs={"until_empty": False, "for_seconds": 4 * LIMIT_SECONDS}
-        )
-        thread.start()
-        running = Draining(runner, thread)
-        try:
-            yield running
-        finally:
-            running.stop()
+    with draining_in_background(runner, 4 * LIMIT_SECONDS) as background:
+        yield background
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -116,7 +76,7 @@ def _logged_statuses(function_log: str | None, job_ids: set[str]) -> dict[str, s
 
 
 def test_sessions_calls_come_back_in_order_and_cancelled_calls_never_run(
-    queue: QueueClient, draining: Draining
+    queue: QueueClient, draining: BackgroundDrain
 ) -> None:
     from mcp import Client
 

@@ -20,9 +20,7 @@ Each run uses its own workspace ids (the session's queue is shared with the othe
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,18 +36,16 @@ from constructs_fifo.client import (
     QueueClient,
 )
 from constructs_fifo.demo.sample_app import (
-    NOTIFICATION_QUEUE,
     NOTIFICATION_TYPE,
-    STACK_NAME,
     group_of,
     notification_result,
     poison,
 )
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.runtime.constants import DeadReason
-from constructs_fifo.stacks.deployed import DeployedQueue, resolve_queue
+from constructs_fifo.stacks.deployed import DeployedQueue
 
-from .conftest import Deployment
+from .conftest import Deployment, drain, draining_in_background
 
 pytestmark = pytest.mark.e2e
 
@@ -103,35 +99,6 @@ def _jobs(run: str) -> list[JobMessage]:
 
 
 @pytest.fixture(scope="module")
-def notifications(deployment: Deployment) -> DeployedQueue:
-    """The sample's claim-mode queue, as deployed."""
-    queue = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
-    assert queue.claim_table is not None and queue.group_table is not None  # claim mode, PARK
-    return queue
-
-
-@pytest.fixture(scope="module")
-def runner(deployment: Deployment, notifications: DeployedQueue) -> Iterator[EventSourceRunner]:
-    """The queue's local event source mapping; its workers stay warm from one drain to the next."""
-    with EventSourceRunner.from_function(
-        notifications.function_name, target=deployment.target, queue_arn=notifications.queue_arn
-    ) as mapping:
-        yield mapping
-
-
-@pytest.fixture(scope="module")
-def queue(deployment: Deployment) -> QueueClient:
-    """The queue's client, found by the stack's and the queue's names (the stack outputs)."""
-    return QueueClient.from_stack(
-        STACK_NAME,
-        NOTIFICATION_QUEUE,
-        cloudformation=deployment.target.client("cloudformation"),
-        sqs=deployment.target.client("sqs"),
-        dynamodb=deployment.target.client("dynamodb"),
-    )
-
-
-@pytest.fixture(scope="module")
 def outcomes(queue: QueueClient) -> JobOutcomes:
     return queue.outcomes
 
@@ -165,11 +132,6 @@ def _parked_groups(deployment: Deployment, queue: DeployedQueue) -> ParkedGroups
     )
 
 
-def _drain(runner: EventSourceRunner) -> None:
-    stats = runner.drain(until_empty=True, for_seconds=DRAIN_LIMIT_SECONDS)
-    assert stats.stopped is None, stats.stopped
-
-
 def _wait_all(outcomes: JobOutcomes, jobs: list[JobMessage]) -> dict[str, JobOutcome]:
     """Every job's outcome, waited for together (one read request a poll), stopping at parked."""
     return outcomes.wait_many(jobs, WAIT_SECONDS, sent=True, stop_at_parked=True)
@@ -186,7 +148,7 @@ def test_100_jobs_through_the_emulator_succeed_with_results_die_and_park(
     sent = Sent(run, _jobs(run))
     JobProducer(notifications.queue_url, sqs_client=deployment.target.client("sqs")).send_batch(sent.jobs)
     # WHEN the deployed mapping drains the queue, then every job's outcome is waited for
-    _drain(runner)
+    drain(runner, DRAIN_LIMIT_SECONDS)
     seen = _wait_all(outcomes, sent.jobs)
     # THEN 94 succeeded, each with the result its run of the notifier returned
     expected = {job.job_id: JobStatus.SUCCEEDED for job in sent.succeeding}
@@ -219,7 +181,7 @@ def test_100_jobs_through_the_emulator_succeed_with_results_die_and_park(
 
     # WHEN an operator resumes the group skipping the dead job, and the queue drains again
     assert parked.resume(sent.dying.group, skip_dead=True).skipped_job_id == sent.dying.job_id
-    _drain(runner)
+    drain(runner, DRAIN_LIMIT_SECONDS)
     # THEN the five behind it succeeded with their results; the dead job stays dead; no group of the
     # test is parked
     after = _wait_all(outcomes, [sent.dying, *sent.behind])
@@ -237,12 +199,8 @@ def test_send_and_wait_returns_the_result_while_the_mapping_runs(
     queue: QueueClient,
 ) -> None:
     # GIVEN the deployed mapping running in a background thread, as a live event source mapping
-    draining = threading.Thread(
-        target=runner.drain, kwargs={"until_empty": False, "for_seconds": DRAIN_LIMIT_SECONDS}
-    )
-    draining.start()
     job_id = f"ws-oe-{uuid.uuid4().hex[:8]}-call"
-    try:
+    with draining_in_background(runner, DRAIN_LIMIT_SECONDS):
         # WHEN a caller sends a job and waits for its outcome in one call
         outcome = queue.send_and_wait(
             job_id,
@@ -251,10 +209,6 @@ def test_send_and_wait_returns_the_result_while_the_mapping_runs(
             group=group_of(f"ws-oe-{job_id}"),
             timeout_seconds=SEND_AND_WAIT_SECONDS,
         )
-    finally:
-        while draining.is_alive():  # a stop asked before the drain began is cleared by it: ask again
-            runner.stop()
-            draining.join(timeout=0.5)
     # THEN it returns once the job succeeded, with the result the notifier returned
     assert (outcome.status, outcome.result, outcome.attempt) == (
         JobStatus.SUCCEEDED,

@@ -17,7 +17,6 @@ notification for exactly the calls that succeeded. Each run uses its own session
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -30,11 +29,11 @@ from constructs_fifo.client import (
     JobStatus,
     JobSteering,
 )
-from constructs_fifo.demo.sample_app import NOTIFICATION_QUEUE, NOTIFICATION_TYPE, STACK_NAME, group_of
+from constructs_fifo.demo.sample_app import NOTIFICATION_TYPE, group_of
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.stacks.deployed import DeployedQueue, resolve_queue
+from constructs_fifo.stacks.deployed import DeployedQueue
 
-from .conftest import Deployment
+from .conftest import Deployment, drain
 
 pytestmark = pytest.mark.e2e
 
@@ -42,26 +41,6 @@ SESSIONS = 4
 CALLS = 6
 DRAIN_LIMIT_SECONDS = 60.0
 WAIT_SECONDS = 10.0
-
-
-@pytest.fixture(scope="module")
-def notifications(deployment: Deployment) -> DeployedQueue:
-    queue = resolve_queue(STACK_NAME, target=deployment.target, queue=NOTIFICATION_QUEUE)
-    assert queue.claim_table is not None and queue.group_table is not None  # claim mode, PARK
-    return queue
-
-
-@pytest.fixture(scope="module")
-def runner(deployment: Deployment, notifications: DeployedQueue) -> Iterator[EventSourceRunner]:
-    with EventSourceRunner.from_function(
-        notifications.function_name, target=deployment.target, queue_arn=notifications.queue_arn
-    ) as mapping:
-        yield mapping
-
-
-def _drain(runner: EventSourceRunner) -> None:
-    stats = runner.drain(until_empty=True, for_seconds=DRAIN_LIMIT_SECONDS)
-    assert stats.stopped is None, stats.stopped
 
 
 def _calls(run: str, session: int, first: int = 0, count: int = CALLS) -> list[JobMessage]:
@@ -106,11 +85,14 @@ def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_mat
         steering.cancel(call.job_id, group=call.group, reason="notifications/cancelled", by="mcp")
         for call in sessions[1][3:]
     ]
-    _drain(runner)
+    drain(runner, DRAIN_LIMIT_SECONDS)
 
     # THEN session 0 succeeded; session 1's first three succeeded, its last three never ran
     def status(call: JobMessage) -> JobStatus:
-        return outcomes.wait(call.job_id, WAIT_SECONDS, group=call.group, sent=True).status
+        # a default wait goes on through `held` (the job may run after a release) until its timeout;
+        # stopping there reads a held job's status at once, and any other status as the wait gives it
+        seen = outcomes.wait(call.job_id, WAIT_SECONDS, group=call.group, sent=True, stop_at_parked=True)
+        return seen.status
 
     assert [r.outcome for r in cancelled] == [CancelOutcome.NOT_STARTED] * 3
     assert [status(c) for c in sessions[0]] == [JobStatus.SUCCEEDED] * CALLS
@@ -126,7 +108,7 @@ def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_mat
     producer.send_batch(after)
     assert steering.release(groups[2]).outcome is HoldOutcome.RELEASED
     assert steering.release(groups[3]).outcome is HoldOutcome.RELEASED
-    _drain(runner)
+    drain(runner, DRAIN_LIMIT_SECONDS)
 
     # THEN session 2's calls all ran, in the order sent; session 3's kept calls never ran, the call
     # sent after the cancel did; no group of the test is held or parked

@@ -20,18 +20,16 @@ Each run uses its own workspace ids (the session's queue is shared with the othe
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.workers import WorkerProcess, start_worker
 
 from constructs_fifo.client import JobMessage, JobOutcome, JobOutcomes, JobProducer, JobStatus
 from constructs_fifo.demo.sample_app import (
@@ -63,29 +61,6 @@ LIMIT_SECONDS = 150.0
 POLL_SECONDS = 0.5
 
 
-@dataclass
-class WorkerProcess:
-    """One ``constructs-fifo worker`` process and its log (stdout and stderr)."""
-
-    name: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def succeeded(self) -> list[str]:
-        """The job ids this worker logged as SUCCEEDED (one outcome line per run)."""
-        found = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            if not line.startswith("{"):
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("status") == "SUCCEEDED" and "jobId" in entry:
-                found.append(str(entry["jobId"]))
-        return found
-
-
 @pytest.fixture
 def workers(deployment: Deployment, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
     """The started workers; each still running at the end is stopped (SIGTERM, then SIGKILL)."""
@@ -103,33 +78,16 @@ def workers(deployment: Deployment, tmp_path: Path) -> Iterator[list[WorkerProce
 
 
 def _start(deployment: Deployment, tmp_path: Path, name: str, slots: int) -> WorkerProcess:
-    log = tmp_path / f"{name}.log"
-    env = {**deployment.target.child_environment(), "PYTHONUNBUFFERED": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "constructs_fifo.cli",
-        "worker",
-        "--endpoint-url",
-        deployment.endpoint_url,
-        "--stack",
-        STACK_NAME,
-        "--queue",
-        BUILD_QUEUE,
-        "--code-dir",
-        str(ROOT / "lambda"),
-        "--slots",
-        str(slots),
-        "--batch-size",
-        "1",
-        "--wait-time-seconds",
-        "1",
-        "--grace-seconds",
-        str(GRACE_SECONDS),
-    ]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    return WorkerProcess(name, process, log)
+    return start_worker(
+        deployment,
+        tmp_path,
+        name,
+        stack=STACK_NAME,
+        queue=BUILD_QUEUE,
+        code_dir=ROOT / "lambda",
+        slots=slots,
+        grace_seconds=GRACE_SECONDS,
+    )
 
 
 def _outcomes(reader: JobOutcomes, jobs: list[JobMessage]) -> dict[str, JobOutcome]:

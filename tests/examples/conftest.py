@@ -1,31 +1,26 @@
-"""Each example deployed to an emulator of its own, once per test file.
+"""The examples deployed to one emulator, each example's stack once.
 
-The emulator starts as a user starts it (``constructs-fifo local serve``) and the example deploys from
-its own directory with ``constructs-fifo deploy --app-dir examples/<name>`` (the real CDK CLI). A test
-file is one unit of ``make test``'s workers (``--dist loadfile``), so the examples' files run beside the
-rest of the suite, each with its own emulator and port.
+The emulator starts as a user starts it (``constructs-fifo local serve``), once for the directory (a
+session fixture: tests/conftest.py makes tests/examples one unit of ``make test``'s workers, so its
+files share one worker and this emulator), and each example deploys its stack from its own directory
+with ``constructs-fifo deploy --app-dir examples/<name> --stack`` (the real CDK CLI) when its test file
+first asks (:func:`deployed_example`). The examples' stacks and names are their own, so they share the
+emulator as two apps share an account.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
-from constructs_fifo.local.emulator.launch import endpoint_from_ready_line
-from constructs_fifo.stacks.aws import AwsTarget, free_port
+import pytest
+from support.served import ROOT, Deployment, Emulator, deploy, serve
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["EXAMPLES", "Deployment", "Emulator", "deployed_example", "examples_emulator", "load_job_module"]
+
 EXAMPLES = ROOT / "examples"
-REGION = "us-east-1"
 #: What a deploy leaves behind in an example's directory (the assets hold copies of the package).
 collect_ignore_glob = ["*/cdk.out/*"]
 
@@ -50,97 +45,18 @@ def load_job_module(example: str, name: str) -> ModuleType:
     return module
 
 
-@dataclass(frozen=True)
-class DeployedExample:
-    """An example's stack on its emulator: the endpoint, the stack's outputs, how long each step took."""
-
-    app_dir: Path
-    endpoint_url: str
-    outputs: dict[str, str]
-    serve_seconds: float
-    deploy_seconds: float
-
-    @property
-    def target(self) -> AwsTarget:
-        """The emulator, with fake credentials."""
-        return AwsTarget(self.endpoint_url, REGION, fake_credentials=True)
+@pytest.fixture(scope="session")
+def examples_emulator() -> Iterator[Emulator]:
+    """``constructs-fifo local serve``, once for every example deployed in the session."""
+    with serve() as emulator:
+        yield emulator
 
 
-def _wait_ready(process: subprocess.Popen[str], timeout: float) -> str:
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout
-    seen = []
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        endpoint = endpoint_from_ready_line(line)
-        if endpoint is not None:
-            return endpoint
-    raise RuntimeError(f"`constructs-fifo local serve` did not report ready: {''.join(seen)[-2000:]}")
-
-
-@contextmanager
 def deployed_example(
-    name: str, stack: str, *, app_environment: Mapping[str, str] | None = None
-) -> Iterator[DeployedExample]:
-    """``constructs-fifo local serve``, then ``constructs-fifo deploy --app-dir examples/<name> --stack``.
+    emulator: Emulator, name: str, stack: str, *, app_environment: Mapping[str, str] | None = None
+) -> Deployment:
+    """``constructs-fifo deploy --app-dir examples/<name> --stack <stack>`` to ``emulator``.
 
     ``app_environment`` is added to the deploy's environment (the app reads it at synth).
     """
-    app_dir = EXAMPLES / name
-    port = free_port()
-    env = AwsTarget(None, REGION, fake_credentials=True).child_environment()
-    started = time.perf_counter()
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "constructs_fifo.cli", "local", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        cwd=app_dir,
-    )
-    try:
-        endpoint = _wait_ready(serve, timeout=60)
-        serve_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        deployed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "constructs_fifo.cli",
-                "deploy",
-                "--endpoint-url",
-                endpoint,
-                "--app-dir",
-                str(app_dir),
-                "--stack",
-                stack,
-            ],
-            capture_output=True,
-            text=True,
-            env={
-                **env,
-                **(app_environment or {}),
-                "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{env.get('PATH', '')}",
-            },
-            cwd=app_dir,
-            timeout=600,
-            check=False,
-        )
-        assert deployed.returncode == 0, deployed.stderr[-3000:]
-        yield DeployedExample(
-            app_dir=app_dir,
-            endpoint_url=endpoint,
-            outputs=json.loads(deployed.stdout),
-            serve_seconds=serve_seconds,
-            deploy_seconds=time.perf_counter() - started,
-        )
-    finally:
-        serve.terminate()
-        try:
-            serve.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait(timeout=10)
+    return deploy(emulator, app_dir=EXAMPLES / name, stack=stack, app_environment=app_environment)

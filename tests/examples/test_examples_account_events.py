@@ -7,7 +7,7 @@ and ``constructs-fifo drain`` (the local event source mapping running the deploy
 Every account must end in the state its events give in the order they happened, and the run must show
 that the shuffle mattered: some account applied in arrival order would end elsewhere.
 
-Marked ``e2e``: one emulator and one deployment for the file (~40 s of the test's time).
+Marked ``e2e``: the examples' emulator (tests/examples/conftest.py), this example's stack deployed once.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from constructs_fifo.cli import EXIT_OK, main
 from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.stacks.deployed import resolve_queue
 
-from .conftest import DeployedExample, deployed_example, load_job_module
+from .conftest import Deployment, Emulator, deployed_example, load_job_module
 
 pytestmark = pytest.mark.e2e
 
@@ -85,13 +84,12 @@ def _replay(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def example() -> Iterator[DeployedExample]:
-    with deployed_example("account_events", STACK) as deployed:
-        yield deployed
+def example(examples_emulator: Emulator) -> Deployment:
+    return deployed_example(examples_emulator, "account_events", STACK)
 
 
 def test_shuffled_account_events_converge_by_seq(
-    example: DeployedExample, capsys: pytest.CaptureFixture[str]
+    example: Deployment, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the deployed example and each account's events published on its bus in a shuffled order
     started = time.monotonic()

@@ -13,27 +13,24 @@ workspace's ``open_pr`` is dead (no pull request) and its group parked; the jobs
 read what the first one wrote. Last, the first patch run again (a stale run of a job whose commit is
 recorded) changes nothing: the effect guard.
 
-Marked ``e2e``: one emulator and one deployment for the file.
+Marked ``e2e``: the examples' emulator (tests/examples/conftest.py), this example's stack deployed once.
 """
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.workers import WorkerProcess, start_worker
 
 from constructs_fifo.client import JobMessage, JobOutcomes, JobProducer, JobStatus
 from constructs_fifo.stacks.deployed import resolve_queue
 
-from .conftest import EXAMPLES, DeployedExample, deployed_example, load_job_module
+from .conftest import EXAMPLES, Deployment, Emulator, deployed_example, load_job_module
 
 pytestmark = pytest.mark.e2e
 
@@ -54,32 +51,15 @@ FAILING = "ws-f"
 STORE = load_job_module("agent_workspace", "workspace_store")
 
 
-@dataclass
-class Worker:
-    name: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def succeeded(self) -> list[str]:
-        found = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            if line.startswith("{"):
-                entry = json.loads(line)
-                if entry.get("status") == "SUCCEEDED" and "jobId" in entry:
-                    found.append(str(entry["jobId"]))
-        return found
-
-
 @pytest.fixture(scope="module")
-def example() -> Iterator[DeployedExample]:
+def example(examples_emulator: Emulator) -> Deployment:
     image = {"AGENT_WORKSPACE_IMAGE": "public.ecr.aws/docker/library/python:3.12-slim"}
-    with deployed_example("agent_workspace", STACK, app_environment=image) as deployed:
-        yield deployed
+    return deployed_example(examples_emulator, "agent_workspace", STACK, app_environment=image)
 
 
 @pytest.fixture
-def workers(example: DeployedExample) -> Iterator[list[Worker]]:
-    started: list[Worker] = []
+def workers(example: Deployment) -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
     yield started
     for worker in started:
         if worker.process.poll() is None:
@@ -87,18 +67,18 @@ def workers(example: DeployedExample) -> Iterator[list[Worker]]:
             worker.process.wait(timeout=10)
 
 
-def _start(example: DeployedExample, tmp_path: Path, name: str) -> Worker:
-    log = tmp_path / f"{name}.log"
-    command = [
-        sys.executable, "-m", "constructs_fifo.cli", "worker",
-        "--endpoint-url", example.endpoint_url, "--stack", STACK, "--queue", QUEUE,
-        "--code-dir", str(JOBS_DIR), "--slots", "4", "--batch-size", "1", "--wait-time-seconds", "1",
-        "--grace-seconds", str(GRACE_SECONDS), "--log-format", "json",
-    ]  # fmt: skip
-    env = {**example.target.child_environment(), "PYTHONUNBUFFERED": "1"}
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=APP_DIR)
-    return Worker(name, process, log)
+def _start(example: Deployment, tmp_path: Path, name: str) -> WorkerProcess:
+    return start_worker(
+        example,
+        tmp_path,
+        name,
+        stack=STACK,
+        queue=QUEUE,
+        code_dir=JOBS_DIR,
+        slots=4,
+        grace_seconds=GRACE_SECONDS,
+        extra=("--log-format", "json"),
+    )
 
 
 def _pipeline(run: str, workspace: str) -> list[JobMessage]:
@@ -115,7 +95,7 @@ def _pipeline(run: str, workspace: str) -> list[JobMessage]:
 
 
 def test_workspace_pipelines_survive_a_killed_worker_and_commit_once(
-    example: DeployedExample, workers: list[Worker], tmp_path: Path
+    example: Deployment, workers: list[WorkerProcess], tmp_path: Path
 ) -> None:
     # GIVEN the deployed example and a pipeline for each of four workspaces (one whose patch fails tests)
     started = time.monotonic()

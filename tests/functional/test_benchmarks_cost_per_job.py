@@ -26,7 +26,8 @@ from benchmarks.cost_per_job import (
 )
 from constructs_fifo.runtime.exceptions import PermanentJobError
 
-TINY = ["--only", "9", "--cost-jobs", "20", "--cost-warmup", "1"]
+#: Figure 9 at a tiny size, without its controls (tests/functional/test_benchmarks_control_rows.py).
+TINY = ["--only", "9", "--cost-jobs", "20", "--cost-warmup", "1", "--no-controls"]
 
 
 pytestmark = pytest.mark.usefixtures("bench_environment")

@@ -17,7 +17,7 @@ from benchmarks.workload import workload
 
 TINY = [
     "--jobs", "20", "--groups", "2", "--cold-start-runs", "0", "--synth-runs", "0", "--local-jobs", "0",
-    "--cost-jobs", "0", "--worker-jobs", "0",
+    "--cost-jobs", "0", "--no-controls", "--worker-jobs", "0",
 ]  # fmt: skip
 FAST = ["--cpu-repeats", "1", "--producer-repeats", "1", "--sqs-delay-ms", "1", "--ddb-delay-ms", "1"]
 
