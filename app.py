@@ -5,7 +5,8 @@
 - ``Workspaces``, state mode: each agent workspace is a state in the queue's state table, changed by
   the pure transition ``agent_worker.apply_job``;
 - ``Notifications``, claim mode: ``notifier.handle`` records a notification in a table of its own,
-  idempotent by job id (an effect outside the runtime's store);
+  idempotent by job id (an effect outside the runtime's store); paced per ``tenant`` of the payload
+  across its groups (a job naming no tenant, as the demo's, is not paced);
 - ``Builds``, claim mode on container workers (an ECS Fargate service running ``constructs-fifo
   worker``): a workspace's long ``run_tests`` (``builds.run_tests``), longer than the queue's short
   visibility timeout, kept by heartbeats; its result is stored once with its SUCCEEDED claim. The image
@@ -51,7 +52,7 @@ from aws_cdk import aws_lambda as lambda_
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 from constructs import Construct
 
-from constructs_fifo import ContainerConsumer, EventBusIngress, JobMode, OrderedAgentQueue
+from constructs_fifo import ContainerConsumer, EventBusIngress, JobMode, OrderedAgentQueue, Pace
 from constructs_fifo.construct.settings.defaults import RESERVED_CONCURRENCY
 from constructs_fifo.demo.sample_app import (
     ACCOUNT_EVENT_BUS,
@@ -73,6 +74,10 @@ from constructs_fifo.demo.sample_app import (
     ENV_NOTIFICATION_TABLE,
     NOTIFICATION_HANDLER,
     NOTIFICATION_KEY,
+    NOTIFICATION_PACE_BURST,
+    NOTIFICATION_PACE_JOBS,
+    NOTIFICATION_PACE_KEY,
+    NOTIFICATION_PACE_PER_SECONDS,
     NOTIFICATION_QUEUE,
     OUTPUT_NOTIFICATION_CLAIM_TABLE_NAME,
     OUTPUT_NOTIFICATION_DEAD_LETTER_QUEUE_ARN,
@@ -198,6 +203,12 @@ class AgentJobsStack(Stack):
             handler=NOTIFICATION_HANDLER,
             environment={ENV_NOTIFICATION_TABLE: notification_table.table_name},
             reserved_concurrency=reserved_concurrency,
+            pace=Pace(
+                jobs=NOTIFICATION_PACE_JOBS,
+                per=Duration.seconds(NOTIFICATION_PACE_PER_SECONDS),
+                burst=NOTIFICATION_PACE_BURST,
+                key=NOTIFICATION_PACE_KEY,
+            ),
             encryption_key=key,
             table_removal_policy=RemovalPolicy.DESTROY,
         )

@@ -8,7 +8,8 @@ The sample stack ``AgentJobs`` holds four ``OrderedAgentQueue`` constructs:
 - ``Notifications`` (claim mode): ``notify`` jobs, whose effect is outside the runtime's store: the
   notifier records each in a table of its own, idempotent by job id, and counts in ``replays`` a run
   that found it already recorded; it returns :func:`notification_result`, the result a caller
-  waiting on the job reads (``JobOutcomes``);
+  waiting on the job reads (``JobOutcomes``); a job whose payload names a ``tenant`` is paced per
+  tenant across its groups (:data:`NOTIFICATION_PACE_KEY`), a job without one is not;
 - ``Builds`` (claim mode, container workers): a workspace's long ``run_tests`` job, run by
   ``builds.run_tests`` in ``constructs-fifo worker`` processes (ECS tasks when deployed; local
   processes in the demo), longer than the queue's short visibility timeout, kept by heartbeats; its
@@ -67,6 +68,10 @@ __all__ = [
     "NOTIFICATION_DELIVERED",
     "NOTIFICATION_HANDLER",
     "NOTIFICATION_KEY",
+    "NOTIFICATION_PACE_BURST",
+    "NOTIFICATION_PACE_JOBS",
+    "NOTIFICATION_PACE_KEY",
+    "NOTIFICATION_PACE_PER_SECONDS",
     "NOTIFICATION_QUEUE",
     "NOTIFICATION_TYPE",
     "OUTPUTS",
@@ -105,6 +110,14 @@ STACK_NAME: Final = "AgentJobs"
 WORKSPACE_QUEUE: Final = "Workspaces"
 #: Construct id of the claim-mode queue whose jobs record notifications.
 NOTIFICATION_QUEUE: Final = "Notifications"
+#: The notification queue's pace (``pace=Pace(...)``): at most ``NOTIFICATION_PACE_JOBS`` notifications per
+#: ``NOTIFICATION_PACE_PER_SECONDS`` (``NOTIFICATION_PACE_BURST`` at once) for each value of the payload's
+#: ``tenant``, across the tenant's groups, as a chat API's per-tenant rate limit asks. The demo's jobs name
+#: no tenant, so they are never paced; a job that names one is (the steering end-to-end test's).
+NOTIFICATION_PACE_KEY: Final = "body:payload.tenant"
+NOTIFICATION_PACE_JOBS: Final = 2
+NOTIFICATION_PACE_PER_SECONDS: Final = 1
+NOTIFICATION_PACE_BURST: Final = 2
 #: The workspace queue's job function: the transition ``apply_job(job, state) -> next_state``.
 WORKSPACE_HANDLER: Final = "agent_worker.apply_job"
 #: The notification queue's job function: ``handle(job, context)``.
