@@ -21,13 +21,14 @@ from constructs_fifo.ops.target import OpsQueue
 __all__ = ["default_by", "plan_cancel", "steering_of"]
 
 
-def default_by() -> str:
-    """Who cancels when ``--by`` is not given: the operator's user and host, as ``jobs show`` shows."""
+def default_by(command: str) -> str:
+    """Who acts when ``--by`` is not given: the operator's user and host, and the ``command`` they ran
+    (``"groups hold"``), as ``jobs show`` and ``pace show`` show it."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no user name in a container: the host still says where it came from
         user = "unknown"
-    return f"{user}@{socket.gethostname()} (constructs-fifo jobs cancel)"
+    return f"{user}@{socket.gethostname()} (constructs-fifo {command})"
 
 
 def steering_of(ops: OpsQueue) -> JobSteering:

@@ -15,6 +15,7 @@ from constructs_fifo.cli.operations.jobs import EXIT_NOT_SETTLED
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.steering.pace import PaceLimit
 
 from ...ops_world import World, world
 from ...runtime_harness import TABLE_NAME
@@ -319,3 +320,30 @@ def test_pace_set_show_and_clear_the_override_the_consumers_read(ops: World) -> 
     assert bad_code != 0 and ops.cli_json("pace", "show")["override"]["jobs"] == 60
     assert ops.cli("pace", "set", "--clear", "--yes")[0] == 0
     assert ops.cli_json("pace", "show")["override"] is None
+
+
+def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_command() -> None:
+    # GIVEN a queue the construct paces (2 jobs a minute per tenant), and one it does not
+    limit = PaceLimit(jobs=2, period_seconds=60, burst=2, key="body:payload.tenant")
+    for paced in world(claim_mode=True, pace=limit.to_env()):
+        # WHEN pace show runs THEN it names the construct's pace, key included
+        shown = paced.cli_json("pace", "show")
+        assert shown["construct"] == {
+            "jobs": 2,
+            "periodSeconds": 60,
+            "burst": 2,
+            "key": "body:payload.tenant",
+        }
+        assert "2 jobs per 60 s, bursts of 2, key body:payload.tenant" in paced.cli("pace", "show")[1]
+        # WHEN an override is set without --by THEN who set it names pace set (not another command),
+        # and the text shows when as a time, not epoch milliseconds
+        assert paced.cli("pace", "set", "--jobs", "3", "--per", "60", "--yes")[0] == 0
+        assert paced.cli_json("pace", "show")["override"]["updatedBy"].endswith("(constructs-fifo pace set)")
+        text = paced.cli("pace", "show")[1]
+        assert re.search(r"updated at: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", text), text
+        # AND --clear with numbers is refused, the override unchanged
+        code, _ = paced.cli("pace", "set", "--clear", "--jobs", "5", "--yes")
+        assert code != 0 and paced.cli_json("pace", "show")["override"]["jobs"] == 3
+    for unpaced in world(claim_mode=False):
+        assert unpaced.cli_json("pace", "show")["construct"] is None
+        assert "not paced" in unpaced.cli("pace", "show")[1]
