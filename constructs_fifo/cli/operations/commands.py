@@ -313,31 +313,9 @@ def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
         return {**document, "state": _users(document["state"])}
     out = Output()
     dead = document["dead"] or {}
-    malformed = bool(dead) and not dead.get("jobId")
     kept = document["kept"]
-    out.pairs(
-        f"group {args.group} of {ops.label}",
-        [
-            ("status", document["status"]),
-            (
-                "dead job",
-                f"none: message {dead.get('messageId')} has a malformed body (no job id)"
-                if malformed
-                else dead.get("jobId"),
-            ),
-            ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
-            ("reason", dead.get("reason")),
-            ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
-            ("attempts", dead.get("attempts")),
-            ("parked at", when(dead.get("at"), now_ms=ops.now_ms())),
-            (
-                "kept jobs",
-                f"{document['keptTotal']} (the first {len(kept)} below)"
-                if document["keptTotal"] > len(kept)
-                else document["keptTotal"],
-            ),
-        ],
-    )
+    rows = [("status", document["status"]), *_stop_rows(dead, ops), _kept_row(document, kept)]
+    out.pairs(f"group {args.group} of {ops.label}", rows)
     if kept:
         state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
         out.rows(
@@ -364,6 +342,35 @@ def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
     for note in document["notes"]:
         out.line(f"note: {note}")
     return None
+
+
+def _stop_rows(dead: dict[str, Any], ops: OpsQueue) -> list[tuple[str, object]]:
+    """What stopped the group: an operator's hold (no message: who, why, when), or a dead job."""
+    if dead and not dead.get("jobId") and not dead.get("messageId"):  # a steering header: a hold
+        return [
+            ("held by", dead.get("errorType")),
+            ("reason", dead.get("error")),
+            ("held at", when(dead.get("at"), now_ms=ops.now_ms())),
+        ]
+    malformed = bool(dead) and not dead.get("jobId")
+    return [
+        (
+            "dead job",
+            f"none: message {dead.get('messageId')} has a malformed body (no job id)"
+            if malformed
+            else dead.get("jobId"),
+        ),
+        ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
+        ("reason", dead.get("reason")),
+        ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
+        ("attempts", dead.get("attempts")),
+        ("parked at", when(dead.get("at"), now_ms=ops.now_ms())),
+    ]
+
+
+def _kept_row(document: dict[str, Any], kept: list[Any]) -> tuple[str, object]:
+    total = document["keptTotal"]
+    return ("kept jobs", f"{total} (the first {len(kept)} below)" if total > len(kept) else total)
 
 
 def cancel_job(args: argparse.Namespace) -> int:

@@ -200,6 +200,10 @@ def test_groups_hold_keeps_the_group_shows_it_held_and_release_runs_it_in_order(
     queue = ops.cli_json("status")["queues"][0]
     assert [held["group"] for held in queue["heldGroups"]] == ["ws#1"]
     assert queue["parkedGroups"] == []
+    # AND groups show says who held it, why and when, not a dead job with a malformed body
+    shown = ops.cli("groups", "show", "ws#1")[1]
+    assert "held by:" in shown and "reason: incident 42" in shown and "held at:" in shown
+    assert "has a malformed body" not in shown and not re.search(r"^dead job:", shown, re.MULTILINE)
     # WHEN released
     assert ops.cli("groups", "release", "ws#1", "--yes")[0] == 0
     ops.drain()
