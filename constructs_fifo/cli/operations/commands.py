@@ -603,7 +603,7 @@ def _show_pace(args: argparse.Namespace, ops: OpsQueue) -> Any:
     else:
         rows = [("construct's pace", "unknown (the consumer's environment was not read)")]
     if override is None:
-        rows.append(("override", "none: the construct's pace applies"))
+        rows.append(("override", "none" if construct is None else "none: the construct's pace applies"))
     else:
         rows.append(("override", _limit_text(override)))
         rows += [("updated at", when(override.get("updated_at"))), ("updated by", override.get("updated_by"))]
