@@ -348,6 +348,8 @@ def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_com
         # AND --clear with numbers is refused, the override unchanged
         code, _ = paced.cli("pace", "set", "--clear", "--jobs", "5", "--yes")
         assert code != 0 and paced.cli_json("pace", "show")["override"]["jobs"] == 3
+        # AND a job not recorded yet on a paced queue reads unknown with a note that it may wait for a token
+        assert "waiting for its pace key's token" in paced.cli("jobs", "show", "nope", "--wait", "0")[1]
     for unpaced in world(claim_mode=False):
         assert unpaced.cli_json("pace", "show")["construct"] is None
         text = unpaced.cli("pace", "show")[1]
