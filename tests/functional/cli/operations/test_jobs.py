@@ -61,6 +61,21 @@ def test_jobs_show_of_a_job_never_sent_is_not_settled_and_waits_out_its_time(ops
     assert "unknown" in out and "never sent" in out
 
 
+def test_a_refused_steering_command_names_one_fix_for_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a state-mode stack and a claim-mode one
+    for state in world(claim_mode=False):
+        # WHEN a job is cancelled without --group (state mode needs it)
+        assert state.cli("jobs", "cancel", "a1", "--yes")[0] == EXIT_USAGE
+        # THEN the error says the problem and one fix, the command's flags (not the Python API's)
+        err = capsys.readouterr().err
+        assert err.count("Fix:") == 1 and "--group GROUP" in err and "group=" not in err
+    for claim in world(claim_mode=True):
+        # WHEN a group is cancelled --up-to-seq in claim mode THEN one fix, the command's
+        assert claim.cli("groups", "cancel", "ws#1", "--up-to-seq", "3", "--yes")[0] != 0
+        err = capsys.readouterr().err
+        assert err.count("Fix:") == 1 and "--up-to-seq" in err
+
+
 def test_jobs_show_in_state_mode_without_a_group_names_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
     # GIVEN a state-mode stack; WHEN a job is shown without --group
     for state in world(claim_mode=False):
