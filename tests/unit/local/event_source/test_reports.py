@@ -44,6 +44,6 @@ def test_a_cancelled_superseded_or_paced_job_is_counted_as_such_not_as_a_retry()
     # WHEN a drain counts them
     stats = DrainStats()
     stats.add(outcomes=outcomes_of(statuses))
-    outcomes = stats.as_dict()["outcomes"]
+    outcomes = stats.outcomes
     # THEN the cancelled and superseded jobs are cancelled, the paced one paced (no attempt: not a retry)
     assert (outcomes["cancelled"], outcomes["paced"], outcomes["retried"]) == (2, 1, 1)
