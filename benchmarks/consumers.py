@@ -150,13 +150,16 @@ def quiet_logger(stream: LogCounter | None = None, batch_stream: LogCounter | No
     return _Both("Bench", stream=out)
 
 
-def build_claim(env: ConsumerEnv, *, job: Callable[[Any], None] | None = None) -> BatchFn:
+def build_claim(
+    env: ConsumerEnv, *, job: Callable[[Any], None] | None = None, pace: str | None = None
+) -> BatchFn:
     """Claim mode under CONTINUE, as the entry point builds it (``build_processor``), clients injected.
 
     ``job``: called with each job after its run is counted (it may raise, as a job function does);
-    by default a job does nothing.
+    by default a job does nothing. ``pace``: the queue's pace limit as the construct writes it
+    (``PaceLimit.to_env``); ``None``: not paced.
     """
-    return _claim(env, parks=False, job=job)
+    return _claim(env, parks=False, job=job, pace=pace)
 
 
 def build_claim_park(env: ConsumerEnv) -> BatchFn:
@@ -164,7 +167,9 @@ def build_claim_park(env: ConsumerEnv) -> BatchFn:
     return _claim(env, parks=True)
 
 
-def _claim(env: ConsumerEnv, *, parks: bool, job: Callable[[Any], None] | None = None) -> BatchFn:
+def _claim(
+    env: ConsumerEnv, *, parks: bool, job: Callable[[Any], None] | None = None, pace: str | None = None
+) -> BatchFn:
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
     from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
@@ -181,6 +186,7 @@ def _claim(env: ConsumerEnv, *, parks: bool, job: Callable[[Any], None] | None =
             dead_letter_queue_url=env.queue_url,  # sent to only when ``job`` raises
             on_dead_job=DeadJobPolicy.PARK if parks else DeadJobPolicy.CONTINUE,
             group_table=GROUP_TABLE if parks else None,
+            pace=pace,
         ),
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,
@@ -190,11 +196,11 @@ def _claim(env: ConsumerEnv, *, parks: bool, job: Callable[[Any], None] | None =
     return lambda batch: processor.process({"Records": batch}, env.context)
 
 
-def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
+def build_state(env: ConsumerEnv, *, state_bytes: int = 0, pace: str | None = None) -> BatchFn:
     """State mode (PARK, the default policy): each job is a transition of its group's state.
 
     ``state_bytes``: the state's JSON is padded to about that many bytes (figure 9's state sizes);
-    0 keeps it a few dozen bytes.
+    0 keeps it a few dozen bytes. ``pace``: as :func:`build_claim`'s.
     """
     pad = "x" * max(0, state_bytes - _STATE_JSON_BYTES)
     from constructs_fifo.runtime.constants import JobMode  # noqa: PLC0415
@@ -213,6 +219,7 @@ def build_state(env: ConsumerEnv, *, state_bytes: int = 0) -> BatchFn:
             dead_letter_queue_url=env.queue_url,  # never sent to: no job dies in this workload
             group_table=GROUP_TABLE,
             mode=JobMode.STATE,
+            pace=pace,
         ),
         dynamodb_client=env.dynamodb,
         sqs_client=env.sqs,

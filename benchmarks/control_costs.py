@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.consumer_env import BatchFn, ConsumerEnv, LogCounter
-from benchmarks.consumers import CLAIM_TABLE, CONSUMERS, GROUP_TABLE, build_claim
+from benchmarks.consumers import CLAIM_TABLE, CONSUMERS, GROUP_TABLE, build_claim, build_state
 from benchmarks.counting import CallCounter
 from benchmarks.responder import Responder, TableSpec
 from benchmarks.workload import QUEUE_ARN, QUEUE_URL, REGION, Batch, Record, aws_environment, fifo_batches
@@ -214,6 +214,10 @@ class ControlCase:
     #: How many times the job function must run in the whole play (a check, as figure 9's).
     runs: int
     in_job: InJob | None = None
+    #: The queue's pace limit as the construct writes it (``PaceLimit.to_env``); ``None``: not paced.
+    pace: str | None = None
+    #: How many records the runtime must return to the queue (``batchItemFailures``): a paced one waits.
+    returned: int = 0
 
     @property
     def label(self) -> str:
@@ -284,6 +288,42 @@ def _run_first(bench: ControlBench) -> None:
         bench.deliver()
 
 
+def _pace(jobs: int, period_seconds: int, burst: int) -> str:
+    """A pace limit on each group (the one group of a case is its one value), as the construct writes it."""
+    from constructs_fifo.runtime.steering.pace import KEY_GROUP, PaceLimit  # noqa: PLC0415
+
+    return PaceLimit(jobs=jobs, period_seconds=period_seconds, burst=burst, key=KEY_GROUP).to_env()
+
+
+#: A limit the case's 10 jobs stay under: every job takes its token and runs.
+_PACE_ROOMY = _pace(6_000, 60, 100)
+#: One job a day: a bucket once taken has no token for the day.
+_PACE_SPENT = _pace(1, 86_400, 1)
+
+
+def _paced_waits(bench: ControlBench) -> None:
+    """Another process took the group's token: the batch's first record finds the bucket empty (its
+    refused ``UpdateItem``), and it and every record behind it wait in their places."""
+    from constructs_fifo.runtime.steering.pace_store import (  # noqa: PLC0415
+        claim_table_key,
+        group_table_key,
+        open_pace,
+    )
+
+    state = bench.cost.case.consumer == "state"
+    other = open_pace(
+        _PACE_SPENT,
+        GROUP_TABLE if state else CLAIM_TABLE,
+        bench.env.dynamodb,
+        group_table_key if state else claim_table_key,
+    )
+    assert other is not None
+    other.take(bench.group)  # the other process's run: not this case's
+    bench.send()
+    with bench.measured(JOBS):
+        bench.deliver(batches=1)
+
+
 #: Every case of figure 9's controls, in the order shown. The uncontrolled case of each consumer is the
 #: baseline of its controls.
 CONTROL_CASES: tuple[ControlCase, ...] = (
@@ -296,6 +336,10 @@ CONTROL_CASES: tuple[ControlCase, ...] = (
                 _supersede_runs, JOBS),
     ControlCase("supersede", "a job superseded before it starts (its marker, its read, its cancel)",
                 "claim", "job", _supersede_skipped, JOBS),
+    ControlCase("pace", "a paced job that runs (its token, then its claim)", "claim", "job",
+                _uncontrolled, JOBS, pace=_PACE_ROOMY),
+    ControlCase("pace", "a delivery that waits (the bucket taken by another process)", "claim",
+                "waiting job", _paced_waits, 0, pace=_PACE_SPENT, returned=JOBS),
     ControlCase(UNCONTROLLED, "sent and run", "claim-park", "job", _uncontrolled, JOBS),
     ControlCase("hold + release", f"a group of {JOBS} kept jobs", "claim-park", "kept job",
                 _hold_and_release(JOBS), JOBS),
@@ -306,6 +350,10 @@ CONTROL_CASES: tuple[ControlCase, ...] = (
     ControlCase(UNCONTROLLED, "sent and run", "state", "job", _uncontrolled, JOBS),
     ControlCase("cancel", "before it starts (the cancel and its delivery)", "state", "job",
                 _cancel_before_start, 0),
+    ControlCase("pace", "a paced job that runs (one token per group run and key)", "state", "job",
+                _uncontrolled, JOBS, pace=_PACE_ROOMY),
+    ControlCase("pace", "a delivery that waits (the bucket taken by another process)", "state",
+                "waiting job", _paced_waits, 0, pace=_PACE_SPENT, returned=JOBS),
 )  # fmt: skip
 
 
@@ -334,6 +382,8 @@ def _bench(case: ControlCase, dynamodb: Any, sqs: Any, responder: Responder | No
     in_job = case.in_job
     if in_job is not None:  # claim mode, CONTINUE, with the job's own step
         bench.consumer = build_claim(env, job=lambda job: in_job(bench, job))
+    elif case.pace is not None:  # a paced queue: claim mode (CONTINUE) or state mode
+        bench.consumer = (build_state if case.consumer == "state" else build_claim)(env, pace=case.pace)
     else:
         assert spec.build is not None
         bench.consumer = spec.build(env)

@@ -3,9 +3,9 @@
 Condition expressions: ``attribute_exists(p)``, ``attribute_not_exists(p)``, ``begins_with(p, :v)`` (on
 strings), comparisons ``= <> < <= > >=`` between paths and ``:values``, ``AND``, ``OR``, ``NOT`` and
 parentheses (DynamoDB's precedence: comparisons, then NOT, AND, OR). Update expressions: ``SET p =
-operand`` where an operand is a value, a path, ``if_not_exists(p, operand)`` or ``a + b`` / ``a - b`` on
-numbers; ``REMOVE p``; ``ADD p :n`` on numbers. Key condition expressions of a Query: ``pk = :v``,
-optionally ``AND`` one sort-key comparison (``begins_with`` included).
+operand`` where an operand is a value, a path, ``if_not_exists(p, operand)``, ``list_append(a, b)`` (on
+lists) or ``a + b`` / ``a - b`` on numbers; ``REMOVE p``; ``ADD p :n`` on numbers. Key condition
+expressions of a Query: ``pk = :v``, optionally ``AND`` one sort-key comparison (``begins_with`` included).
 
 Paths are top-level attributes only (``#name`` placeholders or plain names); a nested path, a list
 index or any other function raises :class:`UnsupportedExpressionError` naming it, so the benchmark stops
@@ -150,6 +150,14 @@ class _Parser:
             fallback = self.operand()
             self.take(")")
             return lambda i, n, v: i.get(_name(path, n)) or fallback(i, n, v)
+        if token == "list_append":
+            self.take()
+            self.take("(")
+            first = self.operand()
+            self.take(",")
+            second = self.operand()
+            self.take(")")
+            return lambda i, n, v: _list_append(first(i, n, v), second(i, n, v))
         if self.tokens[self.at + 1 : self.at + 2] == ["("]:
             raise UnsupportedExpressionError(f"function {token!r} is not modelled: {self.text!r}")
         path = self.path()
@@ -163,6 +171,12 @@ class _Parser:
             right = self.operand()
             return lambda i, n, v: _arithmetic(left(i, n, v), sign, right(i, n, v))
         return left
+
+
+def _list_append(first: Any, second: Any) -> dict[str, Any]:
+    if not (isinstance(first, dict) and "L" in first and isinstance(second, dict) and "L" in second):
+        raise UnsupportedExpressionError(f"list_append of {first!r} and {second!r}: both must be lists")
+    return {"L": [*first["L"], *second["L"]]}
 
 
 def _either(first: _Eval, second: _Eval) -> _Eval:

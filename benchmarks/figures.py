@@ -68,7 +68,7 @@ class Settings:
     cost_jobs: int = 200  # measured new jobs per case of figure 9; 0 skips it
     cost_warmup: int = 110  # unmeasured jobs per group first (state mode remembers 100 job ids today)
     worker_jobs: int = 320  # jobs per slot count of figure 11; 0 skips its slot runs
-    controls: bool = True  # figure 9's controls (cancel, hold + release, supersede, run first)
+    controls: bool = True  # figure 9's controls (cancel, hold + release, supersede, run first, pace)
     only: tuple[int, ...] = ()  # figures to run (1-4 run together); empty runs every figure
     consumers: tuple[str, ...] = field(default_factory=lambda: tuple(CONSUMERS))
 
@@ -466,7 +466,7 @@ def run(settings: Settings, command: str) -> Results:
     if 9 in wanted:
         results.rows += _cost_rows(settings, results.problems)
         if settings.controls:
-            _progress("controls: cancel, hold + release, supersede, run first (figure 9)")
+            _progress("controls: cancel, hold + release, supersede, run first, pace (figure 9)")
             results.rows += control_rows(results.problems)
     if 11 in wanted:
         _progress("container workers: heartbeats, CPU against Lambda, slots, dollars (figure 11)")

@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--no-controls",
         action="store_true",
-        help="figure 9: leave out what the controls cost (cancel, hold + release, supersede, run first)",
+        help="figure 9: leave out what the controls cost (cancel, hold + release, supersede, run first,"
+        " pace)",
     )
     add(
         "--worker-jobs",

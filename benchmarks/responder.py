@@ -17,7 +17,8 @@ The model, and where it is simpler than DynamoDB:
 - Operations: PutItem, UpdateItem, GetItem, DeleteItem, BatchGetItem, BatchWriteItem,
   TransactWriteItems (all or nothing, ``TransactionCanceledException`` with cancellation reasons),
   TransactGetItems, and Query on the partition key (one optional sort-key comparison, no filter, no
-  index, no paging). ``ReturnValues`` NONE, ALL_OLD and ALL_NEW.
+  index, no paging). ``ReturnValues`` NONE, ALL_OLD, ALL_NEW and UPDATED_NEW (modelled as the
+  stored attributes the write added or changed).
 - Capacity: every call's read and write units are computed by DynamoDB's rules
   (:mod:`benchmarks.capacity`) from the items before and after it, added to :attr:`Responder.capacity`
   and answered as ``ConsumedCapacity`` when the request asks ``ReturnConsumedCapacity``.
@@ -252,7 +253,10 @@ class Responder:
                 raise _RefusedError("ValidationException", "Item size has exceeded the maximum allowed size")
             self._items[table.name][key] = stored
         units = self.capacity.wrote(operation, old, stored, transactional=self._transactional)
-        returned = {"ALL_OLD": old, "ALL_NEW": stored}.get(params.get("ReturnValues", "NONE"))
+        updated = None if stored is None else {k: v for k, v in stored.items() if (old or {}).get(k) != v}
+        returned = {"ALL_OLD": old, "ALL_NEW": stored, "UPDATED_NEW": updated}.get(
+            params.get("ReturnValues", "NONE")
+        )
         answer = {"Attributes": returned} if returned else {}
         return {**answer, **self._consumed(params, table.name, units)}
 

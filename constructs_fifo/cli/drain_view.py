@@ -20,7 +20,12 @@ import threading
 import time
 from typing import Final, TextIO
 
-from constructs_fifo.local.event_source.reports import GROUPS_PARKED, OUTCOME_NAMES, DrainStats
+from constructs_fifo.local.event_source.reports import (
+    GROUPS_PARKED,
+    OCCASIONAL_OUTCOMES,
+    OUTCOME_NAMES,
+    DrainStats,
+)
 from constructs_fifo.local.event_source.waiting import queue_name
 
 __all__ = ["PREFIX", "REDRAW_SECONDS", "DrainView", "outcome_counts"]
@@ -34,9 +39,9 @@ _ERASE: Final = "\x1b[K"
 
 
 def outcome_counts(stats: DrainStats) -> str:
-    """``12 succeeded, 1 duplicate, 0 retried, 2 dead (1 group parked), 3 kept`` (``buffered`` when there
-    are; the groups a dead job parked beside the dead, when there are)."""
-    shown = [name for name in OUTCOME_NAMES if name != "buffered" or stats.outcomes.get(name)]
+    """``12 succeeded, 1 duplicate, 0 retried, 2 dead (1 group parked), 3 kept`` (``buffered``, ``paced``
+    and ``cancelled`` when there are; the groups a dead job parked beside the dead, when there are)."""
+    shown = [name for name in OUTCOME_NAMES if name not in OCCASIONAL_OUTCOMES or stats.outcomes.get(name)]
     parked = stats.outcomes.get(GROUPS_PARKED, 0)
     beside = {"dead": f" ({parked} group{'' if parked == 1 else 's'} parked)" if parked else ""}
     return ", ".join(f"{stats.outcomes.get(name, 0)} {name}{beside.get(name, '')}" for name in shown)

@@ -60,9 +60,12 @@ def _table(name: str, keys: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
-def stack_template(*, claim_mode: bool) -> dict[str, Any]:
-    """What an OrderedAgentQueue deploys, in the shape ``find_queues`` reads."""
+def stack_template(*, claim_mode: bool, pace: str | None = None) -> dict[str, Any]:
+    """What an OrderedAgentQueue deploys, in the shape ``find_queues`` reads (``pace``: the
+    construct's pace as it writes it into the function's environment)."""
     environment = {"CONSTRUCTS_FIFO_GROUP_TABLE": GROUP_TABLE_NAME}
+    if pace is not None:
+        environment["CONSTRUCTS_FIFO_PACE"] = pace
     resources: dict[str, Any] = {
         "Role": {
             "Type": "AWS::IAM::Role",
@@ -253,15 +256,16 @@ class World:
         }
 
 
-def world(*, claim_mode: bool) -> Iterator[World]:
-    """Yield a :class:`World` inside ``mock_aws`` with the fidelity patches; undone afterwards."""
+def world(*, claim_mode: bool, pace: str | None = None) -> Iterator[World]:
+    """Yield a :class:`World` inside ``mock_aws`` with the fidelity patches; undone afterwards
+    (``pace``: as :func:`stack_template`'s)."""
     already = patches.is_applied()
     patches.apply()
     try:
         with mock_aws():
             cloudformation = boto3.client("cloudformation", region_name=REGION)
             cloudformation.create_stack(
-                StackName=STACK, TemplateBody=json.dumps(stack_template(claim_mode=claim_mode))
+                StackName=STACK, TemplateBody=json.dumps(stack_template(claim_mode=claim_mode, pace=pace))
             )
             sqs = boto3.client("sqs", region_name=REGION)
             dynamodb = boto3.client("dynamodb", region_name=REGION)

@@ -65,19 +65,24 @@ def test_supersede_reads_the_marker_once_per_job_and_a_superseded_job_is_cancell
     # GIVEN / WHEN jobs sent with a key of their own (each runs), and older jobs of keys sent again
     runs = measure_control(_case("supersede", "claim", "a job sent"), on_moto=False)
     skipped = measure_control(_case("supersede", "claim", "a job superseded"))
-    # THEN a job that runs pays its marker (PutItem), the runtime's marker read, its claim and completion
+    # THEN a job that runs pays its marker (UpdateItem), the runtime's marker read, its claim and completion
     assert runs.calls_by_operation == {
-        "PutItem": 20,
+        "PutItem": 10,
         "GetItem": 10,
-        "UpdateItem": 10,
+        "UpdateItem": 20,
         "sqs.SendMessageBatch": 10,
     }
     assert _per_job(runs) == (4.0, 1.0, 3.0)
     # AND a superseded one its marker, the read and the runtime's cancel of it; only the newer jobs ran
-    assert skipped.calls_by_operation == {"PutItem": 20, "GetItem": 10, "sqs.SendMessageBatch": 10}
+    assert skipped.calls_by_operation == {
+        "UpdateItem": 10,
+        "GetItem": 10,
+        "PutItem": 10,
+        "sqs.SendMessageBatch": 10,
+    }
     assert _per_job(skipped) == (3.0, 1.0, 2.0)
     assert skipped.executed == 10
-    assert skipped.moto_calls_by_operation == {"PutItem": 20, "GetItem": 10}
+    assert skipped.moto_calls_by_operation == {"UpdateItem": 10, "GetItem": 10, "PutItem": 10}
 
 
 def test_a_hold_and_release_keeps_and_replays_the_group_its_fixed_part_shared_by_its_kept_jobs() -> None:
@@ -115,3 +120,52 @@ def test_run_first_and_a_state_mode_cancel_run_as_their_rules_say() -> None:
     }
     assert state.executed == 0
     assert state.moto_calls_by_operation == {"GetItem": 10, "UpdateItem": 10, "BatchGetItem": 1, "PutItem": 1}
+
+
+def test_a_paced_job_takes_one_token_write_before_its_claim_and_a_paced_delivery_waits_unrun() -> None:
+    # GIVEN / WHEN a paced claim-mode queue whose 10 jobs of one group are under the limit, and one whose
+    # group's bucket another process emptied (responder, and moto)
+    runs = measure_control(_case("pace", "claim", "a paced job"))
+    waits = measure_control(_case("pace", "claim", "a delivery that waits"))
+    # THEN each job that runs pays its bucket's UpdateItem before its claim and completion (3 calls, 3
+    # write units), and the process reads the override once (one eventually consistent GetItem)
+    assert runs.calls_by_operation == {
+        "GetItem": 1,
+        "UpdateItem": 20,
+        "PutItem": 10,
+        "sqs.SendMessageBatch": 1,
+    }
+    assert _per_job(runs) == (3.1, 0.05, 3.0)
+    assert (runs.executed, runs.failures) == (10, 0)
+    # AND a delivery without a token is the first record's refused UpdateItem (and the override's read):
+    # no claim written, nothing run, the whole batch returned in its order
+    assert waits.calls_by_operation == {"GetItem": 1, "UpdateItem": 1, "sqs.ChangeMessageVisibilityBatch": 1}
+    assert (waits.executed, waits.failures) == (0, 10)
+    # AND moto saw the same calls
+    assert runs.moto_calls_by_operation == {"GetItem": 1, "UpdateItem": 20, "PutItem": 10}
+    assert waits.moto_calls_by_operation == {"GetItem": 1, "UpdateItem": 1}
+
+
+def test_a_paced_state_mode_batch_takes_its_tokens_in_one_write_per_group_run_and_key() -> None:
+    # GIVEN / WHEN a paced state-mode queue: a batch of 10 jobs of one group and key under the limit, and
+    # one whose bucket another process emptied
+    runs = measure_control(_case("pace", "state", "a paced job"))
+    waits = measure_control(_case("pace", "state", "a delivery that waits"), on_moto=False)
+    # THEN the batch's 10 tokens are one UpdateItem beside the batch's read and its one commit
+    assert runs.calls_by_operation == {
+        "BatchGetItem": 1,
+        "GetItem": 1,
+        "UpdateItem": 1,
+        "PutItem": 1,
+        "sqs.SendMessageBatch": 1,
+    }
+    assert runs.executed == 10 and runs.failures == 0
+    assert runs.moto_calls_by_operation == {"BatchGetItem": 1, "GetItem": 1, "UpdateItem": 1, "PutItem": 1}
+    # AND a batch without a token commits nothing: the read, the refused UpdateItem, every record waits
+    assert waits.calls_by_operation == {
+        "BatchGetItem": 1,
+        "GetItem": 1,
+        "UpdateItem": 1,
+        "sqs.ChangeMessageVisibilityBatch": 1,
+    }
+    assert (waits.executed, waits.failures) == (0, 10)

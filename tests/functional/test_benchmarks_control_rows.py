@@ -50,3 +50,15 @@ def test_control_rows_put_each_case_beside_its_uncontrolled_jobs_and_hold_figure
         f"| {cancel} | claim | per job | 2.00 (2.00) | 0.00 (0.00) | 2.00 (2.00) | 0.10 (0.10) |" in markdown
     )
     assert f"| {plain} | claim | per job | 2.00, = 2: yes |" in markdown
+
+
+def test_a_paced_delivery_that_waits_returns_its_records_as_expected_and_is_no_problem() -> None:
+    # GIVEN the pace cases of claim mode (a paced job that runs, a delivery whose records all wait)
+    paced = tuple(c for c in CONTROL_CASES if c.consumer == "claim" and c.control == "pace")
+    problems: list[str] = []
+    # WHEN their rows are measured
+    rows = control_rows(problems, paced)
+    # THEN the waiting records returned to the queue are what the case expects, not a failed run
+    assert problems == []
+    calls = CONTROL_MEASURES[0][0]
+    assert [row.value for row in rows if row.measure == calls] == [pytest.approx(3.1), pytest.approx(0.2)]

@@ -313,31 +313,9 @@ def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
         return {**document, "state": _users(document["state"])}
     out = Output()
     dead = document["dead"] or {}
-    malformed = bool(dead) and not dead.get("jobId")
     kept = document["kept"]
-    out.pairs(
-        f"group {args.group} of {ops.label}",
-        [
-            ("status", document["status"]),
-            (
-                "dead job",
-                f"none: message {dead.get('messageId')} has a malformed body (no job id)"
-                if malformed
-                else dead.get("jobId"),
-            ),
-            ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
-            ("reason", dead.get("reason")),
-            ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
-            ("attempts", dead.get("attempts")),
-            ("parked at", when(dead.get("at"), now_ms=ops.now_ms())),
-            (
-                "kept jobs",
-                f"{document['keptTotal']} (the first {len(kept)} below)"
-                if document["keptTotal"] > len(kept)
-                else document["keptTotal"],
-            ),
-        ],
-    )
+    rows = [("status", document["status"]), *_stop_rows(dead, ops), _kept_row(document, kept)]
+    out.pairs(f"group {args.group} of {ops.label}", rows)
     if kept:
         state_mode = ops.mode == STATE_MODE  # a job's seq orders it in state mode only
         out.rows(
@@ -366,18 +344,47 @@ def _show_group(args: argparse.Namespace, ops: OpsQueue) -> Any:
     return None
 
 
+def _stop_rows(dead: dict[str, Any], ops: OpsQueue) -> list[tuple[str, object]]:
+    """What stopped the group: an operator's hold (no message: who, why, when), or a dead job."""
+    if dead and not dead.get("jobId") and not dead.get("messageId"):  # a steering header: a hold
+        return [
+            ("held by", dead.get("errorType")),
+            ("reason", dead.get("error")),
+            ("held at", when(dead.get("at"), now_ms=ops.now_ms())),
+        ]
+    malformed = bool(dead) and not dead.get("jobId")
+    return [
+        (
+            "dead job",
+            f"none: message {dead.get('messageId')} has a malformed body (no job id)"
+            if malformed
+            else dead.get("jobId"),
+        ),
+        ("type", "unknown (a malformed body)" if malformed else dead.get("jobType")),
+        ("reason", dead.get("reason")),
+        ("error", f"{dead.get('errorType') or ''}: {dead.get('error') or ''}" if dead else None),
+        ("attempts", dead.get("attempts")),
+        ("parked at", when(dead.get("at"), now_ms=ops.now_ms())),
+    ]
+
+
+def _kept_row(document: dict[str, Any], kept: list[Any]) -> tuple[str, object]:
+    total = document["keptTotal"]
+    return ("kept jobs", f"{total} (the first {len(kept)} below)" if total > len(kept) else total)
+
+
 def cancel_job(args: argparse.Namespace) -> int:
     """``jobs cancel JOB`` (:mod:`constructs_fifo.cli.operations.jobs` parses it): the plan of
     :func:`constructs_fifo.ops.steering.jobs.plan_cancel`, shown, confirmed and applied as every change is."""
     ops = _queue(args)
-    by = args.by or default_by()
+    by = args.by or default_by("jobs cancel")
     return _run_plan(
         args, lambda: plan_cancel(ops, args.job, group=args.group, seq=args.seq, reason=args.reason, by=by)
     )
 
 
 def _plan_hold(ops: OpsQueue, args: argparse.Namespace) -> Plan:
-    return holds.plan_hold(ops, args.group, reason=args.reason, by=args.by or default_by())
+    return holds.plan_hold(ops, args.group, reason=args.reason, by=args.by or default_by("groups hold"))
 
 
 def _plan_cancel_group(ops: OpsQueue, args: argparse.Namespace) -> Plan:
@@ -385,7 +392,7 @@ def _plan_cancel_group(ops: OpsQueue, args: argparse.Namespace) -> Plan:
         ops,
         args.group,
         reason=args.reason,
-        by=args.by or default_by(),
+        by=args.by or default_by("groups cancel"),
         running=args.running,
         up_to_seq=args.up_to_seq,
     )
@@ -573,7 +580,7 @@ def _pace(args: argparse.Namespace) -> int:
     if args.ops_command == "show":
         return _read_each(args, _show_pace)
     ops = _queue(args)
-    by = args.by or default_by()
+    by = args.by or default_by("pace set")
     return _run_plan(
         args,
         lambda: plan_set_pace(
@@ -586,12 +593,26 @@ def _show_pace(args: argparse.Namespace, ops: OpsQueue) -> Any:
     shown = show_pace(ops)
     if args.json:
         return shown
-    override = shown["override"]
-    rows = [("override", "none: the construct's pace applies" if override is None else "")]
-    if override is not None:
-        rows = [(name.replace("_", " "), override[name]) for name in override]
+    construct, override = shown["construct"], shown["override"]
+    if construct is None:
+        rows: list[tuple[str, object]] = [
+            ("construct's pace", "none: this queue is not paced (an override has no effect)")
+        ]
+    elif isinstance(construct, dict):
+        rows = [("construct's pace", _limit_text(construct) + f", key {construct['key']}")]
+    else:
+        rows = [("construct's pace", "unknown (the consumer's environment was not read)")]
+    if override is None:
+        rows.append(("override", "none" if construct is None else "none: the construct's pace applies"))
+    else:
+        rows.append(("override", _limit_text(override)))
+        rows += [("updated at", when(override.get("updated_at"))), ("updated by", override.get("updated_by"))]
     Output().pairs(f"pace of {ops.label}", [*rows, ("note", shown["note"])])
     return None
+
+
+def _limit_text(limit: dict[str, Any]) -> str:
+    return f"{limit['jobs']} jobs per {limit['period_seconds']} s, bursts of {limit['burst']}"
 
 
 def _same_target(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:

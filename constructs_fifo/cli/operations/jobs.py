@@ -28,6 +28,7 @@ from constructs_fifo.client.errors import OutcomeQueryError, OutcomeReadError
 from constructs_fifo.client.job_status import JobOutcome, JobStatus
 from constructs_fifo.client.outcomes import JobOutcomes
 from constructs_fifo.ops.errors import OperationError
+from constructs_fifo.runtime.settings.spec import SETTINGS
 from constructs_fifo.stacks.aws import AwsTarget
 from constructs_fifo.stacks.deployed import DeployedQueue, find_queues, select_queue
 from constructs_fifo.stacks.errors import CommandError
@@ -227,7 +228,13 @@ def _mode(queue: DeployedQueue) -> str:
 
 def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) -> None:
     now_ms = int(time.time() * 1000)
-    Output().pairs(f"job {args.job} ({queue.label})", _pairs(_mode(queue), outcome, now_ms=now_ms))
+    out = Output()
+    out.pairs(f"job {args.job} ({queue.label})", _pairs(_mode(queue), outcome, now_ms=now_ms))
+    if outcome.status is JobStatus.UNKNOWN and queue.function_environment.get(SETTINGS["pace"].variable()):
+        out.line(
+            "note: this queue is paced (pace show): a job waiting for its pace key's token is recorded "
+            "only when it runs, so it reads unknown until then"
+        )
 
 
 def _exit(outcome: JobOutcome) -> int:

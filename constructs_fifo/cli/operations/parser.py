@@ -233,8 +233,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
         run_first: "Put a job at the head of a held or parked group (an agent's corrected patch): when "
         "the group is released or resumed it runs first, before the jobs the group keeps." + untouched,
         group_cancel: "Cancel every job of a group sent before the command: none of them runs (state mode: "
-        "is applied; their seqs close). A live group's queued jobs are cancelled as they arrive, up to a "
-        "marker message the command sends through the group; a held or parked group's kept jobs at once "
+        "none is applied; their seqs close). A live group's queued jobs are cancelled as they arrive, up to "
+        "a marker message the command sends through the group; a held or parked group's kept jobs at once "
         "(its dead job is left to groups resume). Jobs sent later run. --running also cancels the job "
         "running now (claim mode); --up-to-seq N only the jobs with a seq at most N (state mode)."
         + untouched,

@@ -23,7 +23,15 @@ from typing import Final
 
 from constructs_fifo.runtime.observability import OutcomeStatus
 
-__all__ = ["GROUPS_PARKED", "OUTCOMES", "OUTCOME_NAMES", "DrainStats", "InvocationReport", "outcomes_of"]
+__all__ = [
+    "GROUPS_PARKED",
+    "OCCASIONAL_OUTCOMES",
+    "OUTCOMES",
+    "OUTCOME_NAMES",
+    "DrainStats",
+    "InvocationReport",
+    "outcomes_of",
+]
 
 #: The outcome a drain counts for each status of the runtime's outcome lines.
 OUTCOMES: Final[Mapping[str, str]] = {
@@ -41,10 +49,16 @@ OUTCOMES: Final[Mapping[str, str]] = {
     OutcomeStatus.DEADLINE.value: "retried",
     OutcomeStatus.ERROR.value: "retried",
     OutcomeStatus.BUFFER_FULL.value: "retried",
-    OutcomeStatus.PACED.value: "retried",  # its pace key had no token: it comes back when one is due
+    # Its pace key had no token: it comes back when one is due, no attempt counted (not a retry).
+    OutcomeStatus.PACED.value: "paced",
+    # Not run, deleted: cancelled, or superseded by a newer job of its key.
+    OutcomeStatus.CANCELLED.value: "cancelled",
+    OutcomeStatus.SUPERSEDED.value: "cancelled",
 }
 #: The outcomes, in the order a drain shows them.
-OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "kept", "buffered")
+OUTCOME_NAMES: Final = ("succeeded", "duplicate", "retried", "dead", "kept", "buffered", "paced", "cancelled")
+#: The outcomes a drain's summary line shows only when some occurred (a queue that never uses them).
+OCCASIONAL_OUTCOMES: Final = frozenset({"buffered", "paced", "cancelled"})
 #: The count, beside the outcomes, of groups a dead job parked (the runtime's ``PARKED`` lines).
 GROUPS_PARKED: Final = "groups_parked"
 
@@ -103,7 +117,9 @@ class DrainStats:
         The jobs' outcomes by :data:`OUTCOME_NAMES`, from the runtime's outcome lines: ``succeeded``,
         ``duplicate``, ``retried`` (left on the queue to run again), ``dead`` (sent to the dead-letter
         queue, or its group parked at it), ``kept`` (kept in a parked group), ``buffered`` (state mode:
-        waiting for its ``seq``); and :data:`GROUPS_PARKED`, the groups a dead job parked (``as_dict``
+        waiting for its ``seq``), ``paced`` (its pace key had no token: left on the queue, no attempt
+        counted), ``cancelled`` (cancelled or superseded: not run, deleted); and :data:`GROUPS_PARKED`,
+        the groups a dead job parked (``as_dict``
         puts it beside the outcomes). Empty for a handler that writes no outcome lines.
     failed_reported:
         Records listed in ``batchItemFailures`` (left on the queue).

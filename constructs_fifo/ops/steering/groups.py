@@ -24,7 +24,7 @@ from constructs_fifo.client.steering import CancelOutcome, HoldOutcome
 from constructs_fifo.client.steering.controls import LIVE
 from constructs_fifo.ops.errors import OperationError, OperationRefusedError
 from constructs_fifo.ops.plan import Plan, PlanStep, command
-from constructs_fifo.ops.steering.jobs import steering_of
+from constructs_fifo.ops.steering.jobs import problem_of, steering_of
 from constructs_fifo.ops.target import OpsQueue
 from constructs_fifo.runtime.dead_jobs.parking import CANCELLING
 
@@ -45,7 +45,7 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
     try:
         preview = steering.hold(group, dry_run=True)
     except SteeringQueryError as exc:
-        raise OperationError(str(exc), "hold a queue under the PARK policy (the default)") from exc
+        raise OperationError(problem_of(exc), "hold a queue under the PARK policy (the default)") from exc
     if preview.outcome is HoldOutcome.PARKED:
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} is parked at a dead job: nothing of it runs already; "
@@ -90,7 +90,7 @@ def plan_release(ops: OpsQueue, group: str) -> Plan:
     try:
         preview = steering.release(group, dry_run=True)
     except SteeringQueryError as exc:
-        raise OperationError(str(exc), "release a group of a queue under the PARK policy") from exc
+        raise OperationError(problem_of(exc), "release a group of a queue under the PARK policy") from exc
     if preview.outcome is HoldOutcome.NOT_HELD:
         raise OperationRefusedError(
             f"group {group!r} of {ops.label} is not held ({preview.detail}); nothing was changed",
@@ -130,7 +130,7 @@ def plan_cancel_group(
             else "cancel a group of a queue under the PARK policy (the default), or cancel single jobs "
             f"({command('jobs', 'cancel', 'JOB')})"
         )
-        raise OperationError(str(exc), fix) from exc
+        raise OperationError(problem_of(exc), fix) from exc
     argv = [
         "groups",
         "cancel",
@@ -230,7 +230,7 @@ def plan_run_first(ops: OpsQueue, group: str, job_file: str) -> Plan:
             report = steering.run_first(job)
         except SteeringQueryError as exc:
             raise OperationRefusedError(
-                str(exc), f"see the group: {command('groups', 'show', group)}"
+                problem_of(exc), f"see the group: {command('groups', 'show', group)}"
             ) from exc
         return f"group {group}: {report.detail}"
 

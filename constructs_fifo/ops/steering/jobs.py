@@ -18,16 +18,23 @@ from constructs_fifo.ops.errors import OperationError, OperationRefusedError
 from constructs_fifo.ops.plan import Plan, PlanStep, command
 from constructs_fifo.ops.target import OpsQueue
 
-__all__ = ["default_by", "plan_cancel", "steering_of"]
+__all__ = ["default_by", "plan_cancel", "problem_of", "steering_of"]
 
 
-def default_by() -> str:
-    """Who cancels when ``--by`` is not given: the operator's user and host, as ``jobs show`` shows."""
+def default_by(command: str) -> str:
+    """Who acts when ``--by`` is not given: the operator's user and host, and the ``command`` they ran
+    (``"groups hold"``), as ``jobs show`` and ``pace show`` show it."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no user name in a container: the host still says where it came from
         user = "unknown"
-    return f"{user}@{socket.gethostname()} (constructs-fifo jobs cancel)"
+    return f"{user}@{socket.gethostname()} (constructs-fifo {command})"
+
+
+def problem_of(error: Exception) -> str:
+    """A client error's problem without its own ``Fix:`` (written for the Python API's arguments): the
+    command's error carries the command's fix instead, once."""
+    return str(error).split(" Fix: ", 1)[0]
 
 
 def steering_of(ops: OpsQueue) -> JobSteering:
@@ -64,7 +71,7 @@ def plan_cancel(ops: OpsQueue, job: str, *, group: str | None, seq: int | None, 
     try:
         preview = steering.cancel(job, group=group, seq=seq, dry_run=True)
     except SteeringQueryError as exc:
-        raise OperationError(str(exc), "pass the arguments named (--group GROUP, --seq N)") from exc
+        raise OperationError(problem_of(exc), "pass the arguments named (--group GROUP, --seq N)") from exc
     if preview.outcome is CancelOutcome.SUCCEEDED:
         raise OperationRefusedError(
             f"job {job!r} already succeeded: a cancel cannot undo it; nothing was changed",

@@ -14,6 +14,8 @@ from constructs_fifo.ops.errors import OperationError
 from constructs_fifo.ops.plan import Plan, PlanStep
 from constructs_fifo.ops.steering.jobs import steering_of
 from constructs_fifo.ops.target import OpsQueue
+from constructs_fifo.runtime.exceptions import ConfigurationError
+from constructs_fifo.runtime.settings.spec import SETTINGS
 from constructs_fifo.runtime.steering.pace import PaceLimit
 
 __all__ = ["plan_set_pace", "show_pace"]
@@ -25,8 +27,31 @@ _NOTE = (
 
 
 def show_pace(ops: OpsQueue) -> dict[str, Any]:
-    """The queue's override (``None``: the construct's ``pace`` applies) and when it takes effect."""
-    return {"override": steering_of(ops).pace(), "note": _NOTE}
+    """The construct's pace (``construct``: ``None`` when the queue is not paced, ``"unknown"`` when
+    the consumer's environment is not known), the queue's override (``None``: the construct's ``pace``
+    applies) and when it takes effect."""
+    return {"construct": construct_pace(ops), "override": steering_of(ops).pace(), "note": _NOTE}
+
+
+def construct_pace(ops: OpsQueue) -> dict[str, Any] | str | None:
+    """The pace the construct wrote into the consumer's environment, as JSON's keys; ``None``: none
+    (the queue is not paced, an override has no effect); ``"unknown"``: no environment was read."""
+    environment = ops.deployed.function_environment
+    if not environment:
+        return "unknown"
+    text = environment.get(SETTINGS["pace"].variable())
+    if not text:
+        return None
+    try:
+        limit = PaceLimit.from_env(text)
+    except ConfigurationError:
+        return "unknown"
+    return {
+        "jobs": limit.jobs,
+        "period_seconds": limit.period_seconds,
+        "burst": limit.burst,
+        "key": limit.key,
+    }
 
 
 def plan_set_pace(
@@ -40,6 +65,11 @@ def plan_set_pace(
         Neither ``--clear`` nor both ``--jobs`` and ``--per``, or a number out of its range.
     """
     steering = steering_of(ops)
+    if clear and (jobs, per_seconds, burst) != (None, None, None):
+        raise OperationError(
+            "pace set --clear drops the override: it takes no --jobs, --per or --burst",
+            "pass --clear alone, or --jobs and --per (and --burst) alone",
+        )
     if clear:
         plan = Plan("pace set", argv=["pace", "set", "--clear"], details={"override": None})
         plan.notes.append(_NOTE)

@@ -131,6 +131,8 @@ def test_ctrl_c_prints_the_statistics_so_far_and_exits_130(
         "dead": 1,
         "kept": 0,
         "buffered": 0,
+        "paced": 0,
+        "cancelled": 0,
     }
     assert printed["groupsParked"] == 0
     assert (

@@ -15,6 +15,7 @@ from constructs_fifo.cli.operations.jobs import EXIT_NOT_SETTLED
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
+from constructs_fifo.runtime.steering.pace import PaceLimit
 
 from ...ops_world import World, world
 from ...runtime_harness import TABLE_NAME
@@ -58,6 +59,21 @@ def test_jobs_show_of_a_job_never_sent_is_not_settled_and_waits_out_its_time(ops
     # THEN it is unknown, exit 4, and the lines say what unknown cannot tell apart
     assert code == EXIT_NOT_SETTLED
     assert "unknown" in out and "never sent" in out
+
+
+def test_a_refused_steering_command_names_one_fix_for_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a state-mode stack and a claim-mode one
+    for state in world(claim_mode=False):
+        # WHEN a job is cancelled without --group (state mode needs it)
+        assert state.cli("jobs", "cancel", "a1", "--yes")[0] == EXIT_USAGE
+        # THEN the error says the problem and one fix, the command's flags (not the Python API's)
+        err = capsys.readouterr().err
+        assert err.count("Fix:") == 1 and "--group GROUP" in err and "group=" not in err
+    for claim in world(claim_mode=True):
+        # WHEN a group is cancelled --up-to-seq in claim mode THEN one fix, the command's
+        assert claim.cli("groups", "cancel", "ws#1", "--up-to-seq", "3", "--yes")[0] != 0
+        err = capsys.readouterr().err
+        assert err.count("Fix:") == 1 and "--up-to-seq" in err
 
 
 def test_jobs_show_in_state_mode_without_a_group_names_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
@@ -199,6 +215,10 @@ def test_groups_hold_keeps_the_group_shows_it_held_and_release_runs_it_in_order(
     queue = ops.cli_json("status")["queues"][0]
     assert [held["group"] for held in queue["heldGroups"]] == ["ws#1"]
     assert queue["parkedGroups"] == []
+    # AND groups show says who held it, why and when, not a dead job with a malformed body
+    shown = ops.cli("groups", "show", "ws#1")[1]
+    assert "held by:" in shown and "reason: incident 42" in shown and "held at:" in shown
+    assert "has a malformed body" not in shown and not re.search(r"^dead job:", shown, re.MULTILINE)
     # WHEN released
     assert ops.cli("groups", "release", "ws#1", "--yes")[0] == 0
     ops.drain()
@@ -305,7 +325,7 @@ def test_groups_run_first_puts_a_fix_ahead_of_a_held_groups_kept_jobs(ops: World
 def test_pace_set_show_and_clear_the_override_the_consumers_read(ops: World) -> None:
     # GIVEN a queue without a pace override: pace show says the construct's applies
     assert ops.cli_json("pace", "show")["override"] is None
-    assert "the construct's pace applies" in ops.cli("pace", "show")[1]
+    assert "override: none" in ops.cli("pace", "show")[1]
     # WHEN an operator sets one (a dry run first), THEN show reads it back, with who set it
     dry_code, dry_out = ops.cli("pace", "set", "--jobs", "60", "--per", "60", "--burst", "5", "--dry-run")
     assert dry_code == 0 and "would set the pace to 60 jobs per 60 s, bursts of 5" in dry_out
@@ -319,3 +339,33 @@ def test_pace_set_show_and_clear_the_override_the_consumers_read(ops: World) -> 
     assert bad_code != 0 and ops.cli_json("pace", "show")["override"]["jobs"] == 60
     assert ops.cli("pace", "set", "--clear", "--yes")[0] == 0
     assert ops.cli_json("pace", "show")["override"] is None
+
+
+def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_command() -> None:
+    # GIVEN a queue the construct paces (2 jobs a minute per tenant), and one it does not
+    limit = PaceLimit(jobs=2, period_seconds=60, burst=2, key="body:payload.tenant")
+    for paced in world(claim_mode=True, pace=limit.to_env()):
+        # WHEN pace show runs THEN it names the construct's pace, key included
+        shown = paced.cli_json("pace", "show")
+        assert shown["construct"] == {
+            "jobs": 2,
+            "periodSeconds": 60,
+            "burst": 2,
+            "key": "body:payload.tenant",
+        }
+        assert "2 jobs per 60 s, bursts of 2, key body:payload.tenant" in paced.cli("pace", "show")[1]
+        # WHEN an override is set without --by THEN who set it names pace set (not another command),
+        # and the text shows when as a time, not epoch milliseconds
+        assert paced.cli("pace", "set", "--jobs", "3", "--per", "60", "--yes")[0] == 0
+        assert paced.cli_json("pace", "show")["override"]["updatedBy"].endswith("(constructs-fifo pace set)")
+        text = paced.cli("pace", "show")[1]
+        assert re.search(r"updated at: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", text), text
+        # AND --clear with numbers is refused, the override unchanged
+        code, _ = paced.cli("pace", "set", "--clear", "--jobs", "5", "--yes")
+        assert code != 0 and paced.cli_json("pace", "show")["override"]["jobs"] == 3
+        # AND a job not recorded yet on a paced queue reads unknown with a note that it may wait for a token
+        assert "waiting for its pace key's token" in paced.cli("jobs", "show", "nope", "--wait", "0")[1]
+    for unpaced in world(claim_mode=False):
+        assert unpaced.cli_json("pace", "show")["construct"] is None
+        text = unpaced.cli("pace", "show")[1]
+        assert "not paced" in text and "the construct's pace applies" not in text
