@@ -148,7 +148,8 @@ def measure_heartbeat(interval_s: int, *, job_minutes: int = HEARTBEAT_JOB_MINUT
     """Tick one batch's heartbeat through a ``job_minutes`` job (module docstring), counting its calls."""
     from constructs_fifo.runtime.job import Job  # noqa: PLC0415 - the code measured
     from constructs_fifo.runtime.observability import JobLogger  # noqa: PLC0415
-    from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat  # noqa: PLC0415
+    from constructs_fifo.worker.heartbeat import WorkerHeartbeat  # noqa: PLC0415
+    from constructs_fifo.worker.lent_claims import HeartbeatClaims  # noqa: PLC0415
 
     dynamodb, sqs, responder = _clients((TableSpec(CLAIM_TABLE, "id"),))
     now = [1_700_000_000.0]
@@ -231,7 +232,8 @@ def _worker_path(
     from constructs_fifo.runtime.constants import DeadJobPolicy  # noqa: PLC0415 - the code measured
     from constructs_fifo.runtime.entrypoint import build_processor  # noqa: PLC0415
     from constructs_fifo.runtime.settings.config import RuntimeConfig  # noqa: PLC0415
-    from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat  # noqa: PLC0415
+    from constructs_fifo.worker.heartbeat import WorkerHeartbeat  # noqa: PLC0415
+    from constructs_fifo.worker.lent_claims import HeartbeatClaims  # noqa: PLC0415
     from constructs_fifo.worker.loop import QueueTarget, Slot, Worker  # noqa: PLC0415
     from constructs_fifo.worker.protection import ScaleInProtection  # noqa: PLC0415
 

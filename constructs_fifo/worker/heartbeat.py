@@ -50,24 +50,21 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.runtime.aws_limits import SQS_MAX_BATCH_ENTRIES, SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
-from constructs_fifo.runtime.claim.store import ClaimOutcome, ClaimStore
 from constructs_fifo.runtime.clock import Clock, system_clock
 from constructs_fifo.runtime.error_text import describe
-from constructs_fifo.worker.claims import give_back, isolate
+from constructs_fifo.worker.claims import give_back
 from constructs_fifo.worker.rounds import HeartbeatRound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
 
-    from constructs_fifo.runtime.claim.store import Claim
-    from constructs_fifo.runtime.constants import DeadReason
-    from constructs_fifo.runtime.job import Job
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.types import SQSRecord
     from constructs_fifo.worker.isolation import RunGate
+    from constructs_fifo.worker.lent_claims import HeartbeatClaims
 
-__all__ = ["HeartbeatClaims", "JobContext", "WorkerHeartbeat"]
+__all__ = ["JobContext", "WorkerHeartbeat"]
 
 #: SQS's cap on a received message's visibility, counted from its receive.
 VISIBILITY_CAP_SECONDS: Final = SQS_MAX_VISIBILITY_TIMEOUT_SECONDS
@@ -393,6 +390,8 @@ class WorkerHeartbeat:
             self._round = HeartbeatRound(job[0] if job else None, len(records))
             try:
                 held = False
+                if records and hold_seconds > 0:  # before the job is told: no retry may start meanwhile
+                    self._extend(records, math.ceil(hold_seconds))
                 if not self._stale:
                     held = job is not None and hold_seconds > 0 and self._renew(job, int(hold_seconds * 1000))
                     if job is not None and self.claims is not None and not held:
@@ -400,8 +399,8 @@ class WorkerHeartbeat:
                     if not self._stale:  # a refused hold went stale already
                         self._mark_stale("run_stopped", reason, counted=False)
                 self._held_back = (job if held else None, records) if hold_seconds > 0 else None
-                if records:
-                    self._extend(records, math.ceil(hold_seconds))
+                if records and hold_seconds <= 0:
+                    self._extend(records, 0)
             finally:
                 self._write_round()
 
@@ -536,87 +535,3 @@ class WorkerHeartbeat:
         single = HeartbeatRound(self._job[0] if self._job else None, len(self._records))
         single.note(event, failure=failure, exceeded=exceeded, **fields)
         single.write(self._log, queue_name=self._queue_name)
-
-
-class HeartbeatClaims(ClaimStore):
-    """The claim store of a worker's slot: lends each claim it takes to the slot's heartbeat.
-
-    A claim is taken with the heartbeat's lease (not the run's whole bound), so a worker that dies
-    leaves a lease that runs out within one visibility timeout, and the next claim sees it. The writes
-    of a stale or stopped run are refused here (``False``: the runner reports the record ``FENCED``
-    and retries it).
-
-    With the heartbeat's ``gate`` (a worker of several slots, :mod:`constructs_fifo.worker.isolation`)
-    its claims are ``shared`` (a lease that runs out is not counted: the crash may be a slot-mate's),
-    each run enters the gate before the job's function is called and leaves it when its claim is
-    written, and a job whose last run's lease ran out runs alone, its claim no longer ``shared`` (its
-    next crash is its own).
-    """
-
-    def __init__(self, *args: Any, heartbeat: WorkerHeartbeat, **kwargs: Any) -> None:
-        super().__init__(*args, shared_runs=heartbeat.gate is not None, **kwargs)
-        self.heartbeat = heartbeat
-        heartbeat.claims = self
-        self._gate = heartbeat.gate
-        self._entered: bool | None = None  # in the gate: alone (True) or shared (False)
-
-    def claim(self, job: Job, *, lease_ms: int) -> Claim:
-        claim = super().claim(job, lease_ms=min(lease_ms, self.heartbeat.lease_ms))
-        if claim.outcome is not ClaimOutcome.ACQUIRED or claim.owner is None:
-            return claim
-        self.heartbeat.job_started(job.id, claim.owner, fence=claim.fence)
-        if self._gate is None:
-            return claim
-        alone = claim.after_crash
-        self._gate.enter(alone=alone)  # may wait for the other slots' runs: the heartbeat renews the lease
-        self._entered = alone
-        self.heartbeat.job_started(job.id, claim.owner)  # the run's own time starts now
-        if self.heartbeat.stale() or (alone and not isolate(self, job.id, claim.owner)):
-            # the lease was lost while waiting (or the worker stopped): not run here, retried
-            self.gate_leave()
-            self.heartbeat.job_ended(job.id)
-            return Claim(ClaimOutcome.CONFLICT, job.id, attempt=claim.attempt)
-        return claim
-
-    def gate_leave(self) -> None:
-        """The slot's run is over (its claim written, or its batch ended): let the gate admit others."""
-        entered, self._entered = self._entered, None
-        if self._gate is not None and entered is not None:
-            self._gate.leave(alone=entered)
-
-    def complete(
-        self,
-        job_id: str,
-        owner: str,
-        *,
-        result_json: str | None = None,
-        result_not_stored: str | None = None,
-        result_pointer: str | None = None,
-    ) -> bool:
-        try:
-            with self.heartbeat.job_ending(job_id, owner) as allowed:
-                return allowed and super().complete(
-                    job_id,
-                    owner,
-                    result_json=result_json,
-                    result_not_stored=result_not_stored,
-                    result_pointer=result_pointer,
-                )
-        finally:
-            self.gate_leave()
-
-    def fail(self, job_id: str, owner: str, *, error: str, error_type: str) -> bool:
-        try:
-            with self.heartbeat.job_ending(job_id, owner) as allowed:
-                return allowed and super().fail(job_id, owner, error=error, error_type=error_type)
-        finally:
-            self.gate_leave()
-
-    def mark_dead(self, job_id: str, owner: str, *, reason: DeadReason, error: str, error_type: str) -> bool:
-        try:
-            with self.heartbeat.job_ending(job_id, owner) as allowed:
-                return allowed and super().mark_dead(
-                    job_id, owner, reason=reason, error=error, error_type=error_type
-                )
-        finally:
-            self.gate_leave()

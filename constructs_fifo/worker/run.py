@@ -24,8 +24,9 @@ from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.entrypoint import build_processor, load_user_handler
 from constructs_fifo.runtime.observability import JobLogger, LineStream
 from constructs_fifo.worker.errors import WorkerConfigError
-from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat
+from constructs_fifo.worker.heartbeat import WorkerHeartbeat
 from constructs_fifo.worker.isolation import RunGate
+from constructs_fifo.worker.lent_claims import HeartbeatClaims
 from constructs_fifo.worker.loop import DEFAULT_GRACE_SECONDS, LONG_POLL_SECONDS, QueueTarget, Slot, Worker
 from constructs_fifo.worker.protection import DEFAULT_PROTECTION_MINUTES, ENV_ECS_AGENT_URI, ScaleInProtection
 

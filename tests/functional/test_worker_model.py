@@ -40,7 +40,8 @@ from constructs_fifo.runtime.entrypoint import build_processor
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.settings.config import RuntimeConfig
-from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat
+from constructs_fifo.worker.heartbeat import WorkerHeartbeat
+from constructs_fifo.worker.lent_claims import HeartbeatClaims
 
 from .fifo_model import Crash, FifoModel
 from .runtime_harness import DLQ_NAME, GROUP_TABLE_NAME, REGION, TABLE_NAME, FakeClock, body, create_tables

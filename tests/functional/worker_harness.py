@@ -13,7 +13,8 @@ from constructs_fifo.runtime.constants import JobMode
 from constructs_fifo.runtime.entrypoint import build_processor
 from constructs_fifo.runtime.observability import JobLogger
 from constructs_fifo.runtime.settings.config import RuntimeConfig
-from constructs_fifo.worker.heartbeat import HeartbeatClaims, WorkerHeartbeat
+from constructs_fifo.worker.heartbeat import WorkerHeartbeat
+from constructs_fifo.worker.lent_claims import HeartbeatClaims
 from constructs_fifo.worker.loop import Slot
 
 from .runtime_harness import GROUP_TABLE_NAME, QUEUE_NAME, TABLE_NAME, FakeClock
