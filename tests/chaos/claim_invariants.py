@@ -114,6 +114,8 @@ def repeats(world: ClaimWorld) -> list[str]:
         for run in completed:
             if run in committed or isinstance(errors.get(run.worker), Crash):
                 continue
+            if world.commit_refused_locally(run):
+                continue
             if _commit_faulted(history, run) or _commit_fenced_after_lease(history, run):
                 continue
             found.append(
@@ -230,7 +232,9 @@ def outcomes(world: ClaimWorld) -> list[str]:
         if world.config.policy is DeadJobPolicy.PARK:
             should_die = spec.kind == "malformed"
         else:
-            should_die = spec.must_die(world.config.max_attempts, crashes_count=True)
+            should_die = spec.must_die(
+                world.config.max_attempts, crashes_count=True, shared_runs=world.config.slots > 1
+            )
         if should_die and spec.job_id not in dead:
             found.append(f"{spec.job_id} ({spec.kind}) should have died and is not in the dead-letter queue")
         if spec.job_id in dead:

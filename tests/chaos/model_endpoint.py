@@ -11,6 +11,7 @@ model (botocore skips the HTTP request when a handler returns a response); calls
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from botocore.awsrequest import AWSResponse
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class ModelEndpoint:
-    """Answers ``SendMessage``, ``DeleteMessage`` and ``ChangeMessageVisibility(Batch)`` for the model's URL.
+    """Answers SendMessage, DeleteMessage(Batch) and ChangeMessageVisibility(Batch) for the model's URL.
 
     Attributes
     ----------
@@ -34,9 +35,10 @@ class ModelEndpoint:
         The operations answered, in order.
     """
 
-    def __init__(self, model: FifoModel) -> None:
+    def __init__(self, model: FifoModel, on_refused_delete: Callable[[], None] = lambda: None) -> None:
         self.model = model
         self.calls: list[str] = []
+        self._on_refused_delete = on_refused_delete
 
     def attach(self, client: Any) -> None:
         """Serve ``client``'s calls to the model's URL (register after any gate of the same client)."""
@@ -73,6 +75,16 @@ class ModelEndpoint:
                 else:
                     failed.append(_stale_receipt(str(entry["Id"])))
             return _ok({"Successful": successful, "Failed": failed})
+        if operation == "DeleteMessageBatch":
+            deleted: list[dict[str, str]] = []
+            refused: list[dict[str, Any]] = []
+            for entry in params["Entries"]:
+                if self.model.delete(str(entry["ReceiptHandle"])):
+                    deleted.append({"Id": entry["Id"]})
+                else:
+                    self._on_refused_delete()
+                    refused.append(_stale_receipt(str(entry["Id"])))
+            return _ok({"Successful": deleted, "Failed": refused})
         if operation == "DeleteMessage":
             if not self.model.delete(str(params["ReceiptHandle"])):
                 return _error(400, "InvalidParameterValue", "The receipt handle has expired.")

@@ -10,6 +10,11 @@
 3. AWS's FIFO rule (``constructs_fifo/local/emulator/fifo_rule.py``): a group's front received again
    while a later record of it is still in flight (here a visibility change that applied to the front
    only) is run again alone; the later record runs after it, once, in order.
+4. A container worker of two slots running a poison job beside a healthy one of another group, round
+   after round, each round a new process: the healthy job loses no attempt and succeeds; the poison
+   dies of its own crashes (``WorkerCrashedError``). A negative control plays the same rounds on
+   workers without the run gate (every claim counted, as before the crash rule) and shows the
+   invariants catch the healthy job dead-lettered beside the poison.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from moto import mock_aws
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
-from . import claim_invariants, state_invariants
+from . import claim_invariants, state_invariants, worker_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
-from .workload import JobSpec, Send, Workload
+from .worker_world import GATE_POINT, WorkerWorld
+from .workload import POISON_TIMES, JobSpec, Send, Workload
 from .world import CLAIMS, GROUPS, WorldConfig
 
 #: Visibility 120 s, function timeout 20 s: past 121 s the message is back and every lease is over.
@@ -279,3 +285,64 @@ def test_a_groups_front_received_again_while_a_later_record_is_in_flight_keeps_o
 
 def _body_id(body: str) -> str:
     return str(json.loads(body)["jobId"])
+
+
+# --- 4. a crash of a worker of several slots --------------------------------------------------------
+
+
+class UngatedWorkerWorld(WorkerWorld):
+    """A negative control: the worker before the crash rule (no run gate, no shared claims)."""
+
+    gated = False
+
+
+def _poison_beside_a_healthy_job(world: WorkerWorld, rounds: int) -> None:
+    """Round after round a new two-slot process runs both groups side by side until the poison crashes
+    it (a slot waiting at the gate waits), then a visibility timeout passes."""
+    for _ in range(rounds):
+        process = world.new_process()
+        for _slot in range(2):
+            world.start(process)
+        while waiting := world.scheduler.waiting():
+            poison = [w for w in waiting if w.point is not None and w.point.target == "P"]
+            ready = [
+                w for w in waiting if w.point is not None and w.point.label not in ("job.start", GATE_POINT)
+            ]
+            world.step(poison[0] if poison and not ready else (ready or waiting)[0])
+        world.clock.advance(PAST_VISIBILITY)
+
+
+@pytest.mark.parametrize(
+    ("world_class", "healthy_dead"),
+    [(WorkerWorld, False), (UngatedWorkerWorld, True)],
+    ids=["gated", "ungated"],
+)
+def test_a_poison_job_on_a_worker_of_two_slots_kills_no_healthy_job_beside_it(
+    world_class: type[WorkerWorld], healthy_dead: bool
+) -> None:
+    with mock_aws():
+        # GIVEN a poison job P (it kills its worker on every run) and a healthy job H of another group,
+        # received together by workers of two slots, max_attempts 2
+        specs = (JobSpec("P", "ws#1", "crash", POISON_TIMES), JobSpec("H", "ws#2"))
+        config = WorldConfig(max_attempts=2, timeout_s=20, visibility_s=120, max_workers=1, slots=2)
+        world = world_class(config, _workload(*specs))
+        try:
+            world.send_next()
+            world.send_next()
+            # WHEN P crashes its process four times, H running beside it when the rule lets it
+            _poison_beside_a_healthy_job(world, rounds=4)
+            world.settle(max_steps=20_000)
+            # THEN P is dead of its own crashes; H succeeded on its first counted attempt (gated), or
+            # was dead-lettered beside P, and the invariants say so (ungated)
+            assert ("P", "ATTEMPTS_EXHAUSTED") in world.dead_letters()
+            assert world.dead_letter_error_types["P"] == ["WorkerCrashedError"]
+            violations = worker_invariants.healthy_deaths(world)
+            if healthy_dead:
+                assert ("H", "ATTEMPTS_EXHAUSTED") in world.dead_letters()
+                assert violations != []
+            else:
+                assert world.claim_status("H") == "SUCCEEDED"
+                assert world.claim_item("H")["attempts"] == {"N": "1"}
+                assert worker_invariants.check(world) == []
+        finally:
+            world.close()
