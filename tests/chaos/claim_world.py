@@ -19,6 +19,7 @@ from constructs_fifo.runtime.constants import ATTR_ATTEMPTS, ATTR_ERROR_TYPE, AT
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.settings.config import RuntimeConfig
+from constructs_fifo.runtime.steering.names import SUPERSEDE_KEY_PREFIX
 
 from .calls import Point
 from .history import ClaimSeen, Run
@@ -94,7 +95,7 @@ class ClaimWorld(ChaosWorld):
             return
         key = point.params.get("Item") or point.params.get("Key") or {}
         job_id = key.get("id", {}).get("S")
-        if not job_id:
+        if not job_id or str(job_id).startswith(SUPERSEDE_KEY_PREFIX):  # a supersede key's marker
             return
         item = self.claim_item(str(job_id))
         status = str(item["status"]["S"]) if item else NO_CLAIM

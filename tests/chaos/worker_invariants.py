@@ -107,8 +107,12 @@ def poison_deaths(world: WorkerWorld) -> list[str]:
     attempts = world.config.max_attempts
     claims = _claims_by_job(world)
     for spec in world.workload.specs:
-        if spec.kind != "crash" or spec.times < POISON_TIMES:
-            continue
+        if (
+            spec.kind != "crash"
+            or spec.times < POISON_TIMES
+            or world.claim_status(spec.job_id) == "CANCELLED"
+        ):
+            continue  # not poison, or an operator cancelled it (steered)
         dead = [s for s in claims.get(spec.job_id, []) if s.status == "DEAD"]
         if not dead:
             found.append(f"poison {spec.job_id} was never declared dead")

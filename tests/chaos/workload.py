@@ -33,13 +33,15 @@ LATE_SECONDS = 301
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job: its group, what its function does, and its producer's ``seq`` (state mode)."""
+    """One job: its group, what its function does, its producer's ``seq`` (state mode) and its
+    ``supersede`` key (claim mode: the newest job of a key wins)."""
 
     job_id: str
     group: str
     kind: str = "ok"
     times: int = 0
     seq: int | None = None
+    supersede: str | None = None
 
     def body(self) -> str:
         """The message body the producer sends."""
@@ -48,6 +50,8 @@ class JobSpec:
         envelope: dict[str, object] = {"jobId": self.job_id, "type": "apply_patch", "payload": {}}
         if self.seq is not None:
             envelope["seq"] = self.seq
+        if self.supersede is not None:
+            envelope["supersede"] = self.supersede
         return json.dumps(envelope)
 
     def must_die(self, max_attempts: int, *, crashes_count: bool, shared_runs: bool = False) -> bool:
@@ -107,13 +111,15 @@ def workloads(
     max_times: int = 4,
     seq: bool = False,
     poison: bool = False,
+    keys: bool = False,
 ) -> Workload:
     """Jobs over 1 to ``max_groups`` groups and their sends, copies included.
 
     ``seq``: a group may give its jobs sequence numbers (0, 1, ...), and then its producer sends them
     in any order; such a group has no malformed job (a body that cannot be read has no ``seq``, and
     the gap it leaves would wait for an operator). ``poison``: a job may also be a poison one (a crash
-    job of :data:`POISON_TIMES`: it stops its worker on every run).
+    job of :data:`POISON_TIMES`: it stops its worker on every run). ``keys``: a job may carry the
+    ``supersede`` key ``run_tests`` (claim mode's newest wins); such a job is sent once, no copies.
     """
     specs: list[JobSpec] = []
     originals: dict[str, list[JobSpec]] = {}
@@ -127,7 +133,8 @@ def workloads(
             times = draw(st.integers(1, max_times)) if kind in ("transient", "crash") else 0
             if kind == "poison":
                 kind, times = "crash", POISON_TIMES
-            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None))
+            key = "run_tests" if keys and kind != "malformed" and draw(st.booleans()) else None
+            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None, key))
         specs += jobs
         originals[group] = draw(st.permutations(jobs)) if numbered else jobs
     # The groups' sends interleave; each group's sends keep its producer's order.
@@ -136,7 +143,7 @@ def workloads(
     sends = [Send(spec, spec.job_id) for spec in (next(queues[group]) for group in order)]
     for spec in specs:
         copy = draw(st.sampled_from((None, None, None, *COPIES)))
-        if copy is None:
+        if copy is None or spec.supersede is not None:
             continue
         after = next(i for i, send in enumerate(sends) if send.spec == spec and send.copy is None)
         position = draw(st.integers(after + 1, len(sends)))

@@ -69,7 +69,7 @@ from .gate import Gate
 from .history import FaultGiven, History, Refused, Run
 from .model_endpoint import ModelEndpoint
 from .scheduler import Abort, Scheduler, Worker
-from .workload import JobSpec, Workload
+from .workload import JobSpec, Send, Workload
 
 __all__ = ["CLAIMS", "GROUPS", "ChaosWorld", "ClockContext", "WorldConfig"]
 
@@ -228,11 +228,15 @@ class ChaosWorld(abc.ABC):
         send = self.pending.popleft()
         if send.wait_seconds:
             self.clock.advance(send.wait_seconds)
-        message_id = self.model.send(send.spec.group, send.spec.body(), send.dedup_id)
+        message_id = self.deliver(send)
         if message_id is not None:
             self.delivered[send.spec.job_id] += 1
         self._note(f"send {send.spec.job_id} ({send.copy or 'original'}) -> {message_id or 'deduplicated'}")
         self._past_deadlines()
+
+    def deliver(self, send: Send) -> str | None:
+        """Put one send on the queue: its message id, ``None`` when SQS deduplicated it."""
+        return self.model.send(send.spec.group, send.spec.body(), send.dedup_id)
 
     def invoke(self, *, poller_delay_s: float = 0) -> Worker | None:
         """Receive a batch and start a worker on it; ``None`` when nothing is receivable now."""
@@ -469,6 +473,12 @@ class ChaosWorld(abc.ABC):
             return
         if point.operation in ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"):
             self.observe_write(point, name)
+        else:
+            self.observe_read(point, name)
+
+    def observe_read(self, point: Point, worker: str) -> None:
+        """A successful read of a worker (or an operator); the base world keeps none."""
+        del point, worker
 
     def _reap(self) -> None:
         """Settle the invocations that ended: delete what they did not report, as the mapping does."""
