@@ -30,6 +30,7 @@ from constructs_fifo.client.producer import JobMessage, JobProducer
 from constructs_fifo.client.steering import CancelReport, HoldOutcome, JobSteering
 from constructs_fifo.runtime.constants import DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import HELD
+from constructs_fifo.runtime.steering.names import ATTR_CANCELLED_BY, SUPERSEDED_BY
 
 from .calls import Point
 from .claim_world import ClaimWorld
@@ -83,18 +84,21 @@ class SteeringWorld(ClaimWorld):
         spec = self.workload.spec(job_id)
         report = self.steering.cancel(job_id, group=spec.group, reason="chaos", by="operator")
         self.cancels.append((self.history.tick(), report))
+        self.history.events[f"cancels {report.outcome.value}{' (running)' if report.running else ''}"] += 1
         self._note(
             f"operator cancels {job_id}: {report.outcome.value}{' (running)' if report.running else ''}"
         )
 
     def hold(self, group: str) -> None:
         report = self.steering.hold(group, reason="chaos", by="operator")
+        self.history.events[f"holds {report.outcome.value}"] += 1
         if report.outcome is HoldOutcome.HELD:
             self.holds.append(Held(group, self.history.tick()))
         self._note(f"operator holds {group}: {report.outcome.value}")
 
     def release(self, group: str) -> None:
         report = self.steering.release(group)
+        self.history.events[f"releases {report.outcome.value}"] += 1
         if report.outcome is HoldOutcome.RELEASED:
             for held in self.holds:
                 if held.group == group and held.released_at is None:
@@ -109,6 +113,8 @@ class SteeringWorld(ClaimWorld):
             return
         now = self.history.tick()
         self.cancels += [(now, job) for job in report.jobs]
+        self.history.events["group cancels of a held or parked group"] += 1
+        self.history.events["jobs cancelled by a group cancel"] += report.cancelled
         self._note(f"operator cancels group {group}: {[(j.job_id, j.outcome.value) for j in report.jobs]}")
 
     def release_all(self, *, rounds: int = 10) -> None:
@@ -121,6 +127,14 @@ class SteeringWorld(ClaimWorld):
                 self.release(group)
             self.settle(max_steps=20_000)
         raise AssertionError(f"groups still held after {rounds} rounds of release")
+
+    def tally(self) -> None:
+        """Count, for the session's summary, the keyed jobs a newer one of their key superseded."""
+        keyed = [job_id for sent in self.keyed.values() for job_id in sent]
+        self.history.events["keyed jobs sent (send_superseding)"] += len(keyed)
+        self.history.events["jobs superseded by a newer one of their key"] += sum(
+            self.claim_item(job_id).get(ATTR_CANCELLED_BY, {}).get("S") == SUPERSEDED_BY for job_id in keyed
+        )
 
     # --- the schedule -------------------------------------------------------------------------------
 

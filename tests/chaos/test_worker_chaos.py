@@ -23,7 +23,7 @@ from .workload import Workload, workloads
 from .world import WorldConfig
 
 
-@budget(ci_examples=5)
+@budget(ci_examples=4)
 @given(config=configs(), slots=st.sampled_from((2, 3)), workload=workloads(poison=True), data=st.data())
 def test_a_crash_of_a_worker_of_several_slots_costs_only_its_own_job_an_attempt(
     config: WorldConfig, slots: int, workload: Workload, data: st.DataObject
