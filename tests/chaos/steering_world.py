@@ -1,12 +1,14 @@
 """The chaos world steered: cancels, holds, releases, group cancels and supersede sends among the faults.
 
 Claim mode, on the function (:class:`SteeredClaimWorld`) or on container workers of several slots
-(:class:`SteeredWorkerWorld`). An operator (the test's thread, between any two scheduling points of the
-workers, so a control races every call of the runtime) drives the real client,
+(:class:`SteeredWorkerWorld`), and state mode on the function (:class:`SteeredStateWorld`). An
+operator (the test's thread, between any two scheduling points of the workers, so a control races
+every call of the runtime) drives the real client,
 :class:`constructs_fifo.client.steering.JobSteering`, against the world's tables and queue:
 
 - ``cancel``: one job, any time (before it is sent, queued, running, failed, kept, done);
-- ``hold`` / ``release`` a group (the PARK policy: the group table carries the hold);
+- ``hold`` / ``release`` a group (claim mode under the PARK policy, state mode always: the group table
+  carries the hold);
 - ``cancel_group`` of a held (or parked) group: every job it keeps;
 - the jobs of a workload with ``supersede`` keys are sent with
   :meth:`~constructs_fifo.client.steering.JobSteering.send_superseding` through a real
@@ -34,11 +36,20 @@ from constructs_fifo.runtime.steering.names import ATTR_CANCELLED_BY, SUPERSEDED
 
 from .calls import Point
 from .claim_world import ClaimWorld
+from .state_world import StateWorld
 from .worker_world import WorkerWorld
 from .workload import Send
-from .world import CLAIMS, GROUPS
+from .world import CLAIMS, GROUPS, ChaosWorld
 
-__all__ = ["MAX_CONTROLS", "Held", "SteeredClaimWorld", "SteeredWorkerWorld", "SteeringWorld"]
+__all__ = [
+    "MAX_CONTROLS",
+    "Held",
+    "Steered",
+    "SteeredClaimWorld",
+    "SteeredStateWorld",
+    "SteeredWorkerWorld",
+    "SteeringWorld",
+]
 
 #: An operator's controls in one schedule, at most (more would cancel most jobs before they run).
 MAX_CONTROLS = 5
@@ -53,15 +64,17 @@ class Held:
     released_at: int | None = None
 
 
-class SteeringWorld(ClaimWorld):
-    """Claim mode with an operator steering; see the module docstring."""
+class Steered(ChaosWorld):
+    """An operator steering either mode's world (a mixin: the mode is the other base); see the module
+    docstring."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        park = self.config.policy is DeadJobPolicy.PARK
+        #: Claim mode needs the PARK policy (its group table) to hold; state mode always has one.
+        self.holds_groups = self.config.policy is DeadJobPolicy.PARK or not self.has_claims
         self.steering = JobSteering(
-            claim_table=CLAIMS,
-            group_table=GROUPS if park else None,
+            claim_table=CLAIMS if self.has_claims else None,
+            group_table=GROUPS if self.holds_groups else None,
             dynamodb=self.dynamodb,
             claim_ttl_seconds=86_400,
             clock=self.clock,
@@ -82,7 +95,7 @@ class SteeringWorld(ClaimWorld):
 
     def cancel(self, job_id: str) -> None:
         spec = self.workload.spec(job_id)
-        report = self.steering.cancel(job_id, group=spec.group, reason="chaos", by="operator")
+        report = self.steering.cancel(job_id, group=spec.group, seq=spec.seq, reason="chaos", by="operator")
         self.cancels.append((self.history.tick(), report))
         self.history.events[f"cancels {report.outcome.value}{' (running)' if report.running else ''}"] += 1
         self._note(
@@ -128,12 +141,17 @@ class SteeringWorld(ClaimWorld):
             self.settle(max_steps=20_000)
         raise AssertionError(f"groups still held after {rounds} rounds of release")
 
+    def cancelled_ids(self) -> set[str]:
+        return {report.job_id for _, report in self.cancels if report.outcome.cancelled}
+
     def tally(self) -> None:
         """Count, for the session's summary, the keyed jobs a newer one of their key superseded."""
         keyed = [job_id for sent in self.keyed.values() for job_id in sent]
+        if not keyed:
+            return
         self.history.events["keyed jobs sent (send_superseding)"] += len(keyed)
         self.history.events["jobs superseded by a newer one of their key"] += sum(
-            self.claim_item(job_id).get(ATTR_CANCELLED_BY, {}).get("S") == SUPERSEDED_BY for job_id in keyed
+            self._claim(job_id).get(ATTR_CANCELLED_BY, {}).get("S") == SUPERSEDED_BY for job_id in keyed
         )
 
     # --- the schedule -------------------------------------------------------------------------------
@@ -172,14 +190,26 @@ class SteeringWorld(ClaimWorld):
         sent = self.steering.send_superseding(self.producer, job)
         return None if sent.message_id == "deduplicated" else sent.message_id
 
+    def _claim(self, job_id: str) -> dict[str, Any]:
+        item = self.reader.get_item(TableName=CLAIMS, Key={"id": {"S": job_id}}, ConsistentRead=True)
+        return dict(item.get("Item", {}))
+
     def observe_read(self, point: Point, worker: str) -> None:
         if GROUPS in point.target.split(","):
             self.group_reads.setdefault(worker, []).append(self.history.tick())
 
 
+class SteeringWorld(Steered, ClaimWorld):
+    """Claim mode, steered."""
+
+
 class SteeredClaimWorld(SteeringWorld):
-    """Steered, on the function."""
+    """Claim mode steered, on the function."""
 
 
 class SteeredWorkerWorld(SteeringWorld, WorkerWorld):
-    """Steered, on container workers of several slots."""
+    """Claim mode steered, on container workers of several slots."""
+
+
+class SteeredStateWorld(Steered, StateWorld):
+    """State mode steered, on the function (no supersede: claim mode's)."""

@@ -1,7 +1,8 @@
 """Steering under chaos: cancels, holds, releases, group cancels and supersede sends racing the faults.
 
-Hypothesis draws the world (claim mode, on the function or on container workers of several slots),
-the jobs (some with a ``supersede`` key, sent through the client's ``send_superseding``) and every
+Hypothesis draws the world (claim mode, on the function or on container workers of several slots;
+state mode, on the function), the jobs (claim mode: some with a ``supersede`` key, sent through the
+client's ``send_superseding``; state mode: some groups with ``seq``, sent in any order) and every
 step of the schedule: the chaos suite's (workers, faults at any call, crashes, stale workers, copies,
 the clock) and an operator's controls through the real client (:class:`JobSteering`) at any point
 between two calls of the runtime. The world settles without faults, every held group is released
@@ -15,9 +16,9 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from . import claim_invariants, steering_invariants, worker_invariants
+from . import claim_invariants, state_invariants, steering_invariants, worker_invariants
 from .stats import STATS
-from .steering_world import SteeredClaimWorld, SteeredWorkerWorld, SteeringWorld
+from .steering_world import SteeredClaimWorld, SteeredStateWorld, SteeredWorkerWorld, SteeringWorld
 from .strategies import CHAOS_STEPS, budget, configs
 from .worker_world import worker_config
 from .workload import Workload, workloads
@@ -59,6 +60,34 @@ def test_steering_keeps_its_promises_under_crashes_stale_workers_and_copies(
             violations += steering_invariants.check(world)
             world.tally()
             STATS.record("steering", world)
+            note("\n".join(world.trace))
+            assert not violations, "\n".join(violations)
+        finally:
+            world.close()
+
+
+@budget(ci_examples=3)
+@given(config=configs(), workload=workloads(seq=True, max_times=3), data=st.data())
+def test_state_mode_steering_keeps_its_promises_under_crashes_stale_workers_and_copies(
+    config: WorldConfig, workload: Workload, data: st.DataObject
+) -> None:
+    with mock_aws():
+        # GIVEN a world in state mode and its jobs (a group may carry seq, sent in any order)
+        world = SteeredStateWorld(config, workload)
+        try:
+            # WHEN Hypothesis plays a schedule of workers, faults, sends, time and an operator's
+            # cancels, holds, releases and group cancels, and the world settles
+            world.play(data.draw, steps=CHAOS_STEPS)
+            world.settle(max_steps=20_000)
+            # THEN every job is applied, cancelled, dead-lettered, kept or buffered
+            violations = state_invariants.while_parked(world)
+            # WHEN operators release every held group and resume every parked one
+            world.release_all()
+            world.resume_all()
+            # THEN steering kept its promises, and state mode's invariants hold: each group's log is
+            # the fold of what was sent less what died or was cancelled
+            violations += state_invariants.check(world) + steering_invariants.check(world)
+            STATS.record("steering (state)", world)
             note("\n".join(world.trace))
             assert not violations, "\n".join(violations)
         finally:

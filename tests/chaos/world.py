@@ -279,6 +279,10 @@ class ChaosWorld(abc.ABC):
         waiting = self.scheduler.waiting()
         return [w.name for w in waiting if received & {m.message_id for m in w.meta["batch"]}]
 
+    def cancelled_ids(self) -> set[str]:
+        """The jobs an operator's cancel reported cancelled (a steered world's; none here)."""
+        return set()
+
     def can_invoke(self) -> bool:
         """Whether the schedule may start an invocation now."""
         return bool(self.model.messages) and len(self.scheduler.waiting()) < self.config.max_workers
