@@ -12,14 +12,14 @@ claim mode's (and workers') invariants the rest: order among the jobs that ran, 
 
 from __future__ import annotations
 
-from hypothesis import given, note
+from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
 from . import claim_invariants, state_invariants, steering_invariants, worker_invariants
-from .stats import STATS
+from .scenario import play_and_check
 from .steering_world import SteeredClaimWorld, SteeredStateWorld, SteeredWorkerWorld, SteeringWorld
-from .strategies import CHAOS_STEPS, budget, configs
+from .strategies import budget, configs
 from .worker_world import worker_config
 from .workload import Workload, workloads
 from .world import WorldConfig
@@ -42,28 +42,19 @@ def test_steering_keeps_its_promises_under_crashes_stale_workers_and_copies(
             if slots
             else SteeredClaimWorld(config, workload)
         )
-        try:
-            # WHEN Hypothesis plays a schedule of workers, faults, sends, time and an operator's
-            # cancels, holds, releases and group cancels, and the world settles
-            world.play(data.draw, steps=CHAOS_STEPS)
-            world.settle(max_steps=20_000)
-            # THEN every job is done, cancelled, dead-lettered, or kept while its group is held or parked
-            violations = claim_invariants.while_parked(world)
-            # WHEN operators release every held group and resume every parked one
-            world.release_all()
-            world.resume_all()
-            # THEN steering kept its promises, and claim mode's (workers') invariants hold
-            if isinstance(world, SteeredWorkerWorld):
-                violations += worker_invariants.check(world)
-            else:
-                violations += claim_invariants.check(world)
-            violations += steering_invariants.check(world)
-            world.tally()
-            STATS.record("steering", world)
-            note("\n".join(world.trace))
-            assert not violations, "\n".join(violations)
-        finally:
-            world.close()
+        # WHEN Hypothesis plays a schedule of workers, faults, sends, time and an operator's cancels,
+        # holds, releases and group cancels, and the world settles
+        # THEN every job is done, cancelled, dead-lettered, or kept while its group is held or parked;
+        # and once operators released every held group and resumed every parked one, steering kept
+        # its promises and claim mode's (workers') invariants hold
+        play_and_check(
+            world,
+            data.draw,
+            name="steering (claim)",
+            while_parked=claim_invariants.while_parked,
+            check=lambda w: _claim_invariants(w) + steering_invariants.check(w),
+            settle_steps=20_000,
+        )
 
 
 @budget(ci_examples=3)
@@ -74,21 +65,22 @@ def test_state_mode_steering_keeps_its_promises_under_crashes_stale_workers_and_
     with mock_aws():
         # GIVEN a world in state mode and its jobs (a group may carry seq, sent in any order)
         world = SteeredStateWorld(config, workload)
-        try:
-            # WHEN Hypothesis plays a schedule of workers, faults, sends, time and an operator's
-            # cancels, holds, releases and group cancels, and the world settles
-            world.play(data.draw, steps=CHAOS_STEPS)
-            world.settle(max_steps=20_000)
-            # THEN every job is applied, cancelled, dead-lettered, kept or buffered
-            violations = state_invariants.while_parked(world)
-            # WHEN operators release every held group and resume every parked one
-            world.release_all()
-            world.resume_all()
-            # THEN steering kept its promises, and state mode's invariants hold: each group's log is
-            # the fold of what was sent less what died or was cancelled
-            violations += state_invariants.check(world) + steering_invariants.check(world)
-            STATS.record("steering (state)", world)
-            note("\n".join(world.trace))
-            assert not violations, "\n".join(violations)
-        finally:
-            world.close()
+        # WHEN Hypothesis plays a schedule of workers, faults, sends, time and an operator's cancels,
+        # holds, releases and group cancels, and the world settles
+        # THEN every job is applied, cancelled, dead-lettered, kept or buffered; and once operators
+        # released and resumed every group, steering kept its promises and each group's log is the
+        # fold of what was sent less what died or was cancelled
+        play_and_check(
+            world,
+            data.draw,
+            name="steering (state)",
+            while_parked=state_invariants.while_parked,
+            check=lambda w: state_invariants.check(w) + steering_invariants.check(w),
+            settle_steps=20_000,
+        )
+
+
+def _claim_invariants(world: SteeringWorld) -> list[str]:
+    if isinstance(world, SteeredWorkerWorld):
+        return worker_invariants.check(world)
+    return claim_invariants.check(world)

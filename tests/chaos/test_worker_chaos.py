@@ -11,13 +11,13 @@ and :mod:`.worker_invariants` checks claim mode's invariants and the crash rule 
 
 from __future__ import annotations
 
-from hypothesis import given, note
+from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
 from . import claim_invariants, worker_invariants
-from .stats import STATS
-from .strategies import CHAOS_STEPS, budget, configs
+from .scenario import play_and_check
+from .strategies import budget, configs
 from .worker_world import WorkerWorld, worker_config
 from .workload import Workload, workloads
 from .world import WorldConfig
@@ -31,19 +31,15 @@ def test_a_crash_of_a_worker_of_several_slots_costs_only_its_own_job_an_attempt(
     with mock_aws():
         # GIVEN a world of container workers of several slots and the jobs its producers send
         world = WorkerWorld(worker_config(config, slots), workload)
-        try:
-            # WHEN Hypothesis plays a schedule of slots, heartbeats, kills, faults, sends and time
-            world.play(data.draw, steps=CHAOS_STEPS)
-            world.settle(max_steps=20_000)
-            # THEN every job is done, dead-lettered, or kept while its group is parked
-            violations = claim_invariants.while_parked(world)
-            # WHEN operators resume every parked group
-            world.resume_all()
-            # THEN no healthy job died or lost an attempt for a slot-mate's crash, every poison job
-            # died of its own, and claim mode's invariants hold
-            violations += worker_invariants.check(world)
-            STATS.record("worker", world)
-            note("\n".join(world.trace))
-            assert not violations, "\n".join(violations)
-        finally:
-            world.close()
+        # WHEN Hypothesis plays a schedule of slots, heartbeats, kills, faults, sends and time
+        # THEN every job is done, dead-lettered, or kept while its group is parked; and once operators
+        # resumed every parked group, no healthy job died or lost an attempt for a slot-mate's crash,
+        # every poison job died of its own, and claim mode's invariants hold
+        play_and_check(
+            world,
+            data.draw,
+            name="worker",
+            while_parked=claim_invariants.while_parked,
+            check=worker_invariants.check,
+            settle_steps=20_000,
+        )
