@@ -15,6 +15,11 @@
    dies of its own crashes (``WorkerCrashedError``). A negative control plays the same rounds on
    workers without the run gate (every claim counted, as before the crash rule) and shows the
    invariants catch the healthy job dead-lettered beside the poison.
+5. Steering on a worker of two slots: a cancel of a running job (``STOPPED``, running) reaches its run
+   at the next heartbeat (``context.cancelled``), its SUCCEEDED write is refused, its record deleted,
+   nothing dead-lettered; the job beside it in the other slot is untouched.
+6. A hold between a batch's read of its group and its job's start (claim mode, PARK): that batch's
+   jobs may still start, none sent after it does until the release; then it runs, in order.
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from moto import mock_aws
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
-from . import claim_invariants, state_invariants, worker_invariants
+from . import claim_invariants, state_invariants, steering_invariants, worker_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
+from .steering_world import SteeredClaimWorld, SteeredWorkerWorld
 from .worker_world import GATE_POINT, WorkerWorld
 from .workload import POISON_TIMES, JobSpec, Send, Workload
 from .world import CLAIMS, GROUPS, WorldConfig
@@ -344,5 +350,67 @@ def test_a_poison_job_on_a_worker_of_two_slots_kills_no_healthy_job_beside_it(
                 assert world.claim_status("H") == "SUCCEEDED"
                 assert world.claim_item("H")["attempts"] == {"N": "1"}
                 assert worker_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+# --- 5. and 6. steering ------------------------------------------------------------------------------
+
+
+def test_a_cancel_of_a_job_running_on_a_worker_reaches_its_run_and_leaves_its_slot_mate_alone() -> None:
+    with mock_aws():
+        # GIVEN a worker of two slots running job a (ws#1) and job b (ws#2), each at its start
+        config = WorldConfig(timeout_s=20, visibility_s=120, max_workers=1, slots=2)
+        world = SteeredWorkerWorld(config, _workload(JobSpec("a", "ws#1"), JobSpec("b", "ws#2")))
+        try:
+            world.send_next()
+            world.send_next()
+            process = world.new_process()
+            first, second = world.start(process), world.start(process)
+            assert first is not None and second is not None
+            world.advance(first, "job.start")
+            world.advance(second, "job.start")
+            # WHEN an operator cancels a, and the worker's heartbeat beats
+            world.cancel("a")
+            world.beat(process)
+            # THEN the cancel said a was running, a's run is told (its heartbeat stale), b's is not
+            assert [(r.job_id, r.outcome.value, r.running) for _, r in world.cancels] == [
+                ("a", "STOPPED", True)
+            ]
+            assert [heartbeat.stale() for heartbeat in process.heartbeats] == [True, False]
+            # AND when both finish, a stands cancelled (its success refused), b succeeded, nothing is
+            # dead-lettered, and every invariant holds
+            world.settle()
+            assert (world.claim_status("a"), world.claim_status("b")) == ("CANCELLED", "SUCCEEDED")
+            assert world.dead_letters() == []
+            assert worker_invariants.check(world) + steering_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+def test_a_hold_lets_the_batch_that_read_its_group_finish_and_starts_nothing_after_it() -> None:
+    with mock_aws():
+        # GIVEN claim mode under PARK, group ws#1's jobs a and b received in one batch, whose worker read
+        # the group's header and waits at a's start
+        config = WorldConfig(policy=DeadJobPolicy.PARK, timeout_s=20, visibility_s=120)
+        specs = (JobSpec("a", "ws#1"), JobSpec("b", "ws#1"), JobSpec("c", "ws#1"))
+        world = SteeredClaimWorld(config, _workload(*specs))
+        try:
+            world.send_next()
+            world.send_next()
+            batch = world.invoke()
+            assert batch is not None
+            world.advance(batch, "job.start")
+            # WHEN an operator holds ws#1, the batch finishes, c is sent and the queue drains
+            world.hold("ws#1")
+            world.finish(batch)
+            world.settle()
+            # THEN a and b ran (the batch that read the group before the hold), c did not: it is kept
+            assert [run.job_id for run in world.history.runs] == ["a", "b"]
+            assert world.kept_job_ids("ws#1") == ["c"]
+            # AND once released, c runs after them, and every invariant holds
+            world.release_all()
+            assert [run.job_id for run in world.history.runs] == ["a", "b", "c"]
+            assert claim_invariants.check(world) + steering_invariants.check(world) == []
         finally:
             world.close()
