@@ -170,7 +170,7 @@ class Steered(ChaosWorld):
             st.sampled_from(("cancel", "hold", "release", "cancel_group") if park else ("cancel",))
         )
         if control == "cancel":
-            self.cancel(draw(st.sampled_from([spec.job_id for spec in self.workload.specs])))
+            self.cancel(draw(st.sampled_from(self._cancel_targets(draw))))
         else:
             getattr(self, control)(draw(st.sampled_from(self.workload.groups())))
 
@@ -189,6 +189,15 @@ class Steered(ChaosWorld):
         )
         sent = self.steering.send_superseding(self.producer, job)
         return None if sent.message_id == "deduplicated" else sent.message_id
+
+    def _cancel_targets(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> list[str]:
+        """The jobs a cancel picks from: the running ones, the ones that ran, or any (the races a cancel
+        must win or lose cleanly: before a claim, mid-run, after the last write)."""
+        every = [spec.job_id for spec in self.workload.specs]
+        running = [run.job_id for run in self.history.runs if run.end is None]
+        ran = list(dict.fromkeys(run.job_id for run in self.history.runs))
+        chosen = draw(st.sampled_from((running, ran, every)))
+        return chosen or every
 
     def _claim(self, job_id: str) -> dict[str, Any]:
         item = self.reader.get_item(TableName=CLAIMS, Key={"id": {"S": job_id}}, ConsistentRead=True)
