@@ -66,6 +66,15 @@
    was throttled, P was blamed for a run that had returned and died ``ATTEMPTS_EXHAUSTED`` instead of
    ``PERMANENT``. Fixed: every marker write is fenced (by the run item's token), so the successor's
    marker is refused and it retries from the state that names C.
+9. **State mode: a cancelled job that brings its group back for a failed buffered job fails its whole
+   batch** (found by ``make chaos`` at 200 schedules, in the steering property: CONTINUE, a group whose
+   ``seq`` 1 and 2 wait in the reorder buffer for ``seq`` 0, which an operator cancelled before it
+   was sent; ``seq`` 2 fails once). When ``seq`` 0 arrives its place closes, 1 is applied, 2 fails,
+   and ``seq`` 0's record is the carrier that brings the group back for 2. Its outcome line passed
+   the carrier's ``action`` beside the cancelled line's own, a ``TypeError`` escaped ``process()``:
+   the batch failed after its commit, every time the record came back, until SQS's own
+   ``maxReceiveCount`` dead-lettered it. Fixed: the cancelled line takes the carrier's fields, its
+   ``action`` saying both (not applied, cancelled; retried to bring the group back).
 """
 
 from __future__ import annotations
@@ -75,9 +84,11 @@ from moto import mock_aws
 
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
+from . import state_invariants, steering_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
+from .steering_world import SteeredStateWorld
 from .workload import JobSpec, Send, Workload
 from .world import ChaosWorld, WorldConfig
 
@@ -278,5 +289,41 @@ def test_state_mode_a_stale_workers_mark_is_not_overwritten_by_its_successors_ma
             assert world.dead_letters() == [("P", "PERMANENT")]
             assert world.committed_log("ws#1") == ["C"]
             assert world.sqs_dead() == []
+        finally:
+            world.close()
+
+
+def test_state_mode_a_cancelled_job_carrying_its_group_back_for_a_failed_buffered_job_ends_its_batch() -> (
+    None
+):
+    with mock_aws():
+        # GIVEN state mode, group ws#1 whose seq 1 and 2 (2 fails once) wait in the reorder buffer for
+        # seq 0, which an operator cancelled before it was sent
+        specs = (
+            JobSpec("j0", "ws#1", seq=0),
+            JobSpec("j1", "ws#1", seq=1),
+            JobSpec("j2", "ws#1", "transient", 1, seq=2),
+        )
+        world = SteeredStateWorld(
+            WorldConfig(), Workload(specs, tuple(Send(s, s.job_id) for s in specs[1:] + specs[:1]))
+        )
+        try:
+            world.cancel("j0")
+            world.send_next()
+            world.send_next()
+            buffering = world.invoke()
+            assert buffering is not None
+            world.finish(buffering)
+            assert world.buffered_job_ids("ws#1") == ["j1", "j2"]
+            # WHEN seq 0 arrives: its place closes, j1 is applied, j2 fails, and j0's record carries the
+            # group back for j2
+            world.send_next()
+            world.settle()
+            # THEN nothing escaped the processor, SQS dead-lettered nothing, j1 and j2 were applied in
+            # order, j0 never was, and every invariant holds
+            assert world.history.escaped == []
+            assert world.sqs_dead() == []
+            assert world.committed_log("ws#1") == ["j1", "j2"]
+            assert state_invariants.check(world) + steering_invariants.check(world) == []
         finally:
             world.close()

@@ -313,20 +313,19 @@ class StateOutcomes:
     def _cancelled_line(
         self, record: SQSRecord, run: BatchResult, ids: dict[str, Any], fields: dict[str, Any]
     ) -> None:
-        """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
+        """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied.
+        ``fields`` win over the line's own (a carrier's ``action``: the record is retried)."""
         entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
-        write_steered(
-            self.out,
-            OutcomeStatus.CANCELLED,
-            record,
-            action="not applied: the job was cancelled; its place in the group closed; deleted",
-            cancelReason=entry.reason or None,
-            cancelledBy=entry.by or None,
-            cancelledAt=entry.at_ms,
-            whileRunning=False,
+        line: dict[str, Any] = {
+            "action": "not applied: the job was cancelled; its place in the group closed; deleted",
+            "cancelReason": entry.reason or None,
+            "cancelledBy": entry.by or None,
+            "cancelledAt": entry.at_ms,
+            "whileRunning": False,
             **ids,
             **fields,
-        )
+        }
+        write_steered(self.out, OutcomeStatus.CANCELLED, record, **line)
 
     def _effect_line(
         self,
@@ -389,7 +388,12 @@ class StateOutcomes:
             else:
                 effect = Outcome.DUPLICATE
             if effect is Outcome.APPLIED and result.job_id in run.group_state.cancelled_ids:
-                self._cancelled_line(record, run, ids, carrier)
+                action = (
+                    f"not applied: the job was cancelled, its place in the group closed; {retry_action} to "
+                    f"bring the group back for buffered job {result.blocked_by!r}, which failed (it returns "
+                    "as a duplicate)"
+                )
+                self._cancelled_line(record, run, ids, {**carrier, "action": action})
                 return
             self._effect_line(record, effect, recorder=recorder, ids=ids, fields=carrier)
         elif result.reason is RetryReason.BUFFER_FULL:
