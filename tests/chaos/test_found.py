@@ -75,6 +75,14 @@
    the batch failed after its commit, every time the record came back, until SQS's own
    ``maxReceiveCount`` dead-lettered it. Fixed: the cancelled line takes the carrier's fields, its
    ``action`` saying both (not applied, cancelled; retried to bring the group back).
+10. **Workers: an alone run's end went uncounted when its isolate landed after a retaker's read**
+    (found by ``make chaos`` at 200 schedules, in the worker property: three slots, visibility =
+    timeout). A slot retook a job after a crash (shared, to run alone) and sent its isolate while
+    its lease was live; the request landed after the lease ran out (the condition compares the
+    caller's ``now``, taken before the pause), after another worker had read the claim as a shared
+    run's that ran out. That worker's retake, conditioned on the owner and status only, succeeded
+    and did not count the alone run. Fixed: the retake is also conditioned on the ``shared`` mark
+    it read, so it fails and reads again (rule 3 of ``runtime/claim/store.py``).
 """
 
 from __future__ import annotations
@@ -84,11 +92,12 @@ from moto import mock_aws
 
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
-from . import state_invariants, steering_invariants
+from . import state_invariants, steering_invariants, worker_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
 from .steering_world import SteeredStateWorld
+from .worker_world import WorkerWorld
 from .workload import JobSpec, Send, Workload
 from .world import ChaosWorld, WorldConfig
 
@@ -325,5 +334,38 @@ def test_state_mode_a_cancelled_job_carrying_its_group_back_for_a_failed_buffere
             assert world.sqs_dead() == []
             assert world.committed_log("ws#1") == ["j1", "j2"]
             assert state_invariants.check(world) + steering_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+def test_workers_a_retake_read_before_an_isolate_lands_counts_the_alone_run() -> None:
+    with mock_aws():
+        # GIVEN job j retaken after a crash by a slot of process p2 (to run alone), whose isolate is sent
+        # while its lease is live and waits in flight past the lease (visibility = timeout = 20 s)
+        config = WorldConfig(max_attempts=3, timeout_s=20, visibility_s=20, max_workers=3, slots=2)
+        world = WorkerWorld(config, _workload(JobSpec("j", "ws#1")))
+        try:
+            world.send_next()
+            first = world.start(world.new_process())
+            assert first is not None
+            world.advance(first, "job.start")
+            world.kill(world.processes[0], "killed")
+            world.clock.advance(21)
+            holder = world.start(world.new_process())
+            assert holder is not None
+            world.advance(holder, "dynamodb.UpdateItem", "claims")
+            world.clock.advance(32)
+            # AND a slot of p3 reads the claim (a shared run's, its lease ran out) and is about to retake it
+            retaker = world.start(world.new_process())
+            assert retaker is not None
+            world.advance(retaker, "dynamodb.PutItem", "claims")
+            world.step(retaker)
+            # WHEN the isolate lands, then the retake is sent
+            world.step(holder)
+            world.step(retaker)
+            world.settle()
+            # THEN the retake counted the alone run (it read the claim again), and every invariant holds
+            assert worker_invariants.retakes(world) == []
+            assert worker_invariants.check(world) == []
         finally:
             world.close()
