@@ -4,7 +4,7 @@ Four measures, one run:
 
 - **Heartbeat cost per job-minute.** The worker's real
   :class:`~constructs_fifo.worker.heartbeat.WorkerHeartbeat` and
-  :class:`~constructs_fifo.worker.heartbeat.HeartbeatClaims` hold a batch of 10 records whose first
+  :class:`~constructs_fifo.worker.lent_claims.HeartbeatClaims` hold a batch of 10 records whose first
   job runs ``job_minutes``, against the in-memory responder (which meters every DynamoDB write by
   DynamoDB's rules, as figures 9 and 10 do). A fake clock moves one interval at a time and the heartbeat
   is ticked by hand (no ticker thread, no real waiting), so the calls and units are counted, not

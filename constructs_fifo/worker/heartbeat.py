@@ -45,7 +45,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -59,10 +59,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
 
+    from constructs_fifo.runtime.claim.store import ClaimStore
     from constructs_fifo.runtime.observability import JobLogger
     from constructs_fifo.runtime.types import SQSRecord
     from constructs_fifo.worker.isolation import RunGate
-    from constructs_fifo.worker.lent_claims import HeartbeatClaims
 
 __all__ = ["JobContext", "WorkerHeartbeat"]
 
@@ -149,7 +149,10 @@ class WorkerHeartbeat:
         ticker: bool = True,
         gate: RunGate | None = None,
     ) -> None:
-        self.claims: HeartbeatClaims | None = None
+        #: The slot's claim store (claim mode: :class:`~constructs_fifo.worker.lent_claims.HeartbeatClaims`,
+        #: which sets both) and how its run leaves the run gate.
+        self.claims: ClaimStore | None = None
+        self.gate_leave: Callable[[], None] = _nothing
         self.gate = gate
         self._sqs = sqs
         self._queue_url = queue_url
@@ -228,8 +231,7 @@ class WorkerHeartbeat:
             with self._lock:
                 self._records = []
                 self._job = None
-            if self.claims is not None:  # a run that never wrote its claim (a job's BaseException)
-                self.claims.gate_leave()
+            self.gate_leave()  # a run that never wrote its claim (a job's BaseException)
 
     # --- the ticker --------------------------------------------------------------------------------
 
@@ -535,3 +537,7 @@ class WorkerHeartbeat:
         single = HeartbeatRound(self._job[0] if self._job else None, len(self._records))
         single.note(event, failure=failure, exceeded=exceeded, **fields)
         single.write(self._log, queue_name=self._queue_name)
+
+
+def _nothing() -> None:
+    """No run gate (state mode, or a worker of one slot)."""

@@ -39,6 +39,7 @@ class HeartbeatClaims(ClaimStore):
         super().__init__(*args, shared_runs=heartbeat.gate is not None, **kwargs)
         self.heartbeat = heartbeat
         heartbeat.claims = self
+        heartbeat.gate_leave = self.gate_leave
         self._gate = heartbeat.gate
         self._entered: bool | None = None  # in the gate: alone (True) or shared (False)
 

@@ -5,7 +5,7 @@
 ``heartbeat_interval_seconds``, ``batch_size``, from the settings spec's rows; a flag wins) and checks
 them together; :func:`build_worker` gives each slot its own clients, logger, heartbeat and processor
 (:func:`~constructs_fifo.runtime.entrypoint.build_processor`, the Lambda path's, with the heartbeat and,
-in claim mode, a :class:`~constructs_fifo.worker.heartbeat.HeartbeatClaims` store); :func:`serve`
+in claim mode, a :class:`~constructs_fifo.worker.lent_claims.HeartbeatClaims` store); :func:`serve`
 installs the SIGTERM handler and runs it.
 """
 

@@ -8,14 +8,14 @@
   crashing after it, a fault on that worker's SUCCEEDED write, or that write being refused after the
   worker's lease expired.
 - **In order.** A group's job starts only after the job sent before it (by ``seq`` in state mode;
-  here: send order) was finished: committed, or declared dead.
+  here: send order) was finished: committed, declared dead, or cancelled.
 - **Dead only because it itself died.** Every DEAD claim write is for a permanent job, or a job
   whose claim was taken ``max_attempts`` times since its last reset; every dead-letter message is a
   job that died (or a copy of one), with the reason its kind gives.
 - **Nothing lost.** Every job ends SUCCEEDED after a run that completed, or in the dead-letter queue
-  (under PARK, after operators resumed every group: only the malformed jobs they skipped); and while
-  groups are still parked, every job is SUCCEEDED, dead-lettered or kept in its group
-  (:func:`while_parked`).
+  (under PARK, after operators resumed every group: only the malformed jobs they skipped), or
+  CANCELLED (steered: :mod:`.steering_invariants`); and while groups are still parked, every job is
+  SUCCEEDED, CANCELLED, dead-lettered or kept in its group (:func:`while_parked`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from .world import CLAIMS
 
 SUCCEEDED = "SUCCEEDED"
 DEAD = "DEAD"
+#: A job an operator cancelled (or a newer one of its key superseded): finished with, never run again.
+CANCELLED = "CANCELLED"
 
 
 def check(world: ClaimWorld) -> list[str]:
@@ -59,7 +61,7 @@ def while_parked(world: ClaimWorld) -> list[str]:
         f"{spec.job_id} ({spec.kind}) is lost while groups are parked: not SUCCEEDED, dead-lettered or kept"
         for spec in world.workload.specs
         if spec.job_id not in dead | kept
-        and (spec.kind == "malformed" or world.claim_status(spec.job_id) != SUCCEEDED)
+        and (spec.kind == "malformed" or world.claim_status(spec.job_id) not in (SUCCEEDED, CANCELLED))
     ]
 
 
@@ -113,6 +115,8 @@ def repeats(world: ClaimWorld) -> list[str]:
             found.append(f"{job_id}'s side effect was committed {len(committed)} times: {committed}")
         for run in completed:
             if run in committed or isinstance(errors.get(run.worker), Crash):
+                continue
+            if world.commit_refused_locally(run) or world.claim_status(job_id) == CANCELLED:
                 continue
             if _commit_faulted(history, run) or _commit_fenced_after_lease(history, run):
                 continue
@@ -169,9 +173,10 @@ def order(world: ClaimWorld) -> list[str]:
         jobs = [spec for spec in world.workload.jobs_of(group) if spec.kind != "malformed"]
         for before, after in itertools.pairwise(jobs):
             runs = history.runs_of(after.job_id)
-            done = _first_status(history, before.job_id, SUCCEEDED) or _first_status(
-                history, before.job_id, DEAD
-            )
+            finished = [
+                _first_status(history, before.job_id, status) for status in (SUCCEEDED, DEAD, CANCELLED)
+            ]
+            done = min((time for time in finished if time is not None), default=None)
             if not runs:
                 continue
             if done is None or runs[0].start < done:
@@ -230,11 +235,15 @@ def outcomes(world: ClaimWorld) -> list[str]:
         if world.config.policy is DeadJobPolicy.PARK:
             should_die = spec.kind == "malformed"
         else:
-            should_die = spec.must_die(world.config.max_attempts, crashes_count=True)
-        if should_die and spec.job_id not in dead:
+            should_die = spec.must_die(
+                world.config.max_attempts, crashes_count=True, shared_runs=world.config.slots > 1
+            )
+        if should_die and spec.job_id not in dead and world.claim_status(spec.job_id) != CANCELLED:
             found.append(f"{spec.job_id} ({spec.kind}) should have died and is not in the dead-letter queue")
         if spec.job_id in dead:
             continue
+        if world.claim_status(spec.job_id) == CANCELLED:
+            continue  # steered: steering_invariants says what a cancel promises
         if not (applied and succeeded):
             found.append(
                 f"{spec.job_id} ({spec.kind}) is lost: neither applied and SUCCEEDED, nor dead-lettered"

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT, Heartbeat
 from constructs_fifo.runtime.claim.processor import OrderedBatchProcessor
 from constructs_fifo.runtime.claim.store import ClaimStore
-from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.constants import ATTR_ATTEMPTS, ATTR_ERROR_TYPE, ATTR_SHARED, DeadJobPolicy
 from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.settings.config import RuntimeConfig
+from constructs_fifo.runtime.steering.names import SUPERSEDE_KEY_PREFIX
 
 from .calls import Point
-from .history import ClaimSeen
+from .history import ClaimSeen, Run
 from .world import CLAIMS, GROUPS, ChaosWorld
 
 #: The status a claim item has when an operator deleted it (a reset), or it never existed.
@@ -33,6 +35,12 @@ class ClaimWorld(ChaosWorld):
     crashes_count = True
 
     def processor(self) -> OrderedBatchProcessor:
+        return self.claim_processor(self.claim_store())
+
+    def claim_processor(
+        self, claims: ClaimStore, heartbeat: Heartbeat = NO_HEARTBEAT
+    ) -> OrderedBatchProcessor:
+        """The processor of one invocation (or one worker slot: its claims and heartbeat)."""
         logger = self.logger()
         park = self.config.policy is DeadJobPolicy.PARK
         return OrderedBatchProcessor(
@@ -44,7 +52,8 @@ class ClaimWorld(ChaosWorld):
                 visibility_timeout_seconds=self.config.visibility_s,
             ),
             handler=self.handle,
-            claims=self.claim_store(),
+            claims=claims,
+            heartbeat=heartbeat,
             visibility=self.visibility(logger),
             logger=logger,
             dead_letters=self.dead_letter_sender(),
@@ -86,11 +95,26 @@ class ClaimWorld(ChaosWorld):
             return
         key = point.params.get("Item") or point.params.get("Key") or {}
         job_id = key.get("id", {}).get("S")
-        if not job_id:
+        if not job_id or str(job_id).startswith(SUPERSEDE_KEY_PREFIX):  # a supersede key's marker
             return
-        status = self.claim_status(str(job_id))
+        item = self.claim_item(str(job_id))
+        status = str(item["status"]["S"]) if item else NO_CLAIM
         if point.operation == "PutItem" and status == "IN_FLIGHT":
             self.history.claims_taken[str(job_id)] += 1
         self.history.claims.append(
-            ClaimSeen(self.history.tick(), worker, str(job_id), status, point.operation)
+            ClaimSeen(
+                self.history.tick(),
+                worker,
+                str(job_id),
+                status,
+                point.operation,
+                attempts=int(item.get(ATTR_ATTEMPTS, {}).get("N", 0)),
+                shared=bool(item.get(ATTR_SHARED, {}).get("BOOL", False)),
+                error_type=str(item.get(ATTR_ERROR_TYPE, {}).get("S", "")),
+            )
         )
+
+    def commit_refused_locally(self, run: Run) -> bool:
+        """Whether ``run``'s commit was refused before it was sent (a worker's stale heartbeat); never
+        on the function."""
+        return False

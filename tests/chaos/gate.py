@@ -4,7 +4,8 @@ For each call of a client the gate
 
 1. in ``before-call`` (registered first, ahead of any model endpoint), makes the call a scheduling
    point: a worker thread waits there until the scheduler lets it go on, and the payload it gets is
-   the fault the test chose for this call, which the injector then raises (or arms for after);
+   the fault the test chose for this call, which the injector then raises (or arms for after), or
+   the :class:`Crash` of the worker process it runs in (:mod:`.worker_world`), raised as it is;
 2. in ``after-call``, tells the observer what the call did (it succeeded or not: the world reads
    back what a write left), then raises a fault armed for after the call.
 
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .calls import Point, api_params, attach_param_memory, point_of_call
-from .faults import Fault, FaultInjector
+from .faults import Crash, Fault, FaultInjector
 from .scheduler import Scheduler
 
 _POINT = "chaos.point"
@@ -62,4 +63,6 @@ class Gate:
 
     def _pass(self, point: Point, context: dict[str, Any]) -> None:
         payload = self._scheduler.checkpoint(point)
+        if isinstance(payload, Crash):  # its process crashed (another slot's fault, not one of its own)
+            raise payload
         self._injector.before(point, payload if isinstance(payload, Fault) else None, context)

@@ -50,13 +50,17 @@ class Run:
 
 @dataclass(frozen=True)
 class ClaimSeen:
-    """The claim item a successful write left, read back (claim mode)."""
+    """The claim item a successful write left, read back (claim mode): its status, the attempts it
+    counts, whether its run shares its process (``shared``) and, dead or failed, its error type."""
 
     time: int
     worker: str
     job_id: str
     status: str
     operation: str
+    attempts: int = 0
+    shared: bool = False
+    error_type: str = ""
 
 
 @dataclass(frozen=True)

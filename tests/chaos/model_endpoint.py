@@ -11,6 +11,7 @@ model (botocore skips the HTTP request when a handler returns a response); calls
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from botocore.awsrequest import AWSResponse
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class ModelEndpoint:
-    """Answers ``SendMessage``, ``DeleteMessage`` and ``ChangeMessageVisibility(Batch)`` for the model's URL.
+    """Answers SendMessage(Batch), DeleteMessage(Batch), ChangeMessageVisibility(Batch) for the model's URL.
 
     Attributes
     ----------
@@ -34,9 +35,10 @@ class ModelEndpoint:
         The operations answered, in order.
     """
 
-    def __init__(self, model: FifoModel) -> None:
+    def __init__(self, model: FifoModel, on_refused_delete: Callable[[], None] = lambda: None) -> None:
         self.model = model
         self.calls: list[str] = []
+        self._on_refused_delete = on_refused_delete
 
     def attach(self, client: Any) -> None:
         """Serve ``client``'s calls to the model's URL (register after any gate of the same client)."""
@@ -61,18 +63,13 @@ class ModelEndpoint:
             )
             digest = hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
             return _ok({"MessageId": message_id or f"deduplicated-{digest[:12]}", "MD5OfMessageBody": digest})
-        if operation == "ChangeMessageVisibilityBatch":
-            successful: list[dict[str, str]] = []
-            failed: list[dict[str, Any]] = []
-            partial = bool(context.get(PARTIAL_FAILURE_KEY))
-            for index, entry in enumerate(params["Entries"]):
-                if partial and index % 2 == 1:
-                    failed.append(_internal_error(str(entry["Id"])))
-                elif self._change(str(entry["ReceiptHandle"]), int(entry["VisibilityTimeout"])):
-                    successful.append({"Id": entry["Id"]})
-                else:
-                    failed.append(_stale_receipt(str(entry["Id"])))
-            return _ok({"Successful": successful, "Failed": failed})
+        batch = {
+            "SendMessageBatch": self._send_batch,
+            "DeleteMessageBatch": self._delete_batch,
+            "ChangeMessageVisibilityBatch": self._change_batch,
+        }.get(operation)
+        if batch is not None:
+            return _ok(batch(params, context))
         if operation == "DeleteMessage":
             if not self.model.delete(str(params["ReceiptHandle"])):
                 return _error(400, "InvalidParameterValue", "The receipt handle has expired.")
@@ -82,6 +79,47 @@ class ModelEndpoint:
                 return _error(400, "ReceiptHandleIsInvalid", "the receipt handle has expired")
             return _ok({})
         raise NotImplementedError(f"the model queue does not answer {operation}")
+
+    def _send_batch(self, params: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        del context
+        sent = []
+        for entry in params["Entries"]:
+            message_id = self.model.send(
+                str(entry["MessageGroupId"]),
+                str(entry["MessageBody"]),
+                str(entry["MessageDeduplicationId"]),
+                entry.get("MessageAttributes"),
+            )
+            digest = hashlib.md5(str(entry["MessageBody"]).encode("utf-8"), usedforsecurity=False).hexdigest()
+            sent.append(
+                {"Id": entry["Id"], "MessageId": message_id or "deduplicated", "MD5OfMessageBody": digest}
+            )
+        return {"Successful": sent, "Failed": []}
+
+    def _change_batch(self, params: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        successful: list[dict[str, str]] = []
+        failed: list[dict[str, Any]] = []
+        partial = bool(context.get(PARTIAL_FAILURE_KEY))
+        for index, entry in enumerate(params["Entries"]):
+            if partial and index % 2 == 1:
+                failed.append(_internal_error(str(entry["Id"])))
+            elif self._change(str(entry["ReceiptHandle"]), int(entry["VisibilityTimeout"])):
+                successful.append({"Id": entry["Id"]})
+            else:
+                failed.append(_stale_receipt(str(entry["Id"])))
+        return {"Successful": successful, "Failed": failed}
+
+    def _delete_batch(self, params: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+        del context
+        deleted: list[dict[str, str]] = []
+        refused: list[dict[str, Any]] = []
+        for entry in params["Entries"]:
+            if self.model.delete(str(entry["ReceiptHandle"])):
+                deleted.append({"Id": entry["Id"]})
+            else:
+                self._on_refused_delete()
+                refused.append(_stale_receipt(str(entry["Id"])))
+        return {"Successful": deleted, "Failed": refused}
 
     def _change(self, receipt: str, seconds: int) -> bool:
         """Change one message's visibility; ``False`` when its receipt is not the latest (SQS refuses)."""

@@ -2,7 +2,8 @@
 
 - **Exactly once, in sequence.** A group's committed log (the fold of its applied transitions) is
   its jobs in ``seq`` order (or in send order, without ``seq``), each once, less the jobs that died
-  (after operators resumed every group under PARK: only the malformed ones they skipped).
+  (after operators resumed every group under PARK: only the malformed ones they skipped) and the
+  jobs an operator cancelled (steered).
 - **Never half applied, never rolled back.** The versions of a group's state were committed one
   after the other (1, 2, 3, ...), and each version's log extends the one before: no lost race, crash
   or stale worker ever committed something the next commit had to take back.
@@ -42,6 +43,7 @@ def while_parked(world: StateWorld) -> list[str]:
     held: set[str] = set()
     for group in world.workload.groups():
         held |= {*world.committed_log(group), *world.kept_job_ids(group), *world.buffered_job_ids(group)}
+    held |= world.cancelled_ids()
     return [
         f"{spec.job_id} ({spec.kind}) is lost while groups are parked: not applied, dead-lettered, kept "
         "or buffered"
@@ -98,11 +100,14 @@ def folds(world: StateWorld) -> list[str]:
     """Each group's committed log is the fold of what was sent, less what died; nothing is lost."""
     found: list[str] = []
     dead = _dead_ids(world)
+    cancelled = world.cancelled_ids()
     park = world.config.policy is DeadJobPolicy.PARK
     for group in world.workload.groups():
         jobs = world.workload.jobs_of(group)
         log = world.committed_log(group)
         for spec in jobs:
+            if spec.job_id in cancelled:
+                continue  # steered: never applied (steering_invariants)
             must_die = spec.kind == "malformed" if park else spec.kind in ("permanent", "malformed")
             if must_die and spec.job_id not in dead:
                 found.append(
@@ -112,7 +117,7 @@ def folds(world: StateWorld) -> list[str]:
                 found.append(
                     f"{spec.job_id} ({spec.kind}) is lost: neither in {group}'s state nor dead-lettered"
                 )
-        expected = [spec.job_id for spec in jobs if spec.job_id not in dead]
+        expected = [spec.job_id for spec in jobs if spec.job_id not in dead | cancelled]
         if log != expected:
             found.append(f"{group}'s committed log is {log}; the fold of what was sent is {expected}")
     return found

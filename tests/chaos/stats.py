@@ -23,6 +23,7 @@ _MOMENTS = {
     ("dynamodb.PutItem", "claims"): ("before the claim", "after the claim"),
     ("job.start", ""): ("after the claim",) * 2,
     ("job.end", ""): ("after the side effect, before the commit",) * 2,
+    ("job.gate", ""): ("waiting at a worker's run gate",) * 2,
     ("dynamodb.UpdateItem", "claims"): ("after the side effect, before the commit", "after the commit"),
     ("dynamodb.PutItem", "groups"): ("before the commit", "after the commit"),
     ("dynamodb.TransactWriteItems", "groups"): ("before the commit (or park)", "after the commit (or park)"),

@@ -9,14 +9,14 @@ checks what happened against what was sent.
 
 from __future__ import annotations
 
-from hypothesis import given, note
+from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
 from . import claim_invariants
 from .claim_world import ClaimWorld
-from .stats import STATS
-from .strategies import CHAOS_STEPS, budget, configs
+from .scenario import play_and_check
+from .strategies import budget, configs
 from .workload import Workload, workloads
 from .world import WorldConfig
 
@@ -29,18 +29,13 @@ def test_claim_mode_keeps_order_runs_once_outside_the_window_and_loses_nothing(
     with mock_aws():
         # GIVEN a world in claim mode and the jobs its producers send
         world = ClaimWorld(config, workload)
-        try:
-            # WHEN Hypothesis plays a schedule of workers, faults, sends and time, and the world settles
-            world.play(data.draw, steps=CHAOS_STEPS)
-            world.settle()
-            # THEN every job is done, dead-lettered, or kept while its group is parked
-            violations = claim_invariants.while_parked(world)
-            # WHEN operators resume every parked group
-            world.resume_all()
-            # THEN no invariant of claim mode is violated
-            violations += claim_invariants.check(world)
-            STATS.record("claim", world)
-            note("\n".join(world.trace))
-            assert not violations, "\n".join(violations)
-        finally:
-            world.close()
+        # WHEN Hypothesis plays a schedule of workers, faults, sends and time, and the world settles
+        # THEN every job is done, dead-lettered, or kept while its group is parked; and once operators
+        # resumed every parked group, no invariant of claim mode is violated
+        play_and_check(
+            world,
+            data.draw,
+            name="claim",
+            while_parked=claim_invariants.while_parked,
+            check=claim_invariants.check,
+        )

@@ -66,6 +66,23 @@
    was throttled, P was blamed for a run that had returned and died ``ATTEMPTS_EXHAUSTED`` instead of
    ``PERMANENT``. Fixed: every marker write is fenced (by the run item's token), so the successor's
    marker is refused and it retries from the state that names C.
+9. **State mode: a cancelled job that brings its group back for a failed buffered job fails its whole
+   batch** (found by ``make chaos`` at 200 schedules, in the steering property: CONTINUE, a group whose
+   ``seq`` 1 and 2 wait in the reorder buffer for ``seq`` 0, which an operator cancelled before it
+   was sent; ``seq`` 2 fails once). When ``seq`` 0 arrives its place closes, 1 is applied, 2 fails,
+   and ``seq`` 0's record is the carrier that brings the group back for 2. Its outcome line passed
+   the carrier's ``action`` beside the cancelled line's own, a ``TypeError`` escaped ``process()``:
+   the batch failed after its commit, every time the record came back, until SQS's own
+   ``maxReceiveCount`` dead-lettered it. Fixed: the cancelled line takes the carrier's fields, its
+   ``action`` saying both (not applied, cancelled; retried to bring the group back).
+10. **Workers: an alone run's end went uncounted when its isolate landed after a retaker's read**
+    (found by ``make chaos`` at 200 schedules, in the worker property: three slots, visibility =
+    timeout). A slot retook a job after a crash (shared, to run alone) and sent its isolate while
+    its lease was live; the request landed after the lease ran out (the condition compares the
+    caller's ``now``, taken before the pause), after another worker had read the claim as a shared
+    run's that ran out. That worker's retake, conditioned on the owner and status only, succeeded
+    and did not count the alone run. Fixed: the retake is also conditioned on the ``shared`` mark
+    it read, so it fails and reads again (rule 3 of ``runtime/claim/store.py``).
 """
 
 from __future__ import annotations
@@ -75,9 +92,12 @@ from moto import mock_aws
 
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
+from . import state_invariants, steering_invariants, worker_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
+from .steering_world import SteeredStateWorld
+from .worker_world import WorkerWorld
 from .workload import JobSpec, Send, Workload
 from .world import ChaosWorld, WorldConfig
 
@@ -278,5 +298,74 @@ def test_state_mode_a_stale_workers_mark_is_not_overwritten_by_its_successors_ma
             assert world.dead_letters() == [("P", "PERMANENT")]
             assert world.committed_log("ws#1") == ["C"]
             assert world.sqs_dead() == []
+        finally:
+            world.close()
+
+
+def test_state_mode_a_cancelled_job_carrying_its_group_back_for_a_failed_buffered_job_ends_its_batch() -> (
+    None
+):
+    with mock_aws():
+        # GIVEN state mode, group ws#1 whose seq 1 and 2 (2 fails once) wait in the reorder buffer for
+        # seq 0, which an operator cancelled before it was sent
+        specs = (
+            JobSpec("j0", "ws#1", seq=0),
+            JobSpec("j1", "ws#1", seq=1),
+            JobSpec("j2", "ws#1", "transient", 1, seq=2),
+        )
+        world = SteeredStateWorld(
+            WorldConfig(), Workload(specs, tuple(Send(s, s.job_id) for s in specs[1:] + specs[:1]))
+        )
+        try:
+            world.cancel("j0")
+            world.send_next()
+            world.send_next()
+            buffering = world.invoke()
+            assert buffering is not None
+            world.finish(buffering)
+            assert world.buffered_job_ids("ws#1") == ["j1", "j2"]
+            # WHEN seq 0 arrives: its place closes, j1 is applied, j2 fails, and j0's record carries the
+            # group back for j2
+            world.send_next()
+            world.settle()
+            # THEN nothing escaped the processor, SQS dead-lettered nothing, j1 and j2 were applied in
+            # order, j0 never was, and every invariant holds
+            assert world.history.escaped == []
+            assert world.sqs_dead() == []
+            assert world.committed_log("ws#1") == ["j1", "j2"]
+            assert state_invariants.check(world) + steering_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+def test_workers_a_retake_read_before_an_isolate_lands_counts_the_alone_run() -> None:
+    with mock_aws():
+        # GIVEN job j retaken after a crash by a slot of process p2 (to run alone), whose isolate is sent
+        # while its lease is live and waits in flight past the lease (visibility = timeout = 20 s)
+        config = WorldConfig(max_attempts=3, timeout_s=20, visibility_s=20, max_workers=3, slots=2)
+        world = WorkerWorld(config, _workload(JobSpec("j", "ws#1")))
+        try:
+            world.send_next()
+            first = world.start(world.new_process())
+            assert first is not None
+            world.advance(first, "job.start")
+            world.kill(world.processes[0], "killed")
+            world.clock.advance(21)
+            holder = world.start(world.new_process())
+            assert holder is not None
+            world.advance(holder, "dynamodb.UpdateItem", "claims")
+            world.clock.advance(32)
+            # AND a slot of p3 reads the claim (a shared run's, its lease ran out) and is about to retake it
+            retaker = world.start(world.new_process())
+            assert retaker is not None
+            world.advance(retaker, "dynamodb.PutItem", "claims")
+            world.step(retaker)
+            # WHEN the isolate lands, then the retake is sent
+            world.step(holder)
+            world.step(retaker)
+            world.settle()
+            # THEN the retake counted the alone run (it read the claim again), and every invariant holds
+            assert worker_invariants.retakes(world) == []
+            assert worker_invariants.check(world) == []
         finally:
             world.close()

@@ -10,6 +10,16 @@
 3. AWS's FIFO rule (``constructs_fifo/local/emulator/fifo_rule.py``): a group's front received again
    while a later record of it is still in flight (here a visibility change that applied to the front
    only) is run again alone; the later record runs after it, once, in order.
+4. A container worker of two slots running a poison job beside a healthy one of another group, round
+   after round, each round a new process: the healthy job loses no attempt and succeeds; the poison
+   dies of its own crashes (``WorkerCrashedError``). A negative control plays the same rounds on
+   workers without the run gate (every claim counted, as before the crash rule) and shows the
+   invariants catch the healthy job dead-lettered beside the poison.
+5. Steering on a worker of two slots: a cancel of a running job (``STOPPED``, running) reaches its run
+   at the next heartbeat (``context.cancelled``), its SUCCEEDED write is refused, its record deleted,
+   nothing dead-lettered; the job beside it in the other slot is untouched.
+6. A hold between a batch's read of its group and its job's start (claim mode, PARK): that batch's
+   jobs may still start, none sent after it does until the release; then it runs, in order.
 """
 
 from __future__ import annotations
@@ -23,11 +33,13 @@ from moto import mock_aws
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import DeadJobPolicy
 
-from . import claim_invariants, state_invariants
+from . import claim_invariants, state_invariants, steering_invariants, worker_invariants
 from .claim_world import ClaimWorld
 from .faults import Fault
 from .state_world import StateWorld
-from .workload import JobSpec, Send, Workload
+from .steering_world import SteeredClaimWorld, SteeredWorkerWorld
+from .worker_world import GATE_POINT, WorkerWorld
+from .workload import POISON_TIMES, JobSpec, Send, Workload
 from .world import CLAIMS, GROUPS, WorldConfig
 
 #: Visibility 120 s, function timeout 20 s: past 121 s the message is back and every lease is over.
@@ -279,3 +291,126 @@ def test_a_groups_front_received_again_while_a_later_record_is_in_flight_keeps_o
 
 def _body_id(body: str) -> str:
     return str(json.loads(body)["jobId"])
+
+
+# --- 4. a crash of a worker of several slots --------------------------------------------------------
+
+
+class UngatedWorkerWorld(WorkerWorld):
+    """A negative control: the worker before the crash rule (no run gate, no shared claims)."""
+
+    gated = False
+
+
+def _poison_beside_a_healthy_job(world: WorkerWorld, rounds: int) -> None:
+    """Round after round a new two-slot process runs both groups side by side until the poison crashes
+    it (a slot waiting at the gate waits), then a visibility timeout passes."""
+    for _ in range(rounds):
+        process = world.new_process()
+        for _slot in range(2):
+            world.start(process)
+        while waiting := world.scheduler.waiting():
+            poison = [w for w in waiting if w.point is not None and w.point.target == "P"]
+            ready = [
+                w for w in waiting if w.point is not None and w.point.label not in ("job.start", GATE_POINT)
+            ]
+            world.step(poison[0] if poison and not ready else (ready or waiting)[0])
+        world.clock.advance(PAST_VISIBILITY)
+
+
+@pytest.mark.parametrize(
+    ("world_class", "healthy_dead"),
+    [(WorkerWorld, False), (UngatedWorkerWorld, True)],
+    ids=["gated", "ungated"],
+)
+def test_a_poison_job_on_a_worker_of_two_slots_kills_no_healthy_job_beside_it(
+    world_class: type[WorkerWorld], healthy_dead: bool
+) -> None:
+    with mock_aws():
+        # GIVEN a poison job P (it kills its worker on every run) and a healthy job H of another group,
+        # received together by workers of two slots, max_attempts 2
+        specs = (JobSpec("P", "ws#1", "crash", POISON_TIMES), JobSpec("H", "ws#2"))
+        config = WorldConfig(max_attempts=2, timeout_s=20, visibility_s=120, max_workers=1, slots=2)
+        world = world_class(config, _workload(*specs))
+        try:
+            world.send_next()
+            world.send_next()
+            # WHEN P crashes its process four times, H running beside it when the rule lets it
+            _poison_beside_a_healthy_job(world, rounds=4)
+            world.settle(max_steps=20_000)
+            # THEN P is dead of its own crashes; H succeeded on its first counted attempt (gated), or
+            # was dead-lettered beside P, and the invariants say so (ungated)
+            assert ("P", "ATTEMPTS_EXHAUSTED") in world.dead_letters()
+            assert world.dead_letter_error_types["P"] == ["WorkerCrashedError"]
+            violations = worker_invariants.healthy_deaths(world)
+            if healthy_dead:
+                assert ("H", "ATTEMPTS_EXHAUSTED") in world.dead_letters()
+                assert violations != []
+            else:
+                assert world.claim_status("H") == "SUCCEEDED"
+                assert world.claim_item("H")["attempts"] == {"N": "1"}
+                assert worker_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+# --- 5. and 6. steering ------------------------------------------------------------------------------
+
+
+def test_a_cancel_of_a_job_running_on_a_worker_reaches_its_run_and_leaves_its_slot_mate_alone() -> None:
+    with mock_aws():
+        # GIVEN a worker of two slots running job a (ws#1) and job b (ws#2), each at its start
+        config = WorldConfig(timeout_s=20, visibility_s=120, max_workers=1, slots=2)
+        world = SteeredWorkerWorld(config, _workload(JobSpec("a", "ws#1"), JobSpec("b", "ws#2")))
+        try:
+            world.send_next()
+            world.send_next()
+            process = world.new_process()
+            first, second = world.start(process), world.start(process)
+            assert first is not None and second is not None
+            world.advance(first, "job.start")
+            world.advance(second, "job.start")
+            # WHEN an operator cancels a, and the worker's heartbeat beats
+            world.cancel("a")
+            world.beat(process)
+            # THEN the cancel said a was running, a's run is told (its heartbeat stale), b's is not
+            assert [(r.job_id, r.outcome.value, r.running) for _, r in world.cancels] == [
+                ("a", "STOPPED", True)
+            ]
+            assert [heartbeat.stale() for heartbeat in process.heartbeats] == [True, False]
+            # AND when both finish, a stands cancelled (its success refused), b succeeded, nothing is
+            # dead-lettered, and every invariant holds
+            world.settle()
+            assert (world.claim_status("a"), world.claim_status("b")) == ("CANCELLED", "SUCCEEDED")
+            assert world.dead_letters() == []
+            assert worker_invariants.check(world) + steering_invariants.check(world) == []
+        finally:
+            world.close()
+
+
+def test_a_hold_lets_the_batch_that_read_its_group_finish_and_starts_nothing_after_it() -> None:
+    with mock_aws():
+        # GIVEN claim mode under PARK, group ws#1's jobs a and b received in one batch, whose worker read
+        # the group's header and waits at a's start
+        config = WorldConfig(policy=DeadJobPolicy.PARK, timeout_s=20, visibility_s=120)
+        specs = (JobSpec("a", "ws#1"), JobSpec("b", "ws#1"), JobSpec("c", "ws#1"))
+        world = SteeredClaimWorld(config, _workload(*specs))
+        try:
+            world.send_next()
+            world.send_next()
+            batch = world.invoke()
+            assert batch is not None
+            world.advance(batch, "job.start")
+            # WHEN an operator holds ws#1, the batch finishes, c is sent and the queue drains
+            world.hold("ws#1")
+            world.finish(batch)
+            world.settle()
+            # THEN a and b ran (the batch that read the group before the hold), c did not: it is kept
+            assert [run.job_id for run in world.history.runs] == ["a", "b"]
+            assert world.kept_job_ids("ws#1") == ["c"]
+            # AND once released, c runs after them, and every invariant holds
+            world.release_all()
+            assert [run.job_id for run in world.history.runs] == ["a", "b", "c"]
+            assert claim_invariants.check(world) + steering_invariants.check(world) == []
+        finally:
+            world.close()

@@ -8,14 +8,14 @@ the fold of what was sent.
 
 from __future__ import annotations
 
-from hypothesis import given, note
+from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
 from . import state_invariants
+from .scenario import play_and_check
 from .state_world import StateWorld
-from .stats import STATS
-from .strategies import CHAOS_STEPS, budget, configs
+from .strategies import budget, configs
 from .workload import Workload, workloads
 from .world import WorldConfig
 
@@ -28,18 +28,13 @@ def test_state_mode_applies_every_transition_once_in_sequence_and_loses_nothing(
     with mock_aws():
         # GIVEN a world in state mode and the jobs its producers send (in any order, with seq)
         world = StateWorld(config, workload)
-        try:
-            # WHEN Hypothesis plays a schedule of workers, faults, sends and time, and the world settles
-            world.play(data.draw, steps=CHAOS_STEPS)
-            world.settle()
-            # THEN every job is done, dead-lettered, or kept while its group is parked
-            violations = state_invariants.while_parked(world)
-            # WHEN operators resume every parked group
-            world.resume_all()
-            # THEN no invariant of state mode is violated
-            violations += state_invariants.check(world)
-            STATS.record("state", world)
-            note("\n".join(world.trace))
-            assert not violations, "\n".join(violations)
-        finally:
-            world.close()
+        # WHEN Hypothesis plays a schedule of workers, faults, sends and time, and the world settles
+        # THEN every job is done, dead-lettered, or kept while its group is parked; and once operators
+        # resumed every parked group, no invariant of state mode is violated
+        play_and_check(
+            world,
+            data.draw,
+            name="state",
+            while_parked=state_invariants.while_parked,
+            check=state_invariants.check,
+        )

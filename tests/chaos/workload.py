@@ -24,19 +24,24 @@ KINDS = ("ok", "transient", "permanent", "malformed", "crash")
 #: How a copy is sent: same dedup id soon (dropped), same id after the window, a new id.
 COPIES = ("same-soon", "same-late", "new")
 
+#: A poison job (``poison=True`` workloads): a crash job that stops its worker on every run.
+POISON_TIMES = 10_000
+
 #: Past SQS's 5-minute deduplication window.
 LATE_SECONDS = 301
 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job: its group, what its function does, and its producer's ``seq`` (state mode)."""
+    """One job: its group, what its function does, its producer's ``seq`` (state mode) and its
+    ``supersede`` key (claim mode: the newest job of a key wins)."""
 
     job_id: str
     group: str
     kind: str = "ok"
     times: int = 0
     seq: int | None = None
+    supersede: str | None = None
 
     def body(self) -> str:
         """The message body the producer sends."""
@@ -45,18 +50,23 @@ class JobSpec:
         envelope: dict[str, object] = {"jobId": self.job_id, "type": "apply_patch", "payload": {}}
         if self.seq is not None:
             envelope["seq"] = self.seq
+        if self.supersede is not None:
+            envelope["supersede"] = self.supersede
         return json.dumps(envelope)
 
-    def must_die(self, max_attempts: int, *, crashes_count: bool) -> bool:
+    def must_die(self, max_attempts: int, *, crashes_count: bool, shared_runs: bool = False) -> bool:
         """Whether the job dies on its own, whatever else happens.
 
         ``crashes_count``: a crash inside the job counts as one of its attempts (claim mode).
+        ``shared_runs``: runs share their process (a worker of several slots), so a run cut short by a
+        slot-mate's crash is not counted: a transient job may outlive its ``times``, and a crash costs
+        an attempt only once the job runs alone (its first run's crash is free).
         """
         if self.kind in ("permanent", "malformed"):
             return True
-        if self.kind == "transient" or (self.kind == "crash" and crashes_count):
-            return self.times >= max_attempts
-        return False
+        if self.kind == "crash" and crashes_count:
+            return self.times >= max_attempts + int(shared_runs)
+        return self.kind == "transient" and not shared_runs and self.times >= max_attempts
 
 
 @dataclass(frozen=True)
@@ -100,24 +110,31 @@ def workloads(
     max_jobs: int = 5,
     max_times: int = 4,
     seq: bool = False,
+    poison: bool = False,
+    keys: bool = False,
 ) -> Workload:
     """Jobs over 1 to ``max_groups`` groups and their sends, copies included.
 
     ``seq``: a group may give its jobs sequence numbers (0, 1, ...), and then its producer sends them
     in any order; such a group has no malformed job (a body that cannot be read has no ``seq``, and
-    the gap it leaves would wait for an operator).
+    the gap it leaves would wait for an operator). ``poison``: a job may also be a poison one (a crash
+    job of :data:`POISON_TIMES`: it stops its worker on every run). ``keys``: a job may carry the
+    ``supersede`` key ``run_tests`` (claim mode's newest wins); such a job is sent once, no copies.
     """
     specs: list[JobSpec] = []
     originals: dict[str, list[JobSpec]] = {}
     for g in range(draw(st.integers(1, max_groups))):
         group = f"ws#{g}"
         numbered = seq and draw(st.booleans())
-        kinds = [k for k in KINDS if not (numbered and k == "malformed")]
+        kinds = [k for k in KINDS if not (numbered and k == "malformed")] + (["poison"] if poison else [])
         jobs: list[JobSpec] = []
         for j in range(draw(st.integers(1, max_jobs))):
             kind = draw(st.sampled_from(kinds))
             times = draw(st.integers(1, max_times)) if kind in ("transient", "crash") else 0
-            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None))
+            if kind == "poison":
+                kind, times = "crash", POISON_TIMES
+            key = "run_tests" if keys and kind != "malformed" and draw(st.booleans()) else None
+            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None, key))
         specs += jobs
         originals[group] = draw(st.permutations(jobs)) if numbered else jobs
     # The groups' sends interleave; each group's sends keep its producer's order.
@@ -126,7 +143,7 @@ def workloads(
     sends = [Send(spec, spec.job_id) for spec in (next(queues[group]) for group in order)]
     for spec in specs:
         copy = draw(st.sampled_from((None, None, None, *COPIES)))
-        if copy is None:
+        if copy is None or spec.supersede is not None:
             continue
         after = next(i for i, send in enumerate(sends) if send.spec == spec and send.copy is None)
         position = draw(st.integers(after + 1, len(sends)))

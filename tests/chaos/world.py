@@ -69,7 +69,7 @@ from .gate import Gate
 from .history import FaultGiven, History, Refused, Run
 from .model_endpoint import ModelEndpoint
 from .scheduler import Abort, Scheduler, Worker
-from .workload import JobSpec, Workload
+from .workload import JobSpec, Send, Workload
 
 __all__ = ["CLAIMS", "GROUPS", "ChaosWorld", "ClockContext", "WorldConfig"]
 
@@ -105,6 +105,8 @@ class WorldConfig:
         Percent of the scheduling points at which a fault is drawn.
     max_faults : int
         Faults in one run, at most.
+    slots : int
+        Container worlds (:mod:`.worker_world`): the slots of each worker process.
     """
 
     policy: DeadJobPolicy = DeadJobPolicy.CONTINUE
@@ -115,6 +117,7 @@ class WorldConfig:
     max_workers: int = 2
     fault_rate: int = 0
     max_faults: int = 6
+    slots: int = 1
 
 
 class ClockContext:
@@ -165,7 +168,7 @@ class ChaosWorld(abc.ABC):
         ]
         self.gate.attach(self.dynamodb)
         self.gate.attach(self.sqs)
-        self.endpoint = ModelEndpoint(self.model)
+        self.endpoint = ModelEndpoint(self.model, on_refused_delete=self._delete_refused)
         self.endpoint.attach(self.sqs)
         self.pending = deque(workload.sends)
         self.delivered: Counter[str] = Counter()
@@ -176,6 +179,8 @@ class ChaosWorld(abc.ABC):
         self.trace: list[str] = []
         self.disturbed: dict[str, str] = {}
         self._dead_letters: list[tuple[str, str]] = []
+        #: job id -> the ``errorType`` of each of its dead-letter messages, in order.
+        self.dead_letter_error_types: dict[str, list[str]] = {}
         self._reaped: set[str] = set()
 
     # --- the mode ------------------------------------------------------------------------------------
@@ -223,11 +228,15 @@ class ChaosWorld(abc.ABC):
         send = self.pending.popleft()
         if send.wait_seconds:
             self.clock.advance(send.wait_seconds)
-        message_id = self.model.send(send.spec.group, send.spec.body(), send.dedup_id)
+        message_id = self.deliver(send)
         if message_id is not None:
             self.delivered[send.spec.job_id] += 1
         self._note(f"send {send.spec.job_id} ({send.copy or 'original'}) -> {message_id or 'deduplicated'}")
         self._past_deadlines()
+
+    def deliver(self, send: Send) -> str | None:
+        """Put one send on the queue: its message id, ``None`` when SQS deduplicated it."""
+        return self.model.send(send.spec.group, send.spec.body(), send.dedup_id)
 
     def invoke(self, *, poller_delay_s: float = 0) -> Worker | None:
         """Receive a batch and start a worker on it; ``None`` when nothing is receivable now."""
@@ -236,14 +245,7 @@ class ChaosWorld(abc.ABC):
         if not batch:
             return None
         self.invocations += 1
-        received = {message.message_id for message in batch}
-        self._count_fronts_served_early(batch)
-        holders = [w for w in self.scheduler.waiting() if received & {m.message_id for m in w.meta["batch"]}]
-        if holders:
-            self.history.stale_receives += 1
-            self._disturb(f"w{self.invocations}", "stale receive")
-            for holder in holders:
-                self._disturb(holder.name, "stale receive")
+        self.note_receive(batch, f"w{self.invocations}")
         deadline = self.clock() + poller_delay_s + self.config.timeout_s
         processor = self.processor()
         event = {"Records": self.model.records(batch)}
@@ -260,6 +262,39 @@ class ChaosWorld(abc.ABC):
         )
         self._reap()
         return worker
+
+    def note_receive(self, batch: list[Message], name: str) -> None:
+        """Account for a receive by invocation ``name``: a stale receive disturbs it and every holder."""
+        received = {message.message_id for message in batch}
+        self._count_fronts_served_early(batch)
+        holders = self.holders(received)
+        if holders:
+            self.history.stale_receives += 1
+            self._disturb(name, "stale receive")
+            for holder in holders:
+                self._disturb(holder, "stale receive")
+
+    def holders(self, received: set[str]) -> list[str]:
+        """The invocations still holding one of the ``received`` message ids (a stale receive)."""
+        waiting = self.scheduler.waiting()
+        return [w.name for w in waiting if received & {m.message_id for m in w.meta["batch"]}]
+
+    def cancelled_ids(self) -> set[str]:
+        """The jobs an operator's cancel reported cancelled (a steered world's; none here)."""
+        return set()
+
+    def can_invoke(self) -> bool:
+        """Whether the schedule may start an invocation now."""
+        return bool(self.model.messages) and len(self.scheduler.waiting()) < self.config.max_workers
+
+    def more_actions(self) -> list[str]:
+        """Actions a world adds to the schedule's choices (see :meth:`act`)."""
+        return []
+
+    def act(self, action: str, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        """Play one of :meth:`more_actions` (the base world has ``resume``)."""
+        if action == "resume":
+            self.resume(draw(st.sampled_from(self.workload.groups())))
 
     def step(self, worker: Worker, fault: Fault | None = None) -> None:
         """Let ``worker`` go on to its next point, with ``fault`` at the point it leaves."""
@@ -337,13 +372,14 @@ class ChaosWorld(abc.ABC):
         for _ in range(steps):
             waiting = self.scheduler.waiting()
             options = [f"step {i}" for i in range(len(waiting))]
-            if self.model.messages and len(waiting) < config.max_workers:
+            if self.can_invoke():
                 options.append("invoke")
             if self.pending:
                 options.append("send")
             options.append("tick")
             if config.policy is DeadJobPolicy.PARK:
                 options.append("resume")
+            options += self.more_actions()
             action = draw(st.sampled_from(options))
             if action.startswith("step"):
                 worker = waiting[int(action.split()[1])]
@@ -358,14 +394,14 @@ class ChaosWorld(abc.ABC):
                 self._note(f"tick {seconds}")
                 self._past_deadlines()
             else:
-                self.resume(draw(st.sampled_from(self.workload.groups())))
+                self.act(action, draw)
 
     def settle(self, *, max_steps: int = 5000) -> None:
         """Without faults: finish every worker, send what is left, drain the queue, one worker at a time."""
         for _ in range(max_steps):
             waiting = self.scheduler.waiting()
             if waiting:
-                self.step(waiting[0])
+                self.step(self.next_to_settle(waiting))
             elif self.pending:
                 self.send_next()
             elif self.invoke() is None:
@@ -374,6 +410,10 @@ class ChaosWorld(abc.ABC):
                     return
                 self.clock.now = max(self.clock.now, wake) + 0.001
         raise AssertionError(f"the world did not settle in {max_steps} steps: {self.model.messages}")
+
+    def next_to_settle(self, waiting: list[Worker]) -> Worker:
+        """Which waiting worker :meth:`settle` steps next (the oldest)."""
+        return waiting[0]
 
     def resume_all(self, *, rounds: int = 30) -> None:
         """Operators resume every parked group (healing its dead job) and the world settles, until none is."""
@@ -403,6 +443,7 @@ class ChaosWorld(abc.ABC):
                 attributes = {k: v["StringValue"] for k, v in message.get("MessageAttributes", {}).items()}
                 job_id = attributes.get("jobId") or _job_id(message["Body"])
                 self._dead_letters.append((job_id, attributes.get("reason", "")))
+                self.dead_letter_error_types.setdefault(job_id, []).append(attributes.get("errorType", ""))
                 self.reader_sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
 
     def sqs_dead(self) -> list[Message]:
@@ -436,6 +477,12 @@ class ChaosWorld(abc.ABC):
             return
         if point.operation in ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"):
             self.observe_write(point, name)
+        else:
+            self.observe_read(point, name)
+
+    def observe_read(self, point: Point, worker: str) -> None:
+        """A successful read of a worker (or an operator); the base world keeps none."""
+        del point, worker
 
     def _reap(self) -> None:
         """Settle the invocations that ended: delete what they did not report, as the mapping does."""
@@ -443,23 +490,34 @@ class ChaosWorld(abc.ABC):
             if not worker.finished or worker.name in self._reaped:
                 continue
             self._reaped.add(worker.name)
-            error = worker.error
-            self._note(f"{worker.name} ends: {worker.result if error is None else repr(error)}")
-            if error is None:
-                failed = {failure["itemIdentifier"] for failure in worker.result["batchItemFailures"]}
-                for message in worker.meta["batch"]:
-                    if message.message_id not in failed and not self.model.delete(message.receipt):
-                        # SQS refused the mapping's delete (the receipt handle expired): the record
-                        # stays and is received again, as with Lambda's poller.
-                        self.history.events["deletes refused (receipt handle expired)"] += 1
-                        self._note(f"{worker.name} delete of {message.message_id} refused: receipt expired")
-                        self._disturb(worker.name, "delete refused")
-            elif isinstance(error, Crash):
-                self.history.events["function errors (crash)"] += 1
-                if not self.crashes_count:
-                    self._disturb(worker.name, "crash (not an attempt in this mode)")
-            elif not isinstance(error, Abort):
-                self.history.escaped.append((worker.name, error))
+            self.ended(worker)
+
+    def ended(self, worker: Worker) -> None:
+        """An invocation ended: delete what it did not report, as the mapping does (a crash: nothing)."""
+        error = worker.error
+        self._note(f"{worker.name} ends: {worker.result if error is None else repr(error)}")
+        if error is None:
+            failed = {failure["itemIdentifier"] for failure in worker.result["batchItemFailures"]}
+            for message in worker.meta["batch"]:
+                if message.message_id not in failed and not self.model.delete(message.receipt):
+                    # SQS refused the mapping's delete (the receipt handle expired): the record
+                    # stays and is received again, as with Lambda's poller.
+                    self.history.events["deletes refused (receipt handle expired)"] += 1
+                    self._note(f"{worker.name} delete of {message.message_id} refused: receipt expired")
+                    self._disturb(worker.name, "delete refused")
+        elif isinstance(error, Crash):
+            self.history.events["function errors (crash)"] += 1
+            if not self.crashes_count:
+                self._disturb(worker.name, "crash (not an attempt in this mode)")
+        elif not isinstance(error, Abort):
+            self.history.escaped.append((worker.name, error))
+
+    def _delete_refused(self) -> None:
+        """A worker's own DeleteMessageBatch entry was refused (its receipt handle expired)."""
+        self.history.events["deletes refused (receipt handle expired)"] += 1
+        worker = self.scheduler.current()
+        if worker is not None:
+            self._disturb(worker.name, "delete refused")
 
     def _count_fronts_served_early(self, batch: list[Message]) -> None:
         """Count the receives AWS's rule allows and the stricter one hid: a group's front received

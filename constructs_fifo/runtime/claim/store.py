@@ -21,8 +21,8 @@ Rules, one condition each:
    its attempts: then it is ``EXHAUSTED`` and the caller declares it dead without running it (a crash
    on the last attempt counts as that attempt).
 3. **Retake.** A second ``PutItem`` with ``attempts`` = the old count + 1 (or the old count, rule 7),
-   on condition that the owner and status are still those read in rule 2: of two workers retaking the
-   same item, one wins.
+   on condition that the owner, status and ``shared`` mark are still those read in rule 2: of two
+   workers retaking the same item, one wins.
 4. **Fenced writes.** ``SUCCEEDED``, ``FAILED`` and ``DEAD`` are written on condition that ``owner``
    is still this attempt's token, and that the claim is still ``IN_FLIGHT`` or ``FAILED``: a worker
    whose lease expired cannot overwrite the worker that took over, and a SUCCEEDED or DEAD claim is
@@ -312,12 +312,17 @@ class ClaimStore:
         earlier = existing.get(ATTR_EARLIER_ATTEMPTS)
         if isinstance(earlier, int | float) and earlier:  # the runs before a reset (rule 5) stay counted
             item[ATTR_EARLIER_ATTEMPTS] = {"N": str(int(earlier))}
+        # The shared mark read too: its holder's isolate (rule 7), sent while its lease was live and
+        # landing after this read, makes this retake fail and read again (the run was alone: counted).
+        shared_read = existing.get(ATTR_SHARED) is True
+        shared_condition = "#shared = :shared" if shared_read else "attribute_not_exists(#shared)"
         found = self._put(
             item,
-            _RETAKE_CONDITION,
+            f"{_RETAKE_CONDITION} AND {shared_condition}",
             {
                 ":old_owner": {"S": str(existing.get(ATTR_OWNER, ""))},
                 ":old_status": {"S": str(existing.get(ATTR_STATUS, ""))},
+                **({":shared": {"BOOL": True}} if shared_read else {}),
             },
         )
         if found is None:

@@ -314,7 +314,7 @@ class StateOutcomes:
     def _cancelled_line(
         self, record: SQSRecord, run: BatchResult, ids: dict[str, Any], fields: dict[str, Any]
     ) -> None:
-        """A cancelled job's turn (:mod:`~constructs_fifo.runtime.state.storage.cancels`): not applied."""
+        """A cancelled job's turn (``storage.cancels``): not applied; ``fields`` (a carrier's) win."""
         entry = next(e for e in run.group_state.cancelled if e.job_id == ids["job_id"])
         newer = entry.reason.removeprefix(SUPERSEDED_REASON_PREFIX) if entry.by == SUPERSEDED_BY else None
         steered: dict[str, Any] = {"supersededBy": newer}  # superseded: a newer job of its key was marked
@@ -328,9 +328,8 @@ class StateOutcomes:
             what = "the job was cancelled"
         status = OutcomeStatus.CANCELLED if newer is None else OutcomeStatus.SUPERSEDED
         action = f"not applied: {what}; its place in the group closed; deleted"
-        write_steered(
-            self.out, status, record, action=action, cancelledAt=entry.at_ms, **steered, **ids, **fields
-        )
+        line = {"action": action, "cancelledAt": entry.at_ms, **steered, **ids, **fields}
+        write_steered(self.out, status, record, **line)
 
     def _effect_line(
         self,
@@ -393,7 +392,12 @@ class StateOutcomes:
             else:
                 effect = Outcome.DUPLICATE
             if effect is Outcome.APPLIED and result.job_id in run.group_state.cancelled_ids:
-                self._cancelled_line(record, run, ids, carrier)
+                action = (
+                    f"not applied: the job was cancelled, its place in the group closed; {retry_action} to "
+                    f"bring the group back for buffered job {result.blocked_by!r}, which failed (it returns "
+                    "as a duplicate)"
+                )
+                self._cancelled_line(record, run, ids, {**carrier, "action": action})
                 return
             self._effect_line(record, effect, recorder=recorder, ids=ids, fields=carrier)
         elif result.reason is RetryReason.BUFFER_FULL:

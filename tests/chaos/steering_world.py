@@ -1,0 +1,224 @@
+"""The chaos world steered: cancels, holds, releases, group cancels and supersede sends among the faults.
+
+Claim mode, on the function (:class:`SteeredClaimWorld`) or on container workers of several slots
+(:class:`SteeredWorkerWorld`), and state mode on the function (:class:`SteeredStateWorld`). An
+operator (the test's thread, between any two scheduling points of the workers, so a control races
+every call of the runtime) drives the real client,
+:class:`constructs_fifo.client.steering.JobSteering`, against the world's tables and queue:
+
+- ``cancel``: one job, any time (before it is sent, queued, running, failed, kept, done);
+- ``hold`` / ``release`` a group (claim mode under the PARK policy, state mode always: the group table
+  carries the hold);
+- ``cancel_group`` of a held (or parked) group: every job it keeps;
+- the jobs of a workload with ``supersede`` keys are sent with
+  :meth:`~constructs_fifo.client.steering.JobSteering.send_superseding` through a real
+  :class:`~constructs_fifo.client.producer.JobProducer` (its marker first, then the message).
+
+Each report is recorded with its logical time, and every read of the group table with its reader,
+for :mod:`.steering_invariants`. At the end (:meth:`SteeringWorld.release_all`) every held group is
+released and the world settles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from constructs_fifo.client.errors import SteeringQueryError
+from constructs_fifo.client.producer import JobMessage, JobProducer
+from constructs_fifo.client.steering import CancelReport, HoldOutcome, JobSteering
+from constructs_fifo.runtime.constants import DeadJobPolicy
+from constructs_fifo.runtime.dead_jobs.parking import HELD
+from constructs_fifo.runtime.steering.names import ATTR_CANCELLED_BY, SUPERSEDED_BY
+
+from .calls import Point
+from .claim_world import ClaimWorld
+from .state_world import StateWorld
+from .worker_world import WorkerWorld
+from .workload import Send
+from .world import CLAIMS, GROUPS, ChaosWorld
+
+__all__ = [
+    "MAX_CONTROLS",
+    "Held",
+    "Steered",
+    "SteeredClaimWorld",
+    "SteeredStateWorld",
+    "SteeredWorkerWorld",
+    "SteeringWorld",
+]
+
+#: An operator's controls in one schedule, at most (more would cancel most jobs before they run).
+MAX_CONTROLS = 5
+
+
+@dataclass
+class Held:
+    """One hold that took (``HELD``) and the release that ended it (``None``: not yet)."""
+
+    group: str
+    held_at: int
+    released_at: int | None = None
+
+
+class Steered(ChaosWorld):
+    """An operator steering either mode's world (a mixin: the mode is the other base); see the module
+    docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Claim mode needs the PARK policy (its group table) to hold; state mode always has one.
+        self.holds_groups = self.config.policy is DeadJobPolicy.PARK or not self.has_claims
+        self.steering = JobSteering(
+            claim_table=CLAIMS if self.has_claims else None,
+            group_table=GROUPS if self.holds_groups else None,
+            dynamodb=self.dynamodb,
+            claim_ttl_seconds=86_400,
+            clock=self.clock,
+            sqs=self.sqs,
+            queue_url=self.model.url,
+        )
+        self.producer = JobProducer(self.model.url, sqs_client=self.sqs, sleep=lambda _: None)
+        #: (logical time, report) of every cancel, a group cancel's included.
+        self.cancels: list[tuple[int, CancelReport]] = []
+        self.holds: list[Held] = []
+        #: (group, key) -> the job ids sent with the key, in send order.
+        self.keyed: dict[tuple[str, str], list[str]] = {}
+        #: worker -> logical times of its reads of the group table.
+        self.group_reads: dict[str, list[int]] = {}
+        self.controls = 0
+
+    # --- the operator's controls ---------------------------------------------------------------------
+
+    def cancel(self, job_id: str) -> None:
+        spec = self.workload.spec(job_id)
+        report = self.steering.cancel(job_id, group=spec.group, seq=spec.seq, reason="chaos", by="operator")
+        self.cancels.append((self.history.tick(), report))
+        self.history.events[f"cancels {report.outcome.value}{' (running)' if report.running else ''}"] += 1
+        self._note(
+            f"operator cancels {job_id}: {report.outcome.value}{' (running)' if report.running else ''}"
+        )
+
+    def hold(self, group: str) -> None:
+        report = self.steering.hold(group, reason="chaos", by="operator")
+        self.history.events[f"holds {report.outcome.value}"] += 1
+        if report.outcome is HoldOutcome.HELD:
+            self.holds.append(Held(group, self.history.tick()))
+        self._note(f"operator holds {group}: {report.outcome.value}")
+
+    def release(self, group: str) -> None:
+        report = self.steering.release(group)
+        self.history.events[f"releases {report.outcome.value}"] += 1
+        if report.outcome is HoldOutcome.RELEASED:
+            for held in self.holds:
+                if held.group == group and held.released_at is None:
+                    held.released_at = self.history.tick()
+        self._note(f"operator releases {group}: {report.outcome.value}")
+
+    def cancel_group(self, group: str) -> None:
+        try:
+            report = self.steering.cancel_group(group, reason="chaos", by="operator")
+        except SteeringQueryError:  # a live group: nothing kept to cancel
+            self._note(f"operator cancels group {group}: live, refused")
+            return
+        now = self.history.tick()
+        self.cancels += [(now, job) for job in report.jobs]
+        self.history.events["group cancels of a held or parked group"] += 1
+        self.history.events["jobs cancelled by a group cancel"] += report.cancelled
+        self._note(f"operator cancels group {group}: {[(j.job_id, j.outcome.value) for j in report.jobs]}")
+
+    def release_all(self, *, rounds: int = 10) -> None:
+        """Release every held group and let the world settle, until none is held."""
+        for _ in range(rounds):
+            held = [h.group for h in self.operators().list_groups() if h.status == HELD]
+            if not held:
+                return
+            for group in held:
+                self.release(group)
+            self.settle(max_steps=20_000)
+        raise AssertionError(f"groups still held after {rounds} rounds of release")
+
+    def cancelled_ids(self) -> set[str]:
+        return {report.job_id for _, report in self.cancels if report.outcome.cancelled}
+
+    def tally(self) -> None:
+        """Count, for the session's summary, the keyed jobs a newer one of their key superseded."""
+        keyed = [job_id for sent in self.keyed.values() for job_id in sent]
+        if not keyed:
+            return
+        self.history.events["keyed jobs sent (send_superseding)"] += len(keyed)
+        self.history.events["jobs superseded by a newer one of their key"] += sum(
+            self._claim(job_id).get(ATTR_CANCELLED_BY, {}).get("S") == SUPERSEDED_BY for job_id in keyed
+        )
+
+    # --- the schedule -------------------------------------------------------------------------------
+
+    def more_actions(self) -> list[str]:
+        steer = ["steer"] if self.controls < MAX_CONTROLS else []
+        return [*super().more_actions(), *steer]
+
+    def act(self, action: str, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        if action != "steer":
+            super().act(action, draw)
+            return
+        self.controls += 1
+        park = self.config.policy is DeadJobPolicy.PARK
+        control = draw(
+            st.sampled_from(("cancel", "hold", "release", "cancel_group") if park else ("cancel",))
+        )
+        if control == "cancel":
+            self.cancel(draw(st.sampled_from(self._cancel_targets(draw))))
+        else:
+            getattr(self, control)(draw(st.sampled_from(self.workload.groups())))
+
+    def deliver(self, send: Send) -> str | None:
+        spec = send.spec
+        if spec.supersede is None:
+            return super().deliver(send)
+        self.keyed.setdefault((spec.group, spec.supersede), []).append(spec.job_id)
+        job = JobMessage(
+            spec.job_id,
+            "apply_patch",
+            {},
+            spec.group,
+            deduplication_id=send.dedup_id,
+            supersede=spec.supersede,
+        )
+        sent = self.steering.send_superseding(self.producer, job)
+        return None if sent.message_id == "deduplicated" else sent.message_id
+
+    def _cancel_targets(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> list[str]:
+        """The jobs a cancel picks from: the running ones, the ones that ran, or any (the races a cancel
+        must win or lose cleanly: before a claim, mid-run, after the last write)."""
+        every = [spec.job_id for spec in self.workload.specs]
+        running = [run.job_id for run in self.history.runs if run.end is None]
+        ran = list(dict.fromkeys(run.job_id for run in self.history.runs))
+        chosen = draw(st.sampled_from((running, ran, every)))
+        return chosen or every
+
+    def _claim(self, job_id: str) -> dict[str, Any]:
+        item = self.reader.get_item(TableName=CLAIMS, Key={"id": {"S": job_id}}, ConsistentRead=True)
+        return dict(item.get("Item", {}))
+
+    def observe_read(self, point: Point, worker: str) -> None:
+        if GROUPS in point.target.split(","):
+            self.group_reads.setdefault(worker, []).append(self.history.tick())
+
+
+class SteeringWorld(Steered, ClaimWorld):
+    """Claim mode, steered."""
+
+
+class SteeredClaimWorld(SteeringWorld):
+    """Claim mode steered, on the function."""
+
+
+class SteeredWorkerWorld(SteeringWorld, WorkerWorld):
+    """Claim mode steered, on container workers of several slots."""
+
+
+class SteeredStateWorld(Steered, StateWorld):
+    """State mode steered, on the function (no supersede: claim mode's)."""
