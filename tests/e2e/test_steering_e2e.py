@@ -84,13 +84,11 @@ def _calls(run: str, session: int, first: int = 0, count: int = CALLS) -> list[J
     ]
 
 
-def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_matches_what_ran(
-    deployment: Deployment, notifications: DeployedQueue, runner: EventSourceRunner
-) -> None:
-    # GIVEN an MCP-like server's producer, steering client and outcome reader on the deployed queue
-    run = uuid.uuid4().hex[:8]
+def _mcp_server(
+    deployment: Deployment, notifications: DeployedQueue
+) -> tuple[JobProducer, JobSteering, JobOutcomes]:
+    """An MCP-like server's producer, steering client and outcome reader on the deployed queue."""
     dynamodb, sqs = deployment.target.client("dynamodb"), deployment.target.client("sqs")
-    producer = JobProducer(notifications.queue_url, sqs_client=sqs)
     steering = JobSteering(
         claim_table=notifications.claim_table,
         group_table=notifications.group_table,
@@ -101,6 +99,15 @@ def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_mat
     outcomes = JobOutcomes(
         claim_table=notifications.claim_table, group_table=notifications.group_table, dynamodb=dynamodb
     )
+    return JobProducer(notifications.queue_url, sqs_client=sqs), steering, outcomes
+
+
+def test_an_mcp_server_cancels_holds_and_releases_sessions_and_every_outcome_matches_what_ran(
+    deployment: Deployment, notifications: DeployedQueue, runner: EventSourceRunner
+) -> None:
+    # GIVEN an MCP-like server's producer, steering client and outcome reader on the deployed queue
+    run = uuid.uuid4().hex[:8]
+    producer, steering, outcomes = _mcp_server(deployment, notifications)
     sessions = {s: _calls(run, s) for s in range(SESSIONS)}
     groups = {s: calls[0].group for s, calls in sessions.items()}
 
@@ -179,18 +186,8 @@ def test_an_mcp_server_cancels_a_live_session_midway_supersedes_a_run_and_paces_
 ) -> None:
     # GIVEN an MCP-like server's producer, steering client and outcome reader on the deployed (paced) queue
     run = uuid.uuid4().hex[:8]
-    dynamodb, sqs = deployment.target.client("dynamodb"), deployment.target.client("sqs")
-    producer = JobProducer(notifications.queue_url, sqs_client=sqs)
-    steering = JobSteering(
-        claim_table=notifications.claim_table,
-        group_table=notifications.group_table,
-        dynamodb=dynamodb,
-        sqs=sqs,
-        queue_url=notifications.queue_url,
-    )
-    outcomes = JobOutcomes(
-        claim_table=notifications.claim_table, group_table=notifications.group_table, dynamodb=dynamodb
-    )
+    producer, steering, outcomes = _mcp_server(deployment, notifications)
+    dynamodb = deployment.target.client("dynamodb")  # the notifier's store
 
     live = [_call(run, "live", n) for n in range(8)]
     tenant = f"tenant-{run}"
