@@ -369,3 +369,31 @@ def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_com
         assert unpaced.cli_json("pace", "show")["construct"] is None
         text = unpaced.cli("pace", "show")[1]
         assert "not paced" in text and "the construct's pace applies" not in text
+
+
+def test_groups_cancel_running_says_whether_a_job_was_running_or_that_state_mode_needs_no_flag(
+    ops: World,
+) -> None:
+    # GIVEN ws#1 live with a1 queued and nothing of it running
+    ops.send("ws#1", "a1")
+    # WHEN it is cancelled with --running
+    code, out = ops.cli("groups", "cancel", "ws#1", "--running", "--yes")
+    # THEN claim mode says no job of it was running; state mode notes the flag changes nothing, and why
+    assert code == 0
+    if ops.claim_mode:
+        assert "no job of ws#1 was running" in out
+    else:
+        note = next(line for line in out.splitlines() if "--running" in line)
+        assert "changes nothing in state mode" in note and "never committed" in note
+        assert "leave --running out" in note and "no job of ws#1 was running" not in out
+
+
+def test_groups_cancel_running_of_a_running_job_does_not_say_none_was_running() -> None:
+    for ops in world(claim_mode=True):
+        # GIVEN r1 of ws#1 running on a worker (its claim taken, its lease live)
+        _claimed(ops, "r1", lease_ms=60_000)
+        # WHEN the group is cancelled with --running
+        code, out = ops.cli("groups", "cancel", "ws#1", "--running", "--yes")
+        # THEN the plan names the running job and nothing claims none was running
+        assert code == 0 and "running now: r1" in out
+        assert "no job of ws#1 was running" not in out
