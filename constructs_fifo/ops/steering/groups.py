@@ -63,8 +63,9 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
         plan.notes.append(f"group {group} is held already: nothing to do")
         return plan
     plan.notes.append(
-        "a batch of the group already running finishes (claim mode: its jobs may still start; state mode: "
-        "nothing of it is applied); nothing of the group starts after it until it is released"
+        "a batch of the group already running finishes ("
+        + ("its jobs may still start" if ops.mode == CLAIM_MODE else "nothing of it is applied")
+        + "); nothing of the group starts after it until it is released"
     )
 
     def hold() -> str:
@@ -168,8 +169,12 @@ def plan_cancel_group(
     if live:
         plan.notes.append(
             f"group {group} is live: its jobs sent before this command are cancelled as they arrive, up to "
-            "a marker message sent through the group; jobs sent after it run. Claim mode: a batch of the "
-            "group already running may still start its jobs (at most a batch)"
+            "a marker message sent through the group; jobs sent after it run. "
+            + (
+                "A batch of the group already running may still start its jobs (at most a batch)"
+                if claim_mode
+                else "A batch of the group already running applies nothing (its commit is refused)"
+            )
         )
     elif not cancellable:
         plan.notes.append(

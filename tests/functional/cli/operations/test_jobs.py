@@ -397,3 +397,16 @@ def test_groups_cancel_running_of_a_running_job_does_not_say_none_was_running() 
         # THEN the plan names the running job and nothing claims none was running
         assert code == 0 and "running now: r1" in out
         assert "no job of ws#1 was running" not in out
+
+
+def test_groups_cancel_and_hold_notes_speak_of_the_queues_mode_only(ops: World) -> None:
+    # GIVEN ws#1 live with a1 queued; WHEN it is cancelled (a dry run), and ws#2 held (a dry run)
+    ops.send("ws#1", "a1")
+    cancel_out = ops.cli("groups", "cancel", "ws#1", "--dry-run")[1]
+    hold_out = ops.cli("groups", "hold", "ws#2", "--dry-run")[1]
+    # THEN each note says what a batch in flight does in this queue's mode, and names no mode
+    notes = [line for line in (cancel_out + hold_out).splitlines() if line.startswith("note:")]
+    assert len(notes) == 2 and not any("mode" in line.lower() for line in notes)
+    in_flight = "may still start" if ops.claim_mode else "applies nothing"
+    assert in_flight in cancel_out
+    assert ("may still start" if ops.claim_mode else "nothing of it is applied") in hold_out
