@@ -410,3 +410,21 @@ def test_groups_cancel_and_hold_notes_speak_of_the_queues_mode_only(ops: World) 
     in_flight = "may still start" if ops.claim_mode else "applies nothing"
     assert in_flight in cancel_out
     assert ("may still start" if ops.claim_mode else "nothing of it is applied") in hold_out
+
+
+def test_jobs_show_without_group_of_a_held_job_hints_to_pass_the_group() -> None:
+    for ops in world(claim_mode=True):
+        # GIVEN ws#1 held with a1 kept (no claim yet), and b1 of ws#2 succeeded
+        ops.cli("groups", "hold", "ws#1", "--yes")
+        ops.send("ws#1", "a1")
+        ops.send("ws#2", "b1")
+        ops.drain()
+        # WHEN each is shown without --group, and a1 with it
+        unknown = ops.cli("jobs", "show", "a1")[1]
+        held = ops.cli("jobs", "show", "a1", "--group", "ws#1")[1]
+        succeeded = ops.cli("jobs", "show", "b1")[1]
+        # THEN a1 without --group reads unknown with the hint to pass it; with it, held and no hint;
+        # b1, known by its claim, has no hint
+        assert "unknown" in unknown and "pass --group GROUP" in unknown
+        assert "held" in held and "--group" not in held
+        assert "succeeded" in succeeded and "--group" not in succeeded
