@@ -206,7 +206,7 @@ def _add_aws_options(parser: argparse.ArgumentParser, *, otherwise: str = "AWS i
 
 _QUEUE_HELP = (
     "the stack's OrderedAgentQueue to use: construct path (e.g. AgentJobs/Workspaces or Workspaces) or "
-    "queue name; needed when the stack holds several (the sample app holds two)"
+    "queue name; needed when the stack holds more than one (a command that needs it then lists them)"
 )
 
 

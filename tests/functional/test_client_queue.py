@@ -206,3 +206,30 @@ def test_cancel_async_cancels_a_pending_job_without_blocking_the_event_loop(
     # THEN the cancel found it not started, the waiter sees cancelled, and the job never ran
     assert asyncio.run(scenario()) == (CancelOutcome.NOT_STARTED, JobStatus.CANCELLED)
     assert claim_mode.ran == []
+
+
+def test_send_superseding_and_its_async_form_run_only_the_newest_job_of_a_key(
+    claim_mode: Harness, environ: dict[str, str]
+) -> None:
+    # GIVEN a client from the environment (grant_client + grant_steer), its waits driving the processors
+    waiter = Waiter(claim_mode)
+    queue = QueueClient.from_environment(
+        "tools", environ=environ, clock=claim_mode.clock, monotonic=waiter.monotonic, sleep=waiter.sleep
+    )
+
+    def run_tests(job_id: str) -> JobMessage:
+        return JobMessage(job_id, "run_tests", {"n": 1}, group="s#1", supersede="run_tests")
+
+    # WHEN two run_tests of one session are sent superseding, then a third from the event loop
+    queue.send_superseding(run_tests("t-1"))
+    queue.send_superseding(run_tests("t-2"))
+    asyncio.run(queue.send_superseding_async(run_tests("t-3")))
+    outcomes = queue.wait_many(["t-1", "t-2", "t-3"], 30, sent=True)
+
+    # THEN only the newest ran; the older ones read superseded, naming it
+    assert claim_mode.ran == ["t-3"]
+    assert {j: (o.status, o.superseded_by) for j, o in outcomes.items()} == {
+        "t-1": (JobStatus.SUPERSEDED, "t-3"),
+        "t-2": (JobStatus.SUPERSEDED, "t-3"),
+        "t-3": (JobStatus.SUCCEEDED, None),
+    }

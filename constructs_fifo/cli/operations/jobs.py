@@ -4,10 +4,11 @@ cancel it (``JobSteering``; shown, confirmed and applied as every change, by
 
 Registers the subcommand (:func:`add_parser`) and runs it (:func:`run`). The stack and queue resolve as
 for every operations command (``--stack``, ``--queue``); the tables are the queue's function's. Claim
-mode reads the job's claim (``--group`` also tells a job of a parked group from one not taken yet);
-state mode needs ``--group`` (and ``--seq`` for a job that carries one). ``--wait SECONDS`` polls until
-the job settles (succeeded, dead, parked) or the time passes, at 1 read unit a second at most in claim
-mode (docs/outcomes.md).
+mode reads the job's claim (``--group`` also tells a job kept by a held or parked group from one not
+taken yet: without it, such a job reads unknown and the text says to pass it); state mode needs
+``--group`` (and ``--seq`` for a job that carries one). ``--wait SECONDS`` polls until the job settles
+(succeeded, dead, parked) or the time passes, at 1 read unit a second at most in claim mode
+(docs/outcomes.md).
 
 Output: ``label  value`` pairs (a table on a terminal); ``--json``: one document under the CLI's
 convention (camelCase keys, times as ISO 8601 with epoch ms beside), the job's ``result`` as the job
@@ -68,8 +69,8 @@ def add_parser(commands: Any, *, aws_options: Any, stack_options: Any) -> argpar
     show.add_argument(
         "--group",
         metavar="GROUP",
-        help="the job's message group id: required in state mode; in claim mode it tells a job of a "
-        "parked group (parked) from one not taken yet",
+        help="the job's message group id: required in state mode; in claim mode it tells a job kept by a "
+        "held or parked group (held, parked) from one not taken yet (unknown without it)",
     )
     show.add_argument("--seq", type=int, metavar="N", help="state mode: the job's seq, when it carries one")
     show.add_argument(
@@ -230,6 +231,11 @@ def _print(args: argparse.Namespace, queue: DeployedQueue, outcome: JobOutcome) 
     now_ms = int(time.time() * 1000)
     out = Output()
     out.pairs(f"job {args.job} ({queue.label})", _pairs(_mode(queue), outcome, now_ms=now_ms))
+    if outcome.status is JobStatus.UNKNOWN and queue.claim_table and queue.group_table and not args.group:
+        out.line(
+            "note: a job kept by a held or parked group has no claim yet, so without --group it reads "
+            "unknown: pass --group GROUP (the message group id it was sent with) to tell"
+        )
     if outcome.status is JobStatus.UNKNOWN and queue.function_environment.get(SETTINGS["pace"].variable()):
         out.line(
             "note: this queue is paced (pace show): a job waiting for its pace key's token is recorded "

@@ -126,7 +126,8 @@ def add_ops_commands(commands: Any, *, add_aws: AddOptions, add_stack: AddOption
     group_cancel.add_argument(
         "--running",
         action="store_true",
-        help="claim mode: cancel the group's running job too (a worker is told at its next heartbeat)",
+        help="claim mode: cancel the group's running job too (a worker is told at its next heartbeat); "
+        "state mode: changes nothing (a transition in flight is never committed after a cancel)",
     )
     group_cancel.add_argument(
         "--up-to-seq", type=int, metavar="N", help="state mode: cancel only the jobs whose seq is at most N"

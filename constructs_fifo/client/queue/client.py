@@ -6,7 +6,7 @@ and builds the client classes on it, sharing one SQS and one DynamoDB client: th
 mode, :attr:`QueueClient.states`), the parked groups (:attr:`QueueClient.parked`) and the steering
 controls (:attr:`QueueClient.steering`, docs/steering.md). Its own methods are the ones a sender calls:
 ``send``, ``send_batch``, ``send_and_wait``, ``get``, ``wait``, ``as_settled``, ``wait_many``, the
-steering ``cancel``, ``cancel_group``, ``hold``, ``release``, and their ``async`` forms
+steering ``cancel``, ``cancel_group``, ``hold``, ``release``, ``send_superseding``, and their ``async`` forms
 (:mod:`constructs_fifo.client.aio`).
 
 Three ways to build one, none copying a name by hand::
@@ -343,6 +343,13 @@ class QueueClient:
         in order, then it is live again."""
         return self.steering.release(group, **options)
 
+    def send_superseding(self, job: JobMessage, *, cancel_running: bool = False) -> SendResult:
+        """:meth:`JobSteering.send_superseding` with the queue's producer: ``job`` (its ``supersede``
+        key set) is sent so that the older jobs of its group and key not started (claim mode) or not
+        applied (state mode) yet never run; ``cancel_running`` (claim mode): a started one is cancelled
+        too."""
+        return self.steering.send_superseding(self.producer, job, cancel_running=cancel_running)
+
     # --- asyncio (constructs_fifo.client.aio: boto3 in worker threads, the event loop never blocked) --
 
     async def send_async(
@@ -402,3 +409,7 @@ class QueueClient:
     async def release_async(self, group: str, **options: Any) -> HoldReport:
         """:meth:`release` without blocking the event loop (its requests in a worker thread)."""
         return await aio.run_blocking(self.release, group, **options)
+
+    async def send_superseding_async(self, job: JobMessage, *, cancel_running: bool = False) -> SendResult:
+        """:meth:`send_superseding` without blocking the event loop (its requests in a worker thread)."""
+        return await aio.run_blocking(self.send_superseding, job, cancel_running=cancel_running)

@@ -25,7 +25,7 @@ from constructs_fifo.client.steering.controls import LIVE
 from constructs_fifo.ops.errors import OperationError, OperationRefusedError
 from constructs_fifo.ops.plan import Plan, PlanStep, command
 from constructs_fifo.ops.steering.jobs import problem_of, steering_of
-from constructs_fifo.ops.target import OpsQueue
+from constructs_fifo.ops.target import CLAIM_MODE, OpsQueue
 from constructs_fifo.runtime.dead_jobs.parking import CANCELLING
 
 __all__ = ["plan_cancel_group", "plan_hold", "plan_release", "plan_run_first"]
@@ -63,8 +63,9 @@ def plan_hold(ops: OpsQueue, group: str, *, reason: str, by: str) -> Plan:
         plan.notes.append(f"group {group} is held already: nothing to do")
         return plan
     plan.notes.append(
-        "a batch of the group already running finishes (claim mode: its jobs may still start; state mode: "
-        "nothing of it is applied); nothing of the group starts after it until it is released"
+        "a batch of the group already running finishes ("
+        + ("its jobs may still start" if ops.mode == CLAIM_MODE else "nothing of it is applied")
+        + "); nothing of the group starts after it until it is released"
     )
 
     def hold() -> str:
@@ -158,26 +159,45 @@ def plan_cancel_group(
             f"running now: {', '.join(running_now)}: a worker's run is told within one heartbeat interval; "
             "a function runs to its end; its result will not be recorded and its effect may happen"
         )
+    claim_mode = ops.mode == CLAIM_MODE
+    if running and not claim_mode:
+        plan.notes.append(
+            "--running changes nothing in state mode: no job of the group runs apart from a batch in "
+            "flight, and the cancel moves the group's version so that batch's transition is never "
+            "committed; leave --running out"
+        )
     if live:
         plan.notes.append(
             f"group {group} is live: its jobs sent before this command are cancelled as they arrive, up to "
-            "a marker message sent through the group; jobs sent after it run. Claim mode: a batch of the "
-            "group already running may still start its jobs (at most a batch)"
+            "a marker message sent through the group; jobs sent after it run. "
+            + (
+                "A batch of the group already running may still start its jobs (at most a batch)"
+                if claim_mode
+                else "A batch of the group already running applies nothing (its commit is refused)"
+            )
         )
     elif not cancellable:
-        plan.notes.append(f"group {group} keeps no job to cancel")
+        plan.notes.append(
+            f"group {group} keeps no job to cancel"
+            + (f"; no job of {group} was running" if running and claim_mode else "")
+        )
         return plan
 
     def cancel() -> str:
         report = steering.cancel_group(group, reason=reason, by=by, running=running, up_to_seq=up_to_seq)
         plan.details["cancelled"] = [r.job_id for r in report.jobs if r.outcome.cancelled]
+        nothing_running = (
+            f"; no job of {group} was running"
+            if running and claim_mode and not any(r.running for r in report.jobs)
+            else ""
+        )
         if report.marker_id is not None:
             plan.details["markerId"] = report.marker_id
             return (
                 f"group {group}: its queued jobs are cancelled as they arrive, up to marker "
-                f"{report.marker_id}; {report.cancelled} more cancelled now"
+                f"{report.marker_id}; {report.cancelled} more cancelled now{nothing_running}"
             )
-        return f"group {group}: {report.cancelled} kept job(s) cancelled; they never run"
+        return f"group {group}: {report.cancelled} kept job(s) cancelled; they never run{nothing_running}"
 
     what = (
         f"cancel the jobs of live group {group} sent before now (a marker through the group)"

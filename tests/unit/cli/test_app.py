@@ -387,3 +387,16 @@ def test_an_unrecognized_word_with_no_close_flag_gets_the_subcommands_usage_with
     assert err.startswith("usage: constructs-fifo status ")
     assert "unrecognized arguments: --zzzzzz" in err
     assert "did you mean" not in err
+
+
+@pytest.mark.parametrize("words", [("status",), ("groups", "cancel"), ("jobs", "show")], ids=" ".join)
+def test_the_queue_help_speaks_of_any_stack_with_several_queues(
+    capsys: pytest.CaptureFixture[str], words: tuple[str, ...]
+) -> None:
+    # WHEN a command's --help is read
+    with pytest.raises(SystemExit):
+        main([*words, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    # THEN --queue says when a stack needs it, in terms of the user's own stack, not the sample app's
+    queue = text[text.index("--queue PATH_OR_NAME") :]
+    assert "needed when the stack holds more than one" in queue and "sample app" not in queue

@@ -369,3 +369,62 @@ def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_com
         assert unpaced.cli_json("pace", "show")["construct"] is None
         text = unpaced.cli("pace", "show")[1]
         assert "not paced" in text and "the construct's pace applies" not in text
+
+
+def test_groups_cancel_running_says_whether_a_job_was_running_or_that_state_mode_needs_no_flag(
+    ops: World,
+) -> None:
+    # GIVEN ws#1 live with a1 queued and nothing of it running
+    ops.send("ws#1", "a1")
+    # WHEN it is cancelled with --running
+    code, out = ops.cli("groups", "cancel", "ws#1", "--running", "--yes")
+    # THEN claim mode says no job of it was running; state mode notes the flag changes nothing, and why
+    assert code == 0
+    if ops.claim_mode:
+        assert "no job of ws#1 was running" in out
+    else:
+        note = next(line for line in out.splitlines() if "--running" in line)
+        assert "changes nothing in state mode" in note and "never committed" in note
+        assert "leave --running out" in note and "no job of ws#1 was running" not in out
+
+
+def test_groups_cancel_running_of_a_running_job_does_not_say_none_was_running() -> None:
+    for ops in world(claim_mode=True):
+        # GIVEN r1 of ws#1 running on a worker (its claim taken, its lease live)
+        _claimed(ops, "r1", lease_ms=60_000)
+        # WHEN the group is cancelled with --running
+        code, out = ops.cli("groups", "cancel", "ws#1", "--running", "--yes")
+        # THEN the plan names the running job and nothing claims none was running
+        assert code == 0 and "running now: r1" in out
+        assert "no job of ws#1 was running" not in out
+
+
+def test_groups_cancel_and_hold_notes_speak_of_the_queues_mode_only(ops: World) -> None:
+    # GIVEN ws#1 live with a1 queued; WHEN it is cancelled (a dry run), and ws#2 held (a dry run)
+    ops.send("ws#1", "a1")
+    cancel_out = ops.cli("groups", "cancel", "ws#1", "--dry-run")[1]
+    hold_out = ops.cli("groups", "hold", "ws#2", "--dry-run")[1]
+    # THEN each note says what a batch in flight does in this queue's mode, and names no mode
+    notes = [line for line in (cancel_out + hold_out).splitlines() if line.startswith("note:")]
+    assert len(notes) == 2 and not any("mode" in line.lower() for line in notes)
+    in_flight = "may still start" if ops.claim_mode else "applies nothing"
+    assert in_flight in cancel_out
+    assert ("may still start" if ops.claim_mode else "nothing of it is applied") in hold_out
+
+
+def test_jobs_show_without_group_of_a_held_job_hints_to_pass_the_group() -> None:
+    for ops in world(claim_mode=True):
+        # GIVEN ws#1 held with a1 kept (no claim yet), and b1 of ws#2 succeeded
+        ops.cli("groups", "hold", "ws#1", "--yes")
+        ops.send("ws#1", "a1")
+        ops.send("ws#2", "b1")
+        ops.drain()
+        # WHEN each is shown without --group, and a1 with it
+        unknown = ops.cli("jobs", "show", "a1")[1]
+        held = ops.cli("jobs", "show", "a1", "--group", "ws#1")[1]
+        succeeded = ops.cli("jobs", "show", "b1")[1]
+        # THEN a1 without --group reads unknown with the hint to pass it; with it, held and no hint;
+        # b1, known by its claim, has no hint
+        assert "unknown" in unknown and "pass --group GROUP" in unknown
+        assert "held" in held and "--group" not in held
+        assert "succeeded" in succeeded and "--group" not in succeeded
