@@ -24,6 +24,12 @@ from constructs_fifo.construct.resources.permissions import (
     VPC_DESCRIBE_ACTIONS,
     VPC_INTERFACE_ACTIONS,
 )
+from constructs_fifo.demo.sample_app import (
+    NOTIFICATION_PACE_BURST,
+    NOTIFICATION_PACE_JOBS,
+    NOTIFICATION_PACE_KEY,
+    NOTIFICATION_PACE_PER_SECONDS,
+)
 from constructs_fifo.runtime import constants
 from constructs_fifo.runtime.settings.spec import SETTINGS
 
@@ -93,7 +99,8 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
     _, queue = _queue(template, dlq=False)
     dlq_id, _ = _queue(template, dlq=True)
     # THEN it is a FIFO queue in high-throughput mode with explicit dedup ids, SSE, and SQS's redrive
-    # only as the safety net: twice the least value, 2 x 96 (docs/architecture.md, rule 9)
+    # only as the safety net: the sample paces this queue (``pace``), so SQS's most, 1000, where an
+    # unpaced queue takes twice the least value (docs/architecture.md, rule 9; 268 below)
     assert queue["Properties"] == {
         "QueueName": synthesized.sample_jobs.queue_name,
         "FifoQueue": True,
@@ -102,7 +109,7 @@ def test_queue_defaults_are_fifo_high_throughput_encrypted_with_redrive(synthesi
         "ContentBasedDeduplication": False,
         "SqsManagedSseEnabled": True,
         "VisibilityTimeout": 720,
-        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 192},
+        "RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 1000},
     }
 
 
@@ -320,6 +327,15 @@ def test_function_environment_carries_the_runtime_settings(synthesized: Synthesi
         constants.ENV_CLAIM_TTL_SECONDS: str(7 * 24 * 3600),
         constants.ENV_METRICS_NAMESPACE: "ConstructsFifo",
         constants.ENV_OUTCOME_LINES: "JOB",
+        SETTINGS["pace"].env: json.dumps(
+            {
+                "jobs": NOTIFICATION_PACE_JOBS,
+                "periodSeconds": NOTIFICATION_PACE_PER_SECONDS,
+                "burst": NOTIFICATION_PACE_BURST,
+                "key": NOTIFICATION_PACE_KEY,
+            },
+            separators=(",", ":"),
+        ),
         "NOTIFICATION_TABLE_NAME": {"Ref": notification_table_id},
     }
 
@@ -334,6 +350,7 @@ def test_the_function_environment_is_the_settings_specs_variables(synthesized: S
     # the container workers' own (written for the container consumer only)
     unset = {row.env for row in SETTINGS.values() if row.prop and row.default is None and "None" in row.type}
     unset |= {row.env for row in SETTINGS.values() if row.container_only}
+    unset -= {SETTINGS["pace"].env}  # the sample paces its claim-mode queue
     function_rows = {row.env for row in SETTINGS.values() if row.env and not row.container_env}
     assert written - {"NOTIFICATION_TABLE_NAME"} == function_rows - unset
 
