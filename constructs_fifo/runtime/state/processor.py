@@ -268,9 +268,10 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
         for group in dict.fromkeys(record_group(record) for record in records):
             group_records, found = by_group.get(group, []), read.runs[group]
             out_of_time = out_of_time or self._out_of_time(context)
-            if out_of_time:  # a live group's wake-up too: it may be its only way back
-                live_wake_ups = [] if group in headers else report.wake_ups.get(group, [])
-                self._not_reached([*group_records, *live_wake_ups], report)
+            if out_of_time:  # a live group's wake-up too (its only way back), and a cancel's marker
+                keeps = group not in headers or is_cancelling(headers.get(group))
+                wake_ups = report.wake_ups.get(group, []) if keeps else []
+                self._not_reached([*group_records, *wake_ups], report)
             elif is_cancelling(headers.get(group)):
                 of_group = [record for record in records if record_group(record) == group]
                 latest[group] = self._cancelling_group(headers[group], of_group, read, found, report)
