@@ -32,6 +32,7 @@ from constructs_fifo.runtime.steering.names import ATTR_CANCELLED_BY, SUPERSEDED
 
 from .claim_invariants import CANCELLED, SUCCEEDED
 from .claim_world import ClaimWorld
+from .history import Run
 from .state_world import StateWorld
 from .steering_world import GroupCancel, Steered, SteeredStateWorld
 
@@ -107,11 +108,11 @@ def holds(world: Steered) -> list[str]:
         for run in world.history.runs:
             if run.group != held.group or not held.held_at < run.start < end:
                 continue
-            reads = [time for time in world.group_reads.get(run.worker, []) if time < run.start]
-            if not reads or reads[-1] > held.held_at:
+            read = _last_read(world, run)
+            if read is None or read > held.held_at:
                 found.append(
                     f"{run.job_id} started at {run.start} by {run.worker} while {held.group} was held "
-                    f"(from {held.held_at}), its batch having read the group at {reads[-1:]}"
+                    f"(from {held.held_at}), its batch having read the group at {read}"
                 )
     return found
 
@@ -168,14 +169,19 @@ def _ran_after_live_cancel(world: Steered, job_id: str, sent: int, cancel: Group
     for run in world.history.runs_of(job_id):
         if run.start < cancel.returned:
             continue
-        reads = [time for time in world.group_reads.get(run.worker, []) if time < run.start]
-        if not reads or reads[-1] > cancel.returned:
+        read = _last_read(world, run)
+        if read is None or read > cancel.returned:
             found.append(
                 f"{job_id} was sent at {sent}, before {cancel.group}'s live cancel (returned at "
                 f"{cancel.returned}), and started at {run.start} by {run.worker}, its batch having read "
-                f"the group at {reads[-1:]}"
+                f"the group at {read}"
             )
     return found
+
+
+def _last_read(world: Steered, run: Run) -> int | None:
+    """When the run's worker last read the group table before the run started (``None``: never)."""
+    return max((time for time in world.group_reads.get(run.worker, []) if time < run.start), default=None)
 
 
 def supersedes(world: Steered) -> list[str]:
