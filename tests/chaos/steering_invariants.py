@@ -8,8 +8,15 @@
 - **A hold stops its group at the batch boundary.** Between a hold and its release, a job of the group
   starts only in a batch that read the group's header before the hold (at most that batch); state
   mode: nothing of the group is applied.
+- **A group cancel splits the group at the call.** A job first sent after a ``cancel_group`` of its
+  group returned (and not cancelled since: no later group cancel of its group, no one-job cancel of
+  it) is never cancelled: it runs once, in order (each mode's invariants). A job sent before a live
+  group's cancel runs after the cancel returned only in a batch that read the group's header before
+  it (claim mode: at most the batch in flight); state mode: it is never applied after the cancel
+  returned. Once settled, no group is left ``CANCELLING`` (its marker passed: it is live again).
 - **The newest wins, never loses.** The newest job sent with a (group, key) is never superseded,
-  and no older job of the key starts after a newer one of it started.
+  and no older job of the key starts after a newer one of it started; state mode: no older job of a
+  key is applied once a newer one was sent before its commit.
 - **Nothing steered is dead-lettered.** No job whose claim ends CANCELLED is in the dead-letter queue
   (but a malformed body: the runtime cannot read the job id that was cancelled, and dead-letters it).
 
@@ -20,17 +27,26 @@ CANCELLED job is finished with).
 from __future__ import annotations
 
 from constructs_fifo.client.steering import CancelOutcome
+from constructs_fifo.runtime.dead_jobs.park_records import CANCELLING as CANCELLING_STATUS
 from constructs_fifo.runtime.steering.names import ATTR_CANCELLED_BY, SUPERSEDED_BY
 
 from .claim_invariants import CANCELLED, SUCCEEDED
 from .claim_world import ClaimWorld
+from .history import Run
 from .state_world import StateWorld
-from .steering_world import Steered
+from .steering_world import GroupCancel, Steered, SteeredStateWorld
 
 
 def check(world: Steered) -> list[str]:
     """Every violation of the module's invariants."""
-    return [*not_started(world), *succeeded(world), *holds(world), *supersedes(world), *dead_letters(world)]
+    return [
+        *not_started(world),
+        *succeeded(world),
+        *holds(world),
+        *group_cancels(world),
+        *supersedes(world),
+        *dead_letters(world),
+    ]
 
 
 def _applied(world: Steered) -> set[str]:
@@ -92,17 +108,86 @@ def holds(world: Steered) -> list[str]:
         for run in world.history.runs:
             if run.group != held.group or not held.held_at < run.start < end:
                 continue
-            reads = [time for time in world.group_reads.get(run.worker, []) if time < run.start]
-            if not reads or reads[-1] > held.held_at:
+            read = _last_read(world, run)
+            if read is None or read > held.held_at:
                 found.append(
                     f"{run.job_id} started at {run.start} by {run.worker} while {held.group} was held "
-                    f"(from {held.held_at}), its batch having read the group at {reads[-1:]}"
+                    f"(from {held.held_at}), its batch having read the group at {read}"
                 )
     return found
 
 
+def _cancelled(world: Steered) -> set[str]:
+    """The jobs that stand cancelled: claim mode, a CANCELLED claim; state mode, a state item's entry."""
+    if isinstance(world, ClaimWorld):
+        return {spec.job_id for spec in world.workload.specs if world.claim_status(spec.job_id) == CANCELLED}
+    return world.cancelled_ids()
+
+
+def _first_applied(world: Steered, job_id: str) -> int | None:
+    """State mode: the logical time of the first commit whose log holds ``job_id``."""
+    return next((state.time for state in world.history.states if job_id in state.log), None)
+
+
+def group_cancels(world: Steered) -> list[str]:
+    found: list[str] = []
+    cancelled = _cancelled(world)
+    cancelled -= {job_id for sent in world.keyed.values() for job_id in sent[:-1]}  # superseded, maybe
+    for spec in world.workload.specs:
+        sent = world.sent_at.get(spec.job_id)
+        if sent is None:
+            continue
+        mine = [c for c in world.group_cancels if c.group == spec.group]
+        after = [c for c in mine if c.returned < sent]
+        before = [c for c in mine if c.called > sent]
+        if after and not before and spec.job_id not in world.cancel_targets and spec.job_id in cancelled:
+            found.append(
+                f"{spec.job_id} was sent at {sent}, after {spec.group}'s cancel returned at "
+                f"{after[-1].returned}, and was cancelled"
+            )
+        for cancel in (c for c in before if c.marker_id is not None):
+            found += _ran_after_live_cancel(world, spec.job_id, sent, cancel)
+    for group in world.workload.groups():
+        header = world.operators().get(group) if world.holds_groups else None
+        if header is not None and header.status == CANCELLING_STATUS:
+            found.append(f"{group} is still CANCELLING once settled (its marker never passed)")
+    return found
+
+
+def _ran_after_live_cancel(world: Steered, job_id: str, sent: int, cancel: GroupCancel) -> list[str]:
+    """A job sent before a live group's cancel: claim mode, no run after the cancel returned but in a
+    batch that read the header before it; state mode, never applied after it returned."""
+    if isinstance(world, StateWorld):
+        applied = _first_applied(world, job_id)
+        if applied is not None and applied > cancel.returned:
+            return [
+                f"{job_id} was sent at {sent}, before {cancel.group}'s live cancel (returned at "
+                f"{cancel.returned}), and was applied at {applied}"
+            ]
+        return []
+    found: list[str] = []
+    for run in world.history.runs_of(job_id):
+        if run.start < cancel.returned:
+            continue
+        read = _last_read(world, run)
+        if read is None or read > cancel.returned:
+            found.append(
+                f"{job_id} was sent at {sent}, before {cancel.group}'s live cancel (returned at "
+                f"{cancel.returned}), and started at {run.start} by {run.worker}, its batch having read "
+                f"the group at {read}"
+            )
+    return found
+
+
+def _last_read(world: Steered, run: Run) -> int | None:
+    """When the run's worker last read the group table before the run started (``None``: never)."""
+    return max((time for time in world.group_reads.get(run.worker, []) if time < run.start), default=None)
+
+
 def supersedes(world: Steered) -> list[str]:
     found: list[str] = []
+    if isinstance(world, SteeredStateWorld):
+        return _state_supersedes(world)
     if not isinstance(world, ClaimWorld):
         return found
     for (group, key), sent in world.keyed.items():
@@ -118,6 +203,25 @@ def supersedes(world: Steered) -> list[str]:
                 late = [run for run in world.history.runs_of(older) if run.start > newer_runs[0].start]
                 if late:
                     found.append(f"{older} of {group}/{key} started at {late[0].start}, after {newer} did")
+    return found
+
+
+def _state_supersedes(world: SteeredStateWorld) -> list[str]:
+    """State mode: the newest of a key is never superseded; no older job of a key is applied once a
+    newer one was sent before its commit (its order is :mod:`.state_invariants`' fold)."""
+    found: list[str] = []
+    by = world.cancelled_by()
+    for (group, key), sent in world.keyed.items():
+        if by.get(sent[-1]) == SUPERSEDED_BY:
+            found.append(f"{sent[-1]}, the newest job of {group}/{key}, was superseded")
+        for index, older in enumerate(sent[:-1]):
+            applied = _first_applied(world, older)
+            newer = [job_id for job_id in sent[index + 1 :] if world.sent_at[job_id] < (applied or 0)]
+            if applied is not None and newer:
+                found.append(
+                    f"{older} of {group}/{key} was applied at {applied}, after {newer[0]} was sent at "
+                    f"{world.sent_at[newer[0]]}"
+                )
     return found
 
 
