@@ -675,6 +675,33 @@ def test_state_cancel_of_a_live_group_cancels_the_queued_and_the_buffered_jobs_a
     assert state.header() is None
 
 
+def test_state_cancel_of_a_live_group_keeps_its_marker_when_the_batch_runs_out_of_time(
+    live_state: StateHarness,
+) -> None:
+    state = live_state
+    # GIVEN s0 queued, then the live group cancelled: its header CANCELLING, its marker sent behind s0
+    _send_seq(state, "s0", 0)
+    _live_steering(state, claim=False).cancel_group("ws#1", reason="stop")
+
+    # WHEN a batch holding s0 and the marker runs out of time before the group starts
+    records = receive_records(state.sqs, state.queue_url)
+    failed = set(failed_ids(state.run(*records, remaining_ms=1)))
+
+    # THEN every record of it comes back, the marker too (found by the chaos suite: the marker was
+    # deleted and the header stayed CANCELLING, cancelling jobs sent after the call)
+    assert len(records) == 2
+    assert failed == {record["messageId"] for record in records}
+    # AND once they come back s0 is cancelled, the cancel ends, and a job sent after it is applied
+    for record in records:
+        state.sqs.change_message_visibility(
+            QueueUrl=state.queue_url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=0
+        )
+    _send_seq(state, "s1", 1)
+    _drain(state)
+    assert state.log() == ["s1"]
+    assert state.header() is None
+
+
 def test_state_cancel_up_to_seq_leaves_the_later_seqs_and_refuses_a_batch_in_flight(
     live_state: StateHarness,
 ) -> None:
