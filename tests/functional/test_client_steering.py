@@ -565,6 +565,35 @@ def test_claim_cancel_of_a_live_group_cancels_what_was_queued_and_never_a_job_se
     assert harness.dead_letters() == []
 
 
+def test_claim_a_job_that_dies_while_its_live_group_is_cancelled_is_dead_lettered_not_dropped(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN a live PARK group whose a1 fails permanently while an operator cancels the group (the header
+    # is written between the batch's read and the park: the park is refused, a1's claim is DEAD)
+    harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
+    steering = _live_steering(harness, claim=True)
+
+    def dies_under_the_cancel(job: Job) -> None:
+        steering.cancel_group("ws#1", reason="stop", by="ops")
+        _send(harness, "a3")  # sent after the cancel returned
+        raise PermanentJobError("bad patch")
+
+    harness.behaviour["a1"] = dies_under_the_cancel
+    _send(harness, "a1", "a2")
+
+    # WHEN the queue is drained (a3 is sent after the cancel, while a1 runs)
+    _drain(harness)
+
+    # THEN a1 is not lost: dead, and its record is in the dead-letter queue with its own reason; a2
+    # (sent before the cancel) never ran; a3 ran; the group is live; nothing cancelled is dead-lettered
+    assert outcomes_of(harness).get("a1").status is JobStatus.DEAD
+    letters = harness.dead_letters()
+    assert [(json.loads(letter["Body"])["jobId"]) for letter in letters] == ["a1"]
+    assert harness.ran == ["a1", "a3"]
+    assert outcomes_of(harness).get("a2").status is JobStatus.CANCELLED
+    assert harness.parking.header("ws#1") is None
+
+
 def test_claim_two_cancels_of_a_live_group_cancel_up_to_the_later_marker(
     dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
 ) -> None:

@@ -4,7 +4,12 @@
 Each record before the marker is cancelled by the one-job rules
 (:class:`~constructs_fifo.runtime.claim.cancel.ClaimCanceller`: its claim written ``CANCELLED``, so
 ``JobOutcomes`` says ``cancelled``, or ``STOPPED`` for one between attempts, or running on another
-worker) and deleted without running; one that already succeeded (a redelivery) is a duplicate. At the
+worker) and deleted without running; one that already succeeded (a redelivery) is a duplicate. One
+whose claim is already ``DEAD`` is not cancelled (a cancel refuses a dead job) and is not dropped
+either: it goes to the dead-letter queue, as any record of a dead job does when its group cannot park
+(here: the cancel's header stands where the park header would). That is the job that died on its last
+attempt while the header was written, its park refused by the header: deleting it lost the dead job,
+with nothing kept and nothing dead-lettered (found by the chaos suite's live group cancel). At the
 marker the header is deleted on condition of its version; the records after it come back at once.
 Cost: one claim write per cancelled record (the claim call it would have made anyway) and one header
 delete per cancel.
@@ -13,7 +18,7 @@ delete per cancel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_report import BatchReport, job_id_of
 from constructs_fifo.runtime.claim.cancel import ClaimCanceller
@@ -32,15 +37,21 @@ __all__ = ["ClaimGroupCancel"]
 
 #: The batch's error path: report a record with its group's delay, naming what failed.
 OnError = Callable[..., None]
+#: The processor's dead-letter path for a record whose claim (the decoded item) is DEAD; ``False``: not sent.
+SendDead = Callable[["SQSRecord", "dict[str, Any]"], bool]
 
 
 class ClaimGroupCancel:
     """Runs a cancelling group's records of one batch (see the module docstring)."""
 
-    def __init__(self, claims: ClaimStore, parking: ParkStore | None, out: OutcomeWriter) -> None:
+    def __init__(
+        self, claims: ClaimStore, parking: ParkStore | None, out: OutcomeWriter, *, send_dead: SendDead
+    ) -> None:
         self._canceller = ClaimCanceller(
             claims.table_name, claims.client, ttl_seconds=claims.ttl_seconds, clock=claims.clock
         )
+        self._claims = claims
+        self._send_dead = send_dead
         self._parking = parking
         self._out = out
 
@@ -89,7 +100,12 @@ class ClaimGroupCancel:
             write_steered(self._out, OutcomeStatus.CANCELLED, record, action=CANCELLED_ACTION)
             return
         found = self._canceller.cancel(job_id, group=header.group, reason=reason, by=by)
-        if found.outcome is CancelOutcome.SUCCEEDED or found.outcome is CancelOutcome.DEAD:
+        if found.outcome is CancelOutcome.DEAD:  # never dropped: it follows its job to the dead letters
+            item = self._claims.get(job_id) or {}
+            if not self._send_dead(record, item):
+                raise RuntimeError(f"job {job_id!r} is dead and could not be sent to the dead-letter queue")
+            return
+        if found.outcome is CancelOutcome.SUCCEEDED:
             self._out.write(
                 OutcomeStatus.DUPLICATE,
                 record,

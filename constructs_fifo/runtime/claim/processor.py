@@ -56,7 +56,7 @@ from constructs_fifo.runtime.claim.group_cancel import ClaimGroupCancel
 from constructs_fifo.runtime.claim.runner import JobRunner, Step, StepKind
 from constructs_fifo.runtime.claim.store import ClaimOutcome
 from constructs_fifo.runtime.clock import DEFAULT_SAFETY_MARGIN_MS
-from constructs_fifo.runtime.constants import DeadJobPolicy, DeadReason
+from constructs_fifo.runtime.constants import ATTR_ATTEMPTS, DeadJobPolicy, DeadReason
 from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
 from constructs_fifo.runtime.dead_jobs.parking import (
     PARKED,
@@ -192,7 +192,7 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
         self._dead_letters = dead_letters
         self._policy = policy
         self._parking = parking
-        self._cancelling = ClaimGroupCancel(claims, parking, self._out)
+        self._cancelling = ClaimGroupCancel(claims, parking, self._out, send_dead=self._send_dead_claimed)
 
     # --- the skeleton's steps -----------------------------------------------------------------------
 
@@ -429,6 +429,16 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
             dlqMessageId=dlq_message_id,
         )
         return True
+
+    def _send_dead_claimed(self, record: SQSRecord, claim: dict[str, Any]) -> bool:
+        """A record whose claim ``claim`` is DEAD, met where its group cannot park (a cancelling
+        group's): to the dead-letter queue, with the reason its claim stores (or as a copy)."""
+        job = parse_record(record, self._payloads)
+        attempts = claim.get(ATTR_ATTEMPTS)
+        letter = self._runner.letter_of_dead(
+            job, record, claim, attempts=attempts if isinstance(attempts, int) else job.attempt
+        )
+        return self._send_dead(record, Step(StepKind.DEAD, letter=letter))
 
     # --- outcome lines ------------------------------------------------------------------------------
 

@@ -173,7 +173,10 @@ class JobRunner:
             )
             return DONE
         if claim.outcome is ClaimOutcome.DEAD:
-            return Step(StepKind.DEAD, letter=self._dead_of_existing(job, record, claim))
+            return Step(
+                StepKind.DEAD,
+                letter=self.letter_of_dead(job, record, claim.existing or {}, attempts=claim.attempt),
+            )
         if claim.outcome is ClaimOutcome.CANCELLED:
             return self.cancelled(job, record, claim.existing or {}, fields)
         if claim.outcome is ClaimOutcome.CONFLICT:
@@ -322,9 +325,11 @@ class JobRunner:
         )
         return Step(StepKind.DEAD, letter=dead, attempt_failed=ran)
 
-    def _dead_of_existing(self, job: Job, record: SQSRecord, claim: Claim) -> DeadLetter:
-        """A record whose claim is already DEAD: the same message again, or a copy that follows it."""
-        existing = claim.existing or {}
+    def letter_of_dead(
+        self, job: Job, record: SQSRecord, existing: dict[str, Any], *, attempts: int
+    ) -> DeadLetter:
+        """The letter of a record whose claim ``existing`` (decoded) is already DEAD: the same message
+        again (the reason stored), or a copy that follows it (``COPY_OF_DEAD_JOB``)."""
         same_message = existing.get(ATTR_MESSAGE_ID) == job.message_id
         reason = (
             stored_reason(existing.get(ATTR_DEAD_REASON)) if same_message else DeadReason.COPY_OF_DEAD_JOB
@@ -335,7 +340,7 @@ class JobRunner:
             reason,
             str(existing.get(ATTR_ERROR_TYPE) or "DeadJob"),
             str(existing.get(ATTR_ERROR) or "the job is dead"),
-            attempts=claim.attempt,
+            attempts=attempts,
             now_ms=self.claims.now_ms(),
         )
 
