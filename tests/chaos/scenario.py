@@ -32,13 +32,17 @@ def play_and_check(
 ) -> None:
     """Play, settle, check ``while_parked``, release and resume, check ``check``; close the world."""
     try:
-        world.play(draw, steps=CHAOS_STEPS)
-        world.settle(max_steps=settle_steps)
-        violations = while_parked(world)
-        release_all = getattr(world, "release_all", None)
-        if release_all is not None:  # a steered world: its held groups go on
-            release_all()
-        world.resume_all()
+        try:
+            world.play(draw, steps=CHAOS_STEPS)
+            world.settle(max_steps=settle_steps)
+            violations = while_parked(world)
+            release_all = getattr(world, "release_all", None)
+            if release_all is not None:  # a steered world: its held groups go on
+                release_all()
+            world.resume_all()
+        except AssertionError:  # a world that never settles: its trace says why
+            note("\n".join(world.trace))
+            raise
         violations += check(world)
         tally = getattr(world, "tally", None)
         if tally is not None:

@@ -83,6 +83,22 @@
     run's that ran out. That worker's retake, conditioned on the owner and status only, succeeded
     and did not count the alone run. Fixed: the retake is also conditioned on the ``shared`` mark
     it read, so it fails and reads again (rule 3 of ``runtime/claim/store.py``).
+11. **Claim mode: a job that died while its live group was cancelled was dropped** (found by the
+    steering property's live group cancel: PARK, one worker, no faults, a transient job failing its
+    last attempt). The operator's ``CANCELLING`` header landed between the batch's read and its park,
+    so the park was refused and the record came back; the cancel then found its claim ``DEAD`` and
+    deleted the record as a duplicate: dead, nothing kept, nothing dead-lettered. Fixed: a record
+    before the marker whose claim is ``DEAD`` goes to the dead-letter queue with the reason its claim
+    stores (``runtime/claim/group_cancel.py``). Kept as a regular example in
+    ``tests/functional/test_client_steering.py`` (``..._dies_while_its_live_group_is_cancelled_...``).
+12. **State mode: a released group that kept a malformed record under CONTINUE never finished its
+    replay** (found by the state-mode newest-wins property: CONTINUE, a hold, a malformed record
+    kept, a release). A kept record that dies stays kept until the next page finds its death in the
+    state (``DEAD_COPY``) and sends it; a malformed record's death is never in the state, so every
+    page found it ``DEAD`` again and the replay wrote page after page until the function's time ran
+    out, on every wake-up. Fixed: a kept malformed record is sent in its own page, before the commit
+    (safe: it can never apply) (``runtime/state/replay.py``). Kept as a regular example in
+    ``tests/functional/test_client_steering.py`` (``..._dead_letters_its_kept_malformed_record_...``).
 """
 
 from __future__ import annotations

@@ -28,8 +28,10 @@ from .runtime_harness import (
     GROUP_TABLE_NAME,
     TABLE_NAME,
     FakeClock,
+    FakeContext,
     Harness,
     body,
+    event,
     failed_ids,
     make_record,
     receive_records,
@@ -807,6 +809,41 @@ def test_state_a_fix_is_applied_first_when_a_held_group_is_released(state: State
 
     # THEN the fix was applied first, then the kept jobs in order
     assert state.log() == ["fix1", "j1", "j2"]
+
+
+class _RunningOut(FakeContext):
+    """A context whose time runs out as it is asked (2 s per question): an invocation ends."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        self.remaining_ms -= 2_000
+        return self.remaining_ms
+
+
+def test_state_a_released_group_under_continue_dead_letters_its_kept_malformed_record_and_goes_on(
+    state: StateHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a held state-mode group (CONTINUE) keeping j1, a malformed record, j2 (each invocation's
+    # time runs out, as a function's does)
+    monkeypatch.setattr(
+        state, "run", lambda *records: state.processor().process(event(*records), _RunningOut())
+    )
+    steering = _group_steering(state, claim=False)
+    steering.hold("ws#1")
+    _send(state, "j1")
+    state.sqs.send_message(
+        QueueUrl=state.queue_url, MessageBody="not a job", MessageGroupId="ws#1", MessageDeduplicationId="bad"
+    )
+    _send(state, "j2")
+    _drain(state)
+
+    # WHEN released and drained
+    steering.release("ws#1")
+    _drain(state, rounds=6)
+
+    # THEN the group is live again: j1 and j2 applied in order, the malformed record dead-lettered once
+    assert state.log() == ["j1", "j2"]
+    assert state.header() is None
+    assert [attributes.get("reason") for _, attributes in state.dead_letters()] == ["MALFORMED"]
 
 
 # --- the newest wins --------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    ``PARKED`` again with the new dead job when one dies under the PARK policy. A kept record cannot
    be reported like a queue record: one that dies in a page (CONTINUE) stays kept, its death
    committed, and the next page (at once) finds it ``DEAD_COPY`` of the message it died in and sends
-   it as it died, **before** that page's commit (it is dead in the committed state: sending first
+   it as it died (a malformed record, whose death the state never records, is sent in its own page),
+   **before** that page's commit (it is dead in the committed state: sending first
    cannot lose it nor dead-letter a job that may still apply); if that commit then fails, the record
    stays kept and is sent again (the dead-letter queue's deduplication id is derived from its
    message id). Sending a job before the commit of its death would let a crash leave it
@@ -46,6 +47,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from constructs_fifo.runtime.batch_processor import NO_HEARTBEAT
+from constructs_fifo.runtime.constants import DeadReason
 from constructs_fifo.runtime.dead_jobs.parking import KEPT_PAGE_SIZE, PARKED
 from constructs_fifo.runtime.dead_jobs.record import DeadJob
 from constructs_fifo.runtime.error_text import describe
@@ -61,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.dead_jobs.letters import DeadLetter
     from constructs_fifo.runtime.dead_jobs.parking import KeptRecord, ParkHeader, ParkStore
     from constructs_fifo.runtime.state.core.engine import Transition
-    from constructs_fifo.runtime.state.core.records import BatchResult, BatchSettings, GroupState
+    from constructs_fifo.runtime.state.core.records import BatchResult, BatchSettings, GroupState, JobResult
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.storage.store import StateStore
     from constructs_fifo.runtime.types import SQSRecord
@@ -73,6 +75,15 @@ _DONE = (Outcome.APPLIED, Outcome.DUPLICATE, Outcome.BUFFERED)
 
 #: A dead job's record, its dead-letter message and what sending it gave (the DLQ id or the error).
 _Sent = tuple["SQSRecord", "DeadLetter", "str | Exception"]
+
+
+def _malformed(result: JobResult) -> bool:
+    """A malformed kept record's death (``CONTINUE``, a held group's): the state never records it, so
+    no later page finds it ``DEAD_COPY``; it is sent in its own page, before the commit, which is safe
+    for a record that can never apply (parsing is deterministic). Before this, a released group under
+    ``CONTINUE`` that kept a malformed record replayed the same page forever (found by the chaos
+    suite's state-mode newest-wins property: a hold, a malformed record, a release)."""
+    return result.dead is not None and result.dead.reason is DeadReason.MALFORMED
 
 
 class StateReplay:
@@ -228,9 +239,9 @@ class StateReplay:
         for index, (kept, result) in enumerate(zip(page, run.results, strict=True)):
             if result.outcome in _DONE:
                 done.append(kept)
-            elif result.outcome is Outcome.DEAD:  # stays kept until its death is committed: sent next page
-                died.add(result.job_id)
-            elif result.outcome is Outcome.DEAD_COPY:
+            elif result.outcome is Outcome.DEAD and not _malformed(result):
+                died.add(result.job_id)  # stays kept until its death is committed: sent next page
+            elif result.outcome is Outcome.DEAD_COPY or result.outcome is Outcome.DEAD:
                 copy = result.dead is None  # a DEAD_COPY of the message the job died in carries its entry
                 sent_kept[index] = self._send(
                     kept.record, outcomes.entry_of(result, run.jobs[index]), group, copy=copy
