@@ -6,7 +6,8 @@ claims whose lease expired (claim mode: crashed workers), the alarms in ALARM wh
 queue, its DLQ or its function, the staging queues that feed it and their dead-letter queues (an
 ``EventBusIngress``: :mod:`constructs_fifo.ops.staging`), and the groups with the largest backlog
 where the tables know it (kept records of parked groups, buffered jobs). SQS does not count messages
-per group, so a live group's backlog in the queue is unknown.
+per group, so a live group's backlog in the queue is unknown. A paced queue shows its limit: the
+construct's numbers and key, and the override ``pace set`` wrote, if any (one ``GetItem``).
 
 The age of the oldest message
 -----------------------------
@@ -36,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from constructs_fifo.ops.listing import group_rows
 from constructs_fifo.ops.staging import StagingQueue, staging_queues
+from constructs_fifo.ops.steering.jobs import steering_of
+from constructs_fifo.ops.steering.pace import construct_pace
 from constructs_fifo.ops.target import STATE_MODE
 from constructs_fifo.runtime.constants import ATTR_LEASE_EXPIRES_AT, ATTR_STATUS, STATUS_IN_FLIGHT
 from constructs_fifo.runtime.dead_jobs.park_records import HELD, PARKED, RESUMING
@@ -101,6 +104,9 @@ class QueueStatus:
     alarms: list[str] = field(default_factory=list)
     backlog: list[tuple[str, int]] = field(default_factory=list)
     staging: list[StagingQueue] = field(default_factory=list)
+    #: The pace limit: ``None`` (not paced), ``"unknown"`` (the consumer's environment was not read), or
+    #: ``pace show``'s document (the construct's numbers and key, and the override in force or ``None``).
+    pace: dict[str, Any] | str | None = None
 
     @property
     def healthy(self) -> bool:
@@ -137,6 +143,7 @@ class QueueStatus:
             "alarmsInAlarm": self.alarms,
             "largestBacklogs": [{"group": group, "jobs": jobs} for group, jobs in self.backlog],
             "stagingQueues": [staged.to_dict() for staged in self.staging],
+            "pace": self.pace,
         }
 
 
@@ -305,4 +312,13 @@ def queue_status(ops: OpsQueue) -> QueueStatus:
         alarms=_alarms(ops),
         backlog=backlog[:BACKLOG_SHOWN],
         staging=staging_queues(ops),
+        pace=_pace(ops),
     )
+
+
+def _pace(ops: OpsQueue) -> dict[str, Any] | str | None:
+    """The construct's pace and the override in force (one read, only for a paced queue)."""
+    construct = construct_pace(ops)
+    if not isinstance(construct, dict):
+        return construct
+    return {"construct": construct, "override": steering_of(ops).pace()}

@@ -241,6 +241,7 @@ def _status(args: argparse.Namespace) -> int:
                     ", ".join(status.expired_claims) or ("none" if status.mode == "claim" else "n/a"),
                 ),
                 ("cancelled jobs (remembered)", status.cancelled_jobs),
+                ("pace", _pace_line(status)),
                 ("alarms in ALARM", ", ".join(status.alarms) or "none"),
                 ("largest backlogs", ", ".join(f"{g} ({n})" for g, n in status.backlog) or "none known"),
                 (
@@ -255,6 +256,17 @@ def _status(args: argparse.Namespace) -> int:
             ],
         )
     return 0
+
+
+def _pace_line(status: QueueStatus) -> str:
+    """``status``'s pace line: the limit in force, per key value, and where it comes from."""
+    if not isinstance(status.pace, dict):
+        return status.pace or "not paced"
+    construct, override = status.pace["construct"], status.pace["override"]
+    numbers = override or construct
+    limit = f"{numbers['jobs']} jobs per {numbers['period_seconds']} s, bursts of {numbers['burst']}"
+    source = "override (pace set)" if override else "the construct's"
+    return f"{limit} per {construct['key']} ({source})"
 
 
 def _age(status: QueueStatus) -> str:

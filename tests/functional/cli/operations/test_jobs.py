@@ -360,6 +360,11 @@ def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_com
         assert paced.cli_json("pace", "show")["override"]["updatedBy"].endswith("(constructs-fifo pace set)")
         text = paced.cli("pace", "show")[1]
         assert re.search(r"updated at: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", text), text
+        # AND status shows the limit in force, its key and where it comes from
+        status = paced.cli_json("status")["queues"][0]["pace"]
+        assert (status["construct"]["key"], status["override"]["jobs"]) == ("body:payload.tenant", 3)
+        status_text = paced.cli("status")[1]
+        assert "3 jobs per 60 s, bursts of 3 per body:payload.tenant (override (pace set))" in status_text
         # AND --clear with numbers is refused, the override unchanged
         code, _ = paced.cli("pace", "set", "--clear", "--jobs", "5", "--yes")
         assert code != 0 and paced.cli_json("pace", "show")["override"]["jobs"] == 3
@@ -367,6 +372,8 @@ def test_pace_show_names_the_constructs_pace_and_who_set_the_override_by_its_com
         assert "waiting for its pace key's token" in paced.cli("jobs", "show", "nope", "--wait", "0")[1]
     for unpaced in world(claim_mode=False):
         assert unpaced.cli_json("pace", "show")["construct"] is None
+        assert unpaced.cli_json("status")["queues"][0]["pace"] is None
+        assert "\npace: not paced\n" in unpaced.cli("status")[1]
         text = unpaced.cli("pace", "show")[1]
         assert "not paced" in text and "the construct's pace applies" not in text
 
