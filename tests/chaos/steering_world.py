@@ -230,7 +230,7 @@ class Steered(ChaosWorld):
         job = JobMessage(
             spec.job_id,
             "apply_patch",
-            {},
+            spec.payload(),
             spec.group,
             deduplication_id=send.dedup_id,
             supersede=spec.supersede,
