@@ -112,8 +112,8 @@ def _state_tokens(world: Paced) -> list[str]:
         for number, run in enumerate(runs):
             if number >= len(ticks) or ticks[number] > run.start:
                 found.append(
-                    f"{run.job_id} started at {run.start}, job {number + 1} of pace key {key!r} to run, "
-                    f"with {sum(t < run.start for t in ticks)} tokens taken before it"
+                    f"{run.job_id} started at {run.start} with no token: job {number + 1} of pace key "
+                    f"{key!r} to run, {sum(t < run.start for t in ticks)} tokens taken before it"
                 )
                 break
     return found

@@ -98,6 +98,8 @@ class Paced(Steered):
         self.warm = warm
         #: Whether the processors get the store (a negative control turns it off: a runtime not paced).
         self.paced = True
+        #: The limit the processors' store is given (a negative control gives a looser one).
+        self.store_limit = limit
         self.takes: list[Take] = []
         self._shared: PaceStore | None = None
         self._streams: list[io.StringIO] = []
@@ -114,7 +116,7 @@ class Paced(Steered):
         if self.warm and self._shared is not None:
             return self._shared
         table, key = (CLAIMS, claim_table_key) if self.has_claims else (GROUPS, group_table_key)
-        store = PaceStore(table, self.dynamodb, limit=self.limit, item_key=key, clock=self.clock)
+        store = PaceStore(table, self.dynamodb, limit=self.store_limit, item_key=key, clock=self.clock)
         if self.warm:
             self._shared = store
         return store

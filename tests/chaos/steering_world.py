@@ -20,6 +20,9 @@ every call of the runtime) drives the real client,
 A property may narrow the operator's controls (:attr:`Steered.controls`: say, live group cancels
 alone).
 
+The last control, a ``pace`` limit, is the queue's, not an operator's: :mod:`.pace_world` paces each of
+these worlds (and :mod:`.pace_invariants` checks it).
+
 Each report is recorded with its logical time, and every read of the group table with its reader,
 for :mod:`.steering_invariants`. At the end (:meth:`SteeringWorld.release_all`) every held group is
 released and the world settles.

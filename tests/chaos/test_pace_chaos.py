@@ -15,6 +15,9 @@ lost, once, SQS's own rule at 1000 never fired).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
@@ -26,7 +29,7 @@ from .pace_world import TENANT_KEY, Paced, PacedClaimWorld, PacedStateWorld, Pac
 from .scenario import play_and_check
 from .strategies import budget, configs
 from .worker_world import worker_config
-from .workload import Workload, workloads
+from .workload import JobSpec, Send, Workload, workloads
 from .world import WorldConfig
 
 
@@ -53,6 +56,32 @@ def test_a_paced_key_never_runs_faster_than_its_limit_under_crashes_stale_worker
         # run started without its token, a wait cost no attempt, SQS's own rule never fired; and the
         # mode's and steering's invariants hold
         play(world, data, f"pace ({mode})")
+
+
+@pytest.mark.parametrize("mode", ["claim", "state"])
+@pytest.mark.parametrize("control", ["unpaced", "loose"])
+def test_the_pace_invariants_catch_a_runtime_that_does_not_pace_or_paces_too_loosely(
+    mode: str, control: str
+) -> None:
+    with mock_aws():
+        # GIVEN a group of three jobs on a queue paced at one job per 30 s (burst 1), its runtime given
+        # no pace store, or one whose burst is 3
+        limit = PaceLimit(jobs=1, period_seconds=30, burst=1)
+        specs = tuple(JobSpec(f"g0j{j}", "ws#0", tenant="t0") for j in range(3))
+        world = paced_world(
+            WorldConfig(), mode, Workload(specs, tuple(Send(s, s.job_id) for s in specs)), limit, warm=False
+        )
+        world.paced = control != "unpaced"
+        world.store_limit = replace(limit, burst=3)
+        try:
+            # WHEN the world settles (one invocation runs the three at once)
+            world.settle()
+            found = pace_invariants.check(world)
+        finally:
+            world.close()
+        # THEN the unpaced runs have no token; the loose store's takes break the bound
+        expected = "no token" if control == "unpaced" else "more than burst 1"
+        assert found and all(expected in violation for violation in found), found
 
 
 def paced_world(config: WorldConfig, mode: str, workload: Workload, limit: PaceLimit, *, warm: bool) -> Paced:
