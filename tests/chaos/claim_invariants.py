@@ -60,7 +60,7 @@ def while_parked(world: ClaimWorld) -> list[str]:
     return [
         f"{spec.job_id} ({spec.kind}) is lost while groups are parked: not SUCCEEDED, dead-lettered or kept"
         for spec in world.workload.specs
-        if spec.job_id not in dead | kept
+        if spec.job_id not in dead | kept | world.cancelled_ids()
         and (spec.kind == "malformed" or world.claim_status(spec.job_id) not in (SUCCEEDED, CANCELLED))
     ]
 
@@ -229,7 +229,10 @@ def outcomes(world: ClaimWorld) -> list[str]:
     history = world.history
     found: list[str] = []
     dead = {job_id for job_id, reason in world.dead_letters() if reason != DeadReason.COPY_OF_DEAD_JOB.value}
+    cancelled = world.cancelled_ids()  # steered: a malformed record before a live cancel's marker too
     for spec in world.workload.specs:
+        if spec.kind == "malformed" and spec.job_id in cancelled and spec.job_id not in dead:
+            continue
         applied = any(run.completed for run in history.runs_of(spec.job_id))
         succeeded = spec.kind != "malformed" and world.claim_status(spec.job_id) == SUCCEEDED
         if world.config.policy is DeadJobPolicy.PARK:

@@ -20,6 +20,7 @@ from constructs_fifo.runtime.dead_jobs.parking import ParkStore
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.settings.config import RuntimeConfig
 from constructs_fifo.runtime.steering.names import SUPERSEDE_KEY_PREFIX
+from constructs_fifo.runtime.steering.pace_store import PACE_BUCKET_PREFIX
 
 from .calls import Point
 from .history import ClaimSeen, Run
@@ -59,6 +60,7 @@ class ClaimWorld(ChaosWorld):
             dead_letters=self.dead_letter_sender(),
             parking=ParkStore(GROUPS, self.dynamodb, clock=self.clock) if park else None,
             sqs=self.sqs,
+            pace_store=self.pace_store(),
         )
 
     def claim_store(self) -> ClaimStore:
@@ -95,8 +97,8 @@ class ClaimWorld(ChaosWorld):
             return
         key = point.params.get("Item") or point.params.get("Key") or {}
         job_id = key.get("id", {}).get("S")
-        if not job_id or str(job_id).startswith(SUPERSEDE_KEY_PREFIX):  # a supersede key's marker
-            return
+        if not job_id or str(job_id).startswith((SUPERSEDE_KEY_PREFIX, PACE_BUCKET_PREFIX)):
+            return  # a supersede key's marker, a pace key's bucket
         item = self.claim_item(str(job_id))
         status = str(item["status"]["S"]) if item else NO_CLAIM
         if point.operation == "PutItem" and status == "IN_FLIGHT":

@@ -60,6 +60,7 @@ class StateWorld(ChaosWorld):
             logger=logger,
             dead_letters=self.dead_letter_sender(),
             sqs=self.sqs,
+            pace_store=self.pace_store(),
         )
 
     def transition(self, job: Job, state: dict[str, Any] | None) -> dict[str, Any]:

@@ -20,6 +20,9 @@ every call of the runtime) drives the real client,
 A property may narrow the operator's controls (:attr:`Steered.controls`: say, live group cancels
 alone).
 
+The last control, a ``pace`` limit, is the queue's, not an operator's: :mod:`.pace_world` paces each of
+these worlds (and :mod:`.pace_invariants` checks it).
+
 Each report is recorded with its logical time, and every read of the group table with its reader,
 for :mod:`.steering_invariants`. At the end (:meth:`SteeringWorld.release_all`) every held group is
 released and the world settles.
@@ -175,7 +178,22 @@ class Steered(ChaosWorld):
         raise AssertionError(f"groups still held after {rounds} rounds of release")
 
     def cancelled_ids(self) -> set[str]:
-        return {report.job_id for _, report in self.cancels if report.outcome.cancelled}
+        """The jobs a cancel reported cancelled, and each malformed job sent before a live cancel of its
+        group: the runtime deletes every record before the marker, one it cannot read too (no id to
+        keep), in either mode."""
+        reported = {report.job_id for _, report in self.cancels if report.outcome.cancelled}
+        unread = {
+            spec.job_id
+            for spec in self.workload.specs
+            if spec.kind == "malformed"
+            and any(
+                cancel.marker_id is not None
+                and cancel.group == spec.group
+                and self.sent_at.get(spec.job_id, cancel.called) < cancel.called
+                for cancel in self.group_cancels
+            )
+        }
+        return reported | unread
 
     def tally(self) -> None:
         """Count, for the session's summary, the keyed jobs a newer one of their key superseded."""
@@ -230,7 +248,7 @@ class Steered(ChaosWorld):
         job = JobMessage(
             spec.job_id,
             "apply_patch",
-            {},
+            spec.payload(),
             spec.group,
             deduplication_id=send.dedup_id,
             supersede=spec.supersede,
@@ -282,21 +300,9 @@ class SteeredStateWorld(Steered, StateWorld):
         return found
 
     def cancelled_ids(self) -> set[str]:
-        """The cancels the state items keep, and each malformed job sent before a live cancel of its
-        group: the runtime deletes every record before the marker, one it cannot read too (no id to
-        keep)."""
-        unread = {
-            spec.job_id
-            for spec in self.workload.specs
-            if spec.kind == "malformed"
-            and any(
-                cancel.marker_id is not None
-                and cancel.group == spec.group
-                and self.sent_at.get(spec.job_id, cancel.called) < cancel.called
-                for cancel in self.group_cancels
-            )
-        }
-        return super().cancelled_ids() | set(self.cancelled_by()) | unread
+        """The cancels the state items keep too (an operator's, a live group's cancel as its records
+        arrived, the supersede rule)."""
+        return super().cancelled_ids() | set(self.cancelled_by())
 
     def cancelled_by_of(self, job_id: str) -> str | None:
         return self.cancelled_by().get(job_id)

@@ -99,6 +99,16 @@
     out, on every wake-up. Fixed: a kept malformed record is sent in its own page, before the commit
     (safe: it can never apply) (``runtime/state/replay.py``). Kept as a regular example in
     ``tests/functional/test_client_steering.py`` (``..._dead_letters_its_kept_malformed_record_...``).
+13. **State mode: a released or resumed group's replay was not paced** (found by the pace property,
+    ``test_pace_chaos.py``, at its first 30 schedules: CONTINUE, one job per 30 s per group, burst 1,
+    no faults; an operator held ``ws#0`` before its job arrived, a crash job in ``ws#1``, both groups
+    held and released). A held (or parked) group keeps its records without taking their tokens, and
+    the replay on release applied them all at once with none ("its kept jobs were paced when they
+    arrived", the docs said: not a held group's), so a key ran faster than its limit by as many jobs
+    as the group had kept. Fixed: the replay takes a page's tokens before the page runs and cuts it at
+    the first kept job without one; the wake-up message comes back when the token is due
+    (``runtime/state/replay.py``, rule 5). Kept as a regular example in
+    ``tests/functional/test_runtime_steering_pace.py`` (``..._released_group_takes_its_kept_jobs_...``).
 """
 
 from __future__ import annotations

@@ -207,7 +207,7 @@ class WorkerWorld(ClaimWorld):
             records, received_at = taken.records, taken.received_at
             renewed_at = max(received_at, process.renewed_at)
         else:
-            self.model.max_receive_count = self.least_receive_count + len(self.disturbed)
+            self.model.max_receive_count = self.max_receive_count()
             received = self.model.receive()
             if not received:
                 return None
@@ -229,6 +229,7 @@ class WorkerWorld(ClaimWorld):
             lambda: process.loop.run_batch(slot, records, received_at=received_at),
             batch=batch,
             deadline=renewed_at + self.config.visibility_s,
+            spawned_at=self.clock(),
         )
         process.threads[index] = worker
         self.process_of[name] = process

@@ -33,8 +33,9 @@ LATE_SECONDS = 301
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job: its group, what its function does, its producer's ``seq`` (state mode) and its
-    ``supersede`` key (claim mode: the newest job of a key wins)."""
+    """One job: its group, what its function does, its producer's ``seq`` (state mode), its
+    ``supersede`` key (claim mode: the newest job of a key wins) and its ``tenant`` (in its payload:
+    a pace key across groups)."""
 
     job_id: str
     group: str
@@ -42,12 +43,17 @@ class JobSpec:
     times: int = 0
     seq: int | None = None
     supersede: str | None = None
+    tenant: str | None = None
+
+    def payload(self) -> dict[str, object]:
+        """The job's payload: its tenant, when it has one."""
+        return {} if self.tenant is None else {"tenant": self.tenant}
 
     def body(self) -> str:
         """The message body the producer sends."""
         if self.kind == "malformed":
             return f"not json #{self.job_id}"
-        envelope: dict[str, object] = {"jobId": self.job_id, "type": "apply_patch", "payload": {}}
+        envelope: dict[str, object] = {"jobId": self.job_id, "type": "apply_patch", "payload": self.payload()}
         if self.seq is not None:
             envelope["seq"] = self.seq
         if self.supersede is not None:
@@ -112,6 +118,7 @@ def workloads(
     seq: bool = False,
     poison: bool = False,
     keys: bool = False,
+    tenants: bool = False,
 ) -> Workload:
     """Jobs over 1 to ``max_groups`` groups and their sends, copies included.
 
@@ -120,6 +127,8 @@ def workloads(
     the gap it leaves would wait for an operator). ``poison``: a job may also be a poison one (a crash
     job of :data:`POISON_TIMES`: it stops its worker on every run). ``keys``: a job may carry the
     ``supersede`` key ``run_tests`` (claim mode's newest wins); such a job is sent once, no copies.
+    ``tenants``: each job carries its group's tenant in its payload, two tenants over the groups
+    (``ws#0`` and ``ws#2`` share ``t0``): a pace key across groups.
     """
     specs: list[JobSpec] = []
     originals: dict[str, list[JobSpec]] = {}
@@ -134,7 +143,8 @@ def workloads(
             if kind == "poison":
                 kind, times = "crash", POISON_TIMES
             key = "run_tests" if keys and kind != "malformed" and draw(st.booleans()) else None
-            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None, key))
+            tenant = f"t{g % 2}" if tenants else None
+            jobs.append(JobSpec(f"g{g}j{j}", group, kind, times, j if numbered else None, key, tenant))
         specs += jobs
         originals[group] = draw(st.permutations(jobs)) if numbered else jobs
     # The groups' sends interleave; each group's sends keep its producer's order.

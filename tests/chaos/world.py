@@ -62,6 +62,7 @@ from constructs_fifo.runtime.dead_jobs.parking import PARKED
 from constructs_fifo.runtime.exceptions import PermanentJobError
 from constructs_fifo.runtime.job import Job
 from constructs_fifo.runtime.observability import JobLogger
+from constructs_fifo.runtime.steering.pace_store import PaceStore
 
 from .calls import Point
 from .faults import Fault, FaultInjector
@@ -193,6 +194,14 @@ class ChaosWorld(abc.ABC):
     def observe_write(self, point: Point, worker: str) -> None:
         """Read back what a successful write of a worker (or an operator) left in its table."""
 
+    def pace_store(self) -> PaceStore | None:
+        """The pace limit's store of one processor (``None``: the queue is not paced; :mod:`.pace_world`)."""
+        return None
+
+    def max_receive_count(self) -> int:
+        """SQS's own ``maxReceiveCount`` now: the least value, plus the disturbed invocations."""
+        return self.least_receive_count + len(self.disturbed)
+
     def logger(self) -> JobLogger:
         return JobLogger("Chaos", stream=io.StringIO(), clock=self.clock)
 
@@ -240,7 +249,7 @@ class ChaosWorld(abc.ABC):
 
     def invoke(self, *, poller_delay_s: float = 0) -> Worker | None:
         """Receive a batch and start a worker on it; ``None`` when nothing is receivable now."""
-        self.model.max_receive_count = self.least_receive_count + len(self.disturbed)
+        self.model.max_receive_count = self.max_receive_count()
         batch = self.model.receive()
         if not batch:
             return None
@@ -259,6 +268,7 @@ class ChaosWorld(abc.ABC):
             lambda: processor.process(event, context),
             batch=batch,
             deadline=deadline,
+            spawned_at=self.clock(),
         )
         self._reap()
         return worker

@@ -7,7 +7,8 @@ records before the first one without a token are applied as usual; that one and 
 it are reported with the wait until the token is due (``PACED``, then ``SKIPPED``): never dropped,
 never reordered, no attempt counted (nothing of them was applied or recorded). A record whose key is
 absent takes no token. Tokens of records the run then finds duplicates, or of a run whose commit loses
-its race, are spent (conservative).
+its race, are spent (conservative). A held or parked group keeps its records without a token; its
+replay takes them page by page (:func:`take_tokens`, :mod:`constructs_fifo.runtime.state.replay`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
-__all__ = ["paced_prefix"]
+__all__ = ["paced_prefix", "take_tokens"]
 
 
 def _body(record: SQSRecord) -> Any:
@@ -41,6 +42,22 @@ def paced_prefix(
     pace: PaceStore, records: list[SQSRecord], report: BatchReport, out: OutcomeWriter, cap_seconds: int
 ) -> list[SQSRecord]:
     """The records of one group that hold a token now (a prefix of ``records``); the rest are reported."""
+    holding, due_ms = take_tokens(pace, records)
+    if holding < len(records):
+        waiting = records[holding:]
+        key = pace_key_of(pace.limit.key, waiting[0], _body(waiting[0])) or ""
+        _report_paced(waiting, key, wait_seconds(due_ms, pace.now_ms(), cap_seconds), report, out)
+    return records[:holding]
+
+
+def take_tokens(pace: PaceStore, records: list[SQSRecord]) -> tuple[int, int]:
+    """Take the tokens of ``records`` (one group's, in order): how many of them hold one now (a prefix:
+    a record without the key's value holds one), and when the first one without is due (epoch ms).
+
+    Each run of consecutive records of one key value takes its tokens with one ``UpdateItem``; the
+    first run short of tokens ends the prefix. A resuming group's replay takes its kept records' tokens
+    page by page through it too (:mod:`constructs_fifo.runtime.state.replay`).
+    """
     keys = [pace_key_of(pace.limit.key, record, _body(record)) for record in records]
     start = 0
     while start < len(records):
@@ -51,13 +68,9 @@ def paced_prefix(
         if key is not None:
             taken = pace.take(key, end - start)
             if taken.granted < end - start:
-                cut = start + taken.granted
-                _report_paced(
-                    records[cut:], key, wait_seconds(taken.due_ms, pace.now_ms(), cap_seconds), report, out
-                )
-                return records[:cut]
+                return start + taken.granted, taken.due_ms
         start = end
-    return records
+    return len(records), pace.now_ms()
 
 
 def _report_paced(

@@ -242,6 +242,8 @@ class StateBatchProcessor(BaseBatchProcessor[BatchReport, _GroupsRead]):
             clock_ms=states.now_ms,
             admit=heartbeat.admit,
             out_of_time=self._out_of_time,
+            pace=self._pace,
+            pace_cap_seconds=self._settings_cap,
         )
 
     # --- the skeleton's steps -------------------------------------------------------------------------

@@ -37,6 +37,11 @@ keeps the batch's records of the group, then replays page after page (``KEPT_PAG
    and a marker found at the read isolates the first page, whose transitions are then marked one by
    one; the job that stops the worker again is counted, and dead at ``max_attempts`` (the group parks
    at it again). The page's transaction then always writes the state, which passes the marker.
+5. **Paced** (a ``pace`` limit only): a page's kept records take their tokens before the page runs
+   (:func:`~constructs_fifo.runtime.state.pacing.take_tokens`; they were kept without one, a held or
+   parked group's records are not paced as they arrive), and the page is cut at the first record
+   without one; with none, nothing is written and the wake-up message comes back when the token is
+   due. So a released or resumed group never runs its key faster than the limit.
 """
 
 from __future__ import annotations
@@ -56,7 +61,9 @@ from constructs_fifo.runtime.state.core.apply import RecordingTransition, resume
 from constructs_fifo.runtime.state.core.records import Outcome
 from constructs_fifo.runtime.state.crash_watch import RunInterrupted
 from constructs_fifo.runtime.state.outcomes import OwedLetters, OwedSend, buffered_record, owing
+from constructs_fifo.runtime.state.pacing import take_tokens
 from constructs_fifo.runtime.state.storage.runs import FoundRun
+from constructs_fifo.runtime.steering.pace import wait_seconds
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.batch_report import BatchReport
@@ -66,6 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from constructs_fifo.runtime.state.core.records import BatchResult, BatchSettings, GroupState, JobResult
     from constructs_fifo.runtime.state.outcomes import StateOutcomes
     from constructs_fifo.runtime.state.storage.store import StateStore
+    from constructs_fifo.runtime.steering.pace_store import PaceStore
     from constructs_fifo.runtime.types import SQSRecord
 
 __all__ = ["StateReplay"]
@@ -105,6 +113,9 @@ class StateReplay:
         The time of a page (epoch ms).
     out_of_time : Callable[[Any], bool]
         Whether no further page may start (given the context): the batch skeleton's deadline.
+    pace : PaceStore or None
+        The queue's pace limit (rule 5; ``None``: not paced); ``pace_cap_seconds`` caps a paced wait
+        (the visibility timeout).
     """
 
     def __init__(
@@ -118,7 +129,11 @@ class StateReplay:
         clock_ms: Callable[[], int],
         out_of_time: Callable[[Any], bool],
         admit: Callable[..., AbstractContextManager[object]] = NO_HEARTBEAT.admit,
+        pace: PaceStore | None = None,
+        pace_cap_seconds: int = 0,
     ) -> None:
+        self._pace = pace
+        self._pace_cap_seconds = pace_cap_seconds
         self._markers = markers
         self._transition = transition
         self._settings = settings
@@ -156,7 +171,11 @@ class StateReplay:
         self._died = frozenset()
         try:
             while not self._out_of_time(context):
-                step = self._page(header, state, self._parking.kept(group), found or FoundRun())
+                page, wait = self._paced(group, self._parking.kept(group))
+                if wait is not None and not page:  # rule 5: no token now, the wake-up comes back then
+                    report.blocked[group] = max(report.blocked.get(group, 0), wait)
+                    return header
+                step = self._page(header, state, page, found or FoundRun(), cut=wait is not None)
                 found = FoundRun()  # the page's commit passed any marker: the next page writes over it
                 if step is None:
                     log({"event": "replay_conflict", "group": group, "error": "the group changed meanwhile"})
@@ -177,10 +196,30 @@ class StateReplay:
             report.blocked.setdefault(group, self._outcomes.backoff(1))
         return header
 
+    def _paced(self, group: str, page: list[KeptRecord]) -> tuple[list[KeptRecord], int | None]:
+        """Rule 5: the page's prefix holding tokens, and the wait for the next (``None``: all hold)."""
+        if self._pace is None or not page:
+            return page, None
+        holding, due_ms = take_tokens(self._pace, [kept.record for kept in page])
+        if holding == len(page):
+            return page, None
+        wait = wait_seconds(due_ms, self._pace.now_ms(), self._pace_cap_seconds)
+        self._outcomes.out.logger.event(
+            {
+                "level": "INFO",
+                "event": "replay_paced",
+                "group": group,
+                "kept": len(page) - holding,
+                "wait": wait,
+            }
+        )
+        return page[:holding], wait
+
     def _page(
-        self, header: ParkHeader, state: GroupState, page: list[KeptRecord], found: FoundRun
+        self, header: ParkHeader, state: GroupState, page: list[KeptRecord], found: FoundRun, *, cut: bool
     ) -> tuple[ParkHeader | None, GroupState, bool] | None:
-        """One page, one transaction; ``None`` when the race was lost, else (header, state, more)."""
+        """One page, one transaction; ``None`` when the race was lost, else (header, state, more).
+        ``cut``: the page was cut short by its pace (rule 5): kept records are left behind it."""
         group, now = header.group, self._clock_ms()
         resumed, skipped = self._resume(header, state)
         sent_kept: dict[int, _Sent] = {}
@@ -192,7 +231,7 @@ class StateReplay:
                 if isinstance(sent, Exception):
                     raise sent
             done, delay[0] = self._settle_page(group, page, run, sent_kept, died)
-            full = len(page) >= KEPT_PAGE_SIZE or bool(died)
+            full = len(page) >= KEPT_PAGE_SIZE or bool(died) or cut
             return self._header_after(header, run, done, delay[0], full=full, now=now)
 
         like = page[0].record if page else None
