@@ -109,6 +109,15 @@
     the first kept job without one; the wake-up message comes back when the token is due
     (``runtime/state/replay.py``, rule 5). Kept as a regular example in
     ``tests/functional/test_runtime_steering_pace.py`` (``..._released_group_takes_its_kept_jobs_...``).
+14. **State mode: a live group's cancel reported an applied job cancelled** (found by the state-mode
+    newest-wins property at 60 schedules: PARK, a job applied, a copy of it sent after SQS's five
+    minutes, then a live group cancel). Every job id before the marker was entered as cancelled,
+    the applied job's copy too, so ``JobOutcomes`` read ``cancelled`` for a job whose effect was
+    committed (the log was right: the copy was not applied again). Fixed: the one-job rules decide
+    (``decide_state_cancel``): an applied or dead job is never entered; its copy is the core's
+    duplicate, or dead copy, as anywhere else (``runtime/state/group_cancel.py``). Kept as a regular
+    example in ``tests/functional/test_client_steering.py``
+    (``..._applied_job_applied_when_its_late_copy_...``).
 """
 
 from __future__ import annotations

@@ -706,6 +706,31 @@ def test_state_cancel_of_a_live_group_cancels_the_queued_and_the_buffered_jobs_a
     assert state.header() is None
 
 
+def test_state_a_live_group_cancel_leaves_an_applied_job_applied_when_its_late_copy_is_before_the_marker(
+    live_state: StateHarness,
+) -> None:
+    state = live_state
+    # GIVEN j1 applied, then a copy of j1 sent again (another message: past SQS's deduplication) and j2
+    _send(state, "j1")
+    _drain(state)
+    state.sqs.send_message(
+        QueueUrl=state.queue_url, MessageBody=body("j1"), MessageGroupId="ws#1", MessageDeduplicationId="j1-2"
+    )
+    _send(state, "j2")
+
+    # WHEN the group is cancelled, j3 sent after, and the queue drained
+    _live_steering(state, claim=False).cancel_group("ws#1", reason="stop")
+    _send(state, "j3")
+    _drain(state)
+
+    # THEN j1 stays applied (once) and reads so, never cancelled; j2 was cancelled; j3 applied
+    assert state.log() == ["j1", "j3"]
+    outcomes = JobOutcomes(group_table=GROUP_TABLE_NAME, dynamodb=state.dynamodb)
+    assert outcomes.get("j1", "ws#1").status is JobStatus.SUCCEEDED
+    assert outcomes.get("j2", "ws#1").status is JobStatus.CANCELLED
+    assert state.header() is None
+
+
 def test_state_cancel_of_a_live_group_keeps_its_marker_when_the_batch_runs_out_of_time(
     live_state: StateHarness,
 ) -> None:
