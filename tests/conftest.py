@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+from support.budget import CI_PROFILE, loaded_profile
 
 if TYPE_CHECKING:
     from xdist.remote import Producer
@@ -18,9 +19,10 @@ if TYPE_CHECKING:
 # jsii prints a banner about Node 20 on every start; the tests do not need it.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 
-# Hypothesis: CI runs a bounded, reproducible number of examples; `make chaos` sets the chaos profile.
+# Hypothesis: CI runs a bounded, reproducible number of examples (the slowest model properties a share of
+# them: tests/support/budget.py); `make chaos` sets the chaos profile.
 settings.register_profile(
-    "ci",
+    CI_PROFILE,
     max_examples=int(os.environ.get("CONSTRUCTS_FIFO_EXAMPLES", "30")),
     deadline=None,
     derandomize=True,
@@ -34,7 +36,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     print_blob=True,
 )
-settings.load_profile(os.environ.get("CONSTRUCTS_FIFO_HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(loaded_profile())
 
 
 @pytest.fixture

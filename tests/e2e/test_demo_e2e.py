@@ -6,9 +6,12 @@ Marked ``e2e``: one emulator and one deployment for the whole session (see ``con
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,15 +26,16 @@ from constructs_fifo.demo.sample_app import (
     OUTPUTS,
     STACK_NAME,
     WORKSPACE_QUEUE,
+    SampleResources,
 )
 from constructs_fifo.demo.scenarios.pipeline import send_workload
-from constructs_fifo.demo.steps import make_clients, sample_resources
-from constructs_fifo.demo.verify import expectations_of, observe, verify
-from constructs_fifo.demo.workload import WorkloadSpec, generate_workload
+from constructs_fifo.demo.steps import Clients, make_clients, sample_resources
+from constructs_fifo.demo.verify import Violation, expectations_of, observe, verify
+from constructs_fifo.demo.workload import Workload, WorkloadSpec, generate_workload
 from constructs_fifo.local.event_source.runner import EventSourceRunner
 from constructs_fifo.stacks.deployed import find_queues
 
-from .conftest import ROOT, Deployment
+from .conftest import ROOT, Deployment, draining_in_background
 
 pytestmark = pytest.mark.e2e
 
@@ -168,30 +172,44 @@ def test_verifier_catches_a_consumer_that_keeps_going_after_a_failure(deployment
     resources = sample_resources(workspaces, queues[f"{STACK_NAME}/{NOTIFICATION_QUEUE}"])
     send_workload(workload, workspaces.queue_url, sqs_client=clients.sqs, target=target, queue="workspaces")
     # AND the deployed mapping run with a naive handler that does not stop a group at its failure
+    verified = functools.partial(_verified, workload, resources=resources, clients=clients)
     try:
         with EventSourceRunner.from_function(
             workspaces.function_name, target=target, queue_arn=workspaces.queue_arn
         ) as runner:
             shutil.copy(Path(__file__).with_name("naive_consumer.py"), runner.function.code_dir)
             runner.function = dataclasses.replace(runner.function, handler="naive_consumer.handler")
-            # WHEN the queue drains
-            runner.drain(until_empty=True, for_seconds=15)  # failed ones wait out visibility
+            # WHEN the queue drains: until a job was applied before an earlier one of its workspace, at
+            # most 15 s (the failed ones wait out their visibility: the queue does not empty)
+            with draining_in_background(runner, for_seconds=15) as background:
+                while background.thread.is_alive() and not any(_overtaken(*o) for o in _order(verified())):
+                    time.sleep(0.5)
     finally:
         # The failed ones would wait out their 12-minute visibility in the session's shared queue, and
         # hold up the next test's drain: the queue is left as this test found it.
         clients.sqs.purge_queue(QueueUrl=workspaces.queue_url)
     # THEN the verifier reports the reordered workspaces, with expected and actual orders
+    violations = verified()
+    order = [v for v in violations if v.kind == "order"]
+    assert order, violations
+    # AND what they describe is real: a job applied before an earlier job of its workspace was
+    assert any(_overtaken(v.expected, v.actual) for v in order), order
+
+
+def _verified(workload: Workload, *, resources: SampleResources, clients: Clients) -> list[Violation]:
+    """The verifier's violations, from what the deployed resources hold now."""
     observed = observe(
         workload.workspace_ids,
         resources=resources,
         sqs_client=clients.sqs,
         dynamodb_client=clients.dynamodb,
     )
-    violations = verify(expectations_of(workload), observed)
-    order = [v for v in violations if v.kind == "order"]
-    assert order, violations
-    # AND what they describe is real: a job applied before an earlier job of its workspace was
-    assert any(_overtaken(v.expected, v.actual) for v in order), order
+    return verify(expectations_of(workload), observed)
+
+
+def _order(violations: list[Violation]) -> list[tuple[Any, Any]]:
+    """The (expected, actual) orders of the order violations."""
+    return [(v.expected, v.actual) for v in violations if v.kind == "order"]
 
 
 def _overtaken(expected: list[str], actual: list[str]) -> bool:

@@ -5,7 +5,7 @@ queues running the sample's workspace transition: ``Park`` (the default policy) 
 each go the same two workspaces, every job with its ``seq``:
 
 - ``T``: a healthy job, then a job failing every attempt but its last (it succeeds on attempt
-  ``max_attempts`` and is not dead), then ten healthy jobs;
+  ``max_attempts``, as the queue's function is deployed, and is not dead), then ten healthy jobs;
 - ``P``: a healthy job, a poison job, two healthy jobs, the poison job again (a new deduplication
   id, as a producer's retry), then eight more healthy jobs: ten healthy jobs behind it.
 
@@ -33,7 +33,7 @@ from constructs_fifo.client.state_reader import GroupStateReader
 from constructs_fifo.demo.sample_app import SampleQueue, group_of, poison, transient_failure
 from constructs_fifo.demo.verify import Expectations, Observed, read_dead_letters, verify
 from constructs_fifo.local.event_source.runner import EventSourceRunner
-from constructs_fifo.runtime.constants import DEFAULT_MAX_ATTEMPTS, DeadReason
+from constructs_fifo.runtime.constants import ENV_MAX_ATTEMPTS, DeadReason
 from constructs_fifo.stacks.counters import queue_counts
 from constructs_fifo.stacks.deployed import DeployedQueue, find_queues
 
@@ -64,10 +64,11 @@ def _job(workspace: str, name: str, seq: int, payload: dict[str, Any] | None = N
     return JobMessage(f"{workspace}-{name}", job_type, payload or {}, group=group_of(workspace), seq=seq)
 
 
-def _workspaces(policy: str) -> tuple[Workspace, Workspace]:
+def _workspaces(policy: str, queues: dict[str, DeployedQueue]) -> tuple[Workspace, Workspace]:
     """The ``T`` and ``P`` workspaces for one queue (their ids name the policy: each queue its own)."""
     t, p = f"ws-e2e6-{policy}-t", f"ws-e2e6-{policy}-p"
-    last = _job(t, "last", 1, transient_failure(DEFAULT_MAX_ATTEMPTS - 1))
+    max_attempts = int(queues[policy].function_environment[ENV_MAX_ATTEMPTS])  # as deployed
+    last = _job(t, "last", 1, transient_failure(max_attempts - 1))
     t_jobs = [_job(t, "h00", 0), last, *(_job(t, f"h{i:02d}", i) for i in range(2, 12))]
     dead = _job(p, "poison", 1, poison())
     copy = JobMessage(
@@ -99,7 +100,7 @@ def _sample_queue(queue: DeployedQueue) -> SampleQueue:
 
 
 def _drain_all(deployment: Deployment, queues: list[DeployedQueue]) -> None:
-    """Drain the queues at the same time (each waits out its last-attempt job's backoff, ~30 s)."""
+    """Drain the queues at the same time (each waits out its last-attempt job's backoff, a few seconds)."""
 
     def drain(queue: DeployedQueue) -> None:
         with EventSourceRunner.from_function(
@@ -156,17 +157,19 @@ def drained(deployment: Deployment, queues: dict[str, DeployedQueue]) -> Iterato
     """Both workspaces sent to both queues, both queues drained at once; what each holds right after."""
     sqs = deployment.target.client("sqs")
     for policy, queue in queues.items():
-        t, p = _workspaces(policy)
+        t, p = _workspaces(policy, queues)
         JobProducer(queue.queue_url, sqs_client=sqs).send_batch([*t.messages, *p.messages])
     _drain_all(deployment, list(queues.values()))
-    yield {policy: _observe(deployment, queue, _workspaces(policy)) for policy, queue in queues.items()}
+    yield {
+        policy: _observe(deployment, queue, _workspaces(policy, queues)) for policy, queue in queues.items()
+    }
 
 
 def test_park_stops_the_poisons_workspace_at_it_keeping_its_healthy_jobs_in_order(
     deployment: Deployment, queues: dict[str, DeployedQueue], drained: dict[str, Observed]
 ) -> None:
     # GIVEN both workspaces drained on the PARK queue
-    t, p = _workspaces("Park")
+    t, p = _workspaces("Park", queues)
     observed = drained["Park"]
     # THEN the last-attempt job's workspace applied all twelve in order (the job was not dead)
     assert observed.applied[t.workspace] == t.healthy
@@ -187,7 +190,7 @@ def test_park_then_resume_skipping_the_dead_job_applies_every_healthy_job_in_ord
     deployment: Deployment, queues: dict[str, DeployedQueue], drained: dict[str, Observed]
 ) -> None:
     # GIVEN the poison's workspace parked on the PARK queue
-    t, p = _workspaces("Park")
+    t, p = _workspaces("Park", queues)
     queue = queues["Park"]
     # WHEN an operator resumes it skipping the dead job, and the queue drains again
     result = _parked(deployment, queue).resume(p.group, skip_dead=True)
@@ -203,7 +206,7 @@ def test_continue_dead_letters_the_poisons_copies_and_applies_every_healthy_job_
     deployment: Deployment, queues: dict[str, DeployedQueue], drained: dict[str, Observed]
 ) -> None:
     # GIVEN both workspaces drained on the CONTINUE queue
-    t, p = _workspaces("Continue")
+    t, p = _workspaces("Continue", queues)
     observed = drained["Continue"]
     # THEN the same holds without any operator: every healthy job applied in order, the poison's two
     # copies (and nothing else) in the DLQ, no group parked, the queue empty

@@ -1,15 +1,20 @@
 """On the emulator: real ``constructs-fifo worker`` processes run the sample's long ``Builds`` jobs.
 
 The session's sample deployment holds the ``Builds`` queue: claim mode under PARK on container
-workers, visibility timeout 5 s, heartbeats every 2 s. Twenty workspaces get two ``run_tests`` jobs each,
+workers, visibility timeout 5 s, heartbeats every 2 s. Four workspaces get two ``run_tests`` jobs each,
 every job three times the visibility timeout (15 s), so a job lives only while its worker's heartbeats
 keep its records hidden and its claim held. Worker processes run the way the tasks would
 (``constructs-fifo worker --stack AgentJobs --queue Builds --code-dir lambda``): three at first,
-started one after the other until each runs jobs; then, in the middle of their jobs, the first is
-killed with SIGKILL (its jobs come back after the visibility timeout and run again on another worker,
-alone, as the same attempt: a crash of a four-slot worker names no culprit, so it costs none of them
-an attempt) and the second is stopped with SIGTERM (its running jobs finish within the grace
-period, it exits 0); two replacements start, as the service would replace the tasks.
+started one after the other until each runs jobs (the first two of two slots: between them they run
+every workspace's first job); then, in the middle of their jobs, the first is killed with SIGKILL (its
+jobs come back after the visibility timeout and run again on another worker, alone, as the same
+attempt: a crash of a two-slot worker names no culprit, so it costs none of them an attempt) and the
+second is stopped with SIGTERM (its running jobs finish within the grace period, it exits 0); two
+replacements start, as the service would replace the tasks.
+
+The workload is as small as these promises need (each job runs alone after the kill, so every job
+more of the killed worker's is up to a job's time more): every workspace's first job on the killed or
+the stopped worker, and a second job behind each, which must wait for it across the kill or the stop.
 
 Then every job has succeeded, its result stored once, naming it; the workers' logs hold one
 ``SUCCEEDED`` run per job, none run by two workers; the second job of each workspace started after the
@@ -48,12 +53,14 @@ from .conftest import ROOT, Deployment
 
 pytestmark = pytest.mark.e2e
 
-WORKSPACES = 20
+#: Slots of the first two workers (so that each is seen running jobs before the next starts), and of the rest.
+FIRST_SLOTS, LATER_SLOTS = 2, 8
+#: One workspace per slot of the first two workers: the kill and the stop each land on a workspace's
+#: first job, with its second queued behind it.
+WORKSPACES = 2 * FIRST_SLOTS
 JOBS_PER_WORKSPACE = 2
 #: Three visibility timeouts: the job outlives its records' visibility unless heartbeats renew it.
 JOB_SECONDS = 3 * BUILD_VISIBILITY_TIMEOUT_SECONDS
-#: Slots of the first two workers (so that each is seen running jobs before the next starts), and of the rest.
-FIRST_SLOTS, LATER_SLOTS = 4, 8
 #: After SIGTERM, how long running jobs may finish: more than a job, so the stopped worker finishes its own.
 GRACE_SECONDS = 2 * JOB_SECONDS
 #: The bound of every wait: the whole run takes under a minute; one past this is a hang.
@@ -111,7 +118,7 @@ def _wait_running(
 def test_workers_keep_long_jobs_once_and_in_order_through_a_kill_and_a_stop(
     deployment: Deployment, workers: list[WorkerProcess], tmp_path: Path
 ) -> None:
-    # GIVEN the sample's build queue and two long jobs in each of twenty workspaces of this run
+    # GIVEN the sample's build queue and two long jobs in each of four workspaces of this run
     started = time.monotonic()
     queue = resolve_queue(STACK_NAME, target=deployment.target, queue=BUILD_QUEUE)
     assert queue.is_container and queue.claim_table

@@ -30,6 +30,7 @@ import boto3
 from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
+from support.budget import slow_property
 
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.settings.defaults import min_receive_count_for
@@ -204,7 +205,11 @@ def schedules(draw: st.DrawFn) -> tuple[list[JobSpec], list[tuple[str, object]]]
 
 # --- the properties ----------------------------------------------------------------------------------
 
+#: Half the profile's examples under `make test`, all under `make chaos` (tests/support/budget.py).
+_SLOW = slow_property(2)
 
+
+@_SLOW
 @given(schedules())
 def test_continue_policy_dead_letters_only_jobs_that_died_and_applies_the_rest_in_order(
     schedule: tuple[list[JobSpec], list[tuple[str, object]]],
@@ -226,6 +231,7 @@ def test_continue_policy_dead_letters_only_jobs_that_died_and_applies_the_rest_i
         assert world.model.messages == []
 
 
+@_SLOW
 @given(schedules())
 def test_park_policy_keeps_a_group_at_its_dead_job_and_resume_applies_everything_in_order(
     schedule: tuple[list[JobSpec], list[tuple[str, object]]],

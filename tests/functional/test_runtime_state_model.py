@@ -38,6 +38,7 @@ import boto3
 from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
+from support.budget import slow_property
 
 from constructs_fifo.client.parked import ParkedGroups
 from constructs_fifo.construct.settings.defaults import min_receive_count_for
@@ -262,6 +263,11 @@ def check_nothing_lost(world: World, specs: list[JobSpec], dead: set[str]) -> No
         assert {s.job_id for s in specs if s.group == group} <= somewhere, f"a job of {group} was lost"
 
 
+#: Half the profile's examples under `make test`, all under `make chaos` (tests/support/budget.py).
+_SLOW = slow_property(2)
+
+
+@_SLOW
 @given(schedules())
 def test_continue_policy_applies_every_transition_once_in_sequence_and_dead_letters_only_the_dead(
     schedule: tuple[list[JobSpec], list[tuple[str, object]]],
@@ -290,6 +296,7 @@ def test_continue_policy_applies_every_transition_once_in_sequence_and_dead_lett
         check_nothing_lost(world, specs, dead)
 
 
+@_SLOW
 @given(schedules())
 def test_park_policy_applies_a_prefix_then_after_resume_every_job_once_in_sequence(
     schedule: tuple[list[JobSpec], list[tuple[str, object]]],

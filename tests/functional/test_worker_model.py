@@ -33,6 +33,7 @@ import boto3
 from hypothesis import example, given
 from hypothesis import strategies as st
 from moto import mock_aws
+from support.budget import slow_property
 
 from constructs_fifo.runtime.claim.store import ClaimStore
 from constructs_fifo.runtime.constants import STATUS_DEAD, STATUS_SUCCEEDED, DeadJobPolicy
@@ -272,6 +273,11 @@ def schedules(draw: st.DrawFn) -> tuple[list[tuple[str, str]], list[tuple[str, f
     return jobs, draw(st.lists(ACTIONS, max_size=30))
 
 
+#: Half the profile's examples under `make test`, all under `make chaos` (tests/support/budget.py).
+_SLOW = slow_property(2)
+
+
+@_SLOW
 @example(([("g0", "j0")], [("pause", VISIBILITY_S), ("other", 0.0)]))  # the conflict's edge
 @example(([("g0", "j0"), ("g0", "j1")], [("stop", 0.0), ("other", 0.0), ("finish", 0.0)]))  # retaken at once
 @example(([("g0", "j0"), ("g0", "j1")], [("pause", 2.5 * VISIBILITY_S), ("other", 0.0), ("tick", 0.0)]))

@@ -11,7 +11,8 @@ a task kept running, Fargate Spot mixed with on-demand Fargate, and shared stora
 checkov cannot be a development dependency (its ``packaging<24`` conflicts with pytest's
 ``packaging>=24``); its rows are checked only when a ``checkov`` is on ``PATH`` or the ``CHECKOV``
 environment variable holds a command running one (``make scan`` sets it to checkov in a uv tool
-environment of its own), on the same templates: one run per configuration.
+environment of its own), on the same templates: one run for them all (each run starts checkov: ~10 s),
+whose failed checks name their template.
 """
 
 from __future__ import annotations
@@ -237,36 +238,39 @@ def _checkov() -> str | None:
     return os.environ.get("CHECKOV") or shutil.which("checkov")
 
 
-def _checkov_failed(template: Path) -> set[str]:
+#: The configurations with checkov rows in docs/security.md.
+CHECKOV_CONFIGURATIONS = (WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING, CONTAINERS)
+
+
+@pytest.fixture(scope="module")
+def checkov_failed(scanned: dict[str, Scanned]) -> dict[str, set[str]]:
+    """checkov's failed checks on each of :data:`CHECKOV_CONFIGURATIONS`' templates, by configuration:
+    one run for all of them (one ``-f`` each), each failed check read back to its template by its path."""
     checkov = _checkov()
     assert checkov is not None
+    templates = {str(scanned[c].template.resolve()): c for c in CHECKOV_CONFIGURATIONS}
+    files = [argument for template in templates for argument in ("-f", template)]
     result = subprocess.run(
-        [
-            *shlex.split(checkov),
-            "-f",
-            str(template),
-            "--framework",
-            "cloudformation",
-            "-o",
-            "json",
-            "--quiet",
-        ],
+        [*shlex.split(checkov), *files, "--framework", "cloudformation", "-o", "json", "--quiet"],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     report: Any = json.loads(result.stdout)
-    return {check["check_id"] for check in report["results"]["failed_checks"]}
+    failed: dict[str, set[str]] = {configuration: set() for configuration in CHECKOV_CONFIGURATIONS}
+    for check in report["results"]["failed_checks"]:
+        failed[templates[str(Path(check["file_abs_path"]).resolve())]].add(check["check_id"])
+    return failed
 
 
 @pytest.mark.skipif(
     _checkov() is None,
     reason="no checkov on PATH or in CHECKOV (it cannot share the dev venv: packaging<24); `make scan`",
 )
-@pytest.mark.parametrize("configuration", [WITHOUT_KEY, WITH_KEY, VPC_OR_TRACING, CONTAINERS])
+@pytest.mark.parametrize("configuration", CHECKOV_CONFIGURATIONS)
 def test_every_checkov_failure_on_the_sample_is_documented(
-    scanned: dict[str, Scanned], configuration: str
+    checkov_failed: dict[str, set[str]], configuration: str
 ) -> None:
     # GIVEN the sample's template WHEN checkov checks it THEN its failures are exactly the documented rows
-    assert _checkov_failed(scanned[configuration].template) == documented("checkov", configuration)
+    assert checkov_failed[configuration] == documented("checkov", configuration)
