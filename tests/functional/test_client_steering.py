@@ -596,6 +596,30 @@ def test_claim_a_job_that_dies_while_its_live_group_is_cancelled_is_dead_lettere
     assert harness.parking.header("ws#1") is None
 
 
+def test_claim_a_malformed_record_whose_park_a_live_cancel_refused_is_dead_lettered_once(
+    dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
+) -> None:
+    # GIVEN a live PARK group: a1, whose run cancels the group, then m1, malformed but with a job id, in
+    # the same batch (its claim is marked DEAD, its park refused by the cancel's header)
+    harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
+    steering = _live_steering(harness, claim=True)
+    harness.behaviour["a1"] = lambda job: steering.cancel_group("ws#1", reason="stop")
+    _send(harness, "a1")
+    sqs.send_message(
+        QueueUrl=queue_url, MessageBody='{"jobId": "m1"}', MessageGroupId="ws#1", MessageDeduplicationId="m1"
+    )
+
+    # WHEN the queue is drained
+    _drain(harness)
+
+    # THEN m1 is in the dead-letter queue once, as malformed; the cancel ended; the group is live
+    letters = harness.dead_letters()
+    reasons = [letter["MessageAttributes"]["reason"]["StringValue"] for letter in letters]
+    assert (len(letters), reasons) == (1, ["MALFORMED"])
+    assert harness.ran == ["a1"]
+    assert harness.parking.header("ws#1") is None
+
+
 def test_claim_two_cancels_of_a_live_group_cancel_up_to_the_later_marker(
     dynamodb: DynamoDBClient, sqs: SQSClient, queue_url: str, dlq_url: str
 ) -> None:

@@ -373,19 +373,22 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
                             "error": describe(write_error),
                         }
                     )
-            dead = DeadJob(
-                job_id=exc.job_id or "",
-                job_type="",
-                error_type=type(exc).__name__,
-                error=str(exc),
-                attempts=0,
-                message_id=record_message_id(record),
-                at_ms=self._claims.now_ms(),
-                reason=DeadReason.MALFORMED,
-            )
-            letter = DeadLetter(body=str(record.get("body", "")), group=record_group(record), dead=dead)
-            return Step(StepKind.DEAD, letter=letter, attempt_failed=True)
+            return Step(StepKind.DEAD, letter=self._malformed_letter(record, exc), attempt_failed=True)
         return self._runner.run(job, record, context, **fields)
+
+    def _malformed_letter(self, record: SQSRecord, exc: MalformedJobError) -> DeadLetter:
+        """The dead letter of a record whose body is not a job (``MALFORMED``, no attempt)."""
+        dead = DeadJob(
+            job_id=exc.job_id or "",
+            job_type="",
+            error_type=type(exc).__name__,
+            error=str(exc),
+            attempts=0,
+            message_id=record_message_id(record),
+            at_ms=self._claims.now_ms(),
+            reason=DeadReason.MALFORMED,
+        )
+        return DeadLetter(body=str(record.get("body", "")), group=record_group(record), dead=dead)
 
     def _settle(self, record: SQSRecord, step: Step, batch: ClaimBatchReport) -> None:
         if step.kind is StepKind.DONE:
@@ -433,7 +436,10 @@ class OrderedBatchProcessor(BaseBatchProcessor[ClaimBatchReport, None]):
     def _send_dead_claimed(self, record: SQSRecord, claim: dict[str, Any]) -> bool:
         """A record whose claim ``claim`` is DEAD, met where its group cannot park (a cancelling
         group's): to the dead-letter queue, with the reason its claim stores (or as a copy)."""
-        job = parse_record(record, self._payloads)
+        try:
+            job = parse_record(record, self._payloads)
+        except MalformedJobError as exc:  # a malformed body with a job id: its claim was marked DEAD
+            return self._send_dead(record, Step(StepKind.DEAD, letter=self._malformed_letter(record, exc)))
         attempts = claim.get(ATTR_ATTEMPTS)
         letter = self._runner.letter_of_dead(
             job, record, claim, attempts=attempts if isinstance(attempts, int) else job.attempt
