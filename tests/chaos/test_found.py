@@ -91,6 +91,9 @@
     before the marker whose claim is ``DEAD`` goes to the dead-letter queue with the reason its claim
     stores (``runtime/claim/group_cancel.py``). Kept as a regular example in
     ``tests/functional/test_client_steering.py`` (``..._dies_while_its_live_group_is_cancelled_...``).
+    Reading the fix again found its twin: a malformed record with a job id (its claim marked ``DEAD``,
+    its park refused the same way) failed the dead-letter path on every batch (it parsed the body);
+    it goes as ``MALFORMED`` now (``..._malformed_record_whose_park_a_live_cancel_refused_...``).
 12. **State mode: a released group that kept a malformed record under CONTINUE never finished its
     replay** (found by the state-mode newest-wins property: CONTINUE, a hold, a malformed record
     kept, a release). A kept record that dies stays kept until the next page finds its death in the
