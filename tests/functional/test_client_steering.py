@@ -603,7 +603,11 @@ def test_claim_a_malformed_record_whose_park_a_live_cancel_refused_is_dead_lette
     # the same batch (its claim is marked DEAD, its park refused by the cancel's header)
     harness = _live_harness(dynamodb, sqs, queue_url, dlq_url)
     steering = _live_steering(harness, claim=True)
-    harness.behaviour["a1"] = lambda job: steering.cancel_group("ws#1", reason="stop")
+
+    def cancels_its_group(job: Job) -> None:
+        steering.cancel_group("ws#1", reason="stop")
+
+    harness.behaviour["a1"] = cancels_its_group
     _send(harness, "a1")
     sqs.send_message(
         QueueUrl=queue_url, MessageBody='{"jobId": "m1"}', MessageGroupId="ws#1", MessageDeduplicationId="m1"
