@@ -63,7 +63,7 @@ typecheck: setup
 TEST_WORKERS ?= auto
 PYTEST_WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-# CI's command (13 min 26 s from a fresh clone on 2 cores, `make setup` included; pytest 11 min 56 s). checkov
+# CI's command (13 min 25 s from a fresh clone on 2 cores, `make setup` included; pytest 12 min 37 s). checkov
 # (docs/security.md's scanner rows) runs inside it from uv's own environment. mypy (~2 minutes with no
 # cache, mostly aws_cdk's modules) and then the docs site (`make site`, ~25 s) run beside pytest, whose
 # workers spend much of their time waiting on emulators and the CDK CLI; their reports follow pytest's,
